@@ -1,0 +1,19 @@
+# gw in a container: compile the single binary with Bun, run it on a slim base.
+FROM node:20-bookworm-slim AS build
+WORKDIR /src
+COPY package.json package-lock.json ./
+RUN npm ci
+COPY . .
+RUN npm run build
+
+FROM debian:bookworm-slim
+RUN useradd --system --home-dir /data --create-home gw && apt-get update \
+    && apt-get install -y --no-install-recommends ca-certificates && rm -rf /var/lib/apt/lists/*
+COPY --from=build /src/dist/gw /usr/local/bin/gw
+ENV GW_HOST=0.0.0.0 GW_PORT=8787 GW_DB=/data/gw.db
+WORKDIR /data
+VOLUME /data
+EXPOSE 8787
+USER gw
+ENTRYPOINT ["/usr/local/bin/gw"]
+CMD ["serve"]

@@ -1,0 +1,39 @@
+// First-start set-up: the `default` org, its provider keys from the environment, and a service key.
+
+import { hashKey, serviceKeyId } from '../auth/service-keys'
+import type { Config } from '../config'
+import type { ProviderId } from '../providers/provider-id'
+import type { Store } from '../store/types'
+import type { AdminService } from './admin-service'
+
+export const DEFAULT_ORG = 'default'
+
+export interface BootstrapResult {
+  /** A service key generated on this start, to be printed once. */
+  generatedKey: string | undefined
+}
+
+export async function bootstrap(store: Store, admin: AdminService, config: Config): Promise<BootstrapResult> {
+  if (!(await store.orgs.getOrg(DEFAULT_ORG))) await store.orgs.createOrg({ id: DEFAULT_ORG, name: 'Default' })
+
+  const current = new Map((await store.orgs.getProviders(DEFAULT_ORG)).map((p) => [p.provider, p]))
+  for (const [provider, apiKey] of Object.entries(config.envProviderKeys) as [ProviderId, string][]) {
+    const rec = current.get(provider)
+    if (rec?.apiKey === apiKey) continue
+    await store.orgs.putProvider(DEFAULT_ORG, { provider, apiKey, baseUrl: rec?.baseUrl, enabled: rec?.enabled ?? true })
+  }
+
+  const keys = await store.keys.listServiceKeys(DEFAULT_ORG)
+  if (config.envServiceKey) {
+    const id = serviceKeyId(config.envServiceKey)
+    const existing = await store.keys.getServiceKey(id)
+    if (!existing)
+      await store.keys.createServiceKey({ id, orgId: DEFAULT_ORG, name: 'GW_SERVICE_KEY', hash: hashKey(config.envServiceKey) })
+    return { generatedKey: undefined }
+  }
+  if (keys.length === 0) {
+    const { key } = await admin.createServiceKey(DEFAULT_ORG, { name: 'generated on first start' })
+    return { generatedKey: key }
+  }
+  return { generatedKey: undefined }
+}

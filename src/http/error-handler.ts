@@ -1,0 +1,21 @@
+// Maps every failure (ours, Elysia's, unexpected ones) to the seed's error body with a request id.
+
+import { badRequest, GatewayError, notFound } from '../errors'
+import { requestIdOf } from './request-context'
+
+export function errorResponse(err: unknown, request: Request, elysiaCode?: string | number): Response {
+  const requestId = requestIdOf(request) ?? Bun.randomUUIDv7()
+  let e: GatewayError
+  if (err instanceof GatewayError) e = err
+  else if (elysiaCode === 'NOT_FOUND') e = notFound(`No route for ${request.method} ${new URL(request.url).pathname}`)
+  else if (elysiaCode === 'PARSE') e = badRequest('Malformed request body')
+  else if (elysiaCode === 'VALIDATION') e = badRequest(err instanceof Error ? err.message : 'Invalid request')
+  else {
+    console.error(`gw: unexpected error in request ${requestId}:`, err instanceof Error ? err.stack : err)
+    e = new GatewayError(500, 'gateway_error', 'Internal error')
+  }
+  return new Response(JSON.stringify(e.toBody(requestId)), {
+    status: e.status,
+    headers: { 'content-type': 'application/json', 'x-gw-request-id': requestId, ...e.headers },
+  })
+}

@@ -1,0 +1,64 @@
+// The admin API (PRODUCT §6) under /admin, behind `Authorization: Bearer $GW_ADMIN_TOKEN`.
+
+import { timingSafeEqual } from 'node:crypto'
+import { Elysia } from 'elysia'
+import type { AdminService } from '../../admin/admin-service'
+import { notFound, unauthorized } from '../../errors'
+import type { Deps } from '../../pipeline/context'
+import { readJsonBody, requestIdOf } from '../request-context'
+
+function checkAdmin(token: string | undefined, request: Request): void {
+  // Without GW_ADMIN_TOKEN the admin API does not exist.
+  if (!token) throw notFound(`No route for ${request.method} ${new URL(request.url).pathname}`)
+  const m = /^Bearer\s+(\S+)\s*$/i.exec(request.headers.get('authorization') ?? '')
+  if (!m) throw unauthorized('Missing admin credential (expected "Authorization: Bearer <GW_ADMIN_TOKEN>")')
+  const given = Buffer.from(m[1] as string)
+  const want = Buffer.from(token)
+  if (given.length !== want.length || !timingSafeEqual(given, want)) throw unauthorized('Invalid admin token')
+}
+
+export function json(request: Request, body: unknown, status = 200): Response {
+  return new Response(status === 204 ? null : JSON.stringify(body), {
+    status,
+    headers: { 'content-type': 'application/json', 'x-gw-request-id': requestIdOf(request) ?? '' },
+  })
+}
+
+const ADMIN_BODY_LIMIT = 1024 * 1024
+
+export const readAdminBody = async (request: Request) => (await readJsonBody(request, ADMIN_BODY_LIMIT)).value
+
+/** For bodies that may be left out entirely (`{name?}`): no body means `{}`. */
+async function readOptionalBody(request: Request): Promise<unknown> {
+  const hasBody = Number(request.headers.get('content-length') ?? 0) > 0 || request.headers.has('transfer-encoding')
+  return hasBody ? readAdminBody(request) : {}
+}
+
+export const adminRoutes = (deps: Deps, admin: AdminService) =>
+  new Elysia({ name: 'admin-routes', prefix: '/admin' })
+    .onBeforeHandle(({ request }) => checkAdmin(deps.config.adminToken, request))
+    .post('/orgs', async ({ request }) => json(request, await admin.createOrg(await readAdminBody(request)), 201), {
+      parse: 'none',
+    })
+    .get('/orgs/:org', async ({ request, params }) => json(request, await admin.describeOrg(params.org)))
+    .put(
+      '/orgs/:org/policy',
+      async ({ request, params }) => json(request, await admin.putPolicy(params.org, await readAdminBody(request))),
+      { parse: 'none' },
+    )
+    .put(
+      '/orgs/:org/providers/:provider',
+      async ({ request, params }) =>
+        json(request, await admin.putProvider(params.org, params.provider, await readAdminBody(request))),
+      { parse: 'none' },
+    )
+    .post(
+      '/orgs/:org/service-keys',
+      async ({ request, params }) =>
+        json(request, await admin.createServiceKey(params.org, await readOptionalBody(request)), 201),
+      { parse: 'none' },
+    )
+    .delete('/orgs/:org/service-keys/:id', async ({ request, params }) => {
+      await admin.revokeServiceKey(params.org, params.id)
+      return json(request, null, 204)
+    })

@@ -1,0 +1,25 @@
+// GET /v1/models: the catalog models the caller's org can use, in OpenAI's list format.
+
+import { Elysia } from 'elysia'
+import { authenticateRequest } from '../../pipeline'
+import type { Deps } from '../../pipeline/context'
+import { modelUnavailable } from '../../policy/model-access'
+import { PROVIDER_IDS } from '../../providers/provider-id'
+import { contextFor } from '../request-context'
+
+export const modelRoutes = (deps: Deps) =>
+  new Elysia({ name: 'model-routes' }).get('/v1/models', async ({ request }) => {
+    const ctx = contextFor(request, '/v1/models')
+    await authenticateRequest(deps, ctx)
+    const org = ctx.org
+    const data = []
+    if (org)
+      for (const provider of PROVIDER_IDS)
+        for (const m of deps.catalog.list(provider)) {
+          const ref = { provider, id: m.id, name: `${provider}/${m.id}` }
+          if (!modelUnavailable(org, ref)) data.push({ id: ref.name, object: 'model', created: 0, owned_by: provider })
+        }
+    return new Response(JSON.stringify({ object: 'list', data }), {
+      headers: { 'content-type': 'application/json', 'x-gw-request-id': ctx.requestId, 'x-gw-auth-mode': ctx.identity?.authMode ?? '' },
+    })
+  })

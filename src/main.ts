@@ -1,0 +1,52 @@
+#!/usr/bin/env bun
+// Entry point of the `gw` binary: `gw serve` (the default) or an admin subcommand.
+
+import { ADMIN_USAGE, runAdminCommand } from './cli/admin-commands'
+import { ConfigError, loadConfig, parseFlags } from './config'
+import { startGateway } from './server'
+
+const USAGE = `gw — self-hosted AI gateway
+
+  gw [serve] [--host H] [--port P] [--db FILE] [--admin-token T] [--prompts-dir DIR] [--catalog FILE]
+${ADMIN_USAGE}
+
+Configuration comes from the environment (GW_PORT, GW_DB, OPENAI_API_KEY, …); flags override it.`
+
+async function serve(config: ReturnType<typeof loadConfig>): Promise<void> {
+  const gw = await startGateway(config)
+  console.log(`gw: listening on ${gw.url} (database ${config.dbPath})`)
+  if (gw.generatedKey)
+    console.log(
+      `gw: created a service key for the "default" org. It is shown only now, keep it:\n\n    ${gw.generatedKey}\n\n` +
+        `    curl ${gw.url}/v1/chat/completions -H "Authorization: GwKey ${gw.generatedKey}" ...\n`,
+    )
+  let signals = 0
+  const shutdown = async (signal: string) => {
+    if (signals++) return
+    console.log(`gw: ${signal} received, finishing in-flight requests and writing logs…`)
+    await gw.stop()
+    console.log('gw: stopped')
+    process.exit(0)
+  }
+  process.on('SIGTERM', () => void shutdown('SIGTERM'))
+  process.on('SIGINT', () => void shutdown('SIGINT'))
+}
+
+async function main(argv: string[]): Promise<void> {
+  const { overrides, rest } = parseFlags(argv)
+  if (rest[0] === 'help' || rest.includes('--help') || rest.includes('-h')) {
+    console.log(USAGE)
+    return
+  }
+  const config = loadConfig({ ...process.env, ...overrides })
+  if (rest.length === 0 || rest[0] === 'serve') return serve(config)
+  if (await runAdminCommand(config, rest)) return
+  console.error(`gw: unknown command "${rest.join(' ')}"\n\n${USAGE}`)
+  process.exitCode = 2
+}
+
+main(Bun.argv.slice(2)).catch((err: unknown) => {
+  if (err instanceof ConfigError) console.error(`gw: ${err.message}`)
+  else console.error('gw: could not start:', err instanceof Error ? err.message : err)
+  process.exit(1)
+})

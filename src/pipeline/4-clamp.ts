@@ -1,0 +1,51 @@
+// Stage 4: fit the request to one target — drop what the model refuses, clamp into its ranges,
+// fill what the provider requires — and express structured output as OpenAI `response_format`.
+
+import type { ProviderAdapter, Target } from '../providers/adapter'
+import type { ChatRequest, ResponseFormat } from '../providers/openai-types'
+import type { ChatInput, OutputSchema } from './context'
+
+export interface Prepared {
+  body: ChatRequest
+  warnings: string[]
+}
+
+export function toResponseFormat(out: OutputSchema): ResponseFormat {
+  if (out.mode === 'json_object' || !out.schema) return { type: 'json_object' }
+  return { type: 'json_schema', json_schema: { name: 'output', schema: out.schema } }
+}
+
+export function clamp(input: ChatInput, target: Target, adapter: ProviderAdapter): Prepared {
+  const info = target.model.info
+  const body: ChatRequest = { ...input.body, model: target.model.id }
+  const warnings: string[] = []
+  const name = `${target.provider}/${target.model.id}`
+  if (input.outputSchema) body.response_format = toResponseFormat(input.outputSchema)
+  if (input.stream) body.stream = true
+  else delete body.stream
+
+  for (const p of info.unsupportedParams) {
+    if (body[p] === undefined) continue
+    delete body[p]
+    warnings.push(`${p} removed: ${name} does not take it`)
+  }
+  const tMax = Math.min(adapter.capabilities.temperatureMax, info.temperatureMax ?? Infinity)
+  if (typeof body.temperature === 'number' && body.temperature > tMax) {
+    warnings.push(`temperature ${body.temperature} clamped to ${tMax} for ${name}`)
+    body.temperature = tMax
+  }
+  if (info.samplingExclusive && body.temperature !== undefined && body.top_p !== undefined) {
+    delete body.top_p
+    warnings.push(`top_p removed: ${name} does not take temperature and top_p together`)
+  }
+  for (const k of ['max_tokens', 'max_completion_tokens'] as const) {
+    const v = body[k]
+    if (typeof v === 'number' && v > info.maxOutput) {
+      warnings.push(`${k} ${v} clamped to ${info.maxOutput}, the most ${name} can produce`)
+      body[k] = info.maxOutput
+    }
+  }
+  if (adapter.capabilities.requiresMaxTokens && body.max_tokens === undefined && body.max_completion_tokens === undefined)
+    body.max_tokens = Math.min(info.defaultMaxTokens, info.maxOutput)
+  return { body, warnings }
+}

@@ -1,0 +1,214 @@
+// Stage 6: turn the upstream answer into the OpenAI response the client gets — one JSON body, or an
+// SSE stream of chunks ending with a usage chunk and `data: [DONE]` — then hand the outcome to the log.
+
+import type { StreamPart, Target, UpstreamFailure } from '../providers/adapter'
+import type { ChatChunk, ChatCompletion, ChunkChoice, FinishReason, ToolCall, Usage } from '../providers/openai-types'
+import { DONE_BYTES, SSE_HEADERS, sseData } from '../sse/encode'
+import { estimatePromptTokens, estimateTokens } from '../tokens'
+import type { Dispatched } from './5-dispatch'
+import type { Deps, RequestContext } from './context'
+import type { Outcome } from './7-log'
+
+export function modelName(t: Target): string {
+  return `${t.provider}/${t.model.id}`
+}
+
+/** Headers every successful answer carries. */
+export function successHeaders(ctx: RequestContext, d: Dispatched): Record<string, string> {
+  const h: Record<string, string> = {
+    'x-gw-request-id': ctx.requestId,
+    'x-gw-model': modelName(d.target),
+    'x-gw-auth-mode': ctx.identity?.authMode ?? 'GwKey',
+  }
+  if (d.fallback.used && d.fallback.model) {
+    h['x-gw-fallback'] = 'true'
+    h['x-gw-fallback-reason'] = d.fallback.reason ?? 'provider_error'
+    h['x-gw-fallback-model'] = d.fallback.model
+  }
+  return h
+}
+
+function estimateUsage(d: Dispatched, completionText: string): Usage {
+  const prompt = estimatePromptTokens(d.sent.messages)
+  const completion = estimateTokens(completionText)
+  return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion }
+}
+
+function baseOutcome(d: Dispatched, refusal: boolean): Omit<Outcome, 'usage' | 'usageEstimated' | 'responseBody'> {
+  return {
+    status: 200,
+    errorCode: null,
+    errorMessage: null,
+    target: d.target,
+    attempts: d.attempts,
+    fallback: d.fallback,
+    upstreamLatencyMs: d.upstreamLatencyMs,
+    ttftMs: d.ttftMs,
+    incomplete: false,
+    refusal,
+    warnings: d.warnings,
+    structuredOutput: null,
+  }
+}
+
+export function jsonAnswer(ctx: RequestContext, d: Dispatched, finish: (o: Outcome) => void): Response {
+  if (d.answer.kind !== 'json') throw new Error('jsonAnswer needs a JSON answer')
+  const c = d.answer.completion
+  const text = c.choices.map((ch) => ch.message.content ?? '').join('')
+  const usage = c.usage ?? estimateUsage(d, text)
+  const body: ChatCompletion = {
+    ...c.extra,
+    id: c.id ?? `chatcmpl-${ctx.requestId}`,
+    object: 'chat.completion',
+    created: Math.floor(Date.now() / 1000),
+    model: modelName(d.target),
+    choices: c.choices,
+    usage,
+  }
+  const json = JSON.stringify(body)
+  finish({
+    ...baseOutcome(d, d.answer.refusal),
+    usage,
+    usageEstimated: !c.usage,
+    responseBody: body,
+    responseBytes: json.length,
+  })
+  return new Response(json, {
+    status: 200,
+    headers: { 'content-type': 'application/json', ...successHeaders(ctx, d) },
+  })
+}
+
+/** What the stream has said so far, for the usage estimate and the log. */
+interface Transcript {
+  content: string
+  toolCalls: ToolCall[]
+  finish: FinishReason | null
+}
+
+function noteChoices(t: Transcript, choices: ChunkChoice[]): void {
+  for (const c of choices) {
+    if (c.index !== 0) continue
+    if (c.delta.content) t.content += c.delta.content
+    if (c.delta.refusal) t.content += c.delta.refusal
+    for (const tc of c.delta.tool_calls ?? []) {
+      const slot = (t.toolCalls[tc.index] ??= { id: '', type: 'function', function: { name: '', arguments: '' } })
+      if (tc.id) slot.id = tc.id
+      if (tc.function?.name) slot.function.name += tc.function.name
+      if (tc.function?.arguments) slot.function.arguments += tc.function.arguments
+    }
+    if (c.finish_reason) t.finish = c.finish_reason
+  }
+}
+
+export function streamAnswer(deps: Deps, ctx: RequestContext, d: Dispatched, finish: (o: Outcome) => void): Response {
+  if (d.answer.kind !== 'stream') throw new Error('streamAnswer needs a stream answer')
+  const { upstream } = d.answer
+  let pending: StreamPart[] = d.answer.head
+  const model = modelName(d.target)
+  const created = Math.floor(Date.now() / 1000)
+  let id = `chatcmpl-${ctx.requestId}`
+  let usage: Usage | undefined
+  let ended = false
+  let closed = false
+  const transcript: Transcript = { content: '', toolCalls: [], finish: null }
+  const chunk = (choices: ChunkChoice[], extra?: { usage: Usage }): ChatChunk => ({
+    id,
+    object: 'chat.completion.chunk',
+    created,
+    model,
+    choices,
+    ...extra,
+  })
+
+  const done = (failure?: UpstreamFailure, clientLeft = false) => {
+    if (closed) return
+    closed = true
+    const u = usage ?? estimateUsage(d, transcript.content)
+    if (failure) {
+      const last = d.attempts[d.attempts.length - 1]
+      if (last) Object.assign(last, { outcome: failure.kind, message: failure.message })
+      deps.health.record(ctx.identity?.orgId ?? '', model, failure.kind)
+    }
+    finish({
+      ...baseOutcome(d, d.answer.refusal),
+      errorCode: failure ? 'provider_error' : null,
+      errorMessage: failure?.message ?? (clientLeft ? 'the client disconnected before the end of the stream' : null),
+      incomplete: !!failure || clientLeft,
+      usage: u,
+      usageEstimated: !usage,
+      responseBody: {
+        content: transcript.content,
+        ...(transcript.toolCalls.length ? { tool_calls: transcript.toolCalls } : {}),
+        finish_reason: transcript.finish,
+      },
+    })
+  }
+
+  const body = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      try {
+        for (;;) {
+          const parts = pending.length ? pending : await upstream.next()
+          pending = []
+          if (closed) return
+          if (parts === null) {
+            if (ended) {
+              if (!transcript.finish) controller.enqueue(sseData(chunk([{ index: 0, delta: {}, finish_reason: 'stop' }])))
+              const u = usage ?? estimateUsage(d, transcript.content)
+              controller.enqueue(sseData(chunk([], { usage: u })))
+              controller.enqueue(DONE_BYTES)
+              done()
+            } else {
+              failStream(controller, { kind: 'provider_error', message: 'the upstream stream ended before it was complete' })
+            }
+            controller.close()
+            return
+          }
+          let wrote = false
+          for (const p of parts) {
+            switch (p.type) {
+              case 'meta':
+                if (p.id) id = p.id
+                break
+              case 'choices':
+                noteChoices(transcript, p.choices)
+                controller.enqueue(sseData(chunk(p.choices)))
+                wrote = true
+                break
+              case 'usage':
+                usage = p.usage
+                break
+              case 'end':
+                ended = true
+                break
+              case 'failure':
+                upstream.cancel()
+                failStream(controller, p.failure)
+                controller.close()
+                return
+            }
+          }
+          if (wrote) return
+        }
+      } catch (err) {
+        upstream.cancel()
+        failStream(controller, { kind: 'provider_error', message: err instanceof Error ? err.message : String(err) })
+        controller.close()
+      }
+    },
+    cancel() {
+      upstream.cancel()
+      done(undefined, true)
+    },
+  })
+
+  function failStream(controller: ReadableStreamDefaultController<Uint8Array>, failure: UpstreamFailure) {
+    const message = `The upstream stream failed after the answer had started (${failure.kind}): ${failure.message}`
+    controller.enqueue(sseData({ error: true, code: 'provider_error', message, requestId: ctx.requestId }))
+    controller.enqueue(DONE_BYTES)
+    done(failure)
+  }
+
+  return new Response(body, { status: 200, headers: { ...SSE_HEADERS, ...successHeaders(ctx, d) } })
+}

@@ -1,0 +1,111 @@
+// Turns a raw chat-completions body into a validated ChatInput: gateway fields split from the upstream body.
+
+import { badRequest } from '../errors'
+import { FAILURE_KINDS, type FailureKind } from '../providers/adapter'
+import type { ChatRequest } from '../providers/openai-types'
+import { PROVIDER_IDS, toProviderId } from '../providers/provider-id'
+import { checkChatBody, type ChatBodyT } from '../schemas/chat-body'
+import type { ChatInput, FallbackEntry, ModelRef, OutputSchema } from './context'
+
+const GATEWAY_FIELDS = [
+  'metadata',
+  'output_schema',
+  'x-gw-output-schema',
+  'prompt_id',
+  'x-gw-prompt-id',
+  'fallback_chain',
+  'x-gw-fallback-chain',
+] as const
+
+/** `provider/model-id` → ModelRef; the string is split at the first `/`. */
+export function parseModelRef(value: string, field = 'model'): ModelRef {
+  const slash = value.indexOf('/')
+  const provider = slash > 0 ? toProviderId(value.slice(0, slash)) : undefined
+  const id = slash > 0 ? value.slice(slash + 1).trim() : ''
+  if (!provider || !id) {
+    const why = slash > 0 && !provider ? `unknown provider "${value.slice(0, slash)}"` : 'expected provider/model-name'
+    throw badRequest(
+      `Invalid ${field} "${value}": ${why} (providers: ${PROVIDER_IDS.join(', ')}; "gemini" is an alias of "google")`,
+    )
+  }
+  return { provider, id, name: `${provider}/${id}` }
+}
+
+export type Metadata = Record<string, string | number | boolean>
+
+/** Seed limits: ≤ 100 keys, keys ≤ 64 chars, string values ≤ 128 chars, no nested values. */
+export function parseMetadata(raw: unknown): Metadata {
+  if (raw === undefined) return {}
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
+    throw badRequest('Invalid metadata: expected an object of key/value tags')
+  const entries = Object.entries(raw)
+  if (entries.length > 100) throw badRequest(`Invalid metadata: ${entries.length} keys, at most 100 allowed`)
+  for (const [k, v] of entries) {
+    if (k.length === 0 || k.length > 64) throw badRequest(`Invalid metadata key "${k.slice(0, 80)}": keys are 1 to 64 characters`)
+    if (typeof v === 'string') {
+      if (v.length > 128) throw badRequest(`Invalid metadata value for "${k}": string values are at most 128 characters`)
+    } else if (typeof v === 'number') {
+      if (!Number.isFinite(v)) throw badRequest(`Invalid metadata value for "${k}": numbers must be finite`)
+    } else if (typeof v !== 'boolean') {
+      throw badRequest(
+        `Invalid metadata value for "${k}": only string, number or boolean values are allowed (no nested objects, arrays or null)`,
+      )
+    }
+  }
+  return raw as Metadata
+}
+
+function parseOutputSchema(raw: ChatBodyT['output_schema']): OutputSchema | undefined {
+  if (!raw) return undefined
+  if (raw.mode === 'json_object') return { mode: 'json_object', schema: undefined }
+  const { mode: _mode, ...rest } = raw
+  return { mode: 'json_schema', schema: { type: 'object', ...rest } }
+}
+
+function parseTriggers(raw: string[] | undefined, i: number): FailureKind[] | undefined {
+  if (raw === undefined) return undefined
+  for (const t of raw)
+    if (!(FAILURE_KINDS as readonly string[]).includes(t))
+      throw badRequest(`Invalid fallback_chain[${i}].triggers: unknown trigger "${t}" (allowed: ${FAILURE_KINDS.join(', ')})`)
+  return raw as FailureKind[]
+}
+
+function parseChain(raw: ChatBodyT['fallback_chain']): FallbackEntry[] {
+  return (raw ?? []).map((e, i) => ({
+    model: parseModelRef(e.model, `fallback_chain[${i}].model`),
+    triggers: parseTriggers(e.triggers, i),
+  }))
+}
+
+/** Role-specific rules TypeBox cannot say: who needs content, tool ids. */
+function checkMessages(body: ChatBodyT): void {
+  body.messages.forEach((m, i) => {
+    const hasContent = m.content !== undefined && m.content !== null
+    if (m.role === 'assistant') {
+      if (!hasContent && !m.tool_calls?.length)
+        throw badRequest(`Invalid field "messages/${i}": an assistant message needs content or tool_calls`)
+    } else if (!hasContent) {
+      throw badRequest(`Missing required field "messages/${i}/content"`)
+    }
+    if (m.role === 'tool' && !m.tool_call_id) throw badRequest(`Missing required field "messages/${i}/tool_call_id"`)
+  })
+}
+
+export function parseChatInput(raw: unknown): ChatInput {
+  const b = checkChatBody(raw)
+  checkMessages(b)
+  const model = parseModelRef(b.model)
+  const body: Record<string, unknown> = { ...b }
+  for (const f of GATEWAY_FIELDS) delete body[f]
+  return {
+    requestedModel: b.model,
+    model,
+    body: body as ChatRequest,
+    stream: b.stream === true,
+    metadata: parseMetadata(b.metadata),
+    user: b.user,
+    outputSchema: parseOutputSchema(b['x-gw-output-schema'] ?? b.output_schema),
+    fallbackChain: parseChain(b['x-gw-fallback-chain'] ?? b.fallback_chain),
+    promptRef: b['x-gw-prompt-id'] ?? b.prompt_id,
+  }
+}

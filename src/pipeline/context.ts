@@ -1,0 +1,95 @@
+// What the pipeline stages share: the dependencies they call and the per-request context they fill in.
+
+import type { Catalog } from '../catalog/catalog'
+import type { Config } from '../config'
+import type { FailureKind } from '../providers/adapter'
+import type { ChatRequest } from '../providers/openai-types'
+import type { ProviderId } from '../providers/provider-id'
+import type { LogWriter } from '../store/log-writer'
+import type { Org, ProviderRecord, Store } from '../store/types'
+import type { OrgDirectory } from './org-directory'
+import type { UpstreamHealth } from './upstream-health'
+
+export interface Deps {
+  config: Config
+  store: Store
+  catalog: Catalog
+  logs: LogWriter
+  orgs: OrgDirectory
+  health: UpstreamHealth
+  /** Injected for tests; defaults to global fetch. */
+  fetch: typeof fetch
+}
+
+export type AuthMode = 'GwKey' | 'GwSigned' | 'Bearer'
+
+export interface Identity {
+  orgId: string
+  authMode: AuthMode
+  /** Service key id, or the token's `sub`. */
+  subject: string
+  /** End-user id carried by a signed token claim, when there is one. */
+  endUserId?: string
+}
+
+/** An org as the pipeline needs it: policy and usable provider records. */
+export interface OrgContext {
+  org: Org
+  providers: ReadonlyMap<ProviderId, ProviderRecord>
+}
+
+export interface ModelRef {
+  provider: ProviderId
+  id: string
+  /** `provider/model-id` with the canonical provider name. */
+  name: string
+}
+
+export interface FallbackEntry {
+  model: ModelRef
+  /** Undefined: fires on every kind but refusal_detected. */
+  triggers: FailureKind[] | undefined
+}
+
+export interface OutputSchema {
+  mode: 'json_object' | 'json_schema'
+  schema: Record<string, unknown> | undefined
+}
+
+/** A validated chat request with the gateway's own fields separated from what goes upstream. */
+export interface ChatInput {
+  requestedModel: string
+  model: ModelRef
+  /** The OpenAI body minus gateway-only fields (metadata, output_schema, fallback_chain, prompt_id). */
+  body: ChatRequest
+  stream: boolean
+  metadata: Record<string, string | number | boolean>
+  user: string | undefined
+  outputSchema: OutputSchema | undefined
+  fallbackChain: FallbackEntry[]
+  /** `prompt_id` as given by the client (UUID or slug), for log correlation. */
+  promptRef: string | undefined
+}
+
+/** Prompt identity of a run, or of a chat request linked with `prompt_id`. */
+export interface PromptLink {
+  id: string | null
+  slug: string | null
+  version: number | null
+}
+
+export interface RequestContext {
+  requestId: string
+  /** performance.now() when the request arrived. */
+  start: number
+  receivedAt: Date
+  endpoint: string
+  headers: Headers
+  /** Aborts when the client goes away. */
+  signal: AbortSignal
+  identity?: Identity
+  org?: OrgContext
+  prompt?: PromptLink
+  /** The request body as received, for the log. */
+  rawBody?: { value: unknown; text: string; bytes: number }
+}

@@ -1,0 +1,82 @@
+// The chat pipeline: the only place its stages are called, in the seed's order.
+//
+//  stage        file           adds / produces                                   fails with
+//  1 auth       1-auth.ts      ctx.identity {orgId, authMode, subject}, ctx.org   401 unauthorized
+//  - input      chat-input.ts  ChatInput (gateway fields split off, validated)    400 gateway_error
+//  2 policy     2-policy.ts    (nothing: it only refuses)                         403 model_not_allowed, …
+//  3 route      3-route.ts     Candidate[]: primary + fallback chain → Target      –
+//  4 clamp      4-clamp.ts     per attempt: body fitted to the target, warnings    –
+//  5 dispatch   5-dispatch.ts  Dispatched: answer, attempts, fallback info         502/504 provider_error
+//  6 normalise  6-normalise.ts OpenAI JSON body or SSE stream, x-gw-* headers      –
+//  7 log        7-log.ts       one log entry per request, queued for the writer   –
+//
+// Stages 4 and 5 run once per attempt inside dispatch, because every fallback model gets its
+// own clamping. The log entry is written when the answer is complete: for streams, when the
+// stream ends, fails or the client leaves.
+
+import { GatewayError } from '../errors'
+import { authenticate } from './1-auth'
+import { enforcePolicy } from './2-policy'
+import { route } from './3-route'
+import { dispatch } from './5-dispatch'
+import { jsonAnswer, streamAnswer } from './6-normalise'
+import { failureOutcome, type Outcome, recordRequest } from './7-log'
+import { parseChatInput } from './chat-input'
+import type { ChatInput, Deps, RequestContext } from './context'
+
+/** Stage 1, on its own: the prompt-run endpoint authenticates before it loads the prompt. */
+export async function authenticateRequest(deps: Deps, ctx: RequestContext): Promise<void> {
+  const { identity, org } = await authenticate(deps, ctx.headers)
+  ctx.identity = identity
+  ctx.org = org
+}
+
+/** POST /v1/chat/completions. */
+export async function handleChat(deps: Deps, ctx: RequestContext, raw: unknown): Promise<Response> {
+  await authenticateRequest(deps, ctx)
+  let input: ChatInput
+  try {
+    input = parseChatInput(raw)
+  } catch (err) {
+    logFailure(deps, ctx, undefined, err)
+    throw err
+  }
+  return executeChat(deps, ctx, input)
+}
+
+/** Stages 2–7 for an authenticated request (chat completions and prompt runs). */
+export async function executeChat(deps: Deps, ctx: RequestContext, input: ChatInput): Promise<Response> {
+  const org = ctx.org
+  if (!org) throw new Error('executeChat needs an authenticated context')
+  let logged = false
+  try {
+    enforcePolicy(org, input)
+    const candidates = route(deps, org, input)
+    const d = await dispatch(deps, ctx, input, candidates)
+    if (!d.ok) {
+      logged = true
+      recordRequest(
+        deps,
+        ctx,
+        input,
+        failureOutcome(d.error.status, d.error.code, d.error.message, {
+          attempts: d.attempts,
+          fallback: d.fallback,
+          model: d.lastModel,
+        }),
+      )
+      throw d.error
+    }
+    logged = true
+    const finish = (o: Outcome) => recordRequest(deps, ctx, input, o)
+    return d.answer.kind === 'json' ? jsonAnswer(ctx, d, finish) : streamAnswer(deps, ctx, d, finish)
+  } catch (err) {
+    if (!logged) logFailure(deps, ctx, input, err)
+    throw err
+  }
+}
+
+function logFailure(deps: Deps, ctx: RequestContext, input: ChatInput | undefined, err: unknown): void {
+  const e = err instanceof GatewayError ? err : new GatewayError(500, 'gateway_error', 'Internal error')
+  recordRequest(deps, ctx, input, failureOutcome(e.status, e.code, e.message))
+}

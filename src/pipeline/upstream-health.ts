@@ -1,0 +1,85 @@
+// Per org and model: cool-down after an upstream 429 with Retry-After, and a circuit breaker that
+// opens after consecutive provider errors or timeouts and lets one probe through to recover.
+
+import type { FailureKind } from '../providers/adapter'
+
+export interface HealthOptions {
+  /** Consecutive provider_error/timeout failures that open the breaker. */
+  failureThreshold?: number
+  /** How long an open breaker rejects before letting a probe through. */
+  openMs?: number
+}
+
+interface State {
+  cooldownUntil: number
+  failures: number
+  openUntil: number
+  probing: boolean
+}
+
+export type Admission =
+  | { ok: true; probe: boolean }
+  | { ok: false; kind: FailureKind; message: string; retryAfterMs: number }
+
+export class UpstreamHealth {
+  private readonly states = new Map<string, State>()
+  private readonly threshold: number
+  private readonly openMs: number
+
+  constructor(opts: HealthOptions = {}, private readonly now: () => number = Date.now) {
+    this.threshold = opts.failureThreshold ?? 5
+    this.openMs = opts.openMs ?? 30_000
+  }
+
+  /** May a request be sent to this org's model now? */
+  admit(orgId: string, model: string): Admission {
+    const s = this.states.get(`${orgId}\u0000${model}`)
+    if (!s) return { ok: true, probe: false }
+    const now = this.now()
+    if (s.cooldownUntil > now)
+      return {
+        ok: false,
+        kind: 'rate_limit',
+        message: `cooling down after an upstream 429 until ${new Date(s.cooldownUntil).toISOString()}`,
+        retryAfterMs: s.cooldownUntil - now,
+      }
+    if (s.failures >= this.threshold) {
+      if (s.openUntil > now || s.probing)
+        return {
+          ok: false,
+          kind: 'provider_error',
+          message: `circuit open after ${s.failures} consecutive failures`,
+          retryAfterMs: Math.max(0, s.openUntil - now),
+        }
+      s.probing = true
+      return { ok: true, probe: true }
+    }
+    return { ok: true, probe: false }
+  }
+
+  record(orgId: string, model: string, outcome: FailureKind | 'ok', retryAfterMs?: number): void {
+    const key = `${orgId}\u0000${model}`
+    let s = this.states.get(key)
+    if (outcome === 'ok' || outcome === 'refusal_detected' || outcome === 'context_limit') {
+      if (s) this.states.delete(key)
+      return
+    }
+    if (!s) {
+      s = { cooldownUntil: 0, failures: 0, openUntil: 0, probing: false }
+      this.states.set(key, s)
+    }
+    s.probing = false
+    if (outcome === 'rate_limit') {
+      if (retryAfterMs !== undefined && retryAfterMs > 0) s.cooldownUntil = this.now() + retryAfterMs
+      return
+    }
+    s.failures++
+    if (s.failures >= this.threshold) s.openUntil = this.now() + this.openMs
+  }
+
+  /** An admitted attempt ended without telling anything about the upstream (the client left). */
+  release(orgId: string, model: string): void {
+    const s = this.states.get(`${orgId}\u0000${model}`)
+    if (s) s.probing = false
+  }
+}

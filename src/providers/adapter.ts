@@ -1,0 +1,82 @@
+// The contract every provider adapter implements: a pure translator between OpenAI chat and one native API.
+
+import type { ResolvedModel } from '../catalog/catalog'
+import type { SseEvent } from '../sse/parse'
+import type { ChatRequest, Choice, ChunkChoice, Usage } from './openai-types'
+import type { ProviderId } from './provider-id'
+
+/** Why an upstream attempt did not produce a usable answer (PRODUCT §4a). */
+export type FailureKind = 'rate_limit' | 'provider_error' | 'timeout' | 'context_limit' | 'refusal_detected'
+export const FAILURE_KINDS: readonly FailureKind[] = [
+  'rate_limit',
+  'provider_error',
+  'timeout',
+  'context_limit',
+  'refusal_detected',
+]
+
+export interface UpstreamFailure {
+  kind: FailureKind
+  /** Upstream HTTP status, when the upstream answered at all. */
+  status?: number
+  /** The upstream's own explanation (never contains our credentials). */
+  message: string
+  retryAfterMs?: number
+}
+
+/** Where and how one attempt is sent: resolved by the route stage. */
+export interface Target {
+  provider: ProviderId
+  model: ResolvedModel
+  baseUrl: string
+  apiKey: string
+  stream: boolean
+}
+
+export interface UpstreamRequest {
+  url: string
+  headers: Record<string, string>
+  body: string
+}
+
+/** A non-streamed answer, already in OpenAI terms; the normalise stage adds id/created/model. */
+export interface UpstreamCompletion {
+  id?: string
+  model?: string
+  choices: Choice[]
+  usage?: Usage
+  /** Provider fields worth passing on unchanged (e.g. `system_fingerprint`). */
+  extra?: Record<string, unknown>
+}
+
+/** What a stream translator yields for each upstream event. */
+export type StreamPart =
+  | { type: 'meta'; id?: string; model?: string }
+  | { type: 'choices'; choices: ChunkChoice[] }
+  | { type: 'usage'; usage: Usage }
+  | { type: 'failure'; failure: UpstreamFailure }
+  /** The upstream's own end-of-stream signal arrived: the answer is complete. */
+  | { type: 'end' }
+
+export interface StreamTranslator {
+  push(event: SseEvent): StreamPart[]
+  /** The upstream body closed. Protocols without an end marker (Gemini) report `end` here when complete. */
+  end(): StreamPart[]
+}
+
+export interface ProviderCapabilities {
+  /** The provider refuses requests without an output limit (Anthropic). */
+  requiresMaxTokens: boolean
+  /** Highest temperature the provider takes; higher values are clamped. */
+  temperatureMax: number
+}
+
+export interface ProviderAdapter {
+  readonly id: ProviderId
+  readonly capabilities: ProviderCapabilities
+  buildRequest(req: ChatRequest, target: Target): UpstreamRequest
+  /** Throws (a plain Error) on an answer that is not the provider's documented shape. */
+  parseResponse(json: unknown, target: Target): UpstreamCompletion
+  createStream(target: Target): StreamTranslator
+  parseError(status: number, bodyText: string, headers: Headers): UpstreamFailure
+}

@@ -1,0 +1,183 @@
+// Reads OpenAI-format chat answers (JSON and SSE chunks) into gw's canonical shapes; Mistral reuses it.
+
+import type { StreamPart, StreamTranslator, UpstreamCompletion } from '../adapter'
+import type {
+  AssistantMessage,
+  ChunkChoice,
+  ChunkDelta,
+  FinishReason,
+  ToolCall,
+  ToolCallDelta,
+  Usage,
+} from '../openai-types'
+import type { SseEvent } from '../../sse/parse'
+import { clip, isRecord, parseJson } from '../upstream-errors'
+
+export interface OpenAIStyleOptions {
+  /** Maps the upstream's finish reason onto OpenAI's; null means "not finished". */
+  mapFinish(reason: unknown): FinishReason | null
+  /** Keep upstream fields gw does not know (true for OpenAI itself). */
+  passThrough: boolean
+}
+
+export function mapOpenAIFinishReason(reason: unknown): FinishReason | null {
+  switch (reason) {
+    case 'stop':
+    case 'length':
+    case 'tool_calls':
+    case 'content_filter':
+    case 'function_call':
+      return reason
+    case null:
+    case undefined:
+      return null
+    default:
+      return 'stop'
+  }
+}
+
+/** Text of a string content or of the `text` parts of a content array (Mistral reasoning models). */
+export function contentText(content: unknown): string | null {
+  if (typeof content === 'string') return content
+  if (!Array.isArray(content)) return null
+  let out = ''
+  for (const part of content) if (isRecord(part) && part.type === 'text' && typeof part.text === 'string') out += part.text
+  return out
+}
+
+const num = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? v : 0)
+
+export function readUsage(u: unknown): Usage | undefined {
+  if (!isRecord(u)) return undefined
+  const usage: Usage = {
+    prompt_tokens: num(u.prompt_tokens),
+    completion_tokens: num(u.completion_tokens),
+    total_tokens: num(u.total_tokens) || num(u.prompt_tokens) + num(u.completion_tokens),
+  }
+  if (isRecord(u.prompt_tokens_details)) usage.prompt_tokens_details = u.prompt_tokens_details
+  if (isRecord(u.completion_tokens_details)) usage.completion_tokens_details = u.completion_tokens_details
+  return usage
+}
+
+function readToolCalls(raw: unknown): ToolCall[] | undefined {
+  if (!Array.isArray(raw) || raw.length === 0) return undefined
+  return raw.filter(isRecord).map((tc, i) => {
+    const fn = isRecord(tc.function) ? tc.function : {}
+    const args = fn.arguments
+    return {
+      id: typeof tc.id === 'string' ? tc.id : `call_${i}`,
+      type: 'function' as const,
+      function: {
+        name: typeof fn.name === 'string' ? fn.name : '',
+        arguments: typeof args === 'string' ? args : JSON.stringify(args ?? {}),
+      },
+    }
+  })
+}
+
+export function readOpenAIStyleCompletion(json: unknown, opts: OpenAIStyleOptions): UpstreamCompletion {
+  if (!isRecord(json) || !Array.isArray(json.choices)) throw new Error('answer has no choices array')
+  const choices = json.choices.map((c, i) => {
+    if (!isRecord(c) || !isRecord(c.message)) throw new Error(`choice ${i} has no message`)
+    const m = c.message
+    const message: AssistantMessage = {
+      ...(opts.passThrough ? m : {}),
+      role: 'assistant',
+      content: contentText(m.content),
+      refusal: typeof m.refusal === 'string' ? m.refusal : null,
+    }
+    const toolCalls = readToolCalls(m.tool_calls)
+    if (toolCalls) message.tool_calls = toolCalls
+    else delete message.tool_calls
+    return {
+      index: typeof c.index === 'number' ? c.index : i,
+      message,
+      finish_reason: opts.mapFinish(c.finish_reason) ?? 'stop',
+      logprobs: c.logprobs ?? null,
+    }
+  })
+  const out: UpstreamCompletion = { choices }
+  if (typeof json.id === 'string') out.id = json.id
+  if (typeof json.model === 'string') out.model = json.model
+  const usage = readUsage(json.usage)
+  if (usage) out.usage = usage
+  if (opts.passThrough) {
+    const extra: Record<string, unknown> = {}
+    for (const k of ['system_fingerprint', 'service_tier'] as const) if (json[k] !== undefined) extra[k] = json[k]
+    out.extra = extra
+  }
+  return out
+}
+
+function readDelta(raw: unknown, passThrough: boolean): ChunkDelta {
+  if (!isRecord(raw)) return {}
+  const delta: ChunkDelta = passThrough ? { ...raw } : {}
+  delete delta.obfuscation
+  if (raw.role === 'assistant') delta.role = 'assistant'
+  if (raw.content !== undefined) delta.content = contentText(raw.content)
+  if (typeof raw.refusal === 'string') delta.refusal = raw.refusal
+  if (Array.isArray(raw.tool_calls)) {
+    delta.tool_calls = raw.tool_calls.filter(isRecord).map((tc, i): ToolCallDelta => {
+      const d: ToolCallDelta = { index: typeof tc.index === 'number' ? tc.index : i }
+      if (typeof tc.id === 'string') d.id = tc.id
+      if (tc.type === 'function' || typeof tc.id === 'string') d.type = 'function'
+      if (isRecord(tc.function)) {
+        const fn: { name?: string; arguments?: string } = {}
+        if (typeof tc.function.name === 'string') fn.name = tc.function.name
+        const args = tc.function.arguments
+        if (args !== undefined) fn.arguments = typeof args === 'string' ? args : JSON.stringify(args)
+        d.function = fn
+      }
+      return d
+    })
+  }
+  return delta
+}
+
+/** Translates an OpenAI-style `data:` stream ending in `data: [DONE]`. */
+export class OpenAIStyleStream implements StreamTranslator {
+  private started = false
+  constructor(private readonly opts: OpenAIStyleOptions) {}
+
+  push(ev: SseEvent): StreamPart[] {
+    if (ev.data === '[DONE]') return [{ type: 'end' }]
+    const json = parseJson(ev.data)
+    if (!isRecord(json)) {
+      return [{ type: 'failure', failure: { kind: 'provider_error', message: `malformed stream event: ${clip(ev.data, 200)}` } }]
+    }
+    if (json.error !== undefined || ev.event === 'error') {
+      const e = isRecord(json.error) ? json.error : json
+      const message = typeof e.message === 'string' ? e.message : clip(ev.data, 300)
+      return [{ type: 'failure', failure: { kind: 'provider_error', message: `error event in stream: ${message}` } }]
+    }
+    const parts: StreamPart[] = []
+    if (!this.started) {
+      this.started = true
+      const meta: StreamPart = { type: 'meta' }
+      if (typeof json.id === 'string') meta.id = json.id
+      if (typeof json.model === 'string') meta.model = json.model
+      parts.push(meta)
+    }
+    if (Array.isArray(json.choices) && json.choices.length) {
+      const choices = json.choices.filter(isRecord).map(
+        (c, i): ChunkChoice => {
+          const choice: ChunkChoice = {
+            index: typeof c.index === 'number' ? c.index : i,
+            delta: readDelta(c.delta, this.opts.passThrough),
+            finish_reason: this.opts.mapFinish(c.finish_reason),
+          }
+          if (this.opts.passThrough && c.logprobs !== undefined) choice.logprobs = c.logprobs
+          return choice
+        },
+      )
+      parts.push({ type: 'choices', choices })
+    }
+    const usage = readUsage(json.usage)
+    if (usage) parts.push({ type: 'usage', usage })
+    return parts
+  }
+
+  end(): StreamPart[] {
+    return []
+  }
+}

@@ -1,0 +1,13 @@
+// The four upstream providers gw speaks to, and how a `provider/model-id` string names one.
+
+export const PROVIDER_IDS = ['openai', 'anthropic', 'google', 'mistral'] as const
+export type ProviderId = (typeof PROVIDER_IDS)[number]
+
+/** Prefix aliases accepted in model strings (`gemini/…` is `google/…`). */
+const ALIASES: Record<string, ProviderId> = { gemini: 'google' }
+
+export function toProviderId(prefix: string): ProviderId | undefined {
+  const p = prefix.toLowerCase()
+  if ((PROVIDER_IDS as readonly string[]).includes(p)) return p as ProviderId
+  return ALIASES[p]
+}

@@ -1,0 +1,48 @@
+// Helpers adapters share to turn upstream error answers into failure kinds.
+
+import type { FailureKind, UpstreamFailure } from './adapter'
+
+/** `retry-after-ms`, `retry-after` (seconds or HTTP date) → milliseconds. */
+export function retryAfterMs(headers: Headers): number | undefined {
+  const ms = Number(headers.get('retry-after-ms'))
+  if (Number.isFinite(ms) && ms > 0) return ms
+  const raw = headers.get('retry-after')
+  if (!raw) return undefined
+  const secs = Number(raw)
+  if (Number.isFinite(secs) && secs >= 0) return secs * 1000
+  const at = Date.parse(raw)
+  return Number.isNaN(at) ? undefined : Math.max(0, at - Date.now())
+}
+
+/** The kind every provider shares for a status: 429 is a rate limit, anything else a provider error. */
+export function kindForStatus(status: number): FailureKind {
+  return status === 429 ? 'rate_limit' : 'provider_error'
+}
+
+export function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text)
+  } catch {
+    return undefined
+  }
+}
+
+export function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v)
+}
+
+/** Shortens upstream text for messages and logs. */
+export function clip(text: string, max = 500): string {
+  const t = text.trim()
+  return t.length > max ? `${t.slice(0, max)}…` : t
+}
+
+export function failure(
+  status: number,
+  message: string,
+  headers: Headers,
+  kind: FailureKind = kindForStatus(status),
+): UpstreamFailure {
+  const retry = status === 429 ? retryAfterMs(headers) : undefined
+  return retry === undefined ? { kind, status, message } : { kind, status, message, retryAfterMs: retry }
+}

@@ -1,0 +1,37 @@
+// TypeBox schemas of the admin API bodies (PRODUCT §6).
+
+import { Type as t } from '@sinclair/typebox'
+import { validator } from './chat-body'
+
+const strings = t.Array(t.String({ minLength: 1 }))
+const positive = t.Integer({ minimum: 1 })
+
+export const PolicyBody = t.Object(
+  {
+    disabledProviders: t.Optional(strings),
+    allowedModels: t.Optional(strings),
+    maxTokens: t.Optional(positive),
+    maxPromptTokens: t.Optional(positive),
+    requestsPerMinute: t.Optional(positive),
+    tokensPerMinute: t.Optional(positive),
+    allowStreaming: t.Optional(t.Boolean()),
+    blockedTerms: t.Optional(strings),
+    requiredMetadata: t.Optional(strings),
+    upstreamTimeoutMs: t.Optional(t.Integer({ minimum: 1, maximum: 3_600_000 })),
+  },
+  { additionalProperties: false },
+)
+
+export const checkOrgBody = validator(
+  t.Object({ id: t.Optional(t.String()), name: t.String({ minLength: 1, maxLength: 200 }) }, { additionalProperties: false }),
+)
+export const checkPolicyBody = validator(PolicyBody)
+export const checkProviderBody = validator(
+  t.Object(
+    { apiKey: t.String({ minLength: 1 }), baseUrl: t.Optional(t.String()), enabled: t.Optional(t.Boolean()) },
+    { additionalProperties: false },
+  ),
+)
+export const checkServiceKeyBody = validator(
+  t.Object({ name: t.Optional(t.String({ maxLength: 200 })) }, { additionalProperties: false }),
+)

@@ -1,0 +1,79 @@
+// TypeBox schema of the chat-completions body: the envelope gw validates; everything else passes through.
+
+import { type Static, Type as t } from '@sinclair/typebox'
+import { TypeCompiler } from '@sinclair/typebox/compiler'
+import { badRequest } from '../errors'
+
+const open = { additionalProperties: true }
+
+const ContentPart = t.Object({ type: t.String() }, open)
+
+const Message = t.Object(
+  {
+    role: t.Union([t.Literal('system'), t.Literal('developer'), t.Literal('user'), t.Literal('assistant'), t.Literal('tool')]),
+    content: t.Optional(t.Union([t.String(), t.Null(), t.Array(ContentPart)])),
+    tool_calls: t.Optional(t.Array(t.Object({ id: t.String(), function: t.Object({ name: t.String() }, open) }, open))),
+    tool_call_id: t.Optional(t.String()),
+  },
+  open,
+)
+
+export const OutputSchemaBody = t.Object(
+  {
+    mode: t.Union([t.Literal('json_object'), t.Literal('json_schema')]),
+    type: t.Optional(t.String()),
+    properties: t.Optional(t.Record(t.String(), t.Unknown())),
+    required: t.Optional(t.Array(t.String())),
+  },
+  open,
+)
+
+export const FallbackEntryBody = t.Object({ model: t.String(), triggers: t.Optional(t.Array(t.String())) }, open)
+
+export const ChatBody = t.Object(
+  {
+    model: t.String(),
+    messages: t.Array(Message, { minItems: 1 }),
+    max_tokens: t.Optional(t.Integer({ minimum: 1 })),
+    max_completion_tokens: t.Optional(t.Integer({ minimum: 1 })),
+    temperature: t.Optional(t.Number({ minimum: 0, maximum: 2 })),
+    top_p: t.Optional(t.Number({ minimum: 0, maximum: 1 })),
+    stream: t.Optional(t.Boolean()),
+    user: t.Optional(t.String()),
+    metadata: t.Optional(t.Record(t.String(), t.Unknown())),
+    output_schema: t.Optional(OutputSchemaBody),
+    'x-gw-output-schema': t.Optional(OutputSchemaBody),
+    prompt_id: t.Optional(t.String({ minLength: 1 })),
+    'x-gw-prompt-id': t.Optional(t.String({ minLength: 1 })),
+    fallback_chain: t.Optional(t.Array(FallbackEntryBody, { maxItems: 10 })),
+    'x-gw-fallback-chain': t.Optional(t.Array(FallbackEntryBody, { maxItems: 10 })),
+  },
+  open,
+)
+export type ChatBodyT = Static<typeof ChatBody>
+
+export interface Validator<T> {
+  /** Returns the value typed, or throws 400 gateway_error naming the first offending field. */
+  (value: unknown): T
+}
+
+/** Compiles a schema into a validator whose errors read like `"messages/0/role": Expected …`. */
+export function validator<S extends Parameters<typeof TypeCompiler.Compile>[0]>(schema: S): Validator<Static<S>> {
+  const compiled = TypeCompiler.Compile(schema)
+  return (value) => {
+    if (typeof value !== 'object' || value === null || Array.isArray(value))
+      throw badRequest('Request body must be a JSON object')
+    if (compiled.Check(value)) return value as Static<S>
+    const first = compiled.Errors(value).First()
+    const path = first?.path.replace(/^\//, '') || 'body'
+    if (!first || first.value === undefined) throw badRequest(`Missing required field "${path}"`)
+    const literals = (first.schema.anyOf as { const?: unknown }[] | undefined)?.map((s) => s.const)
+    const message =
+      literals && literals.every((l) => typeof l === 'string')
+        ? `expected one of ${literals.map((l) => `"${l}"`).join(', ')}`
+        : first.message
+    throw badRequest(`Invalid field "${path}": ${message}`)
+  }
+}
+
+export const checkChatBody = validator(ChatBody)

@@ -1,0 +1,77 @@
+// Starts a gateway: storage, first-start bootstrap, the HTTP server, and a graceful stop on SIGTERM/SIGINT.
+
+import { AdminService } from './admin/admin-service'
+import { bootstrap } from './admin/bootstrap'
+import { createApp } from './app'
+import { loadCatalog, readCatalogFile } from './catalog/catalog'
+import type { Config } from './config'
+import { resolveSecret, SecretBox } from './crypto/secret-box'
+import type { Deps } from './pipeline/context'
+import { OrgDirectory } from './pipeline/org-directory'
+import { UpstreamHealth } from './pipeline/upstream-health'
+import { LogWriter } from './store/log-writer'
+import { createSqliteStore } from './store/sqlite'
+import type { Store } from './store/types'
+
+export function openStore(config: Config): Store {
+  const box = new SecretBox(resolveSecret(config.secret, config.dbPath))
+  return createSqliteStore(config.dbPath, box)
+}
+
+export interface Gateway {
+  deps: Deps
+  admin: AdminService
+  url: string
+  port: number
+  generatedKey: string | undefined
+  /** Stops accepting, lets in-flight requests finish, writes every pending log entry. */
+  stop(): Promise<void>
+}
+
+export interface StartOptions {
+  fetch?: typeof fetch
+  /** Listen (default true); false builds everything but the socket, for tests using app.handle. */
+  listen?: boolean
+  logWriter?: ConstructorParameters<typeof LogWriter>[1]
+}
+
+export async function startGateway(config: Config, opts: StartOptions = {}): Promise<Gateway> {
+  const store = openStore(config)
+  const catalog = loadCatalog(config.catalogPath ? readCatalogFile(config.catalogPath) : undefined)
+  const orgs = new OrgDirectory(store)
+  const admin = new AdminService(store, (org) => orgs.invalidate(org))
+  const logs = new LogWriter(store.logs, {
+    onError: (err, attempt) =>
+      console.error(`gw: writing request logs failed (attempt ${attempt}), will retry:`, err instanceof Error ? err.message : err),
+    ...opts.logWriter,
+  })
+  const deps: Deps = { config, store, catalog, logs, orgs, health: new UpstreamHealth(), fetch: opts.fetch ?? fetch }
+  const { generatedKey } = await bootstrap(store, admin, config)
+  const app = createApp(deps, admin)
+  if (opts.listen !== false)
+    app.listen({
+      hostname: config.host,
+      port: config.port,
+      // Slow or silent clients are cut after this; chat routes lift it once their body is read.
+      idleTimeout: 120,
+      // Backstop only: bodies over GW_MAX_BODY_BYTES are refused earlier with our own 413.
+      maxRequestBodySize: config.maxBodyBytes * 2 + 1024 * 1024,
+    })
+  const port = app.server?.port ?? config.port
+  let stopping: Promise<void> | undefined
+  return {
+    deps,
+    admin,
+    port,
+    url: `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`,
+    generatedKey,
+    stop() {
+      stopping ??= (async () => {
+        await app.server?.stop(false)
+        await logs.close()
+        await store.close()
+      })()
+      return stopping
+    },
+  }
+}

@@ -1,0 +1,79 @@
+// SQLite storage of service keys (only their SHA-256 hashes).
+
+import type { Database } from 'bun:sqlite'
+import type { KeyStore, ServiceKeyRecord } from '../types'
+
+interface KeyRow {
+  id: string
+  org_id: string
+  name: string | null
+  key_hash: Uint8Array
+  created_at: string
+  revoked_at: string | null
+  last_used_at: string | null
+}
+
+const toKey = (r: KeyRow): ServiceKeyRecord => ({
+  id: r.id,
+  orgId: r.org_id,
+  name: r.name ?? undefined,
+  hash: r.key_hash,
+  createdAt: r.created_at,
+  revokedAt: r.revoked_at ?? undefined,
+  lastUsedAt: r.last_used_at ?? undefined,
+})
+
+export class SqliteKeyStore implements KeyStore {
+  private readonly q
+  /** last-used times waiting to be written; flushed at most once a second. */
+  private readonly touched = new Map<string, string>()
+  private touchTimer: ReturnType<typeof setTimeout> | undefined
+
+  constructor(private readonly db: Database) {
+    this.q = {
+      insert: db.query<KeyRow, [string, string, string | null, Uint8Array, string]>(
+        'INSERT INTO service_keys (id, org_id, name, key_hash, created_at) VALUES (?1, ?2, ?3, ?4, ?5) RETURNING *',
+      ),
+      get: db.query<KeyRow, [string]>('SELECT * FROM service_keys WHERE id = ?1'),
+      list: db.query<KeyRow, [string]>('SELECT * FROM service_keys WHERE org_id = ?1 ORDER BY created_at'),
+      revoke: db.query<null, [string, string, string]>(
+        'UPDATE service_keys SET revoked_at = ?3 WHERE org_id = ?1 AND id = ?2 AND revoked_at IS NULL',
+      ),
+      touch: db.query<null, [string, string]>('UPDATE service_keys SET last_used_at = ?2 WHERE id = ?1'),
+    }
+  }
+
+  async createServiceKey(rec: Omit<ServiceKeyRecord, 'createdAt' | 'revokedAt' | 'lastUsedAt'>) {
+    const row = this.q.insert.get(rec.id, rec.orgId, rec.name ?? null, rec.hash, new Date().toISOString())
+    if (!row) throw new Error('insert returned nothing')
+    return toKey(row)
+  }
+
+  async getServiceKey(id: string) {
+    const row = this.q.get.get(id)
+    return row ? toKey(row) : undefined
+  }
+
+  async listServiceKeys(orgId: string) {
+    return this.q.list.all(orgId).map(toKey)
+  }
+
+  async revokeServiceKey(orgId: string, id: string) {
+    return this.q.revoke.run(orgId, id, new Date().toISOString()).changes > 0
+  }
+
+  touchServiceKey(id: string, at: Date): void {
+    this.touched.set(id, at.toISOString())
+    this.touchTimer ??= setTimeout(() => this.flushTouches(), 1000).unref()
+  }
+
+  flushTouches(): void {
+    clearTimeout(this.touchTimer)
+    this.touchTimer = undefined
+    if (!this.touched.size) return
+    this.db.transaction(() => {
+      for (const [id, at] of this.touched) this.q.touch.run(id, at)
+    })()
+    this.touched.clear()
+  }
+}

@@ -1,0 +1,31 @@
+// Opens the SQLite database (WAL, busy timeout, foreign keys) and applies pending migrations.
+
+import { Database } from 'bun:sqlite'
+import { mkdirSync } from 'node:fs'
+import { dirname } from 'node:path'
+import core from './migrations/0001_core.sql' with { type: 'text' }
+
+/** Every migration, in order; index + 1 is the schema version it brings the database to. */
+export const MIGRATIONS: readonly string[] = [core]
+
+export function openDatabase(path: string): Database {
+  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true })
+  const db = new Database(path, { create: true, strict: true })
+  db.exec('PRAGMA journal_mode = WAL')
+  db.exec('PRAGMA synchronous = NORMAL')
+  db.exec('PRAGMA busy_timeout = 5000')
+  db.exec('PRAGMA foreign_keys = ON')
+  migrate(db)
+  return db
+}
+
+/** Applies the migrations newer than `PRAGMA user_version`, each in its own transaction. */
+export function migrate(db: Database): void {
+  const row = db.query('PRAGMA user_version').get() as { user_version: number }
+  for (let v = row.user_version; v < MIGRATIONS.length; v++) {
+    db.transaction(() => {
+      db.exec(MIGRATIONS[v] as string)
+      db.exec(`PRAGMA user_version = ${v + 1}`)
+    })()
+  }
+}

@@ -1,0 +1,89 @@
+// SQLite storage of orgs, their policies and their (encrypted) provider keys.
+
+import type { Database } from 'bun:sqlite'
+import type { SecretBox } from '../../crypto/secret-box'
+import { toProviderId } from '../../providers/provider-id'
+import type { Org, OrgStore, Policy, ProviderRecord } from '../types'
+
+interface OrgRow {
+  id: string
+  name: string
+  policy: string
+  created_at: string
+}
+interface ProviderRow {
+  provider: string
+  api_key_enc: string
+  base_url: string | null
+  enabled: number
+  updated_at: string
+}
+
+const toOrg = (r: OrgRow): Org => ({ id: r.id, name: r.name, policy: JSON.parse(r.policy) as Policy, createdAt: r.created_at })
+
+export class SqliteOrgStore implements OrgStore {
+  private readonly q
+  constructor(
+    db: Database,
+    private readonly box: SecretBox,
+  ) {
+    this.q = {
+      insert: db.query<OrgRow, [string, string, string]>(
+        'INSERT INTO orgs (id, name, created_at) VALUES (?1, ?2, ?3) RETURNING *',
+      ),
+      get: db.query<OrgRow, [string]>('SELECT * FROM orgs WHERE id = ?1'),
+      policy: db.query<null, [string, string]>('UPDATE orgs SET policy = ?2 WHERE id = ?1'),
+      putProvider: db.query<ProviderRow, [string, string, string, string | null, number, string]>(
+        `INSERT INTO provider_keys (org_id, provider, api_key_enc, base_url, enabled, updated_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+         ON CONFLICT (org_id, provider) DO UPDATE SET api_key_enc = ?3, base_url = ?4, enabled = ?5, updated_at = ?6
+         RETURNING *`,
+      ),
+      providers: db.query<ProviderRow, [string]>('SELECT * FROM provider_keys WHERE org_id = ?1 ORDER BY provider'),
+    }
+  }
+
+  async createOrg(org: { id: string; name: string }): Promise<Org> {
+    const row = this.q.insert.get(org.id, org.name, new Date().toISOString())
+    if (!row) throw new Error('insert returned nothing')
+    return toOrg(row)
+  }
+
+  async getOrg(id: string): Promise<Org | undefined> {
+    const row = this.q.get.get(id)
+    return row ? toOrg(row) : undefined
+  }
+
+  async putPolicy(orgId: string, policy: Policy): Promise<void> {
+    this.q.policy.run(orgId, JSON.stringify(policy))
+  }
+
+  async putProvider(orgId: string, rec: Omit<ProviderRecord, 'updatedAt'>): Promise<ProviderRecord> {
+    const row = this.q.putProvider.get(
+      orgId,
+      rec.provider,
+      this.box.seal(rec.apiKey),
+      rec.baseUrl ?? null,
+      rec.enabled ? 1 : 0,
+      new Date().toISOString(),
+    )
+    if (!row) throw new Error('upsert returned nothing')
+    return this.toProvider(row)
+  }
+
+  async getProviders(orgId: string): Promise<ProviderRecord[]> {
+    return this.q.providers.all(orgId).map((r) => this.toProvider(r))
+  }
+
+  private toProvider(r: ProviderRow): ProviderRecord {
+    const provider = toProviderId(r.provider)
+    if (!provider) throw new Error(`unknown provider "${r.provider}" in provider_keys`)
+    return {
+      provider,
+      apiKey: this.box.open(r.api_key_enc),
+      baseUrl: r.base_url ?? undefined,
+      enabled: r.enabled === 1,
+      updatedAt: r.updated_at,
+    }
+  }
+}

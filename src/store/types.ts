@@ -1,0 +1,138 @@
+// Records gw stores (orgs, policies, keys, log entries) and the storage interface the rest of the code uses.
+// One SQLite implementation today (src/store/sqlite); a Postgres one plugs in behind the same interface.
+
+import type { ProviderId } from '../providers/provider-id'
+
+export interface Policy {
+  disabledProviders?: string[]
+  allowedModels?: string[]
+  maxTokens?: number
+  maxPromptTokens?: number
+  requestsPerMinute?: number
+  tokensPerMinute?: number
+  allowStreaming?: boolean
+  blockedTerms?: string[]
+  requiredMetadata?: string[]
+  /** Per-org override of GW_UPSTREAM_TIMEOUT_MS. */
+  upstreamTimeoutMs?: number
+}
+
+export interface Org {
+  id: string
+  name: string
+  policy: Policy
+  createdAt: string
+}
+
+/** An org's provider record; `apiKey` is decrypted only in memory, never returned by the admin API. */
+export interface ProviderRecord {
+  provider: ProviderId
+  apiKey: string
+  baseUrl: string | undefined
+  enabled: boolean
+  updatedAt: string
+}
+
+export interface ServiceKeyRecord {
+  id: string
+  orgId: string
+  name: string | undefined
+  /** SHA-256 of the full key. */
+  hash: Uint8Array
+  createdAt: string
+  revokedAt: string | undefined
+  lastUsedAt: string | undefined
+}
+
+export interface OrgStore {
+  createOrg(org: { id: string; name: string }): Promise<Org>
+  getOrg(id: string): Promise<Org | undefined>
+  putPolicy(orgId: string, policy: Policy): Promise<void>
+  /** `apiKey` arrives in clear; the store encrypts it at rest. */
+  putProvider(orgId: string, rec: Omit<ProviderRecord, 'updatedAt'>): Promise<ProviderRecord>
+  getProviders(orgId: string): Promise<ProviderRecord[]>
+}
+
+export interface KeyStore {
+  createServiceKey(rec: Omit<ServiceKeyRecord, 'createdAt' | 'revokedAt' | 'lastUsedAt'>): Promise<ServiceKeyRecord>
+  getServiceKey(id: string): Promise<ServiceKeyRecord | undefined>
+  listServiceKeys(orgId: string): Promise<ServiceKeyRecord[]>
+  /** Returns false when no such live key exists in that org. */
+  revokeServiceKey(orgId: string, id: string): Promise<boolean>
+  touchServiceKey(id: string, at: Date): void
+}
+
+export type FailureOutcome = 'ok' | 'rate_limit' | 'provider_error' | 'timeout' | 'context_limit' | 'refusal_detected' | 'skipped'
+
+export interface Attempt {
+  model: string
+  outcome: FailureOutcome
+  status: number | null
+  latencyMs: number
+  message?: string
+}
+
+export interface LogEntry {
+  requestId: string
+  createdAt: string
+  orgId: string
+  endpoint: string
+  authMode: string | null
+  subject: string | null
+  endUserId: string | null
+  user: string | null
+  promptId: string | null
+  promptSlug: string | null
+  promptVersion: number | null
+  requestedModel: string | null
+  model: string | null
+  provider: string | null
+  stream: boolean
+  status: number
+  errorCode: string | null
+  errorMessage: string | null
+  fallback: { used: boolean; reason: string | null; model: string | null }
+  attempts: Attempt[]
+  usage: { promptTokens: number; completionTokens: number; totalTokens: number; cachedTokens: number; estimated: boolean }
+  costUsd: number | null
+  latencyMs: number
+  upstreamLatencyMs: number | null
+  ttftMs: number | null
+  /** A streamed answer that ended on an error after content had been sent. */
+  incomplete: boolean
+  refusal: boolean
+  warnings: string[]
+  metadata: Record<string, string | number | boolean>
+  /** Structured-output outcome: did the answer parse as JSON and match the schema. */
+  structuredOutput: { parsed: boolean; matchesSchema: boolean | null } | null
+  requestBody?: unknown
+  responseBody?: unknown
+}
+
+export interface LogQuery {
+  orgId: string
+  metadata: [string, string][]
+  model?: string
+  status?: number | 'success' | 'error'
+  user?: string
+  since?: number
+  until?: number
+  limit: number
+  cursor?: string
+}
+
+export interface LogStore {
+  /** Writes a batch in one transaction. */
+  insertLogs(entries: LogEntry[]): Promise<void>
+  getLog(orgId: string, requestId: string): Promise<LogEntry | undefined>
+  queryLogs(q: LogQuery): Promise<{ data: LogEntry[]; nextCursor: string | null }>
+  countLogs(orgId?: string): Promise<number>
+}
+
+export interface Store {
+  readonly kind: 'sqlite' | 'postgres'
+  readonly orgs: OrgStore
+  readonly keys: KeyStore
+  readonly logs: LogStore
+  close(): Promise<void>
+}

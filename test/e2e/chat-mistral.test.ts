@@ -1,0 +1,79 @@
+// Chat completions through gw to a fake Mistral: strict field allow-list, usage split out of the last chunk.
+
+import { afterAll, beforeAll, beforeEach, expect, test } from 'bun:test'
+import { startFake, type FakeUpstream } from '../fakes/upstream'
+import { readSse, startTestGateway, type TestGateway } from '../helpers/gateway'
+import { assertChatChunk, assertChatCompletion } from '../helpers/openai-schema'
+
+let mistral: FakeUpstream
+let gw: TestGateway
+
+beforeAll(async () => {
+  mistral = await startFake('mistral')
+  gw = await startTestGateway({ mistral })
+})
+afterAll(async () => {
+  await gw.stop()
+  await mistral.stop()
+})
+beforeEach(() => mistral.reset())
+
+const hello = [{ role: 'user', content: 'Say hi please' }]
+
+test('sends only fields Mistral accepts: no user, no stream_options, no metadata', async () => {
+  const res = await gw.chat({
+    model: 'mistral/mistral-small-latest',
+    messages: [{ role: 'developer', content: 'Be brief' }, ...hello],
+    user: 'u-1',
+    seed: 7,
+    max_completion_tokens: 40,
+    logprobs: true,
+    metadata: { a: 'b' },
+    temperature: 1.5,
+  })
+  expect(res.status).toBe(200)
+  assertChatCompletion(await res.json())
+  const sent = mistral.requests[0]
+  expect(sent?.headers.authorization).toBe(`Bearer ${mistral.apiKey}`)
+  expect(sent?.body).toEqual({
+    model: 'mistral-small-latest',
+    messages: [{ role: 'system', content: 'Be brief' }, ...hello],
+    random_seed: 7,
+    max_tokens: 40,
+    temperature: 1,
+  })
+  const log = await gw.log(res.headers.get('x-gw-request-id') as string)
+  expect(log.user).toBe('u-1')
+  expect(log.endUserId).toBe('u-1')
+  expect(log.warnings).toEqual([expect.stringContaining('temperature 1.5 clamped to 1')])
+})
+
+test('streams with usage in its own chunk before [DONE], split from Mistral’s last content chunk', async () => {
+  const res = await gw.chat({ model: 'mistral/mistral-small-latest', messages: hello, stream: true })
+  expect(res.status).toBe(200)
+  const events = await readSse(res)
+  expect(events.at(-1)).toBe('[DONE]')
+  const chunks = events.slice(0, -1) as Record<string, any>[]
+  for (const c of chunks) assertChatChunk(c)
+  const sent = mistral.requests[0]?.body as Record<string, unknown>
+  expect(sent.stream).toBe(true)
+  expect(sent.stream_options).toBeUndefined()
+  const usageChunk = chunks.at(-1) as Record<string, any>
+  expect(usageChunk.choices).toEqual([])
+  expect(usageChunk.usage).toMatchObject({ prompt_tokens: 6, completion_tokens: 4, total_tokens: 10 })
+  const finishChunk = chunks.at(-2) as Record<string, any>
+  expect(finishChunk.choices[0].finish_reason).toBe('stop')
+  expect(finishChunk.usage).toBeUndefined()
+  expect(chunks.map((c) => c.choices[0]?.delta.content ?? '').join('')).toBe('Hello from fake-mistral (mistral-small-latest).')
+})
+
+test('a Mistral 422 becomes a 502 provider_error naming provider, status and text', async () => {
+  mistral.enqueue({ kind: 'error', status: 422, errorType: 'bad_request' })
+  const res = await gw.chat({ model: 'mistral/mistral-small-latest', messages: hello })
+  expect(res.status).toBe(502)
+  const body = (await res.json()) as Record<string, string>
+  expect(body).toMatchObject({ error: true, code: 'provider_error' })
+  expect(body.message).toContain('mistral/mistral-small-latest')
+  expect(body.message).toContain('HTTP 422')
+  expect(body.requestId).toBe(res.headers.get('x-gw-request-id') as string)
+})

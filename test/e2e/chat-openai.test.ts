@@ -1,0 +1,150 @@
+// Chat completions through gw to a fake OpenAI: request shaping, response shape, streaming, headers.
+
+import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'bun:test'
+import { startFake, type FakeUpstream } from '../fakes/upstream'
+import { readSse, startTestGateway, type TestGateway } from '../helpers/gateway'
+import { assertChatChunk, assertChatCompletion } from '../helpers/openai-schema'
+
+let openai: FakeUpstream
+let gw: TestGateway
+
+beforeAll(async () => {
+  openai = await startFake('openai')
+  gw = await startTestGateway({ openai })
+})
+afterAll(async () => {
+  await gw.stop()
+  await openai.stop()
+})
+beforeEach(() => openai.reset())
+
+const hello = [{ role: 'user', content: 'Say hi please' }]
+
+describe('non-streaming', () => {
+  test('answers in OpenAI format with the x-gw headers', async () => {
+    const res = await gw.chat({ model: 'openai/gpt-4o', messages: hello })
+    expect(res.status).toBe(200)
+    expect(res.headers.get('content-type')).toContain('application/json')
+    const requestId = res.headers.get('x-gw-request-id')
+    expect(requestId).toMatch(/^[0-9a-f-]{36}$/)
+    expect(res.headers.get('x-gw-model')).toBe('openai/gpt-4o')
+    expect(res.headers.get('x-gw-auth-mode')).toBe('GwKey')
+    expect(res.headers.get('x-gw-fallback')).toBeNull()
+    const body = (await res.json()) as Record<string, any>
+    assertChatCompletion(body)
+    expect(body.object).toBe('chat.completion')
+    expect(body.model).toBe('openai/gpt-4o')
+    expect(body.choices[0].message).toMatchObject({ role: 'assistant', content: 'Hello from fake-openai (gpt-4o).', refusal: null })
+    expect(body.choices[0].finish_reason).toBe('stop')
+    // The fake counts 3 + words per message: "Say hi please" → 6; the reply has 4 words.
+    expect(body.usage).toMatchObject({ prompt_tokens: 6, completion_tokens: 4, total_tokens: 10 })
+  })
+
+  test('forwards what OpenAI takes, keeps metadata and gateway fields to itself', async () => {
+    const res = await gw.chat({
+      model: 'openai/gpt-4o',
+      messages: hello,
+      temperature: 0.3,
+      max_tokens: 50,
+      user: 'end-user-7',
+      seed: 42,
+      logit_bias: { '50256': -100 },
+      metadata: { team: 'search', run: 3 },
+      prompt_id: 'greeting',
+      fallback_chain: [{ model: 'openai/gpt-4o-mini' }],
+    })
+    expect(res.status).toBe(200)
+    const sent = openai.requests[0]
+    expect(sent?.path).toBe('/v1/chat/completions')
+    expect(sent?.headers.authorization).toBe(`Bearer ${openai.apiKey}`)
+    expect(sent?.body).toEqual({
+      model: 'gpt-4o',
+      messages: hello,
+      temperature: 0.3,
+      max_tokens: 50,
+      user: 'end-user-7',
+      seed: 42,
+      logit_bias: { '50256': -100 },
+    })
+  })
+
+  test('reasoning models get max_completion_tokens and lose sampling parameters', async () => {
+    const res = await gw.chat({ model: 'openai/o3-mini', messages: hello, max_tokens: 500, temperature: 0.7, top_p: 0.5 })
+    expect(res.status).toBe(200)
+    const sent = openai.requests[0]?.body as Record<string, unknown>
+    expect(sent.max_completion_tokens).toBe(500)
+    expect(sent.max_tokens).toBeUndefined()
+    expect(sent.temperature).toBeUndefined()
+    expect(sent.top_p).toBeUndefined()
+    const log = await gw.log(res.headers.get('x-gw-request-id') as string)
+    expect(log.warnings).toEqual(expect.arrayContaining([expect.stringContaining('temperature removed')]))
+  })
+
+  test('gpt-5-chat-latest is not a reasoning model', async () => {
+    await gw.chat({ model: 'openai/gpt-5-chat-latest', messages: hello, max_tokens: 20, temperature: 0.4 })
+    expect(openai.requests[0]?.body).toMatchObject({ max_tokens: 20, temperature: 0.4 })
+  })
+
+  test('Bearer gw_sk_… works for the official SDKs and is reported as GwKey', async () => {
+    const res = await gw.chat({ model: 'openai/gpt-4o', messages: hello }, { authorization: `Bearer ${gw.key}` })
+    expect(res.status).toBe(200)
+    expect(res.headers.get('x-gw-auth-mode')).toBe('GwKey')
+  })
+})
+
+describe('streaming', () => {
+  test('streams OpenAI chunks, usage last, then [DONE]', async () => {
+    const res = await gw.chat({ model: 'openai/gpt-4o', messages: hello, stream: true })
+    expect(res.status).toBe(200)
+    expect(res.headers.get('content-type')).toBe('text/event-stream')
+    expect(res.headers.get('x-gw-model')).toBe('openai/gpt-4o')
+    expect(res.headers.get('x-gw-request-id')).toBeTruthy()
+    const events = await readSse(res)
+    expect(events[events.length - 1]).toBe('[DONE]')
+    const chunks = events.slice(0, -1) as Record<string, any>[]
+    for (const c of chunks) assertChatChunk(c)
+    expect(chunks[0]?.choices[0].delta.role).toBe('assistant')
+    const text = chunks.map((c) => c.choices[0]?.delta.content ?? '').join('')
+    expect(text).toBe('Hello from fake-openai (gpt-4o).')
+    const finishes = chunks.flatMap((c) => c.choices.map((ch: any) => ch.finish_reason)).filter(Boolean)
+    expect(finishes).toEqual(['stop'])
+    const last = chunks[chunks.length - 1] as Record<string, any>
+    expect(last.choices).toEqual([])
+    expect(last.usage).toMatchObject({ prompt_tokens: 6, completion_tokens: 4, total_tokens: 10 })
+    expect(new Set(chunks.map((c) => c.id)).size).toBe(1)
+    // gw asks OpenAI for usage even though the client did not.
+    expect((openai.requests[0]?.body as any).stream_options).toEqual({ include_usage: true })
+  })
+
+  test('the log entry of a stream has usage, cost and time to first token', async () => {
+    const res = await gw.chat({ model: 'openai/gpt-4o', messages: hello, stream: true, metadata: { feature: 'chat' } })
+    await res.text()
+    const log = await gw.log(res.headers.get('x-gw-request-id') as string)
+    expect(log).toMatchObject({
+      stream: true,
+      status: 200,
+      model: 'openai/gpt-4o',
+      provider: 'openai',
+      incomplete: false,
+      metadata: { feature: 'chat' },
+      usage: { promptTokens: 6, completionTokens: 4, totalTokens: 10, estimated: false },
+    })
+    expect(log.ttftMs).toBeGreaterThanOrEqual(0)
+    // gpt-4o: $2.50 / 1M input, $10 / 1M output.
+    expect(log.costUsd).toBeCloseTo((6 * 2.5 + 4 * 10) / 1e6, 12)
+  })
+
+  test('a client that goes away cancels the upstream request', async () => {
+    openai.enqueue({ kind: 'reply', chunks: 20, chunkDelayMs: 100, text: 'one two three four five six seven eight nine ten' })
+    const ac = new AbortController()
+    const res = await gw.fetch('/v1/chat/completions', {
+      method: 'POST',
+      body: JSON.stringify({ model: 'openai/gpt-4o', messages: hello, stream: true }),
+      signal: ac.signal,
+    })
+    const reader = res.body!.getReader()
+    await reader.read()
+    ac.abort()
+    expect(await openai.waitForAbort(0, 3000)).toBe(true)
+  })
+})

@@ -1,0 +1,118 @@
+// The logs API: one entry per request (errors too), read-your-writes, metadata filters, pagination, org isolation.
+
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { startFake, type FakeUpstream } from '../fakes/upstream'
+import { startTestGateway, type TestGateway } from '../helpers/gateway'
+
+let openai: FakeUpstream
+let gw: TestGateway
+
+beforeAll(async () => {
+  openai = await startFake('openai')
+  gw = await startTestGateway({ openai })
+})
+afterAll(async () => {
+  await gw.stop()
+  await openai.stop()
+})
+
+const hello = [{ role: 'user', content: 'Say hi please' }]
+const list = async (query: string, key = gw.key) => {
+  const res = await fetch(`${gw.url}/v1/logs?${query}`, { headers: { authorization: `GwKey ${key}` } })
+  expect(res.status).toBe(200)
+  return (await res.json()) as { data: Record<string, any>[]; nextCursor: string | null }
+}
+
+test('an entry is readable the moment the response has ended', async () => {
+  const res = await gw.chat({ model: 'openai/gpt-4o', messages: hello, user: 'alice', metadata: { env: 'prod' } })
+  const id = res.headers.get('x-gw-request-id') as string
+  await res.json()
+  const log = await gw.log(id)
+  expect(log).toMatchObject({
+    requestId: id,
+    orgId: 'default',
+    endpoint: '/v1/chat/completions',
+    authMode: 'GwKey',
+    requestedModel: 'openai/gpt-4o',
+    model: 'openai/gpt-4o',
+    provider: 'openai',
+    stream: false,
+    status: 200,
+    errorCode: null,
+    user: 'alice',
+    endUserId: 'alice',
+    metadata: { env: 'prod' },
+    fallback: { used: false, reason: null, model: null },
+    attempts: [{ model: 'openai/gpt-4o', outcome: 'ok', status: 200 }],
+    usage: { promptTokens: 6, completionTokens: 4, totalTokens: 10, estimated: false },
+  })
+  expect(typeof log.createdAt).toBe('string')
+  expect(log.latencyMs).toBeGreaterThanOrEqual(0)
+  expect(log.upstreamLatencyMs).toBeGreaterThanOrEqual(0)
+  expect(log.requestBody).toMatchObject({ model: 'openai/gpt-4o', metadata: { env: 'prod' } })
+  expect((log.responseBody as any).choices[0].message.content).toBe('Hello from fake-openai (gpt-4o).')
+})
+
+test('x-gw-end-user-id wins over the body user', async () => {
+  const res = await gw.chat({ model: 'openai/gpt-4o', messages: hello, user: 'alice' }, { 'x-gw-end-user-id': 'bob' })
+  const log = await gw.log(res.headers.get('x-gw-request-id') as string)
+  expect(log).toMatchObject({ user: 'alice', endUserId: 'bob' })
+})
+
+test('failed requests are logged with their status and code', async () => {
+  openai.enqueue({ kind: 'error', status: 503, errorType: 'unavailable' })
+  const res = await gw.chat({ model: 'openai/gpt-4o-mini', messages: hello })
+  expect(res.status).toBe(502)
+  const log = await gw.log(res.headers.get('x-gw-request-id') as string)
+  expect(log).toMatchObject({ status: 502, errorCode: 'provider_error', attempts: [{ outcome: 'provider_error', status: 503 }] })
+  const bad = await gw.chat({ model: 'openai/gpt-4o', messages: hello, temperature: 9 })
+  expect((await gw.log(bad.headers.get('x-gw-request-id') as string)).status).toBe(400)
+})
+
+describe('GET /v1/logs', () => {
+  test('filters by several metadata keys (ANDed), newest first, with a cursor', async () => {
+    const ids: string[] = []
+    for (let i = 0; i < 5; i++) {
+      const res = await gw.chat({ model: 'openai/gpt-4o', messages: hello, metadata: { suite: 'page', parity: i % 2 ? 'odd' : 'even', n: i } })
+      ids.push(res.headers.get('x-gw-request-id') as string)
+      await res.text()
+    }
+    const even = await list('metadata=suite=page&metadata=parity=even')
+    expect(even.data.map((e) => e.requestId)).toEqual([ids[4], ids[2], ids[0]])
+    const p1 = await list('metadata=suite=page&limit=2')
+    expect(p1.data.map((e) => e.requestId)).toEqual([ids[4], ids[3]])
+    expect(p1.nextCursor).toBeTruthy()
+    const p2 = await list(`metadata=suite=page&limit=2&cursor=${p1.nextCursor}`)
+    expect(p2.data.map((e) => e.requestId)).toEqual([ids[2], ids[1]])
+    const p3 = await list(`metadata=suite=page&limit=2&cursor=${p2.nextCursor}`)
+    expect(p3.data.map((e) => e.requestId)).toEqual([ids[0]])
+    expect(p3.nextCursor).toBeNull()
+    expect((await list('metadata=suite=page&metadata=n=3')).data.map((e) => e.requestId)).toEqual([ids[3]])
+  })
+
+  test('filters by status, model and user', async () => {
+    const errors = await list('status=error')
+    expect(errors.data.length).toBeGreaterThan(0)
+    expect(errors.data.every((e) => e.status >= 400)).toBe(true)
+    const mini = await list('model=openai/gpt-4o-mini')
+    expect(mini.data.every((e) => e.model === 'openai/gpt-4o-mini' || e.requestedModel === 'openai/gpt-4o-mini')).toBe(true)
+    const bob = await list('user=bob')
+    expect(bob.data.length).toBe(1)
+  })
+
+  test('rejects bad filters with 400', async () => {
+    const res = await fetch(`${gw.url}/v1/logs?metadata=novalue&limit=0`, { headers: { authorization: `GwKey ${gw.key}` } })
+    expect(res.status).toBe(400)
+  })
+})
+
+test('another org cannot read the entry (404)', async () => {
+  await gw.admin('POST', '/orgs', { id: 'other', name: 'Other' })
+  const { key } = (await (await gw.admin('POST', '/orgs/other/service-keys', {})).json()) as { key: string }
+  const res = await gw.chat({ model: 'openai/gpt-4o', messages: hello })
+  const id = res.headers.get('x-gw-request-id') as string
+  await res.text()
+  const other = await fetch(`${gw.url}/v1/logs/${id}`, { headers: { authorization: `GwKey ${key}` } })
+  expect(other.status).toBe(404)
+  expect((await list('', key)).data).toEqual([])
+})
