@@ -5,6 +5,6 @@ import { $ } from 'bun'
 
 const outfile = process.argv[2] ?? 'dist/gw'
 const started = performance.now()
-await $`bun build ./src/main.ts --compile --outfile ${outfile} --minify-whitespace --minify-syntax --sourcemap=inline --asset ./prompts --no-compile-autoload-dotenv --no-compile-autoload-bunfig`.quiet()
+await $`${process.execPath} build ./src/main.ts --compile --outfile ${outfile} --minify-whitespace --minify-syntax --asset ./prompts --no-compile-autoload-dotenv --no-compile-autoload-bunfig`.quiet()
 const size = Bun.file(outfile).size
 console.log(`built ${outfile} (${(size / 1024 / 1024).toFixed(1)} MB) in ${((performance.now() - started) / 1000).toFixed(1)} s`)

@@ -8,7 +8,7 @@ import type { Config } from './config'
 import { resolveSecret, SecretBox } from './crypto/secret-box'
 import type { Deps } from './pipeline/context'
 import { OrgDirectory } from './pipeline/org-directory'
-import { UpstreamHealth } from './pipeline/upstream-health'
+import { type HealthOptions, UpstreamHealth } from './pipeline/upstream-health'
 import { LogWriter } from './store/log-writer'
 import { createSqliteStore } from './store/sqlite'
 import type { Store } from './store/types'
@@ -33,6 +33,9 @@ export interface StartOptions {
   /** Listen (default true); false builds everything but the socket, for tests using app.handle. */
   listen?: boolean
   logWriter?: ConstructorParameters<typeof LogWriter>[1]
+  health?: HealthOptions
+  /** Seconds of silence after which Bun drops a connection (chat routes lift it per request). */
+  idleTimeoutSeconds?: number
 }
 
 export async function startGateway(config: Config, opts: StartOptions = {}): Promise<Gateway> {
@@ -45,7 +48,7 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
       console.error(`gw: writing request logs failed (attempt ${attempt}), will retry:`, err instanceof Error ? err.message : err),
     ...opts.logWriter,
   })
-  const deps: Deps = { config, store, catalog, logs, orgs, health: new UpstreamHealth(), fetch: opts.fetch ?? fetch }
+  const deps: Deps = { config, store, catalog, logs, orgs, health: new UpstreamHealth(opts.health), fetch: opts.fetch ?? fetch }
   const { generatedKey } = await bootstrap(store, admin, config)
   const app = createApp(deps, admin)
   if (opts.listen !== false)
@@ -53,7 +56,7 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
       hostname: config.host,
       port: config.port,
       // Slow or silent clients are cut after this; chat routes lift it once their body is read.
-      idleTimeout: 120,
+      idleTimeout: opts.idleTimeoutSeconds ?? 120,
       // Backstop only: bodies over GW_MAX_BODY_BYTES are refused earlier with our own 413.
       maxRequestBodySize: config.maxBodyBytes * 2 + 1024 * 1024,
     })

@@ -182,10 +182,12 @@ async function attemptOnce(
   const upstream = new UpstreamStream(res.body, adapter.createStream(target), () => ac.abort(), timeoutMs)
   const head: StreamPart[] = []
   let committed = false
+  // The first content byte must come within the limit too, even if the upstream sends pings.
+  const firstTokenDeadline = performance.now() + timeoutMs
   while (!committed) {
     let parts: StreamPart[] | null
     try {
-      parts = await upstream.next()
+      parts = await upstream.next(firstTokenDeadline)
     } catch (err) {
       return abortError(err)
     }

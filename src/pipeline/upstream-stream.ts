@@ -22,12 +22,16 @@ export class UpstreamStream {
     this.reader = body.getReader()
   }
 
-  /** The next translated parts, or null once the upstream body is over. */
-  async next(): Promise<StreamPart[] | null> {
+  /**
+   * The next translated parts, or null once the upstream body is over. With `deadline` (a
+   * performance.now() time), waiting past it is a timeout too, however lively the upstream is.
+   */
+  async next(deadline?: number): Promise<StreamPart[] | null> {
     while (!this.finished) {
       let chunk: ReadResult | typeof TIMEOUT
+      const wait = deadline === undefined ? this.idleMs : Math.min(this.idleMs, deadline - performance.now())
       try {
-        chunk = await this.read()
+        chunk = wait > 0 ? await this.read(wait) : TIMEOUT
       } catch (err) {
         this.finished = true
         this.abort()
@@ -37,7 +41,9 @@ export class UpstreamStream {
       if (chunk === TIMEOUT) {
         this.finished = true
         this.abort()
-        return [{ type: 'failure', failure: { kind: 'timeout', message: `upstream stream stalled: no data for ${this.idleMs} ms` } }]
+        const message =
+          wait < this.idleMs ? 'no content before the deadline' : `upstream stream stalled: no data for ${this.idleMs} ms`
+        return [{ type: 'failure', failure: { kind: 'timeout', message } }]
       }
       if (chunk.done) {
         this.finished = true
@@ -59,10 +65,10 @@ export class UpstreamStream {
     this.reader.cancel().catch(() => {})
   }
 
-  private read(): Promise<ReadResult | typeof TIMEOUT> {
+  private read(ms: number): Promise<ReadResult | typeof TIMEOUT> {
     let timer: ReturnType<typeof setTimeout> | undefined
     const timeout = new Promise<typeof TIMEOUT>((resolve) => {
-      timer = setTimeout(() => resolve(TIMEOUT), this.idleMs)
+      timer = setTimeout(() => resolve(TIMEOUT), ms)
     })
     return Promise.race([this.reader.read(), timeout]).finally(() => clearTimeout(timer))
   }

@@ -2,7 +2,7 @@
 
 import { type Env, loadConfig } from '../../src/config'
 import type { ProviderId } from '../../src/providers/provider-id'
-import { type Gateway, startGateway } from '../../src/server'
+import { type Gateway, type StartOptions, startGateway } from '../../src/server'
 import type { FakeUpstream } from '../fakes/upstream'
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789'
@@ -38,6 +38,7 @@ export interface TestGateway {
 export async function startTestGateway(
   fakes: Partial<Record<ProviderId, FakeUpstream>> = {},
   env: Env = {},
+  opts: StartOptions = {},
 ): Promise<TestGateway> {
   const vars: Env = {
     GW_DB: ':memory:',
@@ -50,7 +51,7 @@ export async function startTestGateway(
     vars[BASE_URL_VARS[p]] = fake.url
     vars[KEY_VARS[p]] = fake.apiKey
   }
-  const gw = await startGateway(loadConfig({ ...vars, ...env }))
+  const gw = await startGateway(loadConfig({ ...vars, ...env }), opts)
   const key = gw.generatedKey
   if (!key) throw new Error('test gateway did not generate a service key')
   const url = gw.url

@@ -1,0 +1,83 @@
+// The official OpenAI SDK, pointed at gw, parses every answer (streamed and not, errors too).
+
+import { afterAll, beforeAll, expect, test } from 'bun:test'
+import OpenAI from 'openai'
+import { startFake, type FakeUpstream } from '../fakes/upstream'
+import { startTestGateway, type TestGateway } from '../helpers/gateway'
+
+let openai: FakeUpstream
+let mistral: FakeUpstream
+let gw: TestGateway
+let client: OpenAI
+
+beforeAll(async () => {
+  openai = await startFake('openai')
+  mistral = await startFake('mistral')
+  gw = await startTestGateway({ openai, mistral })
+  client = new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: gw.key, maxRetries: 0 })
+})
+afterAll(async () => {
+  await gw.stop()
+  await openai.stop()
+  await mistral.stop()
+})
+
+const messages = [{ role: 'user' as const, content: 'Say hi please' }]
+
+for (const model of ['openai/gpt-4o', 'mistral/mistral-small-latest']) {
+  test(`${model}: create() returns a typed completion`, async () => {
+    const { data, response } = await client.chat.completions.create({ model, messages, user: 'sdk-user' }).withResponse()
+    expect(response.headers.get('x-gw-model')).toBe(model)
+    expect(data.choices[0]?.message.content).toContain('Hello from fake-')
+    expect(data.usage?.total_tokens).toBe(10)
+  })
+
+  test(`${model}: stream() yields the text and the usage`, async () => {
+    const stream = await client.chat.completions.create({ model, messages, stream: true })
+    let text = ''
+    let usage: OpenAI.CompletionUsage | null | undefined
+    for await (const chunk of stream) {
+      text += chunk.choices[0]?.delta.content ?? ''
+      if (chunk.usage) usage = chunk.usage
+    }
+    expect(text).toContain('Hello from fake-')
+    expect(usage?.total_tokens).toBe(10)
+  })
+
+  test(`${model}: the stream helper accumulates a final completion`, async () => {
+    const runner = client.chat.completions.stream({ model, messages })
+    const final = await runner.finalChatCompletion()
+    expect(final.choices[0]?.message.content).toContain('Hello from fake-')
+    expect(final.choices[0]?.finish_reason).toBe('stop')
+  })
+}
+
+test('SDK errors carry our status and body', async () => {
+  openai.enqueue({ kind: 'error', status: 500, errorType: 'server' })
+  const err = await client.chat.completions.create({ model: 'openai/gpt-4o-mini', messages }).catch((e: unknown) => e)
+  expect(err).toBeInstanceOf(OpenAI.APIError)
+  const apiErr = err as InstanceType<typeof OpenAI.APIError>
+  expect(apiErr.status).toBe(502)
+  // The seed's error body has `error: true`, which the SDK reads as its error object.
+  expect(apiErr.error).toBe(true)
+  expect(apiErr.headers?.get('x-gw-request-id')).toBeTruthy()
+})
+
+test('a mid-stream failure surfaces as an SDK error, not a clean end', async () => {
+  openai.enqueue({ kind: 'error-event-after', events: 3, errorType: 'server' })
+  const stream = await client.chat.completions.create({ model: 'openai/gpt-4o', messages, stream: true })
+  let text = ''
+  const run = async () => {
+    for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? ''
+  }
+  await expect(run()).rejects.toThrow()
+  expect(text.length).toBeGreaterThan(0)
+})
+
+test('models.list() lists the catalog models of usable providers', async () => {
+  const list = await client.models.list()
+  const ids = list.data.map((m) => m.id)
+  expect(ids).toContain('openai/gpt-4o')
+  expect(ids).toContain('mistral/mistral-small-latest')
+  expect(ids.some((id) => id.startsWith('anthropic/'))).toBe(false)
+})

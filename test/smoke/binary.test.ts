@@ -1,0 +1,72 @@
+// Builds the single binary, runs it on a fresh directory, and sends a chat request through it.
+
+import { afterAll, beforeAll, expect, test } from 'bun:test'
+import { Database } from 'bun:sqlite'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { startFake, type FakeUpstream } from '../fakes/upstream'
+
+const root = join(import.meta.dir, '../..')
+let dir: string
+let openai: FakeUpstream
+let binary: string
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'gw-bin-'))
+  binary = join(dir, 'gw')
+  const build = Bun.spawnSync([process.execPath, 'scripts/build.ts', binary], { cwd: root, stderr: 'pipe', stdout: 'pipe' })
+  if (build.exitCode !== 0) throw new Error(`build failed: ${build.stderr.toString()}`)
+  openai = await startFake('openai')
+}, 60_000)
+afterAll(async () => {
+  await openai.stop()
+  rmSync(dir, { recursive: true, force: true })
+})
+
+/** Reads stdout until `pattern` matches; returns the match. */
+async function waitFor(reader: ReadableStreamDefaultReader<Uint8Array>, seen: { text: string }, pattern: RegExp) {
+  const decoder = new TextDecoder()
+  const deadline = Date.now() + 10_000
+  while (!pattern.test(seen.text)) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${pattern}; got:\n${seen.text}`)
+    const { value, done } = await reader.read()
+    if (done) throw new Error(`process ended; output:\n${seen.text}`)
+    seen.text += decoder.decode(value)
+  }
+  return pattern.exec(seen.text) as RegExpExecArray
+}
+
+test('dist/gw starts offline on its embedded SQLite, answers, and flushes its log on SIGTERM', async () => {
+  const proc = Bun.spawn([binary, 'serve', '--port', '0'], {
+    cwd: dir,
+    env: { PATH: process.env.PATH ?? '', GW_OPENAI_BASE_URL: openai.url, OPENAI_API_KEY: openai.apiKey },
+    stdout: 'pipe',
+    stderr: 'pipe',
+  })
+  const reader = proc.stdout.getReader()
+  const seen = { text: '' }
+  const url = (await waitFor(reader, seen, /listening on (http:\/\/\S+)/))[1] as string
+  const key = (await waitFor(reader, seen, /(gw_sk_[A-Za-z0-9]+)/))[1] as string
+
+  const health = await fetch(`${url}/health`)
+  expect(health.status).toBe(200)
+  expect(((await health.json()) as { ok: boolean }).ok).toBe(true)
+
+  const res = await fetch(`${url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ model: 'openai/gpt-4o', messages: [{ role: 'user', content: 'Say hi please' }] }),
+  })
+  expect(res.status).toBe(200)
+  const id = res.headers.get('x-gw-request-id') as string
+  expect(((await res.json()) as any).choices[0].message.content).toBe('Hello from fake-openai (gpt-4o).')
+  expect(openai.requests.at(-1)?.headers.authorization).toBe(`Bearer ${openai.apiKey}`)
+
+  proc.kill('SIGTERM')
+  expect(await proc.exited).toBe(0)
+  const db = new Database(join(dir, 'data/gw.db'), { readonly: true })
+  const row = db.query('SELECT status FROM request_logs WHERE request_id = ?1').get(id) as { status: number } | null
+  db.close()
+  expect(row?.status).toBe(200)
+}, 30_000)
