@@ -13,8 +13,13 @@ export interface BootstrapResult {
   generatedKey: string | undefined
 }
 
-export async function bootstrap(store: Store, admin: AdminService, config: Config): Promise<BootstrapResult> {
+/** The `default` org exists from the first start (or first CLI command) on. */
+export async function ensureDefaultOrg(store: Store): Promise<void> {
   if (!(await store.orgs.getOrg(DEFAULT_ORG))) await store.orgs.createOrg({ id: DEFAULT_ORG, name: 'Default' })
+}
+
+export async function bootstrap(store: Store, admin: AdminService, config: Config): Promise<BootstrapResult> {
+  await ensureDefaultOrg(store)
 
   const current = new Map((await store.orgs.getProviders(DEFAULT_ORG)).map((p) => [p.provider, p]))
   for (const [provider, apiKey] of Object.entries(config.envProviderKeys) as [ProviderId, string][]) {

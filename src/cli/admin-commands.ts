@@ -2,7 +2,7 @@
 
 import { readFileSync } from 'node:fs'
 import { AdminService } from '../admin/admin-service'
-import { DEFAULT_ORG } from '../admin/bootstrap'
+import { DEFAULT_ORG, ensureDefaultOrg } from '../admin/bootstrap'
 import type { Config } from '../config'
 import { GatewayError } from '../errors'
 import { openStore } from '../server'
@@ -61,6 +61,7 @@ export async function runAdminCommand(config: Config, words: string[]): Promise<
   if (!command) return false
   const store = openStore(config)
   try {
+    await ensureDefaultOrg(store)
     const out = await command(new AdminService(store), words.slice(2))
     console.log(JSON.stringify(out, null, 2))
   } catch (err) {

@@ -1,0 +1,85 @@
+// The admin subcommands of the `gw` binary, run as a user would, on a database file.
+
+import { afterAll, expect, test } from 'bun:test'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { startFake } from '../fakes/upstream'
+
+const dir = mkdtempSync(join(tmpdir(), 'gw-cli-'))
+const db = join(dir, 'gw.db')
+const main = join(import.meta.dir, '../../src/main.ts')
+afterAll(() => rmSync(dir, { recursive: true, force: true }))
+
+function gw(...args: string[]) {
+  const p = Bun.spawnSync([process.execPath, main, ...args], { env: { PATH: process.env.PATH ?? '', GW_DB: db }, stdout: 'pipe', stderr: 'pipe' })
+  const out = p.stdout.toString()
+  return { code: p.exitCode, out, err: p.stderr.toString(), json: () => JSON.parse(out) as Record<string, any> }
+}
+
+test('org, provider, policy and key commands work on the configured database', async () => {
+  const org = gw('org', 'create', '--name', 'Acme', '--id', 'acme')
+  expect(org.code).toBe(0)
+  expect(org.json()).toEqual({ id: 'acme', name: 'Acme' })
+
+  const prov = gw('provider', 'set', 'openai', '--org', 'acme', '--api-key', 'sk-cli-secret-0000001234')
+  expect(prov.code).toBe(0)
+  expect(prov.json()).toMatchObject({ provider: 'openai', apiKey: 'sk-…1234', enabled: true })
+  expect(prov.out).not.toContain('sk-cli-secret')
+
+  const policyFile = join(dir, 'policy.json')
+  writeFileSync(policyFile, JSON.stringify({ allowedModels: ['openai/*'] }))
+  expect(gw('policy', 'set', '--org', 'acme', '--file', policyFile).json()).toEqual({ allowedModels: ['openai/*'] })
+
+  const key = gw('key', 'create', '--org', 'acme', '--name', 'deploy')
+  expect(key.code).toBe(0)
+  const { id, key: secret } = key.json()
+  expect(secret).toMatch(/^gw_sk_/)
+
+  const shown = gw('org', 'show', '--org', 'acme')
+  expect(shown.json()).toMatchObject({ id: 'acme', policy: { allowedModels: ['openai/*'] }, serviceKeys: [{ id, name: 'deploy', revokedAt: null }] })
+  expect(shown.out).not.toContain(secret)
+
+  expect(gw('key', 'revoke', id, '--org', 'acme').code).toBe(0)
+  expect(gw('org', 'show', '--org', 'acme').json().serviceKeys[0].revokedAt).toBeTruthy()
+})
+
+test('bad input: a clear message and a non-zero exit', () => {
+  const dup = gw('org', 'create', '--name', 'Acme', '--id', 'acme')
+  expect(dup.code).toBe(1)
+  expect(dup.err).toContain('already exists')
+  const missing = gw('provider', 'set', 'openai', '--org', 'acme')
+  expect(missing.code).toBe(1)
+  expect(missing.err).toContain('--api-key')
+  const unknown = gw('frobnicate')
+  expect(unknown.code).toBe(2)
+  expect(unknown.err).toContain('unknown command')
+  const badConfig = Bun.spawnSync([process.execPath, main, 'org', 'show'], { env: { GW_DB: db, GW_PORT: 'x' }, stderr: 'pipe' })
+  expect(badConfig.exitCode).toBe(1)
+  expect(badConfig.stderr.toString()).toContain('GW_PORT')
+})
+
+test('a key made by the CLI works against a running gateway on the same database', async () => {
+  const openai = await startFake('openai')
+  const key = gw('key', 'create').json().key as string
+  const proc = Bun.spawn([process.execPath, main, 'serve', '--port', '0'], {
+    env: { PATH: process.env.PATH ?? '', GW_DB: db, GW_OPENAI_BASE_URL: openai.url, OPENAI_API_KEY: openai.apiKey },
+    stdout: 'pipe',
+  })
+  try {
+    const reader = proc.stdout.getReader()
+    let out = ''
+    while (!/listening on (\S+)/.test(out)) out += new TextDecoder().decode((await reader.read()).value)
+    const url = (/listening on (\S+)/.exec(out) as RegExpExecArray)[1]
+    const res = await fetch(`${url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `GwKey ${key}` },
+      body: JSON.stringify({ model: 'openai/gpt-4o', messages: [{ role: 'user', content: 'hi' }] }),
+    })
+    expect(res.status).toBe(200)
+  } finally {
+    proc.kill('SIGTERM')
+    await proc.exited
+    await openai.stop()
+  }
+})

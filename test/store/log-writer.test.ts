@@ -1,0 +1,74 @@
+// The write-behind log queue: batches, read-your-writes, retries on a failing store, flush on close.
+
+import { expect, test } from 'bun:test'
+import { LogWriter } from '../../src/store/log-writer'
+import type { LogEntry, LogStore } from '../../src/store/types'
+
+const e = (i: number) => ({ requestId: `r${i}`, orgId: 'o', createdAt: new Date().toISOString() }) as LogEntry
+
+function memoryStore(failFirst = 0) {
+  const rows: LogEntry[] = []
+  const batches: number[] = []
+  let failures = failFirst
+  const store: LogStore = {
+    async insertLogs(entries) {
+      if (failures-- > 0) throw new Error('database is locked')
+      batches.push(entries.length)
+      for (const x of entries) if (!rows.some((r) => r.requestId === x.requestId)) rows.push(x)
+    },
+    async getLog() {
+      return undefined
+    },
+    async queryLogs() {
+      return { data: [], nextCursor: null }
+    },
+    async countLogs() {
+      return rows.length
+    },
+  }
+  return { store, rows, batches }
+}
+
+test('entries are written in batches, off the caller’s path', async () => {
+  const { store, rows, batches } = memoryStore()
+  const w = new LogWriter(store, { batchSize: 100, intervalMs: 10 })
+  for (let i = 0; i < 250; i++) w.write(e(i))
+  expect(rows).toHaveLength(0) // nothing written synchronously
+  await Bun.sleep(50)
+  expect(rows).toHaveLength(250)
+  expect(batches.every((n) => n <= 100)).toBe(true)
+  expect(batches.length).toBeLessThanOrEqual(4)
+})
+
+test('a queued entry can be read before it is written, and only by its org', () => {
+  const { store } = memoryStore()
+  const w = new LogWriter(store, { intervalMs: 1000 })
+  w.write(e(1))
+  expect(w.pendingEntry('o', 'r1')?.requestId).toBe('r1')
+  expect(w.pendingEntry('other', 'r1')).toBeUndefined()
+})
+
+test('a locked database is retried until the entries are written', async () => {
+  const { store, rows } = memoryStore(3)
+  const errors: number[] = []
+  const w = new LogWriter(store, { intervalMs: 5, onError: (_err, attempt) => errors.push(attempt) })
+  for (let i = 0; i < 10; i++) w.write(e(i))
+  await Bun.sleep(1200)
+  expect(rows).toHaveLength(10)
+  expect(errors).toEqual([1, 2, 3])
+  expect(w.stats).toMatchObject({ written: 10, dropped: 0, retries: 3 })
+})
+
+test('close() writes everything still queued; what finally fails is counted as dropped', async () => {
+  const ok = memoryStore()
+  const w = new LogWriter(ok.store, { intervalMs: 60_000 })
+  for (let i = 0; i < 5; i++) w.write(e(i))
+  await w.close()
+  expect(ok.rows).toHaveLength(5)
+
+  const broken = memoryStore(1_000)
+  const w2 = new LogWriter(broken.store, { intervalMs: 60_000 })
+  w2.write(e(1))
+  await w2.close(1)
+  expect(w2.stats.dropped).toBe(1)
+})

@@ -1,0 +1,138 @@
+// The SQLite store: migrations, WAL, encrypted secrets, and log queries that use indexes, not scans.
+
+import { describe, expect, test } from 'bun:test'
+import { Database } from 'bun:sqlite'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { SecretBox } from '../../src/crypto/secret-box'
+import { createSqliteStore } from '../../src/store/sqlite'
+import { MIGRATIONS, migrate, openDatabase } from '../../src/store/sqlite/open'
+import type { LogEntry } from '../../src/store/types'
+
+function entry(i: number, over: Partial<LogEntry> = {}): LogEntry {
+  return {
+    requestId: `req-${String(i).padStart(6, '0')}`,
+    createdAt: new Date(1_700_000_000_000 + i * 1000).toISOString(),
+    orgId: 'o1',
+    endpoint: '/v1/chat/completions',
+    authMode: 'GwKey',
+    subject: 'sk_x',
+    endUserId: null,
+    user: null,
+    promptId: null,
+    promptSlug: null,
+    promptVersion: null,
+    requestedModel: 'openai/gpt-4o',
+    model: 'openai/gpt-4o',
+    provider: 'openai',
+    stream: false,
+    status: 200,
+    errorCode: null,
+    errorMessage: null,
+    fallback: { used: false, reason: null, model: null },
+    attempts: [],
+    usage: { promptTokens: 1, completionTokens: 1, totalTokens: 2, cachedTokens: 0, estimated: false },
+    costUsd: null,
+    latencyMs: 1,
+    upstreamLatencyMs: 1,
+    ttftMs: null,
+    incomplete: false,
+    refusal: false,
+    warnings: [],
+    metadata: { env: i % 2 ? 'prod' : 'dev', shard: i % 3 },
+    structuredOutput: null,
+    ...over,
+  }
+}
+
+test('a fresh database gets every migration once; running them again changes nothing', () => {
+  const db = openDatabase(':memory:')
+  expect((db.query('PRAGMA user_version').get() as { user_version: number }).user_version).toBe(MIGRATIONS.length)
+  migrate(db)
+  expect((db.query('PRAGMA user_version').get() as { user_version: number }).user_version).toBe(MIGRATIONS.length)
+  db.close()
+})
+
+test('a file database runs in WAL mode', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'gw-store-'))
+  try {
+    const db = openDatabase(join(dir, 'nested/gw.db'))
+    expect((db.query('PRAGMA journal_mode').get() as { journal_mode: string }).journal_mode).toBe('wal')
+    db.close()
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+})
+
+test('provider keys are sealed with AES-256-GCM and opened only with the same secret', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'gw-store-'))
+  const path = join(dir, 'gw.db')
+  try {
+    const store = createSqliteStore(path, new SecretBox('secret-one'))
+    await store.orgs.createOrg({ id: 'o1', name: 'O' })
+    await store.orgs.putProvider('o1', { provider: 'openai', apiKey: 'sk-plain-text-key', baseUrl: undefined, enabled: true })
+    expect((await store.orgs.getProviders('o1'))[0]?.apiKey).toBe('sk-plain-text-key')
+    await store.close()
+    const raw = new Database(path, { readonly: true })
+    const row = raw.query('SELECT api_key_enc FROM provider_keys').get() as { api_key_enc: string }
+    raw.close()
+    expect(row.api_key_enc).not.toContain('sk-plain-text-key')
+    expect(row.api_key_enc).toMatch(/^v1:/)
+    const wrong = createSqliteStore(path, new SecretBox('secret-two'))
+    await expect(wrong.orgs.getProviders('o1')).rejects.toThrow(/GW_SECRET/)
+    await wrong.close()
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+})
+
+describe('request log', () => {
+  test('inserting the same entry twice keeps one row (a retried batch never duplicates)', async () => {
+    const store = createSqliteStore(':memory:', new SecretBox('s'))
+    await store.logs.insertLogs([entry(1), entry(2)])
+    await store.logs.insertLogs([entry(2), entry(3)])
+    expect(await store.logs.countLogs()).toBe(3)
+    await store.close()
+  })
+
+  test('metadata filters are index seeks, not scans of the log', () => {
+    const db = openDatabase(':memory:')
+    const plan = (sql: string) =>
+      (db.query(`EXPLAIN QUERY PLAN ${sql}`).all() as { detail: string }[]).map((r) => r.detail).join('\n')
+    const twoKeys = plan(`SELECT l.entry FROM request_log_metadata m0 JOIN request_logs l ON l.request_id = m0.request_id
+      WHERE m0.org_id = 'o1' AND m0.key = 'env' AND m0.value = 'prod'
+      AND EXISTS (SELECT 1 FROM request_log_metadata m1 WHERE m1.org_id = m0.org_id AND m1.key = 'shard' AND m1.value = '1'
+                  AND m1.created_at = m0.created_at AND m1.request_id = m0.request_id)
+      ORDER BY m0.created_at DESC, m0.request_id DESC LIMIT 51`)
+    expect(twoKeys).not.toMatch(/SCAN (l|request_logs)\b/)
+    expect(twoKeys).not.toContain('USE TEMP B-TREE')
+    expect(twoKeys).toMatch(/SEARCH m0 USING PRIMARY KEY/)
+    const byId = plan(`SELECT entry FROM request_logs WHERE request_id = 'x' AND org_id = 'o1'`)
+    expect(byId).toMatch(/SEARCH request_logs USING INDEX sqlite_autoindex_request_logs_1/)
+    db.close()
+  })
+
+  test('filters and pages agree with a brute-force reading', async () => {
+    const store = createSqliteStore(':memory:', new SecretBox('s'))
+    const all = Array.from({ length: 60 }, (_, i) => entry(i, { status: i % 7 === 0 ? 502 : 200 }))
+    await store.logs.insertLogs(all)
+    const want = all
+      .filter((e) => e.metadata.env === 'prod' && e.metadata.shard === 1)
+      .reverse()
+      .map((e) => e.requestId)
+    const got: string[] = []
+    let cursor: string | undefined
+    do {
+      const page = await store.logs.queryLogs({ orgId: 'o1', metadata: [['env', 'prod'], ['shard', '1']], limit: 3, ...(cursor ? { cursor } : {}) })
+      got.push(...page.data.map((e) => e.requestId))
+      cursor = page.nextCursor ?? undefined
+    } while (cursor)
+    expect(got).toEqual(want)
+    const errors = await store.logs.queryLogs({ orgId: 'o1', metadata: [], status: 'error', limit: 100 })
+    expect(errors.data.map((e) => e.requestId)).toEqual(all.filter((e) => e.status >= 400).reverse().map((e) => e.requestId))
+    const other = await store.logs.queryLogs({ orgId: 'o2', metadata: [], limit: 100 })
+    expect(other.data).toEqual([])
+    await store.close()
+  })
+})
