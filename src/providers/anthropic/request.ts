@@ -77,10 +77,18 @@ function addTools(body: Record<string, unknown>, req: ChatRequest, strategy: Jso
   if (choice) body.tool_choice = choice
 }
 
+/** The system-prompt line a strategy needs: the whole instruction for `prompt`, a pointer to the tool otherwise. */
+function jsonHint(req: ChatRequest, strategy: JsonStrategy): string {
+  const json = jsonRequest(req)
+  if (strategy === 'prompt')
+    return json?.mode === 'json_schema' ? `${JSON_HINT} It must match this JSON Schema: ${JSON.stringify(json.schema)}` : JSON_HINT
+  return strategy === 'tool' && req.tools?.length ? JSON_TOOL_HINT : ''
+}
+
 export function toAnthropicBody(req: ChatRequest, target: Target): Record<string, unknown> {
   const { system, messages } = toAnthropicMessages(req.messages)
   const strategy = jsonStrategy(req, target)
-  const hint = strategy === 'prompt' ? JSON_HINT : strategy === 'tool' && req.tools?.length ? JSON_TOOL_HINT : ''
+  const hint = jsonHint(req, strategy)
   const body: Record<string, unknown> = {
     model: target.model.id,
     max_tokens: req.max_tokens ?? req.max_completion_tokens ?? target.model.info.defaultMaxTokens,
