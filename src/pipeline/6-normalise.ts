@@ -127,14 +127,16 @@ export function streamAnswer(deps: Deps, ctx: RequestContext, d: Dispatched, fin
     if (closed) return
     closed = true
     const u = usage ?? estimateUsage(d, transcript.content)
+    const last = d.attempts[d.attempts.length - 1]
     if (failure) {
-      const last = d.attempts[d.attempts.length - 1]
       if (last) Object.assign(last, { outcome: failure.kind, message: failure.message })
       deps.health.record(ctx.identity?.orgId ?? '', model, failure.kind)
     }
+    // A refusal can also come at the end of a stream that had started normally (Anthropic, Gemini).
+    const refusal = d.answer.refusal || transcript.finish === 'content_filter'
+    if (refusal && last?.outcome === 'ok') last.outcome = 'refusal_detected'
     finish({
-      // A refusal can also come at the end of a stream that had started normally (Anthropic, Gemini).
-      ...baseOutcome(d, d.answer.refusal || transcript.finish === 'content_filter'),
+      ...baseOutcome(d, refusal),
       structuredOutput: checkStructuredOutput(d.sent, transcript.content),
       errorCode: failure ? 'provider_error' : null,
       errorMessage: failure?.message ?? (clientLeft ? 'the client disconnected before the end of the stream' : null),

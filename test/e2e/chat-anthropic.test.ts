@@ -187,6 +187,29 @@ describe('answers', () => {
     expect(log.attempts).toEqual([expect.objectContaining({ outcome: 'refusal_detected', status: 200 })])
   })
 
+  test('a refusal after streamed text still ends with content_filter and is logged as a refusal', async () => {
+    const ev = (name: string, data: Record<string, unknown>) => `event: ${name}\ndata: ${JSON.stringify({ type: name, ...data })}\n\n`
+    anthropic.enqueue({
+      kind: 'raw',
+      status: 200,
+      body: [
+        ev('message_start', { message: { id: 'msg_3', model: 'claude-haiku-4-5', role: 'assistant', content: [], usage: { input_tokens: 5 } } }),
+        ev('content_block_start', { index: 0, content_block: { type: 'text', text: '' } }),
+        ev('content_block_delta', { index: 0, delta: { type: 'text_delta', text: 'Sure, here' } }),
+        ev('content_block_stop', { index: 0 }),
+        ev('message_delta', { delta: { stop_reason: 'refusal', stop_details: { type: 'refusal', explanation: 'Blocked.' } }, usage: { output_tokens: 3 } }),
+        ev('message_stop', {}),
+      ].join(''),
+    })
+    const res = await gw.chat({ model: 'anthropic/claude-haiku-4-5', messages: hello, stream: true })
+    const chunks = (await readSse(res)).slice(0, -1) as Record<string, any>[]
+    const finish = chunks.find((c) => c.choices[0]?.finish_reason)
+    expect(finish?.choices[0]).toMatchObject({ finish_reason: 'content_filter', delta: { refusal: 'Blocked.' } })
+    const log = await logOf(res)
+    expect(log.refusal).toBe(true)
+    expect(log.attempts).toEqual([expect.objectContaining({ outcome: 'refusal_detected' })])
+  })
+
   test('thinking blocks are left out of the answer, streamed or not', async () => {
     const ev = (name: string, data: Record<string, unknown>) => `event: ${name}\ndata: ${JSON.stringify({ type: name, ...data })}\n\n`
     const usage = { input_tokens: 5, output_tokens: 9 }
