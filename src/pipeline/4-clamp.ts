@@ -38,6 +38,10 @@ export function clamp(input: ChatInput, target: Target, adapter: ProviderAdapter
     delete body.top_p
     warnings.push(`top_p removed: ${name} does not take temperature and top_p together`)
   }
+  if (!info.forcedToolChoice && body.tool_choice !== undefined && body.tool_choice !== 'auto' && body.tool_choice !== 'none') {
+    warnings.push(`tool_choice ${JSON.stringify(body.tool_choice)} relaxed to "auto": ${name} refuses forced tool choice`)
+    body.tool_choice = 'auto'
+  }
   for (const k of ['max_tokens', 'max_completion_tokens'] as const) {
     const v = body[k]
     if (typeof v === 'number' && v > info.maxOutput) {

@@ -156,7 +156,7 @@ async function attemptOnce(
     disarm()
     let completion: UpstreamCompletion
     try {
-      completion = adapter.parseResponse(JSON.parse(text), target)
+      completion = adapter.parseResponse(JSON.parse(text), target, body)
     } catch (err) {
       const why = err instanceof Error ? err.message : String(err)
       return fail({ kind: 'provider_error', status: res.status, message: `malformed answer (${why}): ${clip(text, 200)}` })
@@ -179,7 +179,7 @@ async function attemptOnce(
     disarm()
     return fail({ kind: 'provider_error', status: res.status, message: `expected an event stream, got "${contentType}": ${clip(text, 200)}` })
   }
-  const upstream = new UpstreamStream(res.body, adapter.createStream(target), () => ac.abort(), timeoutMs)
+  const upstream = new UpstreamStream(res.body, adapter.createStream(target, body), () => ac.abort(), timeoutMs)
   const head: StreamPart[] = []
   let committed = false
   // The first content byte must come within the limit too, even if the upstream sends pings.
@@ -269,11 +269,11 @@ export async function dispatch(
         continue
       }
     }
-    const adapter = adapterFor(c.ref.provider)
-    if (!c.target || !adapter) {
-      skip(c, c.unavailable ?? `provider "${c.ref.provider}" is not supported yet`)
+    if (!c.target) {
+      skip(c, c.unavailable ?? `provider "${c.ref.provider}" is not available`)
       continue
     }
+    const adapter = adapterFor(c.ref.provider)
     const firedBy = i > 0 ? (kind ?? null) : null
     const admission = deps.health.admit(org.org.id, c.ref.name)
     if (!admission.ok) {

@@ -8,6 +8,7 @@ import { estimatePromptTokens, estimateTokens } from '../tokens'
 import type { Dispatched } from './5-dispatch'
 import type { Deps, RequestContext } from './context'
 import type { Outcome } from './7-log'
+import { checkStructuredOutput } from './structured-output'
 
 export function modelName(t: Target): string {
   return `${t.provider}/${t.model.id}`
@@ -68,6 +69,7 @@ export function jsonAnswer(ctx: RequestContext, d: Dispatched, finish: (o: Outco
   const json = JSON.stringify(body)
   finish({
     ...baseOutcome(d, d.answer.refusal),
+    structuredOutput: checkStructuredOutput(d.sent, c.choices[0]?.message.content ?? null),
     usage,
     usageEstimated: !c.usage,
     responseBody: body,
@@ -125,13 +127,17 @@ export function streamAnswer(deps: Deps, ctx: RequestContext, d: Dispatched, fin
     if (closed) return
     closed = true
     const u = usage ?? estimateUsage(d, transcript.content)
+    const last = d.attempts[d.attempts.length - 1]
     if (failure) {
-      const last = d.attempts[d.attempts.length - 1]
       if (last) Object.assign(last, { outcome: failure.kind, message: failure.message })
       deps.health.record(ctx.identity?.orgId ?? '', model, failure.kind)
     }
+    // A refusal can also come at the end of a stream that had started normally (Anthropic, Gemini).
+    const refusal = d.answer.refusal || transcript.finish === 'content_filter'
+    if (refusal && last?.outcome === 'ok') last.outcome = 'refusal_detected'
     finish({
-      ...baseOutcome(d, d.answer.refusal),
+      ...baseOutcome(d, refusal),
+      structuredOutput: checkStructuredOutput(d.sent, transcript.content),
       errorCode: failure ? 'provider_error' : null,
       errorMessage: failure?.message ?? (clientLeft ? 'the client disconnected before the end of the stream' : null),
       incomplete: !!failure || clientLeft,

@@ -74,9 +74,14 @@ export interface ProviderCapabilities {
 export interface ProviderAdapter {
   readonly id: ProviderId
   readonly capabilities: ProviderCapabilities
+  /** May throw a GatewayError (400) for input the provider cannot take at all (e.g. an audio part). */
   buildRequest(req: ChatRequest, target: Target): UpstreamRequest
-  /** Throws (a plain Error) on an answer that is not the provider's documented shape. */
-  parseResponse(json: unknown, target: Target): UpstreamCompletion
-  createStream(target: Target): StreamTranslator
+  /**
+   * `req` is the request buildRequest was given, for answers that depend on how it was sent
+   * (structured output through a forced tool). Throws (a plain Error) on an answer that is not
+   * the provider's documented shape.
+   */
+  parseResponse(json: unknown, target: Target, req: ChatRequest): UpstreamCompletion
+  createStream(target: Target, req: ChatRequest): StreamTranslator
   parseError(status: number, bodyText: string, headers: Headers): UpstreamFailure
 }

@@ -77,3 +77,20 @@ test('a Mistral 422 becomes a 502 provider_error naming provider, status and tex
   expect(body.message).toContain('HTTP 422')
   expect(body.requestId).toBe(res.headers.get('x-gw-request-id') as string)
 })
+
+test('tool-call ids become 9 alphanumerics, the same on the call and its result; no content beside tool calls', async () => {
+  const id = 'call_7Yq2x9ZpLmN4'
+  const res = await gw.chat({
+    model: 'mistral/mistral-small-latest',
+    messages: [
+      ...hello,
+      { role: 'assistant', content: 'Checking.', tool_calls: [{ id, type: 'function', function: { name: 'f', arguments: '{}' } }] },
+      { role: 'tool', tool_call_id: id, content: 'done' },
+    ],
+  })
+  expect(res.status).toBe(200)
+  const [, assistant, tool] = (mistral.requests[0]?.body as any).messages
+  expect(assistant.tool_calls[0].id).toMatch(/^[a-zA-Z0-9]{9}$/)
+  expect(assistant.content).toBe('')
+  expect(tool.tool_call_id).toBe(assistant.tool_calls[0].id)
+})

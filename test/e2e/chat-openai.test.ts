@@ -148,3 +148,39 @@ describe('streaming', () => {
     expect(await openai.waitForAbort(0, 3000)).toBe(true)
   })
 })
+
+describe('structured output and tool-call ids', () => {
+  test('json_schema goes strict only when that cannot change which answers are valid', async () => {
+    const optional = { type: 'object', properties: { a: { type: 'string' }, b: { type: 'string' } }, required: ['a'] }
+    await gw.chat({ model: 'openai/gpt-4o', messages: hello, output_schema: { mode: 'json_schema', ...optional } })
+    const own = { name: 'mine', schema: { type: 'object', properties: { a: { type: 'string' } }, required: ['a'] }, strict: false }
+    await gw.chat({ model: 'openai/gpt-4o', messages: hello, response_format: { type: 'json_schema', json_schema: own } })
+    expect(openai.requests.map((r) => (r.body as Record<string, unknown>).response_format)).toEqual([
+      { type: 'json_schema', json_schema: { name: 'output', schema: optional } },
+      { type: 'json_schema', json_schema: own },
+    ])
+  })
+
+  test('JSON mode adds no hint when the messages already ask for JSON', async () => {
+    const messages = [{ role: 'user', content: 'Reply in json please' }]
+    const res = await gw.chat({ model: 'openai/gpt-4o', messages, output_schema: { mode: 'json_object' } })
+    expect(res.status).toBe(200)
+    expect((openai.requests[0]?.body as Record<string, unknown>).messages).toEqual(messages)
+  })
+
+  test('tool-call ids longer than OpenAI takes are shortened the same way on the call and its result', async () => {
+    const longId = `call_Ab3dE6gH_ts_${'x'.repeat(120)}`
+    const res = await gw.chat({
+      model: 'openai/gpt-4o',
+      messages: [
+        ...hello,
+        { role: 'assistant', content: null, tool_calls: [{ id: longId, type: 'function', function: { name: 'f', arguments: '{}' } }] },
+        { role: 'tool', tool_call_id: longId, content: 'done' },
+      ],
+    })
+    expect(res.status).toBe(200)
+    const [, assistant, tool] = (openai.requests[0]?.body as any).messages
+    expect(assistant.tool_calls[0].id.length).toBeLessThanOrEqual(40)
+    expect(tool.tool_call_id).toBe(assistant.tool_calls[0].id)
+  })
+})

@@ -3,6 +3,7 @@
 // Reference: https://docs.mistral.ai/api/#tag/chat
 
 import type { ProviderAdapter, Target, UpstreamFailure, UpstreamRequest } from '../adapter'
+import { jsonRequest, withJsonHint } from '../json-output'
 import type { ChatMessage, ChatRequest, FinishReason } from '../openai-types'
 import { mapOpenAIFinishReason, OpenAIStyleStream, readOpenAIStyleCompletion } from '../openai/response'
 import { clip, failure, isRecord, parseJson } from '../upstream-errors'
@@ -36,7 +37,8 @@ function toMistralMessage(m: ChatMessage): Record<string, unknown> {
   if (m.role === 'assistant') {
     if (m.tool_calls?.length) {
       out.tool_calls = m.tool_calls.map((tc) => ({ ...tc, id: toMistralToolId(tc.id) }))
-      if (m.content == null) out.content = ''
+      // Mistral takes content or tool_calls on one message, never both: the calls are what matter.
+      out.content = ''
     }
     if (m.prefix === true) out.prefix = true
   }
@@ -52,7 +54,8 @@ function toMistralRequest(req: ChatRequest, target: Target): UpstreamRequest {
   // System messages must open the conversation.
   const system = req.messages.filter((m) => m.role === 'system' || m.role === 'developer')
   const rest = req.messages.filter((m) => m.role !== 'system' && m.role !== 'developer')
-  body.messages = [...system, ...rest].map(toMistralMessage)
+  const messages = [...system, ...rest]
+  body.messages = (jsonRequest(req)?.mode === 'json_object' ? withJsonHint(messages) : messages).map(toMistralMessage)
   for (const [k, v] of Object.entries(req)) if (ACCEPTED.has(k) && v !== undefined) body[k] = v
   if (body.max_tokens === undefined && typeof req.max_completion_tokens === 'number')
     body.max_tokens = req.max_completion_tokens

@@ -2,15 +2,44 @@
 // Reference: https://platform.openai.com/docs/api-reference/chat
 
 import type { ProviderAdapter, Target, UpstreamFailure, UpstreamRequest } from '../adapter'
-import type { ChatRequest } from '../openai-types'
+import { closeObjects, jsonRequest, strictCompatible, withJsonHint } from '../json-output'
+import type { ChatMessage, ChatRequest, ResponseFormat } from '../openai-types'
+import { fitToolId } from '../tool-ids'
 import { clip, failure, isRecord, parseJson } from '../upstream-errors'
 import { mapOpenAIFinishReason, OpenAIStyleStream, readOpenAIStyleCompletion } from './response'
 
 const OPTIONS = { mapFinish: mapOpenAIFinishReason, passThrough: true }
 
+/** OpenAI refuses tool-call ids over 40 characters (other providers' ids can be longer). */
+const openAIToolId = (id: string) => fitToolId(id, 40, /^\S+$/)
+
+function fitToolIds(messages: ChatMessage[]): ChatMessage[] {
+  return messages.map((m) => {
+    if (m.role === 'assistant' && m.tool_calls?.length)
+      return { ...m, tool_calls: m.tool_calls.map((tc) => ({ ...tc, id: openAIToolId(tc.id) })) }
+    if (m.role === 'tool' && m.tool_call_id) return { ...m, tool_call_id: openAIToolId(m.tool_call_id) }
+    return m
+  })
+}
+
+/**
+ * json_schema goes strict (enforced by the model) when the client left `strict` open and the schema
+ * allows it without changing which answers are valid; JSON mode needs the word JSON in the messages.
+ */
+function structuredOutput(req: ChatRequest, messages: ChatMessage[]): { format?: ResponseFormat; messages: ChatMessage[] } {
+  const rf = req.response_format
+  if (jsonRequest(req)?.mode === 'json_object') return { messages: withJsonHint(messages) }
+  if (rf?.type !== 'json_schema' || rf.json_schema.strict !== undefined) return { messages }
+  const schema = rf.json_schema.schema
+  if (!schema || !strictCompatible(schema)) return { messages }
+  return { format: { type: 'json_schema', json_schema: { ...rf.json_schema, schema: closeObjects(schema), strict: true } }, messages }
+}
+
 /** Reasoning models refuse `max_tokens`; everything else is forwarded as the client sent it. */
 function toOpenAIRequest(req: ChatRequest, target: Target): UpstreamRequest {
-  const body: Record<string, unknown> = { ...req, model: target.model.id }
+  const { format, messages } = structuredOutput(req, fitToolIds(req.messages))
+  const body: Record<string, unknown> = { ...req, model: target.model.id, messages }
+  if (format) body.response_format = format
   if (target.model.info.reasoning && body.max_tokens !== undefined) {
     body.max_completion_tokens ??= body.max_tokens
     delete body.max_tokens

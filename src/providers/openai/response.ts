@@ -89,6 +89,8 @@ export function readOpenAIStyleCompletion(json: unknown, opts: OpenAIStyleOption
     const toolCalls = readToolCalls(m.tool_calls)
     if (toolCalls) message.tool_calls = toolCalls
     else delete message.tool_calls
+    // Mistral sends "" beside its tool calls; OpenAI clients expect null there.
+    if (toolCalls && message.content === '') message.content = null
     return {
       index: typeof c.index === 'number' ? c.index : i,
       message,

@@ -1,0 +1,20 @@
+// What the log records about a structured-output answer: whether it parsed as JSON and, when the
+// request carried a schema, whether the value matched it.
+
+import { matchesSchema } from '../json-schema-check'
+import { jsonRequest } from '../providers/json-output'
+import type { ChatRequest } from '../providers/openai-types'
+import type { LogEntry } from '../store/types'
+
+export function checkStructuredOutput(sent: ChatRequest, content: string | null): LogEntry['structuredOutput'] {
+  const json = jsonRequest(sent)
+  if (!json) return null
+  const schema = json.mode === 'json_schema' ? json.schema : undefined
+  let value: unknown
+  try {
+    value = JSON.parse(content ?? '')
+  } catch {
+    return { parsed: false, matchesSchema: schema ? false : null }
+  }
+  return { parsed: true, matchesSchema: schema ? matchesSchema(value, schema) : null }
+}

@@ -1,0 +1,108 @@
+// OpenAI chat request → Anthropic Messages API body: parameters, tools and structured output.
+// Reference: https://docs.anthropic.com/en/api/messages
+
+import type { Target } from '../adapter'
+import { closeObjects, JSON_HINT, jsonRequest, mapSchema, type Schema } from '../json-output'
+import type { ChatRequest, ToolChoice } from '../openai-types'
+import { toAnthropicMessages } from './messages'
+
+/** The tool structured output is forced through on models without native JSON output. */
+export const JSON_TOOL = 'json_response'
+const JSON_TOOL_HINT = `When you give your final answer, give it by calling the ${JSON_TOOL} tool.`
+
+/**
+ * How a JSON answer is obtained from this model (docs/providers.md):
+ * `native` output_config.format; `tool` a single tool the answer is the input of; `prompt` an
+ * instruction only, for json_object on models that refuse forced tool choice.
+ */
+export type JsonStrategy = 'none' | 'native' | 'tool' | 'prompt'
+
+export function jsonStrategy(req: ChatRequest, target: Target): JsonStrategy {
+  const json = jsonRequest(req)
+  if (!json) return 'none'
+  const { structuredOutput, forcedToolChoice } = target.model.info
+  if (json.mode === 'json_schema' && structuredOutput === 'native') return 'native'
+  return forcedToolChoice ? 'tool' : 'prompt'
+}
+
+/** Keywords Anthropic's structured outputs refuse; they are kept as a note in the description. */
+const UNSUPPORTED = ['minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'multipleOf', 'minLength', 'maxLength', 'maxItems']
+
+/** A schema output_config.format takes: every object closed, refused constraints moved into descriptions. */
+export function nativeSchema(schema: Schema): Schema {
+  return mapSchema(closeObjects(schema), (node) => {
+    const out: Schema = { ...node }
+    const notes: string[] = []
+    for (const k of UNSUPPORTED) {
+      if (out[k] === undefined) continue
+      notes.push(`${k}: ${JSON.stringify(out[k])}`)
+      delete out[k]
+    }
+    if (typeof out.minItems === 'number' && out.minItems > 1) {
+      notes.push(`minItems: ${out.minItems}`)
+      delete out.minItems
+    }
+    if (notes.length) out.description = [out.description, `(${notes.join(', ')})`].filter(Boolean).join(' ')
+    return out
+  })
+}
+
+function toolChoice(choice: ToolChoice | undefined, parallel: boolean | undefined): Record<string, unknown> | undefined {
+  let out: Record<string, unknown> | undefined
+  if (choice === 'auto' || choice === 'none') out = { type: choice }
+  else if (choice === 'required') out = { type: 'any' }
+  else if (typeof choice === 'object' && choice.type === 'function') out = { type: 'tool', name: choice.function.name }
+  else if (parallel === false) out = { type: 'auto' }
+  if (out && parallel === false && out.type !== 'none') out.disable_parallel_tool_use = true
+  return out
+}
+
+function addTools(body: Record<string, unknown>, req: ChatRequest, strategy: JsonStrategy): void {
+  const tools: Record<string, unknown>[] = (req.tools ?? [])
+    .filter((t) => t.type === 'function')
+    .map(({ function: fn }) => ({
+      name: fn.name,
+      ...(fn.description ? { description: fn.description } : {}),
+      input_schema: { type: 'object', ...fn.parameters },
+    }))
+  let choice = tools.length ? toolChoice(req.tool_choice, req.parallel_tool_calls) : undefined
+  if (strategy === 'tool') {
+    const json = jsonRequest(req)
+    const schema = json?.mode === 'json_schema' ? json.schema : { type: 'object' }
+    // With tools of its own the model must stay free to call them; otherwise the JSON tool is forced.
+    if (!tools.length) choice = { type: 'tool', name: JSON_TOOL }
+    tools.push({ name: JSON_TOOL, description: 'Gives the final answer as JSON.', input_schema: schema })
+  }
+  if (tools.length) body.tools = tools
+  if (choice) body.tool_choice = choice
+}
+
+/** The system-prompt line a strategy needs: the whole instruction for `prompt`, a pointer to the tool otherwise. */
+function jsonHint(req: ChatRequest, strategy: JsonStrategy): string {
+  const json = jsonRequest(req)
+  if (strategy === 'prompt')
+    return json?.mode === 'json_schema' ? `${JSON_HINT} It must match this JSON Schema: ${JSON.stringify(json.schema)}` : JSON_HINT
+  return strategy === 'tool' && req.tools?.length ? JSON_TOOL_HINT : ''
+}
+
+export function toAnthropicBody(req: ChatRequest, target: Target): Record<string, unknown> {
+  const { system, messages } = toAnthropicMessages(req.messages)
+  const strategy = jsonStrategy(req, target)
+  const hint = jsonHint(req, strategy)
+  const body: Record<string, unknown> = {
+    model: target.model.id,
+    max_tokens: req.max_tokens ?? req.max_completion_tokens ?? target.model.info.defaultMaxTokens,
+    messages,
+  }
+  const systemText = [system, hint].filter(Boolean).join('\n\n')
+  if (systemText) body.system = systemText
+  if (req.temperature !== undefined) body.temperature = req.temperature
+  if (req.top_p !== undefined) body.top_p = req.top_p
+  if (req.stop !== undefined) body.stop_sequences = typeof req.stop === 'string' ? [req.stop] : req.stop
+  addTools(body, req, strategy)
+  const json = jsonRequest(req)
+  if (strategy === 'native' && json?.mode === 'json_schema')
+    body.output_config = { format: { type: 'json_schema', schema: nativeSchema(json.schema) } }
+  if (target.stream) body.stream = true
+  return body
+}

@@ -1,0 +1,57 @@
+// Reading OpenAI message content for providers with their own content model: text, and images as
+// inline data (data: URLs) or links (http URLs).
+
+import { badRequest } from '../errors'
+import type { ChatMessage, ContentPart } from './openai-types'
+import type { ProviderId } from './provider-id'
+import { isRecord } from './upstream-errors'
+
+export type ImageSource =
+  | { kind: 'inline'; mediaType: string; data: string }
+  | { kind: 'link'; url: string; mediaType: string | undefined }
+
+/** A content item a non-OpenAI provider can carry. */
+export type Piece = { kind: 'text'; text: string } | { kind: 'image'; source: ImageSource }
+
+const EXTENSION_TYPES: Record<string, string> = {
+  png: 'image/png',
+  jpg: 'image/jpeg',
+  jpeg: 'image/jpeg',
+  gif: 'image/gif',
+  webp: 'image/webp',
+  heic: 'image/heic',
+  heif: 'image/heif',
+}
+
+/** `data:<type>;base64,<data>` → inline data; `http(s)://…` → a link (media type guessed from the extension). */
+export function imageSource(url: string, provider: ProviderId): ImageSource {
+  const data = /^data:([^;,]+);base64,(.*)$/s.exec(url)
+  if (data?.[1] && data[2] !== undefined) return { kind: 'inline', mediaType: data[1], data: data[2] }
+  if (/^https?:\/\//i.test(url)) {
+    const ext = /\.([a-z0-9]+)(?:[?#]|$)/i.exec(new URL(url).pathname)?.[1]?.toLowerCase()
+    return { kind: 'link', url, mediaType: ext ? EXTENSION_TYPES[ext] : undefined }
+  }
+  throw badRequest(`Unsupported image_url for ${provider}: expected a data: URL (base64) or an http(s) URL`)
+}
+
+function piece(part: ContentPart, provider: ProviderId, role: string): Piece {
+  if (part.type === 'text' && typeof part.text === 'string') return { kind: 'text', text: part.text }
+  if (part.type === 'image_url' && role === 'user' && isRecord(part.image_url) && typeof part.image_url.url === 'string')
+    return { kind: 'image', source: imageSource(part.image_url.url, provider) }
+  throw badRequest(`Content part type "${part.type}" in a ${role} message is not supported for ${provider}`)
+}
+
+/** The message's content as pieces; empty text is left out (Anthropic and Gemini refuse it). */
+export function pieces(m: ChatMessage, provider: ProviderId): Piece[] {
+  const c = m.content
+  if (typeof c === 'string') return c ? [{ kind: 'text', text: c }] : []
+  if (!Array.isArray(c)) return []
+  return c.map((p) => piece(p, provider, m.role)).filter((p) => p.kind !== 'text' || p.text !== '')
+}
+
+/** The text of a message (system, developer, assistant, tool): string content, or its text parts one per line. */
+export function textOf(m: ChatMessage, provider: ProviderId): string {
+  return pieces(m, provider)
+    .map((p) => (p.kind === 'text' ? p.text : ''))
+    .join('\n')
+}
