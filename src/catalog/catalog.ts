@@ -1,47 +1,217 @@
-// Model catalog (temporary minimal loader; to be replaced by the full one).
+// The model catalog: limits, parameter rules and prices per model (models.json, merged with GW_CATALOG),
+// resolved as provider defaults < matching family rules < the model's own entry.
 
-import type { ProviderId } from '../providers/provider-id'
-import { PROVIDER_IDS } from '../providers/provider-id'
-import builtin from './models.json'
 import { readFileSync } from 'node:fs'
+import { PROVIDER_IDS, type ProviderId } from '../providers/provider-id'
+import builtin from './models.json'
 
-export interface ModelPrice { input: number; output: number; cachedInput?: number; cacheWrite?: number }
-export interface ModelInfo { contextWindow: number; maxOutput: number; defaultMaxTokens: number; reasoning: boolean; unsupportedParams: readonly string[]; temperatureMax?: number; samplingExclusive: boolean; structuredOutput: 'native' | 'tool'; forcedToolChoice: boolean; price: ModelPrice | null; deprecated?: string }
-export interface ResolvedModel { provider: ProviderId; id: string; known: boolean; info: ModelInfo }
-export interface UsageForCost { promptTokens: number; completionTokens: number; cachedTokens?: number; cacheWriteTokens?: number }
-export interface Catalog { resolve(provider: ProviderId, modelId: string): ResolvedModel; list(provider: ProviderId): ResolvedModel[]; readonly checked: string }
+export interface ModelPrice {
+  input: number
+  output: number
+  cachedInput?: number
+  cacheWrite?: number
+}
 
-type Raw = { defaults?: Record<string, unknown>; families?: ({ match: string } & Record<string, unknown>)[]; models?: Record<string, Record<string, unknown>> }
-const glob = (p: string, v: string) => new RegExp(`^${p.split('*').map((s) => s.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`).test(v)
+export interface ModelInfo {
+  contextWindow: number
+  maxOutput: number
+  /** Sent when the provider requires an output limit (Anthropic) and the client gave none. */
+  defaultMaxTokens: number
+  /** OpenAI reasoning models: `max_completion_tokens`, no sampling parameters. */
+  reasoning: boolean
+  /** OpenAI-request parameters the model refuses; removed before sending. */
+  unsupportedParams: readonly string[]
+  /** gpt-5.1+/gpt-6 take temperature/top_p/logprobs again when `reasoning_effort` is `none`. */
+  samplingWithReasoningNone: boolean
+  temperatureMax?: number
+  /** Refuses temperature together with top_p (some Claude 4.5 models). */
+  samplingExclusive: boolean
+  /** Anthropic JSON output: native `output_config.format`, or a forced tool. */
+  structuredOutput: 'native' | 'tool'
+  /** False for models that reject a forced tool choice (`tool`/`any`). */
+  forcedToolChoice: boolean
+  /** USD per million tokens; null when unknown (cost is then recorded as unknown, never 0). */
+  price: ModelPrice | null
+  deprecated?: string
+}
 
-export function loadCatalog(_extra?: unknown): Catalog {
-  const providers = (builtin as unknown as { providers: Record<string, Raw> }).providers
-  const cache = new Map<string, ResolvedModel>()
-  const resolve = (provider: ProviderId, id: string): ResolvedModel => {
-    const k = `${provider}/${id}`
-    const hit = cache.get(k)
-    if (hit) return hit
-    const raw = providers[provider] ?? {}
-    const info: Record<string, unknown> = { defaultMaxTokens: 8192, reasoning: false, unsupportedParams: [], samplingExclusive: false, structuredOutput: 'native', forcedToolChoice: true, price: null, ...raw.defaults }
-    for (const f of raw.families ?? []) if (glob(f.match, id)) Object.assign(info, f, { match: undefined })
-    const m = raw.models?.[id]
-    if (m) Object.assign(info, m)
-    const r = { provider, id, known: !!m, info: info as unknown as ModelInfo }
-    cache.set(k, r)
-    return r
+export interface ResolvedModel {
+  provider: ProviderId
+  id: string
+  /** Listed in the catalog (an unlisted id is still routed, with its provider's defaults). */
+  known: boolean
+  info: ModelInfo
+}
+
+export interface UsageForCost {
+  promptTokens: number
+  completionTokens: number
+  /** Part of promptTokens, read from the provider's cache. */
+  cachedTokens?: number
+  /** Part of promptTokens, written to the provider's cache. */
+  cacheWriteTokens?: number
+}
+
+export interface Catalog {
+  resolve(provider: ProviderId, modelId: string): ResolvedModel
+  /** The listed models of a provider, in file order. */
+  list(provider: ProviderId): ResolvedModel[]
+  readonly checked: string
+}
+
+type Fields = Record<string, unknown>
+interface ProviderSection {
+  defaults: Fields
+  families: { match: string; fields: Fields }[]
+  models: Map<string, Fields>
+}
+
+const BASE: ModelInfo = {
+  contextWindow: 128_000,
+  maxOutput: 16_384,
+  defaultMaxTokens: 8192,
+  reasoning: false,
+  unsupportedParams: [],
+  samplingWithReasoningNone: false,
+  samplingExclusive: false,
+  structuredOutput: 'native',
+  forcedToolChoice: true,
+  price: null,
+}
+
+const isObject = (v: unknown): v is Fields => typeof v === 'object' && v !== null && !Array.isArray(v)
+
+/** Checks the fields of one model/family/defaults entry; throws naming the path of the first bad one. */
+function checkFields(f: Fields, at: string): Fields {
+  const num = (k: string) => {
+    if (f[k] !== undefined && (typeof f[k] !== 'number' || !((f[k] as number) >= 0))) throw new Error(`${at}.${k} must be a number ≥ 0`)
   }
-  return {
-    checked: (builtin as { checked: string }).checked,
-    resolve,
-    list: (p) => Object.keys(providers[p]?.models ?? {}).map((id) => resolve(p, id)),
+  const bool = (k: string) => {
+    if (f[k] !== undefined && typeof f[k] !== 'boolean') throw new Error(`${at}.${k} must be true or false`)
+  }
+  for (const k of ['contextWindow', 'maxOutput', 'defaultMaxTokens', 'temperatureMax']) num(k)
+  for (const k of ['reasoning', 'samplingWithReasoningNone', 'samplingExclusive', 'forcedToolChoice']) bool(k)
+  const u = f.unsupportedParams
+  if (u !== undefined && !(Array.isArray(u) && u.every((x) => typeof x === 'string')))
+    throw new Error(`${at}.unsupportedParams must be a list of parameter names`)
+  if (f.structuredOutput !== undefined && f.structuredOutput !== 'native' && f.structuredOutput !== 'tool')
+    throw new Error(`${at}.structuredOutput must be "native" or "tool"`)
+  if (f.aliasOf !== undefined && typeof f.aliasOf !== 'string') throw new Error(`${at}.aliasOf must be a model id`)
+  const price = f.price
+  if (price !== undefined && price !== null) {
+    if (!isObject(price)) throw new Error(`${at}.price must be an object`)
+    for (const k of ['input', 'output', 'cachedInput', 'cacheWrite']) {
+      const v = price[k]
+      const required = k === 'input' || k === 'output'
+      if ((required || v !== undefined) && (typeof v !== 'number' || !(v >= 0)))
+        throw new Error(`${at}.price.${k} must be a number ≥ 0 (USD per 1M tokens)`)
+    }
+  }
+  return f
+}
+
+/** Merges a catalog document (built-in or a user's) into the sections. */
+function mergeDocument(sections: Map<ProviderId, ProviderSection>, doc: unknown, name: string): void {
+  if (!isObject(doc) || !isObject(doc.providers)) throw new Error(`${name}: expected {"providers": {…}}`)
+  for (const [p, raw] of Object.entries(doc.providers)) {
+    const at = `${name}: providers.${p}`
+    const section = sections.get(p as ProviderId)
+    if (!section) throw new Error(`${at}: unknown provider (${PROVIDER_IDS.join(', ')})`)
+    if (!isObject(raw)) throw new Error(`${at} must be an object`)
+    if (raw.defaults !== undefined) {
+      if (!isObject(raw.defaults)) throw new Error(`${at}.defaults must be an object`)
+      Object.assign(section.defaults, checkFields(raw.defaults, `${at}.defaults`))
+    }
+    if (raw.families !== undefined) {
+      if (!Array.isArray(raw.families)) throw new Error(`${at}.families must be a list`)
+      raw.families.forEach((f, i) => {
+        if (!isObject(f) || typeof f.match !== 'string') throw new Error(`${at}.families[${i}] needs a "match" glob`)
+        const { match, ...fields } = f
+        section.families.push({ match: match as string, fields: checkFields(fields, `${at}.families[${i}]`) })
+      })
+    }
+    if (raw.models !== undefined) {
+      if (!isObject(raw.models)) throw new Error(`${at}.models must be an object`)
+      for (const [id, m] of Object.entries(raw.models)) {
+        if (!isObject(m)) throw new Error(`${at}.models.${id} must be an object`)
+        const { source: _source, ...fields } = checkFields(m, `${at}.models.${id}`)
+        section.models.set(id, { ...section.models.get(id), ...fields })
+      }
+    }
   }
 }
-void PROVIDER_IDS
-export function readCatalogFile(path: string): unknown { return JSON.parse(readFileSync(path, 'utf8')) }
-export function costUsd(model: ResolvedModel, u: UsageForCost): number | null {
+
+function globRegExp(pattern: string): RegExp {
+  return new RegExp(`^${pattern.split('*').map((s) => s.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`)
+}
+
+export function loadCatalog(extra?: unknown): Catalog {
+  const sections = new Map<ProviderId, ProviderSection>(
+    PROVIDER_IDS.map((p) => [p, { defaults: {}, families: [], models: new Map() }]),
+  )
+  mergeDocument(sections, builtin, 'built-in catalog')
+  if (extra !== undefined) mergeDocument(sections, extra, 'GW_CATALOG')
+  const patterns = new Map<string, RegExp>()
+  const cache = new Map<string, ResolvedModel>()
+
+  const ownFields = (section: ProviderSection, id: string, seen = new Set<string>()): Fields | undefined => {
+    const m = section.models.get(id)
+    if (!m || typeof m.aliasOf !== 'string' || seen.has(id)) return m
+    seen.add(id)
+    const { aliasOf, ...rest } = m
+    return { ...ownFields(section, aliasOf as string, seen), ...rest }
+  }
+
+  const resolve = (provider: ProviderId, id: string): ResolvedModel => {
+    const key = `${provider}/${id}`
+    const hit = cache.get(key)
+    if (hit) return hit
+    const section = sections.get(provider) as ProviderSection
+    const info: Fields = { ...BASE, ...section.defaults }
+    for (const f of section.families) {
+      let re = patterns.get(f.match)
+      if (!re) patterns.set(f.match, (re = globRegExp(f.match)))
+      if (re.test(id)) Object.assign(info, f.fields)
+    }
+    const own = ownFields(section, id)
+    if (own) Object.assign(info, own)
+    delete info.aliasOf
+    const resolved: ResolvedModel = { provider, id, known: own !== undefined, info: info as unknown as ModelInfo }
+    if (cache.size < 10_000) cache.set(key, resolved)
+    return resolved
+  }
+
+  return {
+    checked: typeof builtin.checked === 'string' ? builtin.checked : 'unknown',
+    resolve,
+    list: (provider) => [...(sections.get(provider)?.models.keys() ?? [])].map((id) => resolve(provider, id)),
+  }
+}
+
+/** Reads and parses a GW_CATALOG file; errors name the path. */
+export function readCatalogFile(path: string): unknown {
+  let text: string
+  try {
+    text = readFileSync(path, 'utf8')
+  } catch (err) {
+    throw new Error(`GW_CATALOG: cannot read ${path}: ${err instanceof Error ? err.message : err}`)
+  }
+  try {
+    return JSON.parse(text)
+  } catch (err) {
+    throw new Error(`GW_CATALOG: ${path} is not valid JSON: ${err instanceof Error ? err.message : err}`)
+  }
+}
+
+/** USD cost of a request; null when the model's price is unknown. */
+export function costUsd(model: ResolvedModel, usage: UsageForCost): number | null {
   const p = model.info.price
   if (!p) return null
-  const cached = u.cachedTokens ?? 0, write = u.cacheWriteTokens ?? 0
-  const fresh = u.promptTokens - cached - write
-  return Math.round((fresh * p.input + cached * (p.cachedInput ?? p.input) + write * (p.cacheWrite ?? p.input) + u.completionTokens * p.output) / 1e6 * 1e9) / 1e9
+  const cached = usage.cachedTokens ?? 0
+  const written = usage.cacheWriteTokens ?? 0
+  const fresh = Math.max(0, usage.promptTokens - cached - written)
+  const usd =
+    (fresh * p.input + cached * (p.cachedInput ?? p.input) + written * (p.cacheWrite ?? p.input) + usage.completionTokens * p.output) /
+    1e6
+  return Math.round(usd * 1e9) / 1e9
 }

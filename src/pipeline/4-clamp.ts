@@ -5,6 +5,8 @@ import type { ProviderAdapter, Target } from '../providers/adapter'
 import type { ChatRequest, ResponseFormat } from '../providers/openai-types'
 import type { ChatInput, OutputSchema } from './context'
 
+const SAMPLING = new Set(['temperature', 'top_p', 'logprobs', 'top_logprobs'])
+
 export interface Prepared {
   body: ChatRequest
   warnings: string[]
@@ -24,8 +26,10 @@ export function clamp(input: ChatInput, target: Target, adapter: ProviderAdapter
   if (input.stream) body.stream = true
   else delete body.stream
 
+  // gpt-5.1+ and gpt-6 take sampling parameters again when reasoning is switched off.
+  const samplingBack = info.samplingWithReasoningNone && body.reasoning_effort === 'none'
   for (const p of info.unsupportedParams) {
-    if (body[p] === undefined) continue
+    if (body[p] === undefined || (samplingBack && SAMPLING.has(p))) continue
     delete body[p]
     warnings.push(`${p} removed: ${name} does not take it`)
   }
