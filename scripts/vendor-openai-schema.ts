@@ -35,3 +35,5 @@ const out = {
 }
 await Bun.write('test/schemas/openai-chat.schema.json', `${JSON.stringify(out, null, 1)}\n`)
 console.log(`wrote test/schemas/openai-chat.schema.json (${keep.size} definitions)`)
+
+export {}
