@@ -97,6 +97,19 @@ describe('before the first byte: fall back', () => {
     expect((await gw.log(body.requestId as string)).status).toBe(504)
   })
 
+  test('an org policy can shorten the upstream timeout', async () => {
+    await gw.admin('PUT', '/orgs/default/policy', { upstreamTimeoutMs: 100 })
+    try {
+      openai.enqueue({ kind: 'stall-headers' })
+      const started = performance.now()
+      const res = await ask()
+      expect(res.status).toBe(504)
+      expect(performance.now() - started).toBeLessThan(TIMEOUT_MS - 100)
+    } finally {
+      await gw.admin('PUT', '/orgs/default/policy', {})
+    }
+  })
+
   test('connection refused → provider_error (502 without a chain)', async () => {
     const other = await startTestGateway({}, { OPENAI_API_KEY: 'k', GW_OPENAI_BASE_URL: 'http://127.0.0.1:9/v1' })
     try {

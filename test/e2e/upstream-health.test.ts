@@ -56,6 +56,15 @@ test('Retry-After on a 429 keeps the org off that model until the named time', a
   expect(after.status).toBe(200)
 }, 10_000)
 
+test('a 429 without Retry-After falls back but does not cool the model down', async () => {
+  openai.enqueue({ kind: 'error', status: 429, errorType: 'rate_limit' })
+  const first = await gw.chat({ model: 'openai/o4-mini', messages: hello, fallback_chain: [{ model: MISTRAL }] })
+  expect(first.headers.get('x-gw-fallback-reason')).toBe('rate_limit')
+  const second = await gw.chat({ model: 'openai/o4-mini', messages: hello, fallback_chain: [{ model: MISTRAL }] })
+  expect(second.headers.get('x-gw-fallback')).toBeNull()
+  expect(openai.requests).toHaveLength(2)
+})
+
 test('the circuit opens after consecutive failures, then a single probe closes it', async () => {
   const model = 'openai/gpt-4.1'
   openai.setDefault({ kind: 'error', status: 500, errorType: 'server' })
