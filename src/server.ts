@@ -1,5 +1,6 @@
 // Starts a gateway: storage, first-start bootstrap, the HTTP server, and a graceful stop on SIGTERM/SIGINT.
 
+import { resolve } from 'node:path'
 import { AdminService } from './admin/admin-service'
 import { bootstrap } from './admin/bootstrap'
 import { createApp } from './app'
@@ -13,9 +14,18 @@ import { LogWriter } from './store/log-writer'
 import { createSqliteStore } from './store/sqlite'
 import type { Store } from './store/types'
 
+/** Opens the configured database; a path that cannot be used fails with a message saying what to do. */
 export function openStore(config: Config): Store {
-  const box = new SecretBox(resolveSecret(config.secret, config.dbPath))
-  return createSqliteStore(config.dbPath, box)
+  try {
+    const box = new SecretBox(resolveSecret(config.secret, config.dbPath))
+    return createSqliteStore(config.dbPath, box)
+  } catch (err) {
+    const where = config.dbPath === ':memory:' ? 'in memory' : `at ${resolve(config.dbPath)}`
+    const why = err instanceof Error ? err.message : String(err)
+    throw new Error(
+      `cannot use the database ${where}: ${why}. Its directory must exist or be creatable, be writable and have free space; set GW_DB (or --db) to another path.`,
+    )
+  }
 }
 
 export interface Gateway {
@@ -48,7 +58,7 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
       console.error(`gw: writing request logs failed (attempt ${attempt}), will retry:`, err instanceof Error ? err.message : err),
     ...opts.logWriter,
   })
-  const deps: Deps = { config, store, catalog, logs, orgs, health: new UpstreamHealth(opts.health), fetch: opts.fetch ?? fetch }
+  const deps: Deps = { config, store, catalog, logs, orgs, health: new UpstreamHealth(opts.health), fetch: opts.fetch ?? fetch, openStreams: new Set() }
   const { generatedKey } = await bootstrap(store, admin, config)
   const app = createApp(deps, admin)
   if (opts.listen !== false)
@@ -70,7 +80,16 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
     generatedKey,
     stop() {
       stopping ??= (async () => {
-        await app.server?.stop(false)
+        const server = app.server
+        if (server) {
+          // Stop accepting; in-flight requests go on until they finish or the drain time is up.
+          const closed = server.stop(false)
+          const deadline = performance.now() + (config.drainMs)
+          while (server.pendingRequests > 0 && performance.now() < deadline) await Bun.sleep(20)
+          // Streams still open end with the error event and [DONE], and get their log entry.
+          for (const end of [...deps.openStreams]) end()
+          await Promise.race([closed, Bun.sleep(2000)])
+        }
         await logs.close()
         await store.close()
       })()

@@ -113,6 +113,12 @@ export function streamAnswer(deps: Deps, ctx: RequestContext, d: Dispatched, fin
   let usage: Usage | undefined
   let ended = false
   let closed = false
+  let shuttingDown = false
+  const terminate = () => {
+    shuttingDown = true
+    upstream.cancel()
+  }
+  deps.openStreams.add(terminate)
   const transcript: Transcript = { content: '', toolCalls: [], finish: null }
   const chunk = (choices: ChunkChoice[], extra?: { usage: Usage }): ChatChunk => ({
     id,
@@ -126,9 +132,10 @@ export function streamAnswer(deps: Deps, ctx: RequestContext, d: Dispatched, fin
   const done = (failure?: UpstreamFailure, clientLeft = false) => {
     if (closed) return
     closed = true
+    deps.openStreams.delete(terminate)
     const u = usage ?? estimateUsage(d, transcript.content)
     const last = d.attempts[d.attempts.length - 1]
-    if (failure) {
+    if (failure && !shuttingDown) {
       if (last) Object.assign(last, { outcome: failure.kind, message: failure.message })
       deps.health.record(ctx.identity?.orgId ?? '', model, failure.kind)
     }
@@ -210,7 +217,9 @@ export function streamAnswer(deps: Deps, ctx: RequestContext, d: Dispatched, fin
   })
 
   function failStream(controller: ReadableStreamDefaultController<Uint8Array>, failure: UpstreamFailure) {
-    const message = `The upstream stream failed after the answer had started (${failure.kind}): ${failure.message}`
+    const message = shuttingDown
+      ? 'gw is shutting down: the answer was cut short'
+      : `The upstream stream failed after the answer had started (${failure.kind}): ${failure.message}`
     controller.enqueue(sseData({ error: true, code: 'provider_error', message, requestId: ctx.requestId }))
     controller.enqueue(DONE_BYTES)
     done(failure)

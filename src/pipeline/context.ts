@@ -19,6 +19,8 @@ export interface Deps {
   health: UpstreamHealth
   /** Injected for tests; defaults to global fetch. */
   fetch: typeof fetch
+  /** Streams being answered, each with a way to end it early (used at shutdown). */
+  openStreams: Set<() => void>
 }
 
 export type AuthMode = 'GwKey' | 'GwSigned' | 'Bearer'

@@ -1,0 +1,46 @@
+// Runs `gw serve` from source as a child process (for shutdown and start-up tests) and reads its output.
+
+import { join } from 'node:path'
+
+const MAIN = join(import.meta.dir, '../../src/main.ts')
+
+export interface GwProcess {
+  proc: ReturnType<typeof Bun.spawn>
+  url: string
+  key: string | undefined
+  output(): string
+}
+
+/** Starts `gw serve --port 0` with `env` and waits for it to listen. */
+export async function spawnGw(env: Record<string, string>, cwd?: string): Promise<GwProcess> {
+  const proc = Bun.spawn([process.execPath, MAIN, 'serve', '--port', '0'], {
+    env: { PATH: process.env.PATH ?? '', ...env },
+    stdout: 'pipe',
+    stderr: 'pipe',
+    ...(cwd ? { cwd } : {}),
+  })
+  let out = ''
+  const reader = (proc.stdout as ReadableStream<Uint8Array>).getReader()
+  const decoder = new TextDecoder()
+  const deadline = Date.now() + 10_000
+  while (!/listening on (\S+)/.test(out) || (/created a service key/.test(out) && !/gw_sk_\w+/.test(out))) {
+    if (Date.now() > deadline) throw new Error(`gw did not start:\n${out}`)
+    const { value, done } = await reader.read()
+    if (done) throw new Error(`gw exited:\n${out}\n${await new Response(proc.stderr as ReadableStream).text()}`)
+    out += decoder.decode(value)
+  }
+  // Keep draining stdout so the child never blocks on a full pipe.
+  void (async () => {
+    for (;;) {
+      const { value, done } = await reader.read()
+      if (done) return
+      out += decoder.decode(value)
+    }
+  })()
+  return {
+    proc,
+    url: (/listening on (\S+)/.exec(out) as RegExpExecArray)[1] as string,
+    key: /gw_sk_\w+/.exec(out)?.[0],
+    output: () => out,
+  }
+}
