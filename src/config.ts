@@ -16,6 +16,8 @@ export interface Config {
   maxBodyBytes: number
   /** At SIGTERM/SIGINT, how long in-flight requests may run before open streams are ended. */
   drainMs: number
+  /** Least time between two fetches of an OIDC issuer's JWKS caused by an unknown key id. */
+  jwksRefreshMs: number
   promptsDir: string
   catalogPath: string | undefined
   logBodies: boolean
@@ -37,6 +39,7 @@ const FLAGS: Record<string, string> = {
   'upstream-timeout-ms': 'GW_UPSTREAM_TIMEOUT_MS',
   'max-body-bytes': 'GW_MAX_BODY_BYTES',
   'drain-ms': 'GW_DRAIN_MS',
+  'jwks-refresh-ms': 'GW_JWKS_REFRESH_MS',
   'log-bodies': 'GW_LOG_BODIES',
   'database-url': 'GW_DATABASE_URL',
   'redis-url': 'GW_REDIS_URL',
@@ -135,6 +138,7 @@ export function loadConfig(env: Env): Config {
     upstreamTimeoutMs: int('GW_UPSTREAM_TIMEOUT_MS', 60_000, 1, 3_600_000),
     maxBodyBytes: int('GW_MAX_BODY_BYTES', 10_485_760, 1024, 1_073_741_824),
     drainMs: int('GW_DRAIN_MS', 10_000, 0, 600_000),
+    jwksRefreshMs: int('GW_JWKS_REFRESH_MS', 30_000, 0, 3_600_000),
     promptsDir: str('GW_PROMPTS_DIR', './prompts'),
     catalogPath: opt('GW_CATALOG'),
     logBodies: bool('GW_LOG_BODIES', true),

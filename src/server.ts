@@ -3,6 +3,7 @@
 import { resolve } from 'node:path'
 import { AdminService } from './admin/admin-service'
 import { bootstrap } from './admin/bootstrap'
+import { OidcVerifier } from './auth/oidc'
 import { createApp } from './app'
 import { loadCatalog, readCatalogFile } from './catalog/catalog'
 import type { Config } from './config'
@@ -10,6 +11,7 @@ import { resolveSecret, SecretBox } from './crypto/secret-box'
 import type { Deps } from './pipeline/context'
 import { OrgDirectory } from './pipeline/org-directory'
 import { type HealthOptions, UpstreamHealth } from './pipeline/upstream-health'
+import { MemoryRateLimiter } from './policy/rate-limiter'
 import { LogWriter } from './store/log-writer'
 import { createSqliteStore } from './store/sqlite'
 import type { Store } from './store/types'
@@ -58,7 +60,18 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
       console.error(`gw: writing request logs failed (attempt ${attempt}), will retry:`, err instanceof Error ? err.message : err),
     ...opts.logWriter,
   })
-  const deps: Deps = { config, store, catalog, logs, orgs, health: new UpstreamHealth(opts.health), fetch: opts.fetch ?? fetch, openStreams: new Set() }
+  const deps: Deps = {
+    config,
+    store,
+    catalog,
+    logs,
+    orgs,
+    health: new UpstreamHealth(opts.health),
+    limiter: new MemoryRateLimiter(),
+    oidc: new OidcVerifier(store.auth, { refreshCooldownMs: config.jwksRefreshMs }),
+    fetch: opts.fetch ?? fetch,
+    openStreams: new Set(),
+  }
   const { generatedKey } = await bootstrap(store, admin, config)
   const app = createApp(deps, admin)
   if (opts.listen !== false)

@@ -1,10 +1,19 @@
 // Admin operations (PRODUCT §6), shared by the HTTP admin API and the `gw` CLI subcommands.
 
+import { randomBytes } from 'node:crypto'
 import { newServiceKey } from '../auth/service-keys'
+import { MAX_TTL_SECONDS, signToken } from '../auth/signed-tokens'
 import { badRequest, GatewayError, notFound } from '../errors'
 import { toProviderId } from '../providers/provider-id'
-import { checkOrgBody, checkPolicyBody, checkProviderBody, checkServiceKeyBody } from '../schemas/admin-bodies'
-import type { Org, Policy, ProviderRecord, Store } from '../store/types'
+import {
+  checkOidcBody,
+  checkOrgBody,
+  checkPolicyBody,
+  checkProviderBody,
+  checkServiceKeyBody,
+  checkSigningSecretBody,
+} from '../schemas/admin-bodies'
+import type { OidcConfig, Org, Policy, ProviderRecord, Store } from '../store/types'
 
 const ORG_ID = /^[a-z0-9][a-z0-9_-]{0,63}$/
 
@@ -42,6 +51,7 @@ export class AdminService {
     const org = await this.requireOrg(orgId)
     const providers = await this.store.orgs.getProviders(orgId)
     const keys = await this.store.keys.listServiceKeys(orgId)
+    const secrets = await this.store.auth.listSigningSecrets(orgId)
     return {
       id: org.id,
       name: org.name,
@@ -54,7 +64,10 @@ export class AdminService {
         createdAt: k.createdAt,
         revokedAt: k.revokedAt ?? null,
         lastUsedAt: k.lastUsedAt ?? null,
+        ...k.limits,
       })),
+      signingSecrets: secrets.map((s) => ({ kid: s.kid, createdAt: s.createdAt })),
+      oidc: publicOidc(await this.store.auth.getOidc(orgId)),
     }
   }
 
@@ -87,7 +100,9 @@ export class AdminService {
     await this.requireOrg(orgId)
     const body = checkServiceKeyBody(raw)
     const { id, key, hash } = newServiceKey()
-    await this.store.keys.createServiceKey({ id, orgId, name: body.name, hash })
+    const { requestsPerMinute, tokensPerMinute } = body
+    const limits = { ...(requestsPerMinute ? { requestsPerMinute } : {}), ...(tokensPerMinute ? { tokensPerMinute } : {}) }
+    await this.store.keys.createServiceKey({ id, orgId, name: body.name, hash, limits })
     return { id, key }
   }
 
@@ -96,4 +111,63 @@ export class AdminService {
     if (!(await this.store.keys.revokeServiceKey(orgId, id)))
       throw notFound(`Service key "${id}" not found in org "${orgId}" (or already revoked)`)
   }
+
+  /** A new GwSigned secret; generated (256 random bits) when none is given. Shown only in this answer. */
+  async addSigningSecret(orgId: string, raw: unknown = {}): Promise<{ kid: string; secret: string }> {
+    await this.requireOrg(orgId)
+    const body = checkSigningSecretBody(raw)
+    const kid = body.kid ?? `k_${randomBytes(6).toString('hex')}`
+    if ((await this.store.auth.listSigningSecrets(orgId)).some((s) => s.kid === kid))
+      throw new GatewayError(409, 'gateway_error', `Org "${orgId}" already has a signing secret with kid "${kid}"`)
+    const secret = body.secret ?? randomBytes(32).toString('base64url')
+    await this.store.auth.addSigningSecret({ orgId, kid, secret })
+    this.changed(orgId)
+    return { kid, secret }
+  }
+
+  async deleteSigningSecret(orgId: string, kid: string): Promise<void> {
+    await this.requireOrg(orgId)
+    if (!(await this.store.auth.deleteSigningSecret(orgId, kid)))
+      throw notFound(`Signing secret "${kid}" not found in org "${orgId}"`)
+    this.changed(orgId)
+  }
+
+  async putOidc(orgId: string, raw: unknown) {
+    await this.requireOrg(orgId)
+    const body = checkOidcBody(raw)
+    const rec = await this.store.auth.putOidc({
+      orgId,
+      issuer: body.issuer,
+      audience: body.audience,
+      jwksUri: body.jwksUri,
+      orgClaim: body.orgClaim,
+    })
+    this.changed(orgId)
+    return publicOidc(rec)
+  }
+
+  /** A GwSigned token signed with the org's newest secret (or the one `kid` names): for tests and examples. */
+  async signToken(orgId: string, req: TokenRequest): Promise<string> {
+    await this.requireOrg(orgId)
+    if (!Number.isInteger(req.ttl) || req.ttl < 1 || req.ttl > MAX_TTL_SECONDS)
+      throw badRequest(`Invalid ttl "${req.ttl}": whole seconds from 1 to ${MAX_TTL_SECONDS}`)
+    const secrets = await this.store.auth.listSigningSecrets(orgId)
+    const secret = req.kid === undefined ? secrets.at(-1) : secrets.find((s) => s.kid === req.kid)
+    if (!secret)
+      throw notFound(req.kid ? `No signing secret "${req.kid}" in org "${orgId}"` : `Org "${orgId}" has no signing secret yet: create one first (gw secret create)`)
+    return signToken(secret, { orgId, ...req })
+  }
+}
+
+/** What `gw token sign` needs; ttl in seconds. */
+export interface TokenRequest {
+  sub: string
+  ttl: number
+  kid?: string
+  endUserId?: string
+}
+
+function publicOidc(c: OidcConfig | undefined) {
+  if (!c) return null
+  return { issuer: c.issuer, audience: c.audience, jwksUri: c.jwksUri ?? null, orgClaim: c.orgClaim ?? null, updatedAt: c.updatedAt }
 }

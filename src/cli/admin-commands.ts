@@ -12,8 +12,12 @@ export const ADMIN_USAGE = `  gw org create --name NAME [--id ID]
   gw org show [--org ID]
   gw policy set [--org ID] (--json '{…}' | --file policy.json)
   gw provider set PROVIDER --api-key KEY [--org ID] [--base-url URL] [--disabled]
-  gw key create [--org ID] [--name NAME]
-  gw key revoke KEY_ID [--org ID]`
+  gw key create [--org ID] [--name NAME] [--rpm N] [--tpm N]
+  gw key revoke KEY_ID [--org ID]
+  gw secret create [--org ID] [--kid KID] [--secret S]     (GwSigned signing secret; generated when not given)
+  gw secret delete KID [--org ID]
+  gw oidc set --issuer URL --audience AUD [--jwks-uri URL] [--org-claim CLAIM] [--org ID]
+  gw token sign --sub SUBJECT [--ttl SECONDS] [--kid KID] [--end-user ID] [--org ID]`
 
 type Command = (admin: AdminService, argv: string[]) => Promise<unknown>
 
@@ -43,8 +47,10 @@ const COMMANDS: Record<string, Command> = {
   },
   'key create': async (admin, argv) => {
     const a = parseArgs(argv)
-    const name = flag(a, 'name')
-    return admin.createServiceKey(flag(a, 'org') ?? DEFAULT_ORG, name ? { name } : {})
+    return admin.createServiceKey(
+      flag(a, 'org') ?? DEFAULT_ORG,
+      pick({ name: flag(a, 'name'), requestsPerMinute: int(a, 'rpm'), tokensPerMinute: int(a, 'tpm') }),
+    )
   },
   'key revoke': async (admin, argv) => {
     const a = parseArgs(argv)
@@ -53,6 +59,46 @@ const COMMANDS: Record<string, Command> = {
     await admin.revokeServiceKey(flag(a, 'org') ?? DEFAULT_ORG, id)
     return { revoked: id }
   },
+  'secret create': async (admin, argv) => {
+    const a = parseArgs(argv)
+    return admin.addSigningSecret(flag(a, 'org') ?? DEFAULT_ORG, pick({ kid: flag(a, 'kid'), secret: flag(a, 'secret') }))
+  },
+  'secret delete': async (admin, argv) => {
+    const a = parseArgs(argv)
+    const kid = a.positionals[0]
+    if (!kid) throw new Error('which kid? (see `gw org show`)')
+    await admin.deleteSigningSecret(flag(a, 'org') ?? DEFAULT_ORG, kid)
+    return { deleted: kid }
+  },
+  'oidc set': async (admin, argv) => {
+    const a = parseArgs(argv)
+    return admin.putOidc(
+      flag(a, 'org') ?? DEFAULT_ORG,
+      pick({ issuer: requireFlag(a, 'issuer'), audience: requireFlag(a, 'audience'), jwksUri: flag(a, 'jwks-uri'), orgClaim: flag(a, 'org-claim') }),
+    )
+  },
+  'token sign': async (admin, argv) => {
+    const a = parseArgs(argv)
+    const org = flag(a, 'org') ?? DEFAULT_ORG
+    const token = await admin.signToken(org, {
+      sub: requireFlag(a, 'sub'),
+      ttl: int(a, 'ttl') ?? 3600,
+      ...pick({ kid: flag(a, 'kid'), endUserId: flag(a, 'end-user') }),
+    })
+    return { token, authorization: `GwSigned ${token}` }
+  },
+}
+
+/** Drops undefined fields, so bodies carry only what was given. */
+function pick<T extends Record<string, unknown>>(o: T): Partial<T> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>
+}
+
+function int(a: ReturnType<typeof parseArgs>, name: string): number | undefined {
+  const v = flag(a, name)
+  if (v === undefined) return undefined
+  if (!/^\d+$/.test(v)) throw new Error(`--${name} must be a whole number`)
+  return Number(v)
 }
 
 /** Runs `gw <noun> <verb> …`; returns false when the words name no admin command. */

@@ -1,15 +1,18 @@
-// Stage 1: verify the caller's credential and resolve its identity and org (401 on any failure).
+// Stage 1: verify the caller's credential (GwKey, GwSigned or OIDC Bearer) and resolve its identity and org (401 on any failure).
 
 import { isServiceKeyShaped, keyMatches, serviceKeyId } from '../auth/service-keys'
+import { verifySignedToken } from '../auth/signed-tokens'
 import { unauthorized } from '../errors'
 import type { Deps, Identity, OrgContext } from './context'
+
+const SCHEMES = 'GwKey <service key>, GwSigned <token> or Bearer <token>'
 
 /** Splits `Authorization: <scheme> <credential>`. */
 function readAuthorization(headers: Headers): { scheme: string; credential: string } {
   const raw = headers.get('authorization')
-  if (!raw) throw unauthorized('Missing Authorization header (expected "GwKey <service key>")')
+  if (!raw) throw unauthorized(`Missing Authorization header (expected ${SCHEMES})`)
   const m = /^\s*(\S+)\s+(\S+)\s*$/.exec(raw)
-  if (!m) throw unauthorized('Malformed Authorization header (expected "<scheme> <credential>")')
+  if (!m) throw unauthorized(`Malformed Authorization header (expected ${SCHEMES})`)
   return { scheme: (m[1] as string).toLowerCase(), credential: m[2] as string }
 }
 
@@ -18,17 +21,28 @@ async function verifyServiceKey(deps: Deps, key: string): Promise<Identity> {
   if (!rec || !keyMatches(key, rec.hash)) throw unauthorized('Invalid service key')
   if (rec.revokedAt) throw unauthorized('Service key has been revoked')
   deps.store.keys.touchServiceKey(rec.id, new Date())
-  return { orgId: rec.orgId, authMode: 'GwKey', subject: rec.id }
+  const identity: Identity = { orgId: rec.orgId, authMode: 'GwKey', subject: rec.id }
+  if (rec.limits.requestsPerMinute !== undefined || rec.limits.tokensPerMinute !== undefined) identity.keyLimits = rec.limits
+  return identity
+}
+
+async function verifySigned(deps: Deps, token: string): Promise<Identity> {
+  const claims = await verifySignedToken(token, async (orgId) => (await deps.orgs.get(orgId))?.signingSecrets)
+  return { orgId: claims.orgId, authMode: 'GwSigned', subject: claims.sub, endUserId: claims.endUserId ?? claims.sub }
+}
+
+async function verifyOidc(deps: Deps, token: string): Promise<Identity> {
+  const { orgId, sub } = await deps.oidc.verify(token)
+  return { orgId, authMode: 'Bearer', subject: sub, endUserId: sub }
 }
 
 export async function authenticate(deps: Deps, headers: Headers): Promise<{ identity: Identity; org: OrgContext }> {
   const { scheme, credential } = readAuthorization(headers)
   let identity: Identity
-  if (scheme === 'gwkey' || (scheme === 'bearer' && isServiceKeyShaped(credential))) {
-    identity = await verifyServiceKey(deps, credential)
-  } else {
-    throw unauthorized(`Unsupported authorization scheme "${scheme}" (expected GwKey)`)
-  }
+  if (scheme === 'gwkey' || (scheme === 'bearer' && isServiceKeyShaped(credential))) identity = await verifyServiceKey(deps, credential)
+  else if (scheme === 'gwsigned') identity = await verifySigned(deps, credential)
+  else if (scheme === 'bearer') identity = await verifyOidc(deps, credential)
+  else throw unauthorized(`Unsupported authorization scheme (expected ${SCHEMES})`)
   const org = await deps.orgs.get(identity.orgId)
   if (!org) throw unauthorized('The credential belongs to an org that no longer exists')
   return { identity, org }

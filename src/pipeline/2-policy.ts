@@ -1,10 +1,79 @@
-// Stage 2: enforce the org's policy on the request before anything is sent upstream.
+// Stage 2: enforce the org's policy (PRODUCT §5, §6) before anything is sent upstream; rate limits are charged last.
 
 import { GatewayError } from '../errors'
 import { modelUnavailable } from '../policy/model-access'
-import type { ChatInput, OrgContext } from './context'
+import { countPromptTokens } from '../policy/prompt-tokens'
+import type { LimitCheck } from '../policy/rate-limiter'
+import { estimatePromptTokens, messageText } from '../tokens'
+import type { ChatInput, Deps, Identity, OrgContext } from './context'
 
-export function enforcePolicy(org: OrgContext, input: ChatInput): void {
+/** What a request was charged against the rate limits, to be corrected with its real usage. */
+export interface Charge {
+  tokenKeys: string[]
+  tokens: number
+  at: number
+}
+
+const violation = (message: string) => new GatewayError(403, 'policy_violation', message)
+const tooMany = (message: string) => new GatewayError(400, 'token_limit_exceeded', message)
+
+export async function enforcePolicy(deps: Deps, identity: Identity, org: OrgContext, input: ChatInput): Promise<Charge | undefined> {
+  const policy = org.org.policy
   const why = modelUnavailable(org, input.model)
   if (why) throw new GatewayError(403, 'model_not_allowed', `Model not allowed: ${why}`)
+  if (policy.allowStreaming === false && input.stream)
+    throw violation(`Streaming is not allowed for org "${org.org.id}": send the request with "stream": false`)
+  const missing = (policy.requiredMetadata ?? []).filter((k) => input.metadata[k] === undefined)
+  if (missing.length) throw violation(`Required metadata missing: ${missing.map((k) => `"${k}"`).join(', ')}`)
+  const term = blockedTerm(policy.blockedTerms, input)
+  if (term !== undefined) throw violation(`The request contains a blocked term ("${term}")`)
+
+  const maxOut = input.body.max_completion_tokens ?? input.body.max_tokens
+  if (policy.maxTokens !== undefined) {
+    if (maxOut !== undefined && maxOut > policy.maxTokens)
+      throw tooMany(`max_tokens ${maxOut} exceeds the org's limit of ${policy.maxTokens}`)
+    if (maxOut === undefined) input.body.max_tokens = policy.maxTokens
+  }
+  let promptTokens: number | undefined
+  if (policy.maxPromptTokens !== undefined) {
+    promptTokens = await countPromptTokens(input.body.messages)
+    if (promptTokens > policy.maxPromptTokens)
+      throw tooMany(`The prompt has ${promptTokens} tokens, over the org's limit of ${policy.maxPromptTokens}`)
+  }
+  return chargeRateLimits(deps, identity, org, promptTokens ?? estimatePromptTokens(input.body.messages))
+}
+
+/** First blocked term found (case-insensitive) in the message text, if any. */
+function blockedTerm(terms: string[] | undefined, input: ChatInput): string | undefined {
+  if (!terms?.length) return undefined
+  const text = input.body.messages.map(messageText).join('\n').toLowerCase()
+  return terms.find((t) => text.includes(t.toLowerCase()))
+}
+
+async function chargeRateLimits(deps: Deps, identity: Identity, org: OrgContext, tokens: number): Promise<Charge | undefined> {
+  const scopes = [{ key: `org:${org.org.id}`, limits: org.org.policy, what: `org "${org.org.id}"` }]
+  if (identity.keyLimits) scopes.push({ key: `key:${identity.subject}`, limits: identity.keyLimits, what: 'this service key' })
+  const checks: (LimitCheck & { what: string })[] = []
+  for (const s of scopes) {
+    if (s.limits.requestsPerMinute !== undefined)
+      checks.push({ key: `${s.key}:rpm`, limit: s.limits.requestsPerMinute, cost: 1, what: `${s.what}: ${s.limits.requestsPerMinute} requests per minute` })
+    if (s.limits.tokensPerMinute !== undefined)
+      checks.push({ key: `${s.key}:tpm`, limit: s.limits.tokensPerMinute, cost: tokens, what: `${s.what}: ${s.limits.tokensPerMinute} tokens per minute` })
+  }
+  if (!checks.length) return undefined
+  const at = Date.now()
+  const admission = await deps.limiter.admit(checks, at)
+  if (!admission.ok) {
+    const hit = checks.find((c) => c.key === admission.key)
+    throw new GatewayError(429, 'rate_limit_exceeded', `Rate limit exceeded for ${hit?.what}; retry in ${admission.retryAfterSeconds} s`, {
+      headers: { 'retry-after': String(admission.retryAfterSeconds) },
+    })
+  }
+  const tokenKeys = checks.filter((c) => c.key.endsWith(':tpm')).map((c) => c.key)
+  return tokenKeys.length ? { tokenKeys, tokens, at } : undefined
+}
+
+/** Replaces a request's token charge by what the provider reported it used. */
+export function settleCharge(deps: Deps, charge: Charge | undefined, usedTokens: number): void {
+  if (charge) void deps.limiter.adjust(charge.tokenKeys, usedTokens - charge.tokens, charge.at)
 }

@@ -6,7 +6,9 @@ import type { FailureKind } from '../providers/adapter'
 import type { ChatRequest } from '../providers/openai-types'
 import type { ProviderId } from '../providers/provider-id'
 import type { LogWriter } from '../store/log-writer'
-import type { Org, ProviderRecord, Store } from '../store/types'
+import type { OidcVerifier } from '../auth/oidc'
+import type { RateLimiter } from '../policy/rate-limiter'
+import type { Org, ProviderRecord, RateLimits, SigningSecretRecord, Store } from '../store/types'
 import type { OrgDirectory } from './org-directory'
 import type { UpstreamHealth } from './upstream-health'
 
@@ -19,6 +21,8 @@ export interface Deps {
   health: UpstreamHealth
   /** Injected for tests; defaults to global fetch. */
   fetch: typeof fetch
+  limiter: RateLimiter
+  oidc: OidcVerifier
   /** Streams being answered, each with a way to end it early (used at shutdown). */
   openStreams: Set<() => void>
 }
@@ -32,12 +36,16 @@ export interface Identity {
   subject: string
   /** End-user id carried by a signed token claim, when there is one. */
   endUserId?: string
+  /** A service key's own rate limits, when it has any. */
+  keyLimits?: RateLimits
 }
 
 /** An org as the pipeline needs it: policy and usable provider records. */
 export interface OrgContext {
   org: Org
   providers: ReadonlyMap<ProviderId, ProviderRecord>
+  /** GwSigned secrets, decrypted. */
+  signingSecrets: readonly SigningSecretRecord[]
 }
 
 export interface ModelRef {

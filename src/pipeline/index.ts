@@ -3,7 +3,7 @@
 //  stage        file           adds / produces                                   fails with
 //  1 auth       1-auth.ts      ctx.identity {orgId, authMode, subject}, ctx.org   401 unauthorized
 //  - input      chat-input.ts  ChatInput (gateway fields split off, validated)    400 gateway_error
-//  2 policy     2-policy.ts    (nothing: it only refuses)                         403 model_not_allowed, …
+//  2 policy     2-policy.ts    rate-limit charge (settled with the real usage)    403/400/429 (PRODUCT §5)
 //  3 route      3-route.ts     Candidate[]: primary + fallback chain → Target      –
 //  4 clamp      4-clamp.ts     per attempt: body fitted to the target, warnings    –
 //  5 dispatch   5-dispatch.ts  Dispatched: answer, attempts, fallback info         502/504 provider_error
@@ -16,7 +16,7 @@
 
 import { GatewayError } from '../errors'
 import { authenticate } from './1-auth'
-import { enforcePolicy } from './2-policy'
+import { type Charge, enforcePolicy, settleCharge } from './2-policy'
 import { route } from './3-route'
 import { dispatch } from './5-dispatch'
 import { jsonAnswer, streamAnswer } from './6-normalise'
@@ -46,32 +46,31 @@ export async function handleChat(deps: Deps, ctx: RequestContext, raw: unknown):
 
 /** Stages 2–7 for an authenticated request (chat completions and prompt runs). */
 export async function executeChat(deps: Deps, ctx: RequestContext, input: ChatInput): Promise<Response> {
-  const org = ctx.org
-  if (!org) throw new Error('executeChat needs an authenticated context')
+  const { org, identity } = ctx
+  if (!org || !identity) throw new Error('executeChat needs an authenticated context')
+  let charge: Charge | undefined
   let logged = false
+  const finish = (o: Outcome) => {
+    logged = true
+    settleCharge(deps, charge, o.usage?.total_tokens ?? 0)
+    recordRequest(deps, ctx, input, o)
+  }
   try {
-    enforcePolicy(org, input)
+    charge = await enforcePolicy(deps, identity, org, input)
     const candidates = route(deps, org, input)
     const d = await dispatch(deps, ctx, input, candidates)
     if (!d.ok) {
-      logged = true
-      recordRequest(
-        deps,
-        ctx,
-        input,
-        failureOutcome(d.error.status, d.error.code, d.error.message, {
-          attempts: d.attempts,
-          fallback: d.fallback,
-          model: d.lastModel,
-        }),
-      )
+      const { status, code, message } = d.error
+      finish(failureOutcome(status, code, message, { attempts: d.attempts, fallback: d.fallback, model: d.lastModel }))
       throw d.error
     }
     logged = true
-    const finish = (o: Outcome) => recordRequest(deps, ctx, input, o)
     return d.answer.kind === 'json' ? jsonAnswer(ctx, d, finish) : streamAnswer(deps, ctx, d, finish)
   } catch (err) {
-    if (!logged) logFailure(deps, ctx, input, err)
+    if (!logged) {
+      settleCharge(deps, charge, 0)
+      logFailure(deps, ctx, input, err)
+    }
     throw err
   }
 }

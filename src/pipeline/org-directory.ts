@@ -1,5 +1,6 @@
-// Short-lived in-memory cache of org context (policy + decrypted provider keys) for the request path.
+// Short-lived in-memory cache of org context (policy, decrypted provider keys and signing secrets) for the request path.
 
+import { warmTokenizer } from '../policy/prompt-tokens'
 import type { ProviderId } from '../providers/provider-id'
 import type { ProviderRecord, Store } from '../store/types'
 import type { OrgContext } from './context'
@@ -35,6 +36,7 @@ export class OrgDirectory {
     if (!org) return undefined
     const providers = new Map<ProviderId, ProviderRecord>()
     for (const p of await this.store.orgs.getProviders(orgId)) providers.set(p.provider, p)
-    return { org, providers }
+    if (org.policy.maxPromptTokens !== undefined) void warmTokenizer()
+    return { org, providers, signingSecrets: await this.store.auth.listSigningSecrets(orgId) }
   }
 }

@@ -33,5 +33,28 @@ export const checkProviderBody = validator(
   ),
 )
 export const checkServiceKeyBody = validator(
-  t.Object({ name: t.Optional(t.String({ maxLength: 200 })) }, { additionalProperties: false }),
+  t.Object(
+    { name: t.Optional(t.String({ maxLength: 200 })), requestsPerMinute: t.Optional(positive), tokensPerMinute: t.Optional(positive) },
+    { additionalProperties: false },
+  ),
+)
+export const checkSigningSecretBody = validator(
+  t.Object(
+    {
+      secret: t.Optional(t.String({ minLength: 32, maxLength: 512 })),
+      kid: t.Optional(t.String({ pattern: '^[A-Za-z0-9._-]{1,64}$' })),
+    },
+    { additionalProperties: false },
+  ),
+)
+export const checkOidcBody = validator(
+  t.Object(
+    {
+      issuer: t.String({ pattern: '^https?://[^/]' }),
+      audience: t.String({ minLength: 1 }),
+      jwksUri: t.Optional(t.String({ pattern: '^https?://[^/]' })),
+      orgClaim: t.Optional(t.String({ minLength: 1, maxLength: 200 })),
+    },
+    { additionalProperties: false },
+  ),
 )

@@ -42,6 +42,33 @@ export interface ServiceKeyRecord {
   createdAt: string
   revokedAt: string | undefined
   lastUsedAt: string | undefined
+  /** This key's own limits, applied on top of the org's. */
+  limits: RateLimits
+}
+
+export interface RateLimits {
+  requestsPerMinute?: number
+  tokensPerMinute?: number
+}
+
+/** An HS256 secret for GwSigned tokens; `secret` is decrypted only in memory. */
+export interface SigningSecretRecord {
+  orgId: string
+  kid: string
+  secret: string
+  createdAt: string
+}
+
+/** Where an org's OIDC tokens come from and how their org is found. */
+export interface OidcConfig {
+  orgId: string
+  issuer: string
+  audience: string
+  /** Unset: discovered from `<issuer>/.well-known/openid-configuration`. */
+  jwksUri: string | undefined
+  /** Claim naming the org; unset: the issuer is bound to this org. */
+  orgClaim: string | undefined
+  updatedAt: string
 }
 
 export interface OrgStore {
@@ -54,12 +81,23 @@ export interface OrgStore {
 }
 
 export interface KeyStore {
-  createServiceKey(rec: Omit<ServiceKeyRecord, 'createdAt' | 'revokedAt' | 'lastUsedAt'>): Promise<ServiceKeyRecord>
+  createServiceKey(rec: Omit<ServiceKeyRecord, 'createdAt' | 'revokedAt' | 'lastUsedAt' | 'limits'> & { limits?: RateLimits }): Promise<ServiceKeyRecord>
   getServiceKey(id: string): Promise<ServiceKeyRecord | undefined>
   listServiceKeys(orgId: string): Promise<ServiceKeyRecord[]>
   /** Returns false when no such live key exists in that org. */
   revokeServiceKey(orgId: string, id: string): Promise<boolean>
   touchServiceKey(id: string, at: Date): void
+}
+
+export interface AuthStore {
+  /** `secret` arrives in clear; the store encrypts it at rest. */
+  addSigningSecret(rec: Omit<SigningSecretRecord, 'createdAt'>): Promise<SigningSecretRecord>
+  listSigningSecrets(orgId: string): Promise<SigningSecretRecord[]>
+  /** Returns false when the org has no secret with that kid. */
+  deleteSigningSecret(orgId: string, kid: string): Promise<boolean>
+  putOidc(rec: Omit<OidcConfig, 'updatedAt'>): Promise<OidcConfig>
+  getOidc(orgId: string): Promise<OidcConfig | undefined>
+  oidcByIssuer(issuer: string): Promise<OidcConfig[]>
 }
 
 export type FailureOutcome = 'ok' | 'rate_limit' | 'provider_error' | 'timeout' | 'context_limit' | 'refusal_detected' | 'skipped'
@@ -133,6 +171,7 @@ export interface Store {
   readonly kind: 'sqlite' | 'postgres'
   readonly orgs: OrgStore
   readonly keys: KeyStore
+  readonly auth: AuthStore
   readonly logs: LogStore
   close(): Promise<void>
 }

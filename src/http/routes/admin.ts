@@ -62,3 +62,18 @@ export const adminRoutes = (deps: Deps, admin: AdminService) =>
       await admin.revokeServiceKey(params.org, params.id)
       return json(request, null, 204)
     })
+    .post(
+      '/orgs/:org/signing-secrets',
+      async ({ request, params }) =>
+        json(request, await admin.addSigningSecret(params.org, await readOptionalBody(request)), 201),
+      { parse: 'none' },
+    )
+    .delete('/orgs/:org/signing-secrets/:kid', async ({ request, params }) => {
+      await admin.deleteSigningSecret(params.org, params.kid)
+      return json(request, null, 204)
+    })
+    .put(
+      '/orgs/:org/oidc',
+      async ({ request, params }) => json(request, await admin.putOidc(params.org, await readAdminBody(request))),
+      { parse: 'none' },
+    )

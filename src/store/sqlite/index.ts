@@ -2,6 +2,7 @@
 
 import type { SecretBox } from '../../crypto/secret-box'
 import type { Store } from '../types'
+import { SqliteAuthStore } from './auth'
 import { SqliteKeyStore } from './keys'
 import { SqliteLogStore } from './logs'
 import { openDatabase } from './open'
@@ -14,6 +15,7 @@ export function createSqliteStore(path: string, box: SecretBox): Store {
     kind: 'sqlite',
     orgs: new SqliteOrgStore(db, box),
     keys,
+    auth: new SqliteAuthStore(db, box),
     logs: new SqliteLogStore(db),
     async close() {
       keys.flushTouches()

@@ -1,7 +1,7 @@
 // SQLite storage of service keys (only their SHA-256 hashes).
 
 import type { Database } from 'bun:sqlite'
-import type { KeyStore, ServiceKeyRecord } from '../types'
+import type { KeyStore, RateLimits, ServiceKeyRecord } from '../types'
 
 interface KeyRow {
   id: string
@@ -11,6 +11,15 @@ interface KeyRow {
   created_at: string
   revoked_at: string | null
   last_used_at: string | null
+  requests_per_minute: number | null
+  tokens_per_minute: number | null
+}
+
+function limitsOf(r: KeyRow): RateLimits {
+  const limits: RateLimits = {}
+  if (r.requests_per_minute !== null) limits.requestsPerMinute = r.requests_per_minute
+  if (r.tokens_per_minute !== null) limits.tokensPerMinute = r.tokens_per_minute
+  return limits
 }
 
 const toKey = (r: KeyRow): ServiceKeyRecord => ({
@@ -21,6 +30,7 @@ const toKey = (r: KeyRow): ServiceKeyRecord => ({
   createdAt: r.created_at,
   revokedAt: r.revoked_at ?? undefined,
   lastUsedAt: r.last_used_at ?? undefined,
+  limits: limitsOf(r),
 })
 
 export class SqliteKeyStore implements KeyStore {
@@ -31,8 +41,9 @@ export class SqliteKeyStore implements KeyStore {
 
   constructor(private readonly db: Database) {
     this.q = {
-      insert: db.query<KeyRow, [string, string, string | null, Uint8Array, string]>(
-        'INSERT INTO service_keys (id, org_id, name, key_hash, created_at) VALUES (?1, ?2, ?3, ?4, ?5) RETURNING *',
+      insert: db.query<KeyRow, [string, string, string | null, Uint8Array, string, number | null, number | null]>(
+        `INSERT INTO service_keys (id, org_id, name, key_hash, created_at, requests_per_minute, tokens_per_minute)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) RETURNING *`,
       ),
       get: db.query<KeyRow, [string]>('SELECT * FROM service_keys WHERE id = ?1'),
       list: db.query<KeyRow, [string]>('SELECT * FROM service_keys WHERE org_id = ?1 ORDER BY created_at'),
@@ -43,8 +54,16 @@ export class SqliteKeyStore implements KeyStore {
     }
   }
 
-  async createServiceKey(rec: Omit<ServiceKeyRecord, 'createdAt' | 'revokedAt' | 'lastUsedAt'>) {
-    const row = this.q.insert.get(rec.id, rec.orgId, rec.name ?? null, rec.hash, new Date().toISOString())
+  async createServiceKey(rec: Parameters<KeyStore['createServiceKey']>[0]) {
+    const row = this.q.insert.get(
+      rec.id,
+      rec.orgId,
+      rec.name ?? null,
+      rec.hash,
+      new Date().toISOString(),
+      rec.limits?.requestsPerMinute ?? null,
+      rec.limits?.tokensPerMinute ?? null,
+    )
     if (!row) throw new Error('insert returned nothing')
     return toKey(row)
   }

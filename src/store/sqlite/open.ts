@@ -4,9 +4,10 @@ import { Database } from 'bun:sqlite'
 import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import core from './migrations/0001_core.sql' with { type: 'text' }
+import auth from './migrations/0002_auth.sql' with { type: 'text' }
 
 /** Every migration, in order; index + 1 is the schema version it brings the database to. */
-export const MIGRATIONS: readonly string[] = [core]
+export const MIGRATIONS: readonly string[] = [core, auth]
 
 export function openDatabase(path: string): Database {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true })

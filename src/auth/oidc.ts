@@ -1,0 +1,91 @@
+// OIDC Bearer tokens (alpha): the org's issuer config, keys from the issuer's JWKS via jose, asymmetric algorithms only.
+
+import { createRemoteJWKSet, type JWTVerifyGetKey, jwtVerify } from 'jose'
+import { unauthorized } from '../errors'
+import type { AuthStore, OidcConfig } from '../store/types'
+import { jwtFailure, peekJwt } from './jwt-errors'
+
+export const ASYMMETRIC_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA', 'Ed25519']
+const WHAT = 'OIDC token'
+const DISCOVERY_TTL_MS = 60 * 60 * 1000
+
+export interface OidcIdentity {
+  orgId: string
+  sub: string
+}
+
+export interface OidcOptions {
+  /** Least time between two JWKS fetches triggered by an unknown `kid`. */
+  refreshCooldownMs: number
+  fetch?: typeof fetch
+}
+
+export class OidcVerifier {
+  private readonly keySets = new Map<string, JWTVerifyGetKey>()
+  private readonly discovered = new Map<string, { at: number; uri: Promise<string> }>()
+
+  constructor(
+    private readonly store: AuthStore,
+    private readonly options: OidcOptions,
+  ) {}
+
+  async verify(token: string): Promise<OidcIdentity> {
+    const { alg, claims } = peekJwt(WHAT, token)
+    if (!ASYMMETRIC_ALGORITHMS.includes(alg))
+      throw unauthorized(`${WHAT} must be signed with an asymmetric algorithm (RS*, PS*, ES*, EdDSA)`)
+    if (typeof claims.iss !== 'string') throw unauthorized(`${WHAT} is missing the "iss" claim`)
+    const config = pickConfig(await this.store.oidcByIssuer(claims.iss), claims)
+    const keys = this.keySet(await this.jwksUri(config))
+    let payload: Record<string, unknown>
+    try {
+      const options = { issuer: config.issuer, audience: config.audience, algorithms: ASYMMETRIC_ALGORITHMS, clockTolerance: 30 }
+      payload = (await jwtVerify(token, keys, { ...options, requiredClaims: ['sub', 'exp'] })).payload
+    } catch (err) {
+      throw jwtFailure(WHAT, err)
+    }
+    return { orgId: config.orgId, sub: payload.sub as string }
+  }
+
+  private keySet(uri: string): JWTVerifyGetKey {
+    let set = this.keySets.get(uri)
+    if (!set) {
+      set = createRemoteJWKSet(new URL(uri), { cooldownDuration: this.options.refreshCooldownMs, timeoutDuration: 5000 })
+      this.keySets.set(uri, set)
+    }
+    return set
+  }
+
+  private jwksUri(config: OidcConfig): Promise<string> {
+    if (config.jwksUri) return Promise.resolve(config.jwksUri)
+    const hit = this.discovered.get(config.issuer)
+    if (hit && Date.now() - hit.at < DISCOVERY_TTL_MS) return hit.uri
+    const uri = this.discover(config.issuer)
+    this.discovered.set(config.issuer, { at: Date.now(), uri })
+    uri.catch(() => this.discovered.delete(config.issuer))
+    return uri
+  }
+
+  private async discover(issuer: string): Promise<string> {
+    const url = `${issuer.replace(/\/+$/, '')}/.well-known/openid-configuration`
+    const doFetch = this.options.fetch ?? fetch
+    try {
+      const res = await doFetch(url, { signal: AbortSignal.timeout(5000) })
+      const doc = (await res.json()) as { jwks_uri?: unknown }
+      if (res.ok && typeof doc.jwks_uri === 'string') return doc.jwks_uri
+    } catch {}
+    throw unauthorized(`${WHAT} could not be verified: the issuer's discovery document names no JWKS`)
+  }
+}
+
+/**
+ * The config a token is checked against: an org named by a configured org claim, else the one
+ * org the issuer is bound to.
+ */
+function pickConfig(configs: OidcConfig[], claims: Record<string, unknown>): OidcConfig {
+  if (configs.length === 0) throw unauthorized(`${WHAT} comes from an issuer no org accepts`)
+  const claimed = configs.find((c) => c.orgClaim !== undefined && claims[c.orgClaim] === c.orgId)
+  if (claimed) return claimed
+  const bound = configs.filter((c) => c.orgClaim === undefined)
+  if (bound.length === 1) return bound[0] as OidcConfig
+  throw unauthorized(`${WHAT} does not name an org that accepts its issuer`)
+}

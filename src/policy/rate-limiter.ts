@@ -1,0 +1,108 @@
+// Per-minute request and token limits: the RateLimiter interface and its in-memory (one instance) implementation.
+
+/** One counter to check: `cost` more units must fit under `limit` per 60 s. */
+export interface LimitCheck {
+  key: string
+  limit: number
+  cost: number
+}
+
+export type Admission = { ok: true } | { ok: false; key: string; retryAfterSeconds: number }
+
+/**
+ * Sliding 60-second windows. `admit` checks every counter and, only when all have room, charges
+ * them all: atomically, so concurrent requests never overshoot a limit. A Redis implementation
+ * (several instances) plugs in behind the same interface.
+ */
+export interface RateLimiter {
+  admit(checks: readonly LimitCheck[], now?: number): Promise<Admission>
+  /** Corrects a charge made at `at` once the real cost is known (may be negative). */
+  adjust(keys: readonly string[], delta: number, at: number): Promise<void>
+}
+
+const WINDOW_SECONDS = 60
+
+/** 61 one-second buckets per key; a bucket counts until it is entirely older than 60 s, so no overshoot. */
+class Window {
+  readonly counts = new Float64Array(WINDOW_SECONDS + 1)
+  readonly seconds = new Float64Array(WINDOW_SECONDS + 1).fill(-1)
+  lastSecond = -1
+
+  /** Units still counted at second `now`. */
+  used(now: number): number {
+    let sum = 0
+    for (let i = 0; i <= WINDOW_SECONDS; i++) if (this.seconds[i] as number > now - WINDOW_SECONDS - 1) sum += this.counts[i] as number
+    return sum
+  }
+
+  add(second: number, n: number): void {
+    const i = second % (WINDOW_SECONDS + 1)
+    if (this.seconds[i] !== second) {
+      this.seconds[i] = second
+      this.counts[i] = 0
+    }
+    this.counts[i] = (this.counts[i] as number) + n
+    this.lastSecond = Math.max(this.lastSecond, second)
+  }
+
+  /** Seconds from `nowMs` until `need` units are free. */
+  retryAfter(nowMs: number, need: number, limit: number): number {
+    const now = Math.floor(nowMs / 1000)
+    const live: [number, number][] = []
+    for (let i = 0; i <= WINDOW_SECONDS; i++) {
+      const s = this.seconds[i] as number
+      if (s > now - WINDOW_SECONDS - 1) live.push([s, this.counts[i] as number])
+    }
+    live.sort((a, b) => a[0] - b[0])
+    let used = live.reduce((n, [, c]) => n + c, 0)
+    for (const [s, c] of live) {
+      used -= c
+      // Bucket of second s stops counting at the start of second s + 61.
+      if (used + need <= limit) return Math.max(1, Math.ceil(((s + WINDOW_SECONDS + 1) * 1000 - nowMs) / 1000))
+    }
+    return WINDOW_SECONDS + 1
+  }
+}
+
+export class MemoryRateLimiter implements RateLimiter {
+  private readonly windows = new Map<string, Window>()
+  private sweptAt = 0
+
+  async admit(checks: readonly LimitCheck[], nowMs = Date.now()): Promise<Admission> {
+    const second = Math.floor(nowMs / 1000)
+    this.sweep(second)
+    for (const c of checks) {
+      const w = this.windows.get(c.key)
+      const used = w ? w.used(second) : 0
+      if (used + c.cost > c.limit) {
+        const retryAfterSeconds = c.cost > c.limit ? WINDOW_SECONDS : (w as Window).retryAfter(nowMs, c.cost, c.limit)
+        return { ok: false, key: c.key, retryAfterSeconds }
+      }
+    }
+    for (const c of checks) this.window(c.key).add(second, c.cost)
+    return { ok: true }
+  }
+
+  async adjust(keys: readonly string[], delta: number, atMs: number): Promise<void> {
+    if (delta === 0) return
+    const second = Math.floor(atMs / 1000)
+    if (second < Math.floor(Date.now() / 1000) - WINDOW_SECONDS) return
+    for (const k of keys) this.window(k).add(second, delta)
+  }
+
+  private window(key: string): Window {
+    let w = this.windows.get(key)
+    if (!w) {
+      w = new Window()
+      this.windows.set(key, w)
+    }
+    return w
+  }
+
+  /** Drops windows idle for over a minute, at most once a minute. */
+  private sweep(second: number): void {
+    if (second - this.sweptAt < WINDOW_SECONDS) return
+    this.sweptAt = second
+    for (const [k, w] of this.windows) if (w.lastSecond < second - WINDOW_SECONDS - 1) this.windows.delete(k)
+  }
+}

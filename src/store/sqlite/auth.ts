@@ -1,0 +1,93 @@
+// SQLite storage of GwSigned signing secrets (encrypted at rest) and per-org OIDC configs.
+
+import type { Database } from 'bun:sqlite'
+import type { SecretBox } from '../../crypto/secret-box'
+import type { AuthStore, OidcConfig, SigningSecretRecord } from '../types'
+
+interface SecretRow {
+  org_id: string
+  kid: string
+  secret_enc: string
+  created_at: string
+}
+interface OidcRow {
+  org_id: string
+  issuer: string
+  audience: string
+  jwks_uri: string | null
+  org_claim: string | null
+  updated_at: string
+}
+
+const toOidc = (r: OidcRow): OidcConfig => ({
+  orgId: r.org_id,
+  issuer: r.issuer,
+  audience: r.audience,
+  jwksUri: r.jwks_uri ?? undefined,
+  orgClaim: r.org_claim ?? undefined,
+  updatedAt: r.updated_at,
+})
+
+export class SqliteAuthStore implements AuthStore {
+  private readonly q
+  constructor(
+    db: Database,
+    private readonly box: SecretBox,
+  ) {
+    this.q = {
+      addSecret: db.query<SecretRow, [string, string, string, string]>(
+        'INSERT INTO signing_secrets (org_id, kid, secret_enc, created_at) VALUES (?1, ?2, ?3, ?4) RETURNING *',
+      ),
+      secrets: db.query<SecretRow, [string]>('SELECT * FROM signing_secrets WHERE org_id = ?1 ORDER BY created_at, kid'),
+      deleteSecret: db.query<null, [string, string]>('DELETE FROM signing_secrets WHERE org_id = ?1 AND kid = ?2'),
+      putOidc: db.query<OidcRow, [string, string, string, string | null, string | null, string]>(
+        `INSERT INTO oidc_configs (org_id, issuer, audience, jwks_uri, org_claim, updated_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+         ON CONFLICT (org_id) DO UPDATE SET issuer = ?2, audience = ?3, jwks_uri = ?4, org_claim = ?5, updated_at = ?6
+         RETURNING *`,
+      ),
+      getOidc: db.query<OidcRow, [string]>('SELECT * FROM oidc_configs WHERE org_id = ?1'),
+      byIssuer: db.query<OidcRow, [string]>('SELECT * FROM oidc_configs WHERE issuer = ?1 ORDER BY org_id'),
+    }
+  }
+
+  async addSigningSecret(rec: Omit<SigningSecretRecord, 'createdAt'>): Promise<SigningSecretRecord> {
+    const row = this.q.addSecret.get(rec.orgId, rec.kid, this.box.seal(rec.secret), new Date().toISOString())
+    if (!row) throw new Error('insert returned nothing')
+    return this.toSecret(row)
+  }
+
+  async listSigningSecrets(orgId: string): Promise<SigningSecretRecord[]> {
+    return this.q.secrets.all(orgId).map((r) => this.toSecret(r))
+  }
+
+  async deleteSigningSecret(orgId: string, kid: string): Promise<boolean> {
+    return this.q.deleteSecret.run(orgId, kid).changes > 0
+  }
+
+  async putOidc(rec: Omit<OidcConfig, 'updatedAt'>): Promise<OidcConfig> {
+    const row = this.q.putOidc.get(
+      rec.orgId,
+      rec.issuer,
+      rec.audience,
+      rec.jwksUri ?? null,
+      rec.orgClaim ?? null,
+      new Date().toISOString(),
+    )
+    if (!row) throw new Error('upsert returned nothing')
+    return toOidc(row)
+  }
+
+  async getOidc(orgId: string): Promise<OidcConfig | undefined> {
+    const row = this.q.getOidc.get(orgId)
+    return row ? toOidc(row) : undefined
+  }
+
+  async oidcByIssuer(issuer: string): Promise<OidcConfig[]> {
+    return this.q.byIssuer.all(issuer).map(toOidc)
+  }
+
+  private toSecret(r: SecretRow): SigningSecretRecord {
+    return { orgId: r.org_id, kid: r.kid, secret: this.box.open(r.secret_enc), createdAt: r.created_at }
+  }
+}
