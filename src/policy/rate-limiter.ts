@@ -17,7 +17,7 @@ export type Admission = { ok: true } | { ok: false; key: string; retryAfterSecon
 export interface RateLimiter {
   admit(checks: readonly LimitCheck[], now?: number): Promise<Admission>
   /** Corrects a charge made at `at` once the real cost is known (may be negative). */
-  adjust(keys: readonly string[], delta: number, at: number): Promise<void>
+  adjust(keys: readonly string[], delta: number, at: number, now?: number): Promise<void>
 }
 
 const WINDOW_SECONDS = 60
@@ -83,10 +83,10 @@ export class MemoryRateLimiter implements RateLimiter {
     return { ok: true }
   }
 
-  async adjust(keys: readonly string[], delta: number, atMs: number): Promise<void> {
+  async adjust(keys: readonly string[], delta: number, atMs: number, nowMs = Date.now()): Promise<void> {
     if (delta === 0) return
     const second = Math.floor(atMs / 1000)
-    if (second < Math.floor(Date.now() / 1000) - WINDOW_SECONDS) return
+    if (second < Math.floor(nowMs / 1000) - WINDOW_SECONDS) return
     for (const k of keys) this.window(k).add(second, delta)
   }
 

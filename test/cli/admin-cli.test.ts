@@ -59,9 +59,37 @@ test('bad input: a clear message and a non-zero exit', () => {
   expect(badConfig.stderr.toString()).toContain('GW_PORT')
 })
 
-test('a key made by the CLI works against a running gateway on the same database', async () => {
+test('signing secrets, OIDC config, key limits and token signing from the CLI', () => {
+  const none = gw('token', 'sign', '--org', 'acme', '--sub', 'u1')
+  expect(none.code).toBe(1)
+  expect(none.err).toContain('no signing secret')
+  const secret = gw('secret', 'create', '--org', 'acme', '--kid', 'cli-1')
+  expect(secret.code).toBe(0)
+  expect(secret.json().kid).toBe('cli-1')
+  expect(secret.json().secret.length).toBeGreaterThanOrEqual(32)
+  const short = gw('secret', 'create', '--org', 'acme', '--secret', 'short')
+  expect(short.code).toBe(1)
+  expect(short.err).toContain('secret')
+  const long = gw('token', 'sign', '--org', 'acme', '--sub', 'u1', '--ttl', '90000')
+  expect(long.code).toBe(1)
+  expect(long.err).toContain('ttl')
+  const oidc = gw('oidc', 'set', '--org', 'acme', '--issuer', 'https://id.example.com', '--audience', 'gw')
+  expect(oidc.json()).toMatchObject({ issuer: 'https://id.example.com', audience: 'gw', jwksUri: null, orgClaim: null })
+  const limited = gw('key', 'create', '--org', 'acme', '--rpm', '5', '--tpm', '5000').json()
+  const shown = gw('org', 'show', '--org', 'acme')
+  expect(shown.json()).toMatchObject({ signingSecrets: [{ kid: 'cli-1' }], oidc: { issuer: 'https://id.example.com' } })
+  expect(shown.json().serviceKeys.find((k: { id: string }) => k.id === limited.id)).toMatchObject({ requestsPerMinute: 5, tokensPerMinute: 5000 })
+  expect(shown.out).not.toContain(secret.json().secret)
+  expect(gw('secret', 'delete', 'cli-1', '--org', 'acme').code).toBe(0)
+  expect(gw('secret', 'delete', 'cli-1', '--org', 'acme').code).toBe(1)
+})
+
+test('a key and a signed token made by the CLI work against a running gateway on the same database', async () => {
   const openai = await startFake('openai')
   const key = gw('key', 'create').json().key as string
+  gw('secret', 'create')
+  const signed = gw('token', 'sign', '--sub', 'cli-user', '--ttl', '300', '--end-user', 'eu-1').json()
+  expect(signed.authorization).toBe(`GwSigned ${signed.token}`)
   const proc = Bun.spawn([process.execPath, main, 'serve', '--port', '0'], {
     env: { PATH: process.env.PATH ?? '', GW_DB: db, GW_OPENAI_BASE_URL: openai.url, OPENAI_API_KEY: openai.apiKey },
     stdout: 'pipe',
@@ -77,6 +105,13 @@ test('a key made by the CLI works against a running gateway on the same database
       body: JSON.stringify({ model: 'openai/gpt-4o', messages: [{ role: 'user', content: 'hi' }] }),
     })
     expect(res.status).toBe(200)
+    const viaToken = await fetch(`${url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: signed.authorization },
+      body: JSON.stringify({ model: 'openai/gpt-4o', messages: [{ role: 'user', content: 'hi' }] }),
+    })
+    expect(viaToken.status).toBe(200)
+    expect(viaToken.headers.get('x-gw-auth-mode')).toBe('GwSigned')
   } finally {
     proc.kill('SIGTERM')
     await proc.exited
