@@ -6,6 +6,7 @@ import { errorResponse } from './http/error-handler'
 import { markArrival, tooLarge } from './http/request-context'
 import { adminRoutes } from './http/routes/admin'
 import { chatRoutes } from './http/routes/chat'
+import { promptRoutes } from './http/routes/prompts'
 import { healthRoutes } from './http/routes/health'
 import { logRoutes } from './http/routes/logs'
 import { modelRoutes } from './http/routes/models'
@@ -21,6 +22,7 @@ export function createApp(deps: Deps, admin = new AdminService(deps.store, (org)
     .onError({ as: 'global' }, ({ error, code, request }) => errorResponse(error, request, code))
     .use(healthRoutes)
     .use(chatRoutes(deps))
+    .use(promptRoutes(deps))
     .use(modelRoutes(deps))
     .use(logRoutes(deps))
     .use(adminRoutes(deps, admin))

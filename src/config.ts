@@ -28,6 +28,8 @@ export interface Config {
 
 export type Env = Record<string, string | undefined>
 
+export const DEFAULT_PROMPTS_DIR = './prompts'
+
 /** CLI flag → env variable it overrides. */
 const FLAGS: Record<string, string> = {
   host: 'GW_HOST',
@@ -139,7 +141,7 @@ export function loadConfig(env: Env): Config {
     maxBodyBytes: int('GW_MAX_BODY_BYTES', 10_485_760, 1024, 1_073_741_824),
     drainMs: int('GW_DRAIN_MS', 10_000, 0, 600_000),
     jwksRefreshMs: int('GW_JWKS_REFRESH_MS', 30_000, 0, 3_600_000),
-    promptsDir: str('GW_PROMPTS_DIR', './prompts'),
+    promptsDir: str('GW_PROMPTS_DIR', DEFAULT_PROMPTS_DIR),
     catalogPath: opt('GW_CATALOG'),
     logBodies: bool('GW_LOG_BODIES', true),
     envProviderKeys,

@@ -15,6 +15,13 @@ Configuration comes from the environment (GW_PORT, GW_DB, OPENAI_API_KEY, …); 
 async function serve(config: ReturnType<typeof loadConfig>): Promise<void> {
   const gw = await startGateway(config)
   console.log(`gw: listening on ${gw.url} (database ${config.dbPath})`)
+  if (!gw.prompts) console.error(`gw: GW_PROMPTS_DIR "${config.promptsDir}" does not exist: no prompt files loaded`)
+  else {
+    const p = gw.prompts
+    if (p.prompts + p.partials)
+      console.log(`gw: prompt files: ${p.prompts} prompts, ${p.partials} partials (${p.newVersions} new versions, ${p.published} published)`)
+    for (const why of p.skipped) console.error(`gw: prompt file skipped, ${why}`)
+  }
   if (gw.generatedKey)
     console.log(
       `gw: created a service key for the "default" org. It is shown only now, keep it:\n\n    ${gw.generatedKey}\n\n` +

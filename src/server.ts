@@ -6,12 +6,13 @@ import { bootstrap } from './admin/bootstrap'
 import { OidcVerifier } from './auth/oidc'
 import { createApp } from './app'
 import { loadCatalog, readCatalogFile } from './catalog/catalog'
-import type { Config } from './config'
+import { type Config, DEFAULT_PROMPTS_DIR } from './config'
 import { resolveSecret, SecretBox } from './crypto/secret-box'
 import type { Deps } from './pipeline/context'
 import { OrgDirectory } from './pipeline/org-directory'
 import { type HealthOptions, UpstreamHealth } from './pipeline/upstream-health'
 import { MemoryRateLimiter } from './policy/rate-limiter'
+import { type LoadReport, loadPromptFiles, readPromptFiles } from './prompts/prompt-files'
 import { LogWriter } from './store/log-writer'
 import { createSqliteStore } from './store/sqlite'
 import type { Store } from './store/types'
@@ -36,6 +37,8 @@ export interface Gateway {
   url: string
   port: number
   generatedKey: string | undefined
+  /** What prompts-as-code loading did; undefined when GW_PROMPTS_DIR names a missing folder. */
+  prompts: LoadReport | undefined
   /** Stops accepting, lets in-flight requests finish, writes every pending log entry. */
   stop(): Promise<void>
 }
@@ -73,6 +76,8 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
     openStreams: new Set(),
   }
   const { generatedKey } = await bootstrap(store, admin, config)
+  const promptFiles = await readPromptFiles(config.promptsDir, config.promptsDir === DEFAULT_PROMPTS_DIR)
+  const prompts = promptFiles && (await loadPromptFiles(store, admin.prompts, promptFiles))
   const app = createApp(deps, admin)
   if (opts.listen !== false)
     app.listen({
@@ -91,13 +96,14 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
     port,
     url: `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`,
     generatedKey,
+    prompts,
     stop() {
       stopping ??= (async () => {
         const server = app.server
         if (server) {
           // Stop accepting; in-flight requests go on until they finish or the drain time is up.
           const closed = server.stop(false)
-          const deadline = performance.now() + (config.drainMs)
+          const deadline = performance.now() + config.drainMs
           while (server.pendingRequests > 0 && performance.now() < deadline) await Bun.sleep(20)
           // Streams still open end with the error event and [DONE], and get their log entry.
           for (const end of [...deps.openStreams]) end()

@@ -14,6 +14,7 @@ import {
   checkSigningSecretBody,
 } from '../schemas/admin-bodies'
 import type { OidcConfig, Org, Policy, ProviderRecord, Store } from '../store/types'
+import { PromptAdmin } from './prompt-admin'
 
 const ORG_ID = /^[a-z0-9][a-z0-9_-]{0,63}$/
 
@@ -26,11 +27,15 @@ function publicProvider(p: ProviderRecord) {
 }
 
 export class AdminService {
+  readonly prompts: PromptAdmin
+
   constructor(
     private readonly store: Store,
     /** Called after every change to an org, so caches drop it. */
     private readonly changed: (orgId: string) => void = () => {},
-  ) {}
+  ) {
+    this.prompts = new PromptAdmin(store, (orgId) => this.requireOrg(orgId))
+  }
 
   async requireOrg(orgId: string): Promise<Org> {
     const org = await this.store.orgs.getOrg(orgId)

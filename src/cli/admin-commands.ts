@@ -6,6 +6,7 @@ import { DEFAULT_ORG, ensureDefaultOrg } from '../admin/bootstrap'
 import type { Config } from '../config'
 import { GatewayError } from '../errors'
 import { openStore } from '../server'
+import { splitFrontMatter, versionBodyOf } from '../prompts/prompt-files'
 import { flag, parseArgs, requireFlag } from './args'
 
 export const ADMIN_USAGE = `  gw org create --name NAME [--id ID]
@@ -17,7 +18,13 @@ export const ADMIN_USAGE = `  gw org create --name NAME [--id ID]
   gw secret create [--org ID] [--kid KID] [--secret S]     (GwSigned signing secret; generated when not given)
   gw secret delete KID [--org ID]
   gw oidc set --issuer URL --audience AUD [--jwks-uri URL] [--org-claim CLAIM] [--org ID]
-  gw token sign --sub SUBJECT [--ttl SECONDS] [--kid KID] [--end-user ID] [--org ID]`
+  gw token sign --sub SUBJECT [--ttl SECONDS] [--kid KID] [--end-user ID] [--org ID]
+  gw prompt create --slug SLUG [--name NAME] [--org ID]
+  gw prompt version SLUG_OR_ID (--file prompt.md | --model M --user-template T [--system-template T]
+                    [--variables '[{"name":"x","type":"string","required":true}]'] [--temperature N] [--max-tokens N]) [--publish] [--org ID]
+  gw prompt publish SLUG_OR_ID VERSION [--org ID]
+  gw prompt show SLUG_OR_ID [--org ID]
+  gw partial set NAME (--template T | --file F) [--org ID]`
 
 type Command = (admin: AdminService, argv: string[]) => Promise<unknown>
 
@@ -36,8 +43,7 @@ const COMMANDS: Record<string, Command> = {
   },
   'provider set': async (admin, argv) => {
     const a = parseArgs(argv, ['disabled'])
-    const provider = a.positionals[0]
-    if (!provider) throw new Error('which provider? (openai, anthropic, google, mistral)')
+    const provider = positional(a, 'which provider? (openai, anthropic, google, mistral)')
     const baseUrl = flag(a, 'base-url')
     return admin.putProvider(flag(a, 'org') ?? DEFAULT_ORG, provider, {
       apiKey: requireFlag(a, 'api-key'),
@@ -54,8 +60,7 @@ const COMMANDS: Record<string, Command> = {
   },
   'key revoke': async (admin, argv) => {
     const a = parseArgs(argv)
-    const id = a.positionals[0]
-    if (!id) throw new Error('which key id? (see `gw org show`)')
+    const id = positional(a, 'which key id? (see `gw org show`)')
     await admin.revokeServiceKey(flag(a, 'org') ?? DEFAULT_ORG, id)
     return { revoked: id }
   },
@@ -65,8 +70,7 @@ const COMMANDS: Record<string, Command> = {
   },
   'secret delete': async (admin, argv) => {
     const a = parseArgs(argv)
-    const kid = a.positionals[0]
-    if (!kid) throw new Error('which kid? (see `gw org show`)')
+    const kid = positional(a, 'which kid? (see `gw org show`)')
     await admin.deleteSigningSecret(flag(a, 'org') ?? DEFAULT_ORG, kid)
     return { deleted: kid }
   },
@@ -87,6 +91,61 @@ const COMMANDS: Record<string, Command> = {
     })
     return { token, authorization: `GwSigned ${token}` }
   },
+  'prompt create': async (admin, argv) => {
+    const a = parseArgs(argv)
+    return admin.prompts.createPrompt(flag(a, 'org') ?? DEFAULT_ORG, pick({ slug: requireFlag(a, 'slug'), name: flag(a, 'name') }))
+  },
+  'prompt version': async (admin, argv) => {
+    const a = parseArgs(argv, ['publish'])
+    const file = flag(a, 'file')
+    let body: Record<string, unknown>
+    if (file) {
+      const { front, body: text } = splitFrontMatter(readFileSync(file, 'utf8'))
+      body = versionBodyOf({ ...front, slug: undefined, name: undefined, org: undefined }, text)
+    } else {
+      const vars = flag(a, 'variables')
+      body = pick({
+        model: requireFlag(a, 'model'),
+        userTemplate: requireFlag(a, 'user-template'),
+        systemTemplate: flag(a, 'system-template'),
+        variables: vars === undefined ? undefined : (JSON.parse(vars) as unknown),
+        temperature: num(a, 'temperature'),
+        maxTokens: int(a, 'max-tokens'),
+      })
+    }
+    if (a.flags.has('publish')) body.publish = true
+    return admin.prompts.addVersion(flag(a, 'org') ?? DEFAULT_ORG, positional(a, 'which prompt? (slug or id)'), body)
+  },
+  'prompt publish': async (admin, argv) => {
+    const a = parseArgs(argv)
+    const version = a.positionals[1]
+    if (!version) throw new Error('which version?')
+    return admin.prompts.publish(flag(a, 'org') ?? DEFAULT_ORG, positional(a, 'which prompt? (slug or id)'), version)
+  },
+  'prompt show': async (admin, argv) => {
+    const a = parseArgs(argv)
+    return admin.prompts.describe(flag(a, 'org') ?? DEFAULT_ORG, positional(a, 'which prompt? (slug or id)'))
+  },
+  'partial set': async (admin, argv) => {
+    const a = parseArgs(argv)
+    const file = flag(a, 'file')
+    const template = file ? splitFrontMatter(readFileSync(file, 'utf8')).body.replace(/\n+$/, '') : requireFlag(a, 'template')
+    return admin.prompts.putPartial(flag(a, 'org') ?? DEFAULT_ORG, positional(a, 'which partial name?'), { template })
+  },
+}
+
+function positional(a: ReturnType<typeof parseArgs>, question: string): string {
+  const v = a.positionals[0]
+  if (!v) throw new Error(question)
+  return v
+}
+
+function num(a: ReturnType<typeof parseArgs>, name: string): number | undefined {
+  const v = flag(a, name)
+  if (v === undefined) return undefined
+  const n = Number(v)
+  if (v.trim() === '' || !Number.isFinite(n)) throw new Error(`--${name} must be a number`)
+  return n
 }
 
 /** Drops undefined fields, so bodies carry only what was given. */

@@ -39,7 +39,12 @@ export function tooLarge(limit: number): GatewayError {
 }
 
 /** Reads the body as JSON with our limits and errors (Elysia's own parsing is switched off on these routes). */
-export async function readJsonBody(request: Request, limit: number): Promise<{ value: unknown; text: string; bytes: number }> {
+export async function readJsonBody(
+  request: Request,
+  limit: number,
+  /** What an empty body stands for; without it an empty body is a 400. */
+  emptyAs?: unknown,
+): Promise<{ value: unknown; text: string; bytes: number }> {
   const declared = Number(request.headers.get('content-length'))
   if (declared > limit) throw tooLarge(limit)
   const buf = await request.arrayBuffer()
@@ -50,7 +55,10 @@ export async function readJsonBody(request: Request, limit: number): Promise<{ v
   } catch {
     throw badRequest('Request body is not valid UTF-8')
   }
-  if (!text.trim()) throw badRequest('Request body is empty (expected a JSON object)')
+  if (!text.trim()) {
+    if (emptyAs !== undefined) return { value: emptyAs, text, bytes: 0 }
+    throw badRequest('Request body is empty (expected a JSON object)')
+  }
   try {
     return { value: JSON.parse(text), text, bytes: buf.byteLength }
   } catch (err) {

@@ -3,6 +3,7 @@
 //  stage        file           adds / produces                                   fails with
 //  1 auth       1-auth.ts      ctx.identity {orgId, authMode, subject}, ctx.org   401 unauthorized
 //  - input      chat-input.ts  ChatInput (gateway fields split off, validated)    400 gateway_error
+//               prompt-input.ts  (prompt runs: version, variables, rendering)    400/404 gateway_error
 //  2 policy     2-policy.ts    rate-limit charge (settled with the real usage)    403/400/429 (PRODUCT §5)
 //  3 route      3-route.ts     Candidate[]: primary + fallback chain → Target      –
 //  4 clamp      4-clamp.ts     per attempt: body fitted to the target, warnings    –
@@ -23,6 +24,7 @@ import { jsonAnswer, streamAnswer } from './6-normalise'
 import { failureOutcome, type Outcome, recordRequest } from './7-log'
 import { parseChatInput } from './chat-input'
 import type { ChatInput, Deps, RequestContext } from './context'
+import { linkPrompt, parsePromptRun } from './prompt-input'
 
 /** Stage 1, on its own: the prompt-run endpoint authenticates before it loads the prompt. */
 export async function authenticateRequest(deps: Deps, ctx: RequestContext): Promise<void> {
@@ -34,14 +36,35 @@ export async function authenticateRequest(deps: Deps, ctx: RequestContext): Prom
 /** POST /v1/chat/completions. */
 export async function handleChat(deps: Deps, ctx: RequestContext, raw: unknown): Promise<Response> {
   await authenticateRequest(deps, ctx)
-  let input: ChatInput
+  const input = await parseOrLog(deps, ctx, async () => {
+    const parsed = parseChatInput(raw)
+    if (parsed.promptRef) ctx.prompt = await linkPrompt(deps.store, ctx.identity?.orgId as string, parsed.promptRef)
+    return parsed
+  })
+  return executeChat(deps, ctx, input)
+}
+
+/** POST /v1/prompts/:idOrSlug/run: the saved prompt rendered into a chat request, then the same stages. */
+export async function handlePromptRun(
+  deps: Deps,
+  ctx: RequestContext,
+  ref: string,
+  selector: string | null,
+  raw: unknown,
+): Promise<Response> {
+  await authenticateRequest(deps, ctx)
+  const input = await parseOrLog(deps, ctx, () => parsePromptRun(deps.store, ctx, ref, selector, raw))
+  return executeChat(deps, ctx, input)
+}
+
+/** Input errors after authentication are logged like any other failure. */
+async function parseOrLog(deps: Deps, ctx: RequestContext, parse: () => Promise<ChatInput>): Promise<ChatInput> {
   try {
-    input = parseChatInput(raw)
+    return await parse()
   } catch (err) {
     logFailure(deps, ctx, undefined, err)
     throw err
   }
-  return executeChat(deps, ctx, input)
 }
 
 /** Stages 2–7 for an authenticated request (chat completions and prompt runs). */

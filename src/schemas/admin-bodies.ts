@@ -58,3 +58,36 @@ export const checkOidcBody = validator(
     { additionalProperties: false },
   ),
 )
+
+export const SLUG_PATTERN = '^[a-z0-9](?:[a-z0-9-]*[a-z0-9])?$'
+export const PARTIAL_NAME_PATTERN = '^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$'
+
+export const checkPromptBody = validator(
+  t.Object(
+    { slug: t.String({ pattern: SLUG_PATTERN, maxLength: 128 }), name: t.Optional(t.String({ maxLength: 200 })) },
+    { additionalProperties: false },
+  ),
+)
+export const VariableDefBody = t.Object(
+  {
+    name: t.String({ pattern: '^[A-Za-z_][A-Za-z0-9_]*$' }),
+    type: t.Union([t.Literal('string'), t.Literal('number'), t.Literal('boolean'), t.Literal('json')]),
+    required: t.Optional(t.Boolean()),
+  },
+  { additionalProperties: false },
+)
+export const checkPromptVersionBody = validator(
+  t.Object(
+    {
+      systemTemplate: t.Optional(t.String()),
+      userTemplate: t.String({ minLength: 1 }),
+      variables: t.Optional(t.Array(VariableDefBody, { maxItems: 200 })),
+      model: t.String({ minLength: 1 }),
+      temperature: t.Optional(t.Number({ minimum: 0, maximum: 2 })),
+      maxTokens: t.Optional(positive),
+      publish: t.Optional(t.Boolean()),
+    },
+    { additionalProperties: false },
+  ),
+)
+export const checkPartialBody = validator(t.Object({ template: t.String() }, { additionalProperties: false }))

@@ -100,6 +100,59 @@ export interface AuthStore {
   oidcByIssuer(issuer: string): Promise<OidcConfig[]>
 }
 
+export interface PromptRecord {
+  /** A UUID. */
+  id: string
+  orgId: string
+  slug: string
+  name: string | undefined
+  publishedVersion: number | undefined
+  /** Highest version number; undefined before the first version is saved. */
+  currentVersion: number | undefined
+  createdAt: string
+}
+
+export type VariableType = 'string' | 'number' | 'boolean' | 'json'
+
+export interface VariableDef {
+  name: string
+  type: VariableType
+  required: boolean
+}
+
+/** What a prompt version holds; versions never change once saved. */
+export interface PromptVersionContent {
+  systemTemplate: string | undefined
+  userTemplate: string
+  variables: VariableDef[]
+  /** `provider/model-name`. */
+  model: string
+  temperature: number | undefined
+  maxTokens: number | undefined
+}
+
+export interface PromptVersion extends PromptVersionContent {
+  promptId: string
+  version: number
+  contentHash: string
+  createdAt: string
+}
+
+export interface PromptStore {
+  createPrompt(rec: { id: string; orgId: string; slug: string; name: string | undefined }): Promise<PromptRecord>
+  /** By UUID or slug, within the org. */
+  findPrompt(orgId: string, idOrSlug: string): Promise<PromptRecord | undefined>
+  listPrompts(orgId: string): Promise<PromptRecord[]>
+  /** Saves the next numbered version (atomically), publishing it when asked. */
+  addVersion(promptId: string, content: PromptVersionContent, contentHash: string, publish: boolean): Promise<PromptVersion>
+  getVersion(promptId: string, version: number): Promise<PromptVersion | undefined>
+  listVersions(promptId: string): Promise<PromptVersion[]>
+  /** Returns false when the version does not exist. */
+  publish(promptId: string, version: number): Promise<boolean>
+  putPartial(orgId: string, name: string, template: string): Promise<void>
+  getPartials(orgId: string): Promise<Map<string, string>>
+}
+
 export type FailureOutcome = 'ok' | 'rate_limit' | 'provider_error' | 'timeout' | 'context_limit' | 'refusal_detected' | 'skipped'
 
 export interface Attempt {
@@ -172,6 +225,7 @@ export interface Store {
   readonly orgs: OrgStore
   readonly keys: KeyStore
   readonly auth: AuthStore
+  readonly prompts: PromptStore
   readonly logs: LogStore
   close(): Promise<void>
 }

@@ -84,6 +84,25 @@ test('signing secrets, OIDC config, key limits and token signing from the CLI', 
   expect(gw('secret', 'delete', 'cli-1', '--org', 'acme').code).toBe(1)
 })
 
+test('prompts and partials from the CLI, from flags and from a prompt file', () => {
+  expect(gw('prompt', 'create', '--org', 'acme', '--slug', 'faq', '--name', 'FAQ').json()).toMatchObject({ slug: 'faq' })
+  const v1 = gw('prompt', 'version', 'faq', '--org', 'acme', '--model', 'openai/gpt-4o', '--user-template', 'Q: {{q}}',
+    '--variables', '[{"name":"q","type":"string","required":true}]', '--temperature', '0.2', '--publish')
+  expect(v1.code).toBe(0)
+  expect(v1.json()).toEqual({ version: 1, published: true })
+  const promptFile = join(dir, 'faq.md')
+  writeFileSync(promptFile, '---\nmodel: anthropic/claude-sonnet-4-5\nmax_tokens: 300\nsystem: Be brief.\n---\nQuestion: {{q}}\n')
+  expect(gw('prompt', 'version', 'faq', '--org', 'acme', '--file', promptFile).json()).toEqual({ version: 2, published: false })
+  expect(gw('prompt', 'publish', 'faq', '2', '--org', 'acme').json()).toMatchObject({ publishedVersion: 2 })
+  expect(gw('partial', 'set', 'tone', '--org', 'acme', '--template', 'Friendly.').json()).toEqual({ name: 'tone', template: 'Friendly.' })
+  const shown = gw('prompt', 'show', 'faq', '--org', 'acme').json()
+  expect(shown).toMatchObject({ slug: 'faq', name: 'FAQ', publishedVersion: 2, currentVersion: 2 })
+  expect(shown.versions[1]).toMatchObject({ model: 'anthropic/claude-sonnet-4-5', maxTokens: 300, systemTemplate: 'Be brief.', userTemplate: 'Question: {{q}}' })
+  const bad = gw('prompt', 'version', 'faq', '--org', 'acme', '--model', 'gpt-4o', '--user-template', 'x')
+  expect(bad.code).toBe(1)
+  expect(bad.err).toContain('provider/model-name')
+})
+
 test('a key and a signed token made by the CLI work against a running gateway on the same database', async () => {
   const openai = await startFake('openai')
   const key = gw('key', 'create').json().key as string

@@ -63,6 +63,16 @@ test('dist/gw starts offline on its embedded SQLite, answers, and flushes its lo
   expect(((await res.json()) as any).choices[0].message.content).toBe('Hello from fake-openai (gpt-4o).')
   expect(openai.requests.at(-1)?.headers.authorization).toBe(`Bearer ${openai.apiKey}`)
 
+  // No prompts/ folder here: the example prompts built into the binary were loaded.
+  expect(seen.text).toContain('prompt files: 4 prompts, 2 partials')
+  const ran = await fetch(`${url}/v1/prompts/summarize/run`, {
+    method: 'POST',
+    headers: { authorization: `GwKey ${key}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ variables: { text: 'Bees make honey.', max_words: 5 } }),
+  })
+  expect(ran.status).toBe(200)
+  expect((openai.requests.at(-1)?.body as any).messages[1].content).toContain('Bees make honey.')
+
   proc.kill('SIGTERM')
   expect(await proc.exited).toBe(0)
   const db = new Database(join(dir, 'data/gw.db'), { readonly: true })

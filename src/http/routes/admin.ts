@@ -77,3 +77,25 @@ export const adminRoutes = (deps: Deps, admin: AdminService) =>
       async ({ request, params }) => json(request, await admin.putOidc(params.org, await readAdminBody(request))),
       { parse: 'none' },
     )
+    .post(
+      '/orgs/:org/prompts',
+      async ({ request, params }) => json(request, await admin.prompts.createPrompt(params.org, await readAdminBody(request)), 201),
+      { parse: 'none' },
+    )
+    .get('/orgs/:org/prompts/:prompt', async ({ request, params }) =>
+      json(request, await admin.prompts.describe(params.org, params.prompt)),
+    )
+    .post(
+      '/orgs/:org/prompts/:prompt/versions',
+      async ({ request, params }) =>
+        json(request, await admin.prompts.addVersion(params.org, params.prompt, await readAdminBody(request)), 201),
+      { parse: 'none' },
+    )
+    .post('/orgs/:org/prompts/:prompt/versions/:n/publish', async ({ request, params }) =>
+      json(request, await admin.prompts.publish(params.org, params.prompt, params.n)),
+    )
+    .put(
+      '/orgs/:org/partials/:name',
+      async ({ request, params }) => json(request, await admin.prompts.putPartial(params.org, params.name, await readAdminBody(request))),
+      { parse: 'none' },
+    )

@@ -7,6 +7,7 @@ import { SqliteKeyStore } from './keys'
 import { SqliteLogStore } from './logs'
 import { openDatabase } from './open'
 import { SqliteOrgStore } from './orgs'
+import { SqlitePromptStore } from './prompts'
 
 export function createSqliteStore(path: string, box: SecretBox): Store {
   const db = openDatabase(path)
@@ -16,6 +17,7 @@ export function createSqliteStore(path: string, box: SecretBox): Store {
     orgs: new SqliteOrgStore(db, box),
     keys,
     auth: new SqliteAuthStore(db, box),
+    prompts: new SqlitePromptStore(db),
     logs: new SqliteLogStore(db),
     async close() {
       keys.flushTouches()

@@ -5,9 +5,10 @@ import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import core from './migrations/0001_core.sql' with { type: 'text' }
 import auth from './migrations/0002_auth.sql' with { type: 'text' }
+import prompts from './migrations/0003_prompts.sql' with { type: 'text' }
 
 /** Every migration, in order; index + 1 is the schema version it brings the database to. */
-export const MIGRATIONS: readonly string[] = [core, auth]
+export const MIGRATIONS: readonly string[] = [core, auth, prompts]
 
 export function openDatabase(path: string): Database {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true })

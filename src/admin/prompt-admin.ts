@@ -1,0 +1,100 @@
+// Saved-prompt administration (PRODUCT §6, §7): prompts, numbered versions, publishing, partials; shared by HTTP, CLI and prompt files.
+
+import { createHash } from 'node:crypto'
+import { badRequest, GatewayError, notFound } from '../errors'
+import { parseModelRef } from '../pipeline/chat-input'
+import { checkPartialBody, checkPromptBody, checkPromptVersionBody, PARTIAL_NAME_PATTERN } from '../schemas/admin-bodies'
+import type { PromptRecord, PromptVersion, PromptVersionContent, Store } from '../store/types'
+
+/** Hash of what a version holds, in a fixed field order. */
+export function contentHash(c: PromptVersionContent): string {
+  const fields = [c.systemTemplate ?? null, c.userTemplate, c.variables, c.model, c.temperature ?? null, c.maxTokens ?? null]
+  return createHash('sha256').update(JSON.stringify(fields)).digest('hex')
+}
+
+/** A checked version body → its content (model must be `provider/model`, variable names unique). */
+export function toVersionContent(raw: unknown): { content: PromptVersionContent; publish: boolean } {
+  const b = checkPromptVersionBody(raw)
+  parseModelRef(b.model)
+  const variables = (b.variables ?? []).map((v) => ({ name: v.name, type: v.type, required: v.required ?? false }))
+  const seen = new Set<string>()
+  for (const v of variables) {
+    if (seen.has(v.name)) throw badRequest(`Variable "${v.name}" is declared twice`)
+    seen.add(v.name)
+  }
+  const content = {
+    systemTemplate: b.systemTemplate,
+    userTemplate: b.userTemplate,
+    variables,
+    model: b.model,
+    temperature: b.temperature,
+    maxTokens: b.maxTokens,
+  }
+  return { content, publish: b.publish ?? false }
+}
+
+const PARTIAL_NAME = new RegExp(PARTIAL_NAME_PATTERN)
+
+export class PromptAdmin {
+  constructor(
+    private readonly store: Store,
+    private readonly requireOrg: (orgId: string) => Promise<unknown>,
+  ) {}
+
+  async requirePrompt(orgId: string, idOrSlug: string): Promise<PromptRecord> {
+    await this.requireOrg(orgId)
+    const p = await this.store.prompts.findPrompt(orgId, idOrSlug)
+    if (!p) throw notFound(`Prompt "${idOrSlug}" not found in org "${orgId}"`)
+    return p
+  }
+
+  async createPrompt(orgId: string, raw: unknown): Promise<{ id: string; slug: string }> {
+    await this.requireOrg(orgId)
+    const body = checkPromptBody(raw)
+    if (await this.store.prompts.findPrompt(orgId, body.slug))
+      throw new GatewayError(409, 'gateway_error', `Org "${orgId}" already has a prompt "${body.slug}"`)
+    const p = await this.store.prompts.createPrompt({ id: crypto.randomUUID(), orgId, slug: body.slug, name: body.name })
+    return { id: p.id, slug: p.slug }
+  }
+
+  async addVersion(orgId: string, idOrSlug: string, raw: unknown): Promise<{ version: number; published: boolean }> {
+    const p = await this.requirePrompt(orgId, idOrSlug)
+    const { content, publish } = toVersionContent(raw)
+    const v = await this.store.prompts.addVersion(p.id, content, contentHash(content), publish)
+    return { version: v.version, published: publish }
+  }
+
+  async publish(orgId: string, idOrSlug: string, version: string) {
+    const p = await this.requirePrompt(orgId, idOrSlug)
+    const n = Number(version)
+    if (!Number.isInteger(n) || !(await this.store.prompts.publish(p.id, n)))
+      throw notFound(`Prompt "${idOrSlug}" has no version "${version}"`)
+    return { id: p.id, slug: p.slug, publishedVersion: n }
+  }
+
+  async describe(orgId: string, idOrSlug: string) {
+    const p = await this.requirePrompt(orgId, idOrSlug)
+    const versions = await this.store.prompts.listVersions(p.id)
+    return {
+      id: p.id,
+      slug: p.slug,
+      name: p.name ?? null,
+      publishedVersion: p.publishedVersion ?? null,
+      currentVersion: p.currentVersion ?? null,
+      versions: versions.map(publicVersion),
+    }
+  }
+
+  async putPartial(orgId: string, name: string, raw: unknown): Promise<{ name: string; template: string }> {
+    await this.requireOrg(orgId)
+    if (!PARTIAL_NAME.test(name)) throw badRequest(`Invalid partial name "${name.slice(0, 80)}": letters, digits, "_", "." and "-", at most 64`)
+    const { template } = checkPartialBody(raw)
+    await this.store.prompts.putPartial(orgId, name, template)
+    return { name, template }
+  }
+}
+
+function publicVersion(v: PromptVersion) {
+  const { promptId: _p, contentHash: _h, ...rest } = v
+  return rest
+}

@@ -1,0 +1,96 @@
+// Turns a prompt run into a ChatInput: select the version, coerce variables, render, apply overrides; and links chat requests to prompts.
+
+import { Type as t } from '@sinclair/typebox'
+import { badRequest, notFound } from '../errors'
+import { render } from '../prompts/render'
+import { resolveVariables } from '../prompts/variables'
+import { validator } from '../schemas/chat-body'
+import type { PromptRecord, PromptVersion, Store } from '../store/types'
+import { parseChatInput } from './chat-input'
+import type { ChatInput, PromptLink, RequestContext } from './context'
+
+const temperature = t.Number({ minimum: 0, maximum: 2 })
+const maxTokens = t.Integer({ minimum: 1 })
+/** Chat-completions fields a run may add; they are checked by the chat body schema. */
+const PASSED_THROUGH = ['output_schema', 'x-gw-output-schema', 'fallback_chain', 'x-gw-fallback-chain', 'stream_options'] as const
+
+const checkRunBody = validator(
+  t.Object(
+    {
+      variables: t.Optional(t.Record(t.String(), t.Unknown())),
+      stream: t.Optional(t.Boolean()),
+      max_tokens: t.Optional(maxTokens),
+      temperature: t.Optional(temperature),
+      overrides: t.Optional(
+        t.Object(
+          { model: t.Optional(t.String({ minLength: 1 })), temperature: t.Optional(temperature), max_tokens: t.Optional(maxTokens) },
+          { additionalProperties: false },
+        ),
+      ),
+      metadata: t.Optional(t.Unknown()),
+      user: t.Optional(t.String()),
+      ...Object.fromEntries(PASSED_THROUGH.map((f) => [f, t.Optional(t.Unknown())])),
+    },
+    { additionalProperties: false },
+  ),
+)
+
+/** `published` (default), `current` or a version number. */
+export async function selectVersion(store: Store, p: PromptRecord, selector: string | null): Promise<PromptVersion> {
+  let n: number | undefined
+  if (selector === null || selector === 'published') {
+    n = p.publishedVersion
+    if (n === undefined) throw notFound(`Prompt "${p.slug}" has no published version (publish one, or run ?version=current)`)
+  } else if (selector === 'current') {
+    n = p.currentVersion
+    if (n === undefined) throw notFound(`Prompt "${p.slug}" has no saved version yet`)
+  } else if (/^[1-9]\d{0,8}$/.test(selector)) {
+    n = Number(selector)
+  } else {
+    throw badRequest(`Invalid version "${selector.slice(0, 40)}": expected published, current or a version number`)
+  }
+  const v = await store.prompts.getVersion(p.id, n)
+  if (!v) throw notFound(`Prompt "${p.slug}" has no version ${n}`)
+  return v
+}
+
+/** Loads, renders and assembles the run's chat request; sets ctx.prompt. */
+export async function parsePromptRun(
+  store: Store,
+  ctx: RequestContext,
+  ref: string,
+  selector: string | null,
+  raw: unknown,
+): Promise<ChatInput> {
+  const orgId = ctx.identity?.orgId as string
+  const prompt = await store.prompts.findPrompt(orgId, ref)
+  if (!prompt) throw notFound(`Prompt "${ref.slice(0, 128)}" not found`)
+  const version = await selectVersion(store, prompt, selector)
+  ctx.prompt = { id: prompt.id, slug: prompt.slug, version: version.version }
+  const body = checkRunBody(raw)
+  const values = resolveVariables(version.variables, body.variables ?? {})
+  const partials = await store.prompts.getPartials(orgId)
+  const messages: { role: string; content: string }[] = []
+  const system = version.systemTemplate === undefined ? '' : render(version.systemTemplate, partials, values)
+  if (system.trim()) messages.push({ role: 'system', content: system })
+  messages.push({ role: 'user', content: render(version.userTemplate, partials, values) })
+  const o = body.overrides ?? {}
+  const chat: Record<string, unknown> = {
+    model: o.model ?? version.model,
+    messages,
+    stream: body.stream,
+    temperature: o.temperature ?? body.temperature ?? version.temperature,
+    max_tokens: o.max_tokens ?? body.max_tokens ?? version.maxTokens,
+    metadata: body.metadata,
+    user: body.user,
+  }
+  for (const f of PASSED_THROUGH) chat[f] = (body as Record<string, unknown>)[f]
+  for (const k of Object.keys(chat)) if (chat[k] === undefined) delete chat[k]
+  return parseChatInput(chat)
+}
+
+/** `prompt_id` on a chat request: the prompt it names (UUID or slug), for the log only; unknown refs link nothing. */
+export async function linkPrompt(store: Store, orgId: string, ref: string): Promise<PromptLink | undefined> {
+  const p = await store.prompts.findPrompt(orgId, ref)
+  return p ? { id: p.id, slug: p.slug, version: null } : undefined
+}
