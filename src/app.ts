@@ -6,10 +6,10 @@ import { errorResponse } from './http/error-handler'
 import { markArrival, tooLarge } from './http/request-context'
 import { adminRoutes } from './http/routes/admin'
 import { chatRoutes } from './http/routes/chat'
-import { promptRoutes } from './http/routes/prompts'
 import { healthRoutes } from './http/routes/health'
 import { logRoutes } from './http/routes/logs'
 import { modelRoutes } from './http/routes/models'
+import { promptRoutes } from './http/routes/prompts'
 import type { Deps } from './pipeline/context'
 
 export function createApp(deps: Deps, admin = new AdminService(deps.store, (org) => deps.orgs.invalidate(org))) {

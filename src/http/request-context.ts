@@ -62,7 +62,10 @@ export async function readJsonBody(
   try {
     return { value: JSON.parse(text), text, bytes: buf.byteLength }
   } catch (err) {
-    const why = err instanceof Error ? err.message : 'syntax error'
+    const type = request.headers.get('content-type')
+    if (type && !/json/i.test(type))
+      throw badRequest(`Request body must be JSON (Content-Type: application/json), got Content-Type "${type.slice(0, 100)}"`)
+    const why = err instanceof RangeError ? 'nested too deeply' : err instanceof Error ? err.message : 'syntax error'
     throw badRequest(`Malformed JSON body: ${why}`)
   }
 }
