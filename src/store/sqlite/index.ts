@@ -11,16 +11,21 @@ import { SqlitePromptStore } from './prompts'
 
 export function createSqliteStore(path: string, box: SecretBox): Store {
   const db = openDatabase(path)
-  const keys = new SqliteKeyStore(db)
+  // Background writes (log batches, last-used times) go through a second connection that never
+  // waits for a lock: a locked or busy database makes them fail fast and retry later, instead of
+  // stalling every request. An in-memory database has only the one connection.
+  const writeDb = path === ':memory:' ? db : openDatabase(path, 0)
+  const keys = new SqliteKeyStore(db, writeDb)
   return {
     kind: 'sqlite',
     orgs: new SqliteOrgStore(db, box),
     keys,
     auth: new SqliteAuthStore(db, box),
     prompts: new SqlitePromptStore(db),
-    logs: new SqliteLogStore(db),
+    logs: new SqliteLogStore(db, writeDb),
     async close() {
       keys.flushTouches()
+      if (writeDb !== db) writeDb.close()
       db.close()
     },
   }

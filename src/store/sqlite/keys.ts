@@ -39,7 +39,11 @@ export class SqliteKeyStore implements KeyStore {
   private readonly touched = new Map<string, string>()
   private touchTimer: ReturnType<typeof setTimeout> | undefined
 
-  constructor(private readonly db: Database) {
+  /** `writeDb`: the connection last-used times are written on, never waiting for a lock (see createSqliteStore). */
+  constructor(
+    db: Database,
+    private readonly writeDb: Database = db,
+  ) {
     this.q = {
       insert: db.query<KeyRow, [string, string, string | null, Uint8Array, string, number | null, number | null]>(
         `INSERT INTO service_keys (id, org_id, name, key_hash, created_at, requests_per_minute, tokens_per_minute)
@@ -50,7 +54,7 @@ export class SqliteKeyStore implements KeyStore {
       revoke: db.query<null, [string, string, string]>(
         'UPDATE service_keys SET revoked_at = ?3 WHERE org_id = ?1 AND id = ?2 AND revoked_at IS NULL',
       ),
-      touch: db.query<null, [string, string]>('UPDATE service_keys SET last_used_at = ?2 WHERE id = ?1'),
+      touch: writeDb.query<null, [string, string]>('UPDATE service_keys SET last_used_at = ?2 WHERE id = ?1'),
     }
   }
 
@@ -90,9 +94,14 @@ export class SqliteKeyStore implements KeyStore {
     clearTimeout(this.touchTimer)
     this.touchTimer = undefined
     if (!this.touched.size) return
-    this.db.transaction(() => {
-      for (const [id, at] of this.touched) this.q.touch.run(id, at)
-    })()
-    this.touched.clear()
+    try {
+      this.writeDb.transaction(() => {
+        for (const [id, at] of this.touched) this.q.touch.run(id, at)
+      })()
+      this.touched.clear()
+    } catch {
+      // Database busy or full: keep them for the next flush; a last-used time may lag, nothing else.
+      this.touchTimer = setTimeout(() => this.flushTouches(), 1000).unref()
+    }
   }
 }

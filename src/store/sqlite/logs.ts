@@ -30,18 +30,22 @@ export class SqliteLogStore implements LogStore {
   private readonly insertBatch: (entries: LogEntry[]) => void
   private readonly q
 
-  constructor(private readonly db: Database) {
-    const insert = db.query(
+  /** `writeDb`: the connection batches are written on (see createSqliteStore); reads use `db`. */
+  constructor(
+    private readonly db: Database,
+    writeDb: Database = db,
+  ) {
+    const insert = writeDb.query(
       `INSERT OR IGNORE INTO request_logs (request_id, org_id, created_at, model, requested_model, status, end_user_id, entry)
        VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)`,
     )
-    const meta = db.query(
+    const meta = writeDb.query(
       'INSERT OR IGNORE INTO request_log_metadata (org_id, key, value, created_at, request_id) VALUES (?1, ?2, ?3, ?4, ?5)',
     )
-    const bodies = db.query(
+    const bodies = writeDb.query(
       'INSERT OR IGNORE INTO request_log_bodies (request_id, request_body, response_body) VALUES (?1, ?2, ?3)',
     )
-    this.insertBatch = db.transaction((entries: LogEntry[]) => {
+    this.insertBatch = writeDb.transaction((entries: LogEntry[]) => {
       for (const e of entries) {
         const at = Date.parse(e.createdAt)
         const inserted = insert.run(

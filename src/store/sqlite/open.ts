@@ -10,12 +10,16 @@ import prompts from './migrations/0003_prompts.sql' with { type: 'text' }
 /** Every migration, in order; index + 1 is the schema version it brings the database to. */
 export const MIGRATIONS: readonly string[] = [core, auth, prompts]
 
-export function openDatabase(path: string): Database {
+/**
+ * `busyTimeoutMs` is how long a statement waits for another connection's lock. bun:sqlite is
+ * synchronous, so that wait blocks the event loop: the background writer uses 0 and retries.
+ */
+export function openDatabase(path: string, busyTimeoutMs = 1000): Database {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true })
   const db = new Database(path, { create: true, strict: true })
   db.exec('PRAGMA journal_mode = WAL')
   db.exec('PRAGMA synchronous = NORMAL')
-  db.exec('PRAGMA busy_timeout = 5000')
+  db.exec(`PRAGMA busy_timeout = ${busyTimeoutMs}`)
   db.exec('PRAGMA foreign_keys = ON')
   migrate(db)
   return db
