@@ -115,6 +115,7 @@ export class AdminService {
     await this.requireOrg(orgId)
     if (!(await this.store.keys.revokeServiceKey(orgId, id)))
       throw notFound(`Service key "${id}" not found in org "${orgId}" (or already revoked)`)
+    this.changed(orgId)
   }
 
   /** A new GwSigned secret; generated (256 random bits) when none is given. Shown only in this answer. */

@@ -17,7 +17,7 @@ function readAuthorization(headers: Headers): { scheme: string; credential: stri
 }
 
 async function verifyServiceKey(deps: Deps, key: string): Promise<Identity> {
-  const rec = await deps.store.keys.getServiceKey(serviceKeyId(key))
+  const rec = await deps.orgs.serviceKey(serviceKeyId(key))
   if (!rec || !keyMatches(key, rec.hash)) throw unauthorized('Invalid service key')
   if (rec.revokedAt) throw unauthorized('Service key has been revoked')
   deps.store.keys.touchServiceKey(rec.id, new Date())

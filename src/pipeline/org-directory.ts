@@ -1,8 +1,8 @@
-// Short-lived in-memory cache of org context (policy, decrypted provider keys and signing secrets) for the request path.
+// Short-lived in-memory cache of org context (policy, decrypted provider keys, signing secrets) and service keys for the request path.
 
 import { warmTokenizer } from '../policy/prompt-tokens'
 import type { ProviderId } from '../providers/provider-id'
-import type { ProviderRecord, Store } from '../store/types'
+import type { ProviderRecord, ServiceKeyRecord, Store } from '../store/types'
 import type { OrgContext } from './context'
 
 /**
@@ -11,6 +11,7 @@ import type { OrgContext } from './context'
  */
 export class OrgDirectory {
   private readonly cache = new Map<string, { at: number; value: Promise<OrgContext | undefined> }>()
+  private readonly keys = new Map<string, { at: number; rec: ServiceKeyRecord }>()
 
   constructor(
     private readonly store: Store,
@@ -27,8 +28,21 @@ export class OrgDirectory {
     return value
   }
 
+  /** A service key record by id; only keys that exist are cached, so unknown ids always ask the store. */
+  async serviceKey(id: string): Promise<ServiceKeyRecord | undefined> {
+    const hit = this.keys.get(id)
+    const now = performance.now()
+    if (hit && now - hit.at < this.ttlMs) return hit.rec
+    const rec = await this.store.keys.getServiceKey(id)
+    if (rec) this.keys.set(id, { at: now, rec })
+    else this.keys.delete(id)
+    return rec
+  }
+
+  /** Drops the org and its service keys (after an admin change or a revocation on this instance). */
   invalidate(orgId: string): void {
     this.cache.delete(orgId)
+    for (const [id, k] of this.keys) if (k.rec.orgId === orgId) this.keys.delete(id)
   }
 
   private async load(orgId: string): Promise<OrgContext | undefined> {

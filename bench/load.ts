@@ -1,0 +1,121 @@
+// Load generation for the benchmark: sequential (unloaded) latency and time to first chunk, open-loop fixed rate, closed-loop counts, wrk.
+
+import { $ } from 'bun'
+import { mkdtempSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+
+export interface Target {
+  url: string
+  headers: Record<string, string>
+  body: string
+}
+
+export interface Percentiles {
+  p50: number
+  p99: number
+  n: number
+}
+
+export function percentiles(samples: number[]): Percentiles {
+  const s = [...samples].sort((a, b) => a - b)
+  const at = (q: number) => s[Math.min(s.length - 1, Math.floor(q * s.length))] as number
+  return { p50: at(0.5), p99: at(0.99), n: s.length }
+}
+
+const post = (t: Target) => fetch(t.url, { method: 'POST', headers: { 'content-type': 'application/json', ...t.headers }, body: t.body })
+
+/** One request at a time: total latency and, for streams, time to the first body chunk (ms). */
+export async function sequential(t: Target, n: number): Promise<{ total: Percentiles; firstChunk: Percentiles }> {
+  const total: number[] = []
+  const first: number[] = []
+  for (let i = 0; i < n; i++) {
+    const start = performance.now()
+    const res = await post(t)
+    if (res.status !== 200) throw new Error(`${t.url}: HTTP ${res.status} ${await res.text()}`)
+    const reader = (res.body as ReadableStream<Uint8Array>).getReader()
+    let firstAt = 0
+    for (;;) {
+      const { done } = await reader.read()
+      if (!firstAt) firstAt = performance.now()
+      if (done) break
+    }
+    const end = performance.now()
+    total.push(end - start)
+    first.push(firstAt - start)
+  }
+  return { total: percentiles(total), firstChunk: percentiles(first) }
+}
+
+/**
+ * Open loop: requests are started on a fixed schedule whatever the answers do, and latency is
+ * counted from the scheduled start, so a stall shows in full (no coordinated omission).
+ */
+export async function fixedRate(t: Target, rate: number, seconds: number): Promise<Percentiles & { errors: number; achieved: number }> {
+  const n = Math.round(rate * seconds)
+  const lat: number[] = []
+  let errors = 0
+  const started = performance.now()
+  const pending: Promise<void>[] = []
+  for (let i = 0; i < n; i++) {
+    const due = started + (i * 1000) / rate
+    const wait = due - performance.now()
+    if (wait > 1) await Bun.sleep(wait)
+    pending.push(
+      post(t).then(
+        async (res) => {
+          await res.arrayBuffer()
+          if (res.status === 200) lat.push(performance.now() - due)
+          else errors++
+        },
+        () => {
+          errors++
+        },
+      ),
+    )
+  }
+  await Promise.all(pending)
+  const elapsed = (performance.now() - started) / 1000
+  return { ...percentiles(lat), errors, achieved: n / elapsed }
+}
+
+/** Closed loop: `n` requests, `concurrency` at a time; returns how many were not 200. */
+export async function closedLoop(t: Target, n: number, concurrency: number): Promise<number> {
+  let next = 0
+  let bad = 0
+  const worker = async () => {
+    while (next++ < n) {
+      const res = await post(t)
+      await res.arrayBuffer()
+      if (res.status !== 200) bad++
+    }
+  }
+  await Promise.all(Array.from({ length: concurrency }, worker))
+  return bad
+}
+
+/** wrk is installed from Debian when missing; undefined when that is not possible. */
+export async function ensureWrk(): Promise<string | undefined> {
+  const found = Bun.which('wrk')
+  if (found) return found
+  console.log('installing wrk (apt-get install wrk)…')
+  await $`apt-get install -y wrk`.quiet().nothrow()
+  if (!Bun.which('wrk')) await $`sh -c "apt-get update && apt-get install -y wrk"`.quiet().nothrow()
+  return Bun.which('wrk') ?? undefined
+}
+
+/** Maximum throughput with `connections` keep-alive connections for `seconds`, pinned to `cpu`. */
+export async function wrk(wrkPath: string, t: Target, connections: number, seconds: number, cpu: number) {
+  const dir = mkdtempSync(join(tmpdir(), 'gw-wrk-'))
+  const script = join(dir, 'post.lua')
+  const headers = Object.entries({ 'Content-Type': 'application/json', ...t.headers })
+    .map(([k, v]) => `wrk.headers[${JSON.stringify(k)}] = ${JSON.stringify(v)}`)
+    .join('\n')
+  writeFileSync(script, `wrk.method = "POST"\nwrk.body = ${JSON.stringify(t.body)}\n${headers}\n`)
+  const out = await $`taskset -c ${cpu} ${wrkPath} -t1 -c${connections} -d${seconds}s --latency -s ${script} ${t.url}`.text()
+  const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1])
+  const requests = Number(/(\d+) requests in/.exec(out)?.[1])
+  const non2xx = Number(/Non-2xx or 3xx responses: (\d+)/.exec(out)?.[1] ?? 0)
+  const errors = /Socket errors: (.*)/.exec(out)?.[1]
+  return { rps, requests, non2xx, errors: errors ?? null }
+}

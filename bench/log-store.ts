@@ -1,0 +1,89 @@
+// Log store benchmark pieces: realistic entries, the writer's sustained rate, and seeding a database with N entries.
+
+import { rmSync } from 'node:fs'
+import { hashKey, serviceKeyId } from '../src/auth/service-keys'
+import { SecretBox } from '../src/crypto/secret-box'
+import { LogWriter } from '../src/store/log-writer'
+import { createSqliteStore } from '../src/store/sqlite'
+import type { LogEntry, Store } from '../src/store/types'
+
+export const FEATURES = 50
+export const TIERS = ['free', 'pro', 'team', 'enterprise', 'internal']
+
+/** A log entry shaped like a real one: attempts, usage, three metadata tags, small bodies. */
+export function entry(i: number, createdAt: number): LogEntry {
+  const id = `01bench-${i.toString(16).padStart(10, '0')}`
+  return {
+    requestId: id,
+    createdAt: new Date(createdAt).toISOString(),
+    orgId: 'default',
+    endpoint: '/v1/chat/completions',
+    authMode: 'GwKey',
+    subject: 'sk_bench',
+    endUserId: `user-${i % 5000}`,
+    user: `user-${i % 5000}`,
+    promptId: null,
+    promptSlug: null,
+    promptVersion: null,
+    requestedModel: 'openai/gpt-4o-mini',
+    model: 'openai/gpt-4o-mini',
+    provider: 'openai',
+    stream: i % 2 === 0,
+    status: i % 50 === 0 ? 502 : 200,
+    errorCode: i % 50 === 0 ? 'provider_error' : null,
+    errorMessage: null,
+    fallback: { used: false, reason: null, model: null },
+    attempts: [{ model: 'openai/gpt-4o-mini', outcome: 'ok', status: 200, latencyMs: 412 }],
+    usage: { promptTokens: 120, completionTokens: 48, totalTokens: 168, cachedTokens: 0, estimated: false },
+    costUsd: 0.0000468,
+    latencyMs: 430,
+    upstreamLatencyMs: 412,
+    ttftMs: 180,
+    incomplete: false,
+    refusal: false,
+    warnings: [],
+    metadata: { feature: `f${i % FEATURES}`, tier: TIERS[i % TIERS.length] as string, run: i },
+    structuredOutput: null,
+    requestBody: { model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: `question number ${i} about the product` }] },
+    responseBody: { id: `chatcmpl-${i}`, choices: [{ message: { role: 'assistant', content: 'an answer of a few words' } }] },
+  }
+}
+
+export function openBenchStore(path: string): Store {
+  return createSqliteStore(path, new SecretBox('gw-bench-secret'))
+}
+
+/** Entries per second the writer sustains: `n` entries queued as fast as they come, until all are on disk. */
+export async function writerRate(path: string, n: number): Promise<number> {
+  rmSync(path, { force: true })
+  const store = openBenchStore(path)
+  const writer = new LogWriter(store.logs)
+  const t0 = performance.now()
+  const now = Date.now()
+  for (let i = 0; i < n; i++) {
+    writer.write(entry(i, now + i))
+    if (i % 5000 === 4999) await Bun.sleep(0) // let the writer's timer run, as a busy server would
+  }
+  await writer.flush()
+  const rate = n / ((performance.now() - t0) / 1000)
+  await writer.close()
+  await store.close()
+  return rate
+}
+
+/** A database with the default org, a service key and `n` entries spread over the last 30 days. */
+export async function seed(path: string, n: number, serviceKey: string): Promise<void> {
+  rmSync(path, { force: true })
+  const store = openBenchStore(path)
+  await store.orgs.createOrg({ id: 'default', name: 'Default' })
+  await store.keys.createServiceKey({ id: serviceKeyId(serviceKey), orgId: 'default', name: 'bench', hash: hashKey(serviceKey) })
+  const span = 30 * 24 * 3600 * 1000
+  const start = Date.now() - span
+  const batch = 10_000
+  for (let i = 0; i < n; i += batch) {
+    const entries: LogEntry[] = []
+    for (let j = i; j < Math.min(n, i + batch); j++) entries.push(entry(j, start + Math.floor((j / n) * span)))
+    await store.logs.insertLogs(entries)
+  }
+  await store.close()
+}

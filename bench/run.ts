@@ -1,0 +1,345 @@
+// `bun run bench [--quick]`: gw (compiled, auth + policy + logging on) against direct calls and a bare Bun proxy, in one run.
+// gw and the floor run pinned to CPU 0; this driver, wrk and the fake upstream to CPU 1. Results: bench/results/latest.json.
+
+import { $ } from 'bun'
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { closedLoop, ensureWrk, fixedRate, type Percentiles, percentiles, sequential, type Target, wrk } from './load'
+import { seed, writerRate } from './log-store'
+
+const QUICK = process.argv.includes('--quick')
+const ROOT = join(import.meta.dir, '..')
+const BUN = process.execPath
+
+// Re-run pinned to CPU 1, so the driver never competes with gw for CPU 0.
+if (!process.env.GW_BENCH_PINNED) {
+  const p = Bun.spawn(['taskset', '-c', '1', BUN, import.meta.path, ...process.argv.slice(2)], {
+    env: { ...process.env, GW_BENCH_PINNED: '1', BUN_CONFIG_MAX_HTTP_REQUESTS: '4096' },
+    stdio: ['inherit', 'inherit', 'inherit'],
+  })
+  process.exit(await p.exited)
+}
+
+const N_SEQ = QUICK ? 300 : 2000
+const RATE_SECONDS = QUICK ? 3 : 10
+const WRK_SECONDS = QUICK ? 3 : 10
+const LEAK_REQUESTS = QUICK ? 20_000 : 100_000
+const STREAMS = QUICK ? 300 : 1000
+const LOG_ROWS = QUICK ? 100_000 : 1_000_000
+// Shaped like the keys gw makes (gw_sk_ + 12-char id + 32-char secret).
+const KEY = `gw_sk_benchmark000${'s'.repeat(32)}`
+const ADMIN = 'bench-admin-token-000000000000'
+const work = mkdtempSync(join(tmpdir(), 'gw-bench-'))
+const results: Record<string, unknown> = { quick: QUICK, date: new Date().toISOString() }
+const children: ReturnType<typeof Bun.spawn>[] = []
+
+// ── processes ────────────────────────────────────────────────────────────────────────────────
+async function startJsonPort(cmd: string[], env: Record<string, string>, cpu: number): Promise<{ proc: ReturnType<typeof Bun.spawn>; port: number }> {
+  const proc = Bun.spawn(['taskset', '-c', String(cpu), ...cmd], {
+    env: { PATH: process.env.PATH ?? '', BUN_CONFIG_MAX_HTTP_REQUESTS: '4096', ...env },
+    stdout: 'pipe',
+    stderr: 'inherit',
+  })
+  children.push(proc)
+  const reader = (proc.stdout as ReadableStream<Uint8Array>).getReader()
+  const { value } = await reader.read()
+  reader.releaseLock()
+  return { proc, port: (JSON.parse(new TextDecoder().decode(value)) as { port: number }).port }
+}
+
+async function waitHealthy(url: string, timeoutMs = 15_000): Promise<number> {
+  const t0 = performance.now()
+  while (performance.now() - t0 < timeoutMs) {
+    try {
+      if ((await fetch(`${url}/health`)).status === 200) return performance.now() - t0
+    } catch {}
+    await Bun.sleep(1)
+  }
+  throw new Error(`${url} did not become healthy`)
+}
+
+let gwSeq = 0
+/** Starts the compiled gw on CPU 0 with auth, a rate-limit policy and full request logging. */
+async function startGw(upstream: string, extra: Record<string, string> = {}) {
+  const port = 18_700 + (gwSeq++ % 50)
+  const env = {
+    PATH: process.env.PATH ?? '',
+    BUN_CONFIG_MAX_HTTP_REQUESTS: '4096',
+    GW_PORT: String(port),
+    GW_DB: join(work, `gw-${gwSeq}.db`),
+    GW_SECRET: 'gw-bench-secret',
+    GW_ADMIN_TOKEN: ADMIN,
+    GW_SERVICE_KEY: KEY,
+    GW_LOG_BODIES: 'true',
+    GW_PROMPTS_DIR: work, // no prompt files
+    GW_OPENAI_BASE_URL: `${upstream}/v1`,
+    GW_ANTHROPIC_BASE_URL: `${upstream}/v1`,
+    OPENAI_API_KEY: 'sk-bench-openai',
+    ANTHROPIC_API_KEY: 'sk-ant-bench',
+    ...extra,
+  }
+  const proc = Bun.spawn(['taskset', '-c', '0', join(ROOT, 'dist/gw'), 'serve'], { env, stdout: 'ignore', stderr: 'inherit' })
+  children.push(proc)
+  const url = `http://127.0.0.1:${port}`
+  await waitHealthy(url)
+  const policy = { requestsPerMinute: 100_000_000, tokensPerMinute: 1_000_000_000_000, maxTokens: 4096 }
+  const res = await fetch(`${url}/admin/orgs/default/policy`, {
+    method: 'PUT',
+    headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' },
+    body: JSON.stringify(policy),
+  })
+  if (res.status !== 200) throw new Error(`policy: ${res.status} ${await res.text()}`)
+  return { proc, url }
+}
+
+const stat = (pid: number) => readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? []
+/** utime + stime of a process, in ms. */
+const cpuMs = (pid: number) => ((Number(stat(pid)[11]) + Number(stat(pid)[12])) * 1000) / 100
+const statusKb = (pid: number, field: string) => Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1])
+const mb = (kb: number) => Math.round((kb / 1024) * 10) / 10
+
+// ── targets ──────────────────────────────────────────────────────────────────────────────────
+const question = [{ role: 'user', content: 'Say hello to the benchmark.' }]
+const scenarios = {
+  'openai json': { path: '/v1/chat/completions', native: { model: 'gpt-4o-mini', messages: question, max_tokens: 64 }, gw: 'openai/gpt-4o-mini' },
+  'openai stream': {
+    path: '/v1/chat/completions',
+    native: { model: 'gpt-4o-mini', messages: question, max_tokens: 64, stream: true, stream_options: { include_usage: true } },
+    gw: 'openai/gpt-4o-mini',
+  },
+  'anthropic json': { path: '/v1/messages', native: { model: 'claude-haiku-4-5', messages: question, max_tokens: 64 }, gw: 'anthropic/claude-haiku-4-5' },
+  'anthropic stream': {
+    path: '/v1/messages',
+    native: { model: 'claude-haiku-4-5', messages: question, max_tokens: 64, stream: true },
+    gw: 'anthropic/claude-haiku-4-5',
+  },
+} as const
+type Scenario = keyof typeof scenarios
+
+function targets(s: Scenario, direct: string, floor: string, gw: string): Record<'direct' | 'floor' | 'gw', Target> {
+  const sc = scenarios[s]
+  const stream = 'stream' in sc.native
+  const gwBody = { model: sc.gw, messages: question, max_tokens: 64, metadata: { bench: 'yes', scenario: s }, ...(stream ? { stream: true } : {}) }
+  return {
+    direct: { url: `${direct}${sc.path}`, headers: {}, body: JSON.stringify(sc.native) },
+    floor: { url: `${floor}${sc.path}`, headers: {}, body: JSON.stringify(sc.native) },
+    gw: { url: `${gw}/v1/chat/completions`, headers: { authorization: `GwKey ${KEY}` }, body: JSON.stringify(gwBody) },
+  }
+}
+
+const round = (n: number, d = 3) => Math.round(n * 10 ** d) / 10 ** d
+const pct = (p: Percentiles) => ({ p50: round(p.p50), p99: round(p.p99) })
+
+async function main() {
+  // Build the binary if it is missing or older than the sources.
+  const binary = join(ROOT, 'dist/gw')
+  const newest = Number((await $`find ${join(ROOT, 'src')} ${join(ROOT, 'prompts')} -type f -printf '%T@\n'`.text()).split('\n').filter(Boolean).map(Number).sort((a, b) => b - a)[0]) * 1000
+  if (!existsSync(binary) || statSync(binary).mtimeMs < newest) {
+    console.log('building dist/gw…')
+    await $`${BUN} ${join(ROOT, 'scripts/build.ts')}`.cwd(ROOT)
+  }
+  results.binaryBytes = statSync(binary).size
+  const wrkPath = await ensureWrk()
+  results.machine = {
+    cpu: /model name\s*:\s*(.*)/.exec(readFileSync('/proc/cpuinfo', 'utf8'))?.[1],
+    cores: navigator.hardwareConcurrency,
+    memGb: Math.round(statusKbMem() / 1024 / 1024),
+    bun: Bun.version,
+    wrk: wrkPath ? (await $`${wrkPath} -v`.nothrow().text()).split('\n')[0] : 'not available',
+  }
+
+  const fake = await startJsonPort([BUN, join(import.meta.dir, 'fake-upstream.ts')], {}, 1)
+  const direct = `http://127.0.0.1:${fake.port}`
+  const floorProc = await startJsonPort([BUN, join(import.meta.dir, 'floor-proxy.ts')], { UPSTREAM: direct }, 0)
+  const floor = `http://127.0.0.1:${floorProc.port}`
+  const gw = await startGw(direct)
+
+  // 1. Unloaded latency and time to first chunk, added over direct.
+  console.log(`unloaded latency (${N_SEQ} sequential requests per target)…`)
+  const unloaded: Record<string, unknown> = {}
+  for (const s of Object.keys(scenarios) as Scenario[]) {
+    const t = targets(s, direct, floor, gw.url)
+    for (const k of ['direct', 'floor', 'gw'] as const) await sequential(t[k], Math.min(200, N_SEQ)) // warm-up
+    const m = { direct: await sequential(t.direct, N_SEQ), floor: await sequential(t.floor, N_SEQ), gw: await sequential(t.gw, N_SEQ) }
+    unloaded[s] = {
+      directMs: pct(m.direct.total),
+      floorAddedMs: { p50: round(m.floor.total.p50 - m.direct.total.p50), p99: round(m.floor.total.p99 - m.direct.total.p99) },
+      gwAddedMs: { p50: round(m.gw.total.p50 - m.direct.total.p50), p99: round(m.gw.total.p99 - m.direct.total.p99) },
+      ...(s.includes('stream')
+        ? {
+            firstChunkDirectMs: pct(m.direct.firstChunk),
+            firstChunkFloorAddedMs: round(m.floor.firstChunk.p50 - m.direct.firstChunk.p50),
+            firstChunkGwAddedMs: round(m.gw.firstChunk.p50 - m.direct.firstChunk.p50),
+          }
+        : {}),
+    }
+    console.log(`  ${s}: ${JSON.stringify(unloaded[s])}`)
+  }
+  results.unloaded = unloaded
+
+  // 2. Fixed rates (open loop).
+  console.log(`fixed rates (${RATE_SECONDS} s each)…`)
+  const fixed: Record<string, unknown> = {}
+  for (const rate of [500, 2000]) {
+    const oj = targets('openai json', direct, floor, gw.url)
+    const aj = targets('anthropic json', direct, floor, gw.url)
+    const row = {
+      direct: await fixedRate(oj.direct, rate, RATE_SECONDS),
+      floor: await fixedRate(oj.floor, rate, RATE_SECONDS),
+      gwOpenai: await fixedRate(oj.gw, rate, RATE_SECONDS),
+      gwAnthropic: await fixedRate(aj.gw, rate, RATE_SECONDS),
+    }
+    fixed[rate] = Object.fromEntries(Object.entries(row).map(([k, v]) => [k, { p50: round(v.p50), p99: round(v.p99), errors: v.errors, achieved: Math.round(v.achieved) }]))
+    console.log(`  ${rate}/s: ${JSON.stringify(fixed[rate])}`)
+  }
+  results.fixedRate = fixed
+
+  // 3. Maximum throughput with 64 connections, and CPU per request of the serving process.
+  if (wrkPath) {
+    console.log(`max throughput (wrk, 64 connections, ${WRK_SECONDS} s)…`)
+    const max: Record<string, unknown> = {}
+    const runs: [string, Target, number][] = [
+      ['direct openai json', targets('openai json', direct, floor, gw.url).direct, fake.proc.pid],
+      ['floor openai json', targets('openai json', direct, floor, gw.url).floor, floorProc.proc.pid],
+      ['gw openai json', targets('openai json', direct, floor, gw.url).gw, gw.proc.pid],
+      ['gw anthropic json', targets('anthropic json', direct, floor, gw.url).gw, gw.proc.pid],
+      ['floor openai stream', targets('openai stream', direct, floor, gw.url).floor, floorProc.proc.pid],
+      ['gw openai stream', targets('openai stream', direct, floor, gw.url).gw, gw.proc.pid],
+      ['gw anthropic stream', targets('anthropic stream', direct, floor, gw.url).gw, gw.proc.pid],
+    ]
+    for (const [name, t, pid] of runs) {
+      const c0 = cpuMs(pid)
+      const r = await wrk(wrkPath, t, 64, WRK_SECONDS, 1)
+      const cpu = cpuMs(pid) - c0
+      max[name] = { ...r, rps: Math.round(r.rps), cpuUsPerRequest: Math.round((cpu * 1000) / Math.max(1, r.requests)) }
+      console.log(`  ${name}: ${JSON.stringify(max[name])}`)
+    }
+    results.maxThroughput = max
+  }
+
+  // 4. Memory: flat over many requests; peak with many open streams (fresh process for a clean peak).
+  console.log(`RSS over ${LEAK_REQUESTS} requests…`)
+  const leakGw = await startGw(direct)
+  const mixed = [targets('openai json', direct, floor, leakGw.url).gw, targets('anthropic stream', direct, floor, leakGw.url).gw]
+  await closedLoop(mixed[0] as Target, 5000, 64)
+  await closedLoop(mixed[1] as Target, 5000, 64)
+  const rssWarm = statusKb(leakGw.proc.pid, 'VmRSS')
+  const samples: number[] = []
+  let bad = 0
+  for (let done = 0; done < LEAK_REQUESTS; done += 10_000) {
+    bad += await closedLoop(mixed[(done / 10_000) % 2] as Target, 10_000, 64)
+    samples.push(mb(statusKb(leakGw.proc.pid, 'VmRSS')))
+  }
+  results.rssOverRequests = { requests: LEAK_REQUESTS, non200: bad, warmMb: mb(rssWarm), afterMb: samples.at(-1), everyTenThousandMb: samples }
+  console.log(`  ${JSON.stringify(results.rssOverRequests)}`)
+  leakGw.proc.kill('SIGTERM')
+  await leakGw.proc.exited
+
+  console.log(`peak RSS with ${STREAMS} concurrent streams…`)
+  const streamGw = await startGw(direct)
+  const idleRss = statusKb(streamGw.proc.pid, 'VmRSS')
+  const slow: Target = { ...targets('openai stream', direct, floor, streamGw.url).gw }
+  slow.body = slow.body.replace('openai/gpt-4o-mini', 'openai/gpt-4o-mini-slow')
+  let open = 0
+  const started = performance.now()
+  const streams = Array.from({ length: STREAMS }, async () => {
+    const res = await fetch(slow.url, { method: 'POST', headers: { 'content-type': 'application/json', ...slow.headers }, body: slow.body })
+    open++
+    await res.text()
+    return res.status
+  })
+  let peakSampled = 0
+  while (open < STREAMS && performance.now() - started < 30_000) await Bun.sleep(50)
+  const allOpenAt = performance.now() - started
+  const sampler = setInterval(() => (peakSampled = Math.max(peakSampled, statusKb(streamGw.proc.pid, 'VmRSS'))), 100)
+  const statuses = await Promise.all(streams)
+  clearInterval(sampler)
+  results.streams = {
+    concurrent: STREAMS,
+    allOpenAfterMs: Math.round(allOpenAt),
+    ok: statuses.filter((s) => s === 200).length,
+    idleRssMb: mb(idleRss),
+    peakRssMb: mb(statusKb(streamGw.proc.pid, 'VmHWM')),
+    peakSampledMb: mb(peakSampled),
+  }
+  console.log(`  ${JSON.stringify(results.streams)}`)
+  streamGw.proc.kill('SIGTERM')
+  await streamGw.proc.exited
+
+  // 5. Log store: writer rate, and reads on a large database through gw.
+  console.log('log writer rate…')
+  results.logWriterEntriesPerSecond = Math.round(await writerRate(join(work, 'writer.db'), QUICK ? 50_000 : 200_000))
+  console.log(`  ${results.logWriterEntriesPerSecond} entries/s`)
+  const seeded = join(ROOT, 'bench/.cache', `logs-${LOG_ROWS}.db`)
+  if (!existsSync(seeded)) {
+    console.log(`seeding ${LOG_ROWS} log entries (cached in bench/.cache)…`)
+    mkdirSync(join(ROOT, 'bench/.cache'), { recursive: true })
+    const t0 = performance.now()
+    await seed(seeded, LOG_ROWS, KEY)
+    console.log(`  seeded in ${((performance.now() - t0) / 1000).toFixed(1)} s`)
+  }
+  const copy = join(work, 'seeded.db')
+  await $`cp ${seeded} ${copy}`
+  const logGw = await startGw(direct, { GW_DB: copy })
+  const get = async (path: string) => {
+    const t0 = performance.now()
+    const res = await fetch(`${logGw.url}${path}`, { headers: { authorization: `GwKey ${KEY}` } })
+    const body = (await res.json()) as { data?: unknown[] }
+    if (res.status !== 200) throw new Error(`${path}: ${res.status}`)
+    return { ms: performance.now() - t0, rows: body.data?.length ?? 1 }
+  }
+  const byId: number[] = []
+  for (let i = 0; i < (QUICK ? 300 : 2000); i++) {
+    const n = Math.floor(Math.random() * LOG_ROWS)
+    byId.push((await get(`/v1/logs/01bench-${n.toString(16).padStart(10, '0')}`)).ms)
+  }
+  const filtered: number[] = []
+  let rows = 0
+  for (let i = 0; i < (QUICK ? 200 : 1000); i++) {
+    const r = await get(`/v1/logs?metadata=feature=f${i % 50}&metadata=tier=${['free', 'pro', 'team', 'enterprise', 'internal'][i % 5]}&limit=50`)
+    filtered.push(r.ms)
+    rows += r.rows
+  }
+  const noMatch: number[] = []
+  for (let i = 0; i < 50; i++) noMatch.push((await get(`/v1/logs?metadata=feature=f${i}&metadata=tier=${['pro', 'team'][i % 2]}&limit=50`)).ms)
+  results.logQueries = {
+    rows: LOG_ROWS,
+    getByIdMs: pct(percentiles(byId)),
+    twoKeyFilterMs: { ...pct(percentiles(filtered)), avgRows: Math.round(rows / filtered.length) },
+    twoKeyFilterNoMatchMs: pct(percentiles(noMatch)),
+  }
+  console.log(`  ${JSON.stringify(results.logQueries)}`)
+  logGw.proc.kill('SIGTERM')
+  await logGw.proc.exited
+
+  // 6. The binary: exec to first 200 on /health.
+  const starts: number[] = []
+  for (let i = 0; i < 10; i++) {
+    const dir = mkdtempSync(join(work, 'start-'))
+    const port = 18_690
+    const t0 = performance.now()
+    const p = Bun.spawn([binary, 'serve'], { env: { PATH: process.env.PATH ?? '', GW_PORT: String(port), GW_DB: join(dir, 'gw.db') }, stdout: 'ignore', stderr: 'ignore' })
+    await waitHealthy(`http://127.0.0.1:${port}`)
+    starts.push(performance.now() - t0)
+    p.kill('SIGTERM')
+    await p.exited
+  }
+  results.binary = { bytes: results.binaryBytes, mb: round((results.binaryBytes as number) / 1024 / 1024, 1), execToHealthMs: pct(percentiles(starts)) }
+  console.log(`binary: ${JSON.stringify(results.binary)}`)
+}
+
+function statusKbMem(): number {
+  return Number(/MemTotal:\s+(\d+) kB/.exec(readFileSync('/proc/meminfo', 'utf8'))?.[1])
+}
+
+try {
+  await main()
+  mkdirSync(join(ROOT, 'bench/results'), { recursive: true })
+  const name = QUICK ? 'quick' : 'latest'
+  writeFileSync(join(ROOT, `bench/results/${name}.json`), `${JSON.stringify(results, null, 2)}\n`)
+  console.log(`\nresults written to bench/results/${name}.json`)
+} finally {
+  for (const c of children) c.kill('SIGKILL')
+  rmSync(work, { recursive: true, force: true })
+}
