@@ -61,11 +61,13 @@ export async function fixedRate(t: Target, rate: number, seconds: number): Promi
     const due = started + (i * 1000) / rate
     const wait = due - performance.now()
     if (wait > 1) await Bun.sleep(wait)
+    // From the scheduled time when running late (a stall counts in full), from the send when early.
+    const from = Math.min(due, performance.now())
     pending.push(
       post(t).then(
         async (res) => {
           await res.arrayBuffer()
-          if (res.status === 200) lat.push(performance.now() - due)
+          if (res.status === 200) lat.push(performance.now() - from)
           else errors++
         },
         () => {

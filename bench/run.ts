@@ -143,7 +143,7 @@ async function main() {
   const wrkPath = await ensureWrk()
   results.machine = {
     cpu: /model name\s*:\s*(.*)/.exec(readFileSync('/proc/cpuinfo', 'utf8'))?.[1],
-    cores: navigator.hardwareConcurrency,
+    cores: (readFileSync('/proc/cpuinfo', 'utf8').match(/^processor/gm) ?? []).length,
     memGb: Math.round(statusKbMem() / 1024 / 1024),
     bun: Bun.version,
     wrk: wrkPath ? (await $`${wrkPath} -v`.nothrow().text()).split('\n')[0] : 'not available',
