@@ -1,12 +1,12 @@
 // What the pipeline stages share: the dependencies they call and the per-request context they fill in.
 
+import type { OidcVerifier } from '../auth/oidc'
 import type { Catalog } from '../catalog/catalog'
 import type { Config } from '../config'
 import type { FailureKind } from '../providers/adapter'
 import type { ChatRequest } from '../providers/openai-types'
 import type { ProviderId } from '../providers/provider-id'
 import type { LogWriter } from '../store/log-writer'
-import type { OidcVerifier } from '../auth/oidc'
 import type { RateLimiter } from '../policy/rate-limiter'
 import type { Org, ProviderRecord, RateLimits, SigningSecretRecord, Store } from '../store/types'
 import type { OrgDirectory } from './org-directory'
