@@ -193,10 +193,13 @@ describe('partials', () => {
       c1: 'one {{> c2}}',
       c2: 'two {{> c1}}',
     }
+    for (let i = 1; i <= 10; i++) partials[`d${i}`] = i < 10 ? `${i}-{{> d${i + 1}}}` : 'bottom'
     for (const [name, template] of Object.entries(partials))
       expect((await gw.admin('PUT', `/orgs/default/partials/${name}`, { template })).status).toBe(200)
     await makePrompt('letter', [{ userTemplate: '{{> letter}} [{{> missing}}] {{note}}', publish: true }])
     await makePrompt('cyclic', [{ userTemplate: 'start {{> c1}}', publish: true }])
+    await makePrompt('deep', [{ userTemplate: '{{> d1}}', publish: true }])
+    await makePrompt('deep-ok', [{ userTemplate: '{{> d3}}', publish: true }])
   })
   test('partials expand first (nested), so their variable tokens are filled; a missing partial is empty', async () => {
     expect((await run('letter', { variables: { to: 'Ann', name: 'Bo', note: 'ok' } })).status).toBe(200)
@@ -206,8 +209,11 @@ describe('partials', () => {
     expect((await run('letter', { variables: { to: '{{> sig}}', name: '{{note}}', note: 'n' } })).status).toBe(200)
     expect(userText()).toBe('Dear {{> sig}}, Regards, {{note}} [] n')
   })
-  test('a cycle is a clear 400', async () => {
+  test('a cycle is a clear 400; so is nesting deeper than 8', async () => {
     await expectError(await run('cyclic'), 400, /Partials form a cycle: c1 → c2 → c1/)
+    await expectError(await run('deep'), 400, /nested deeper than 8 levels: d1 → d2 → .* → d9/)
+    expect((await run('deep-ok')).status).toBe(200)
+    expect(userText()).toBe('3-4-5-6-7-8-9-bottom')
   })
 })
 
