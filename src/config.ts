@@ -6,8 +6,6 @@ export interface Config {
   host: string
   port: number
   dbPath: string
-  databaseUrl: string | undefined
-  redisUrl: string | undefined
   adminToken: string | undefined
   /** Raw GW_SECRET; when unset a secret file beside the database is used. */
   secret: string | undefined
@@ -43,8 +41,6 @@ const FLAGS: Record<string, string> = {
   'drain-ms': 'GW_DRAIN_MS',
   'jwks-refresh-ms': 'GW_JWKS_REFRESH_MS',
   'log-bodies': 'GW_LOG_BODIES',
-  'database-url': 'GW_DATABASE_URL',
-  'redis-url': 'GW_REDIS_URL',
 }
 
 export class ConfigError extends Error {
@@ -119,16 +115,11 @@ export function loadConfig(env: Env): Config {
   const adminToken = opt('GW_ADMIN_TOKEN')
   if (adminToken !== undefined && adminToken.length < 16)
     problems.push('GW_ADMIN_TOKEN must be at least 16 characters')
-  const databaseUrl = opt('GW_DATABASE_URL')
-  if (databaseUrl !== undefined && !/^postgres(ql)?:\/\//.test(databaseUrl))
-    problems.push('GW_DATABASE_URL must be a postgres:// URL')
 
   const config: Config = {
     host: str('GW_HOST', '127.0.0.1'),
     port: int('GW_PORT', 8787, 0, 65535),
     dbPath: str('GW_DB', './data/gw.db'),
-    databaseUrl,
-    redisUrl: opt('GW_REDIS_URL'),
     adminToken,
     secret: opt('GW_SECRET'),
     baseUrls: {
