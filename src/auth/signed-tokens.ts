@@ -7,7 +7,6 @@ import { jwtFailure, peekJwt } from './jwt-errors'
 
 export const MAX_TTL_SECONDS = 24 * 60 * 60
 export const LEEWAY_SECONDS = 30
-export const MIN_SECRET_LENGTH = 32
 const WHAT = 'Signed token'
 
 export interface SignedClaims {

@@ -4,7 +4,6 @@ import { badRequest } from '../errors'
 import type { VariableDef, VariableType } from '../store/types'
 
 export const VARIABLE_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/
-export const VARIABLE_TYPES: readonly VariableType[] = ['string', 'number', 'boolean', 'json']
 
 const TRUE = new Set(['true', '1', 'yes'])
 const FALSE = new Set(['false', '0', 'no'])
