@@ -85,8 +85,9 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
       port: config.port,
       // Slow or silent clients are cut after this; chat routes lift it once their body is read.
       idleTimeout: opts.idleTimeoutSeconds ?? 120,
-      // Backstop only: bodies over GW_MAX_BODY_BYTES are refused earlier with our own 413.
-      maxRequestBodySize: config.maxBodyBytes * 2 + 1024 * 1024,
+      // No Bun limit: Bun's own 413 has a bare body. GW_MAX_BODY_BYTES is enforced by gw instead, in
+      // onRequest for a declared Content-Length and in readJsonBody while a chunked body streams in.
+      maxRequestBodySize: Number.MAX_SAFE_INTEGER,
     })
   const port = app.server?.port ?? config.port
   let stopping: Promise<void> | undefined

@@ -38,6 +38,50 @@ export function tooLarge(limit: number): GatewayError {
   return new GatewayError(413, 'gateway_error', `Request body is larger than the ${limit}-byte limit (GW_MAX_BODY_BYTES)`)
 }
 
+/** Deepest nesting of arrays and objects a JSON body may have: JSON.parse takes any depth, but
+ * JSON.stringify and every recursive walk after it overflow the stack somewhere past ~10k levels. */
+export const MAX_JSON_DEPTH = 128
+
+/** True when `value` nests arrays/objects deeper than `max`; walks with its own stack, never recursion. */
+function nestsDeeperThan(value: unknown, max: number): boolean {
+  const stack: [unknown, number][] = [[value, 0]]
+  for (let next = stack.pop(); next; next = stack.pop()) {
+    const [v, depth] = next
+    if (typeof v !== 'object' || v === null) continue
+    if (depth >= max) return true
+    for (const child of Array.isArray(v) ? v : Object.values(v)) stack.push([child, depth + 1])
+  }
+  return false
+}
+
+/**
+ * The body's bytes, never more than `limit`: a declared Content-Length is checked up front (Bun then
+ * holds the body to it); a chunked body is read piece by piece and refused as soon as it passes the limit.
+ */
+async function readCapped(request: Request, limit: number): Promise<Uint8Array> {
+  const declared = request.headers.get('content-length')
+  if (declared !== null) {
+    if (Number(declared) > limit) throw tooLarge(limit)
+    return new Uint8Array(await request.arrayBuffer())
+  }
+  const chunks: Uint8Array[] = []
+  let size = 0
+  for await (const chunk of request.body ?? []) {
+    size += chunk.byteLength
+    if (size > limit) throw tooLarge(limit)
+    chunks.push(chunk)
+  }
+  return Buffer.concat(chunks)
+}
+
+/** Why a non-JSON body failed, naming a Content-Type that says it was never meant to be JSON. */
+function malformed(request: Request, err: unknown): GatewayError {
+  const why = err instanceof RangeError ? 'nested too deeply' : err instanceof Error ? err.message : 'syntax error'
+  const type = request.headers.get('content-type')?.split(';')[0]?.trim()
+  const hint = type && !/json/i.test(type) ? ` (sent as ${type.slice(0, 100)}; expected Content-Type: application/json)` : ''
+  return badRequest(`Malformed JSON body: ${why}${hint}`)
+}
+
 /** Reads the body as JSON with our limits and errors (Elysia's own parsing is switched off on these routes). */
 export async function readJsonBody(
   request: Request,
@@ -45,10 +89,7 @@ export async function readJsonBody(
   /** What an empty body stands for; without it an empty body is a 400. */
   emptyAs?: unknown,
 ): Promise<{ value: unknown; text: string; bytes: number }> {
-  const declared = Number(request.headers.get('content-length'))
-  if (declared > limit) throw tooLarge(limit)
-  const buf = await request.arrayBuffer()
-  if (buf.byteLength > limit) throw tooLarge(limit)
+  const buf = await readCapped(request, limit)
   let text: string
   try {
     text = new TextDecoder('utf-8', { fatal: true }).decode(buf)
@@ -59,13 +100,13 @@ export async function readJsonBody(
     if (emptyAs !== undefined) return { value: emptyAs, text, bytes: 0 }
     throw badRequest('Request body is empty (expected a JSON object)')
   }
+  let value: unknown
   try {
-    return { value: JSON.parse(text), text, bytes: buf.byteLength }
+    value = JSON.parse(text)
   } catch (err) {
-    const type = request.headers.get('content-type')
-    if (type && !/json/i.test(type))
-      throw badRequest(`Request body must be JSON (Content-Type: application/json), got Content-Type "${type.slice(0, 100)}"`)
-    const why = err instanceof RangeError ? 'nested too deeply' : err instanceof Error ? err.message : 'syntax error'
-    throw badRequest(`Malformed JSON body: ${why}`)
+    throw malformed(request, err)
   }
+  if (nestsDeeperThan(value, MAX_JSON_DEPTH))
+    throw badRequest(`Request body nests arrays/objects more than ${MAX_JSON_DEPTH} levels deep`)
+  return { value, text, bytes: buf.byteLength }
 }

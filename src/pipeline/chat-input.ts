@@ -91,9 +91,22 @@ function checkMessages(body: ChatBodyT): void {
   })
 }
 
+/** What a function tool, a named tool choice and a json_schema format must carry besides their type. */
+function checkToolsAndFormat(body: ChatBodyT): void {
+  body.tools?.forEach((tool, i) => {
+    if (tool.type === 'function' && !tool.function) throw badRequest(`Missing required field "tools/${i}/function"`)
+  })
+  const choice = body.tool_choice
+  if (typeof choice === 'object' && choice.type === 'function' && !choice.function)
+    throw badRequest('Missing required field "tool_choice/function"')
+  if (body.response_format?.type === 'json_schema' && !body.response_format.json_schema)
+    throw badRequest('Missing required field "response_format/json_schema"')
+}
+
 export function parseChatInput(raw: unknown): ChatInput {
   const b = checkChatBody(raw)
   checkMessages(b)
+  checkToolsAndFormat(b)
   const model = parseModelRef(b.model)
   const body: Record<string, unknown> = { ...b }
   for (const f of GATEWAY_FIELDS) delete body[f]

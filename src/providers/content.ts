@@ -27,8 +27,9 @@ const EXTENSION_TYPES: Record<string, string> = {
 export function imageSource(url: string, provider: ProviderId): ImageSource {
   const data = /^data:([^;,]+);base64,(.*)$/s.exec(url)
   if (data?.[1] && data[2] !== undefined) return { kind: 'inline', mediaType: data[1], data: data[2] }
-  if (/^https?:\/\//i.test(url)) {
-    const ext = /\.([a-z0-9]+)(?:[?#]|$)/i.exec(new URL(url).pathname)?.[1]?.toLowerCase()
+  const link = /^https?:\/\//i.test(url) ? URL.parse(url) : null
+  if (link) {
+    const ext = /\.([a-z0-9]+)(?:[?#]|$)/i.exec(link.pathname)?.[1]?.toLowerCase()
     return { kind: 'link', url, mediaType: ext ? EXTENSION_TYPES[ext] : undefined }
   }
   throw badRequest(`Unsupported image_url for ${provider}: expected a data: URL (base64) or an http(s) URL`)

@@ -12,7 +12,9 @@ const Message = t.Object(
   {
     role: t.Union([t.Literal('system'), t.Literal('developer'), t.Literal('user'), t.Literal('assistant'), t.Literal('tool')]),
     content: t.Optional(t.Union([t.String(), t.Null(), t.Array(ContentPart)])),
-    tool_calls: t.Optional(t.Array(t.Object({ id: t.String(), function: t.Object({ name: t.String() }, open) }, open))),
+    tool_calls: t.Optional(
+      t.Array(t.Object({ id: t.String(), function: t.Object({ name: t.String(), arguments: t.Optional(t.String()) }, open) }, open)),
+    ),
     tool_call_id: t.Optional(t.String()),
   },
   open,
@@ -28,6 +30,33 @@ export const OutputSchemaBody = t.Object(
   open,
 )
 
+// The OpenAI fields the adapters translate: their types are checked here, so a wrong one is a 400
+// naming the field instead of a crash in a translator. Anything else passes through unchecked.
+const Tool = t.Object(
+  {
+    type: t.String(),
+    function: t.Optional(
+      t.Object({ name: t.String(), description: t.Optional(t.String()), parameters: t.Optional(t.Object({}, open)) }, open),
+    ),
+  },
+  open,
+)
+const ToolChoice = t.Union([
+  t.Literal('none'),
+  t.Literal('auto'),
+  t.Literal('required'),
+  t.Object({ type: t.String(), function: t.Optional(t.Object({ name: t.String() }, open)) }, open),
+])
+const ResponseFormat = t.Object(
+  {
+    type: t.String(),
+    json_schema: t.Optional(
+      t.Object({ name: t.Optional(t.String()), schema: t.Optional(t.Object({}, open)), strict: t.Optional(t.Boolean()) }, open),
+    ),
+  },
+  open,
+)
+
 export const FallbackEntryBody = t.Object({ model: t.String(), triggers: t.Optional(t.Array(t.String())) }, open)
 
 export const ChatBody = t.Object(
@@ -39,6 +68,13 @@ export const ChatBody = t.Object(
     temperature: t.Optional(t.Number({ minimum: 0, maximum: 2 })),
     top_p: t.Optional(t.Number({ minimum: 0, maximum: 1 })),
     stream: t.Optional(t.Boolean()),
+    stream_options: t.Optional(t.Object({ include_usage: t.Optional(t.Boolean()) }, open)),
+    stop: t.Optional(t.Union([t.String(), t.Array(t.String())])),
+    seed: t.Optional(t.Integer()),
+    tools: t.Optional(t.Array(Tool)),
+    tool_choice: t.Optional(ToolChoice),
+    parallel_tool_calls: t.Optional(t.Boolean()),
+    response_format: t.Optional(ResponseFormat),
     user: t.Optional(t.String()),
     metadata: t.Optional(t.Record(t.String(), t.Unknown())),
     output_schema: t.Optional(OutputSchemaBody),
@@ -57,6 +93,14 @@ export interface Validator<T> {
   (value: unknown): T
 }
 
+/** `one of "a", "b"` for a union of strings; `"none" or an object`, `a string or an array` otherwise. */
+function describeUnion(members: { const?: unknown; type?: string }[]): string {
+  if (members.every((m) => typeof m.const === 'string')) return `one of ${members.map((m) => `"${m.const}"`).join(', ')}`
+  const kind = (m: { const?: unknown; type?: string }) =>
+    m.const !== undefined ? JSON.stringify(m.const) : m.type === 'array' || m.type === 'object' ? `an ${m.type}` : `a ${m.type}`
+  return members.map(kind).join(' or ')
+}
+
 /** Compiles a schema into a validator whose errors read like `"messages/0/role": Expected …`. */
 export function validator<S extends Parameters<typeof TypeCompiler.Compile>[0]>(schema: S): Validator<Static<S>> {
   const compiled = TypeCompiler.Compile(schema)
@@ -67,11 +111,8 @@ export function validator<S extends Parameters<typeof TypeCompiler.Compile>[0]>(
     const first = compiled.Errors(value).First()
     const path = first?.path.replace(/^\//, '') || 'body'
     if (!first || first.value === undefined) throw badRequest(`Missing required field "${path}"`)
-    const literals = (first.schema.anyOf as { const?: unknown }[] | undefined)?.map((s) => s.const)
-    const message =
-      literals && literals.every((l) => typeof l === 'string')
-        ? `expected one of ${literals.map((l) => `"${l}"`).join(', ')}`
-        : first.message
+    const members = first.schema.anyOf as { const?: unknown; type?: string }[] | undefined
+    const message = members ? `expected ${describeUnion(members)}` : first.message
     throw badRequest(`Invalid field "${path}": ${message}`)
   }
 }
