@@ -552,7 +552,7 @@ describe('content types', () => {
       await post('model=openai%2Fgpt-4o&messages=hi', { 'content-type': 'application/x-www-form-urlencoded' }),
       400,
     )
-    expect(message).toContain('sent as application/x-www-form-urlencoded; gw expects a JSON object')
+    expect(message).toContain('sent as application/x-www-form-urlencoded; expected Content-Type: application/json')
     expect(upstreamCalls()).toBe(before)
   })
 
