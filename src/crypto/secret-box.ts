@@ -1,7 +1,7 @@
 // Encrypts secrets at rest (provider keys, signing secrets) with AES-256-GCM under GW_SECRET.
 
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto'
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 
 export class SecretBox {
@@ -40,10 +40,23 @@ export function resolveSecret(envSecret: string | undefined, dbPath: string): st
   if (envSecret) return envSecret
   if (dbPath === ':memory:') return randomBytes(32).toString('base64url')
   const file = join(dirname(dbPath), 'gw.secret')
-  if (existsSync(file)) return readFileSync(file, 'utf8').trim()
+  if (existsSync(file)) {
+    const secret = readFileSync(file, 'utf8').trim()
+    // Never derive the key from an empty string: that secret would be no secret at all.
+    if (!secret)
+      throw new Error(`the secret file ${file} is empty; restore it, or delete it if no provider keys are stored yet`)
+    return secret
+  }
   mkdirSync(dirname(file), { recursive: true })
   const secret = randomBytes(32).toString('base64url')
-  writeFileSync(file, `${secret}\n`, { mode: 0o600 })
-  chmodSync(file, 0o600)
+  // Written whole or not at all: a full disk must not leave an empty secret file behind.
+  const partial = `${file}.${process.pid}.tmp`
+  try {
+    writeFileSync(partial, `${secret}\n`, { mode: 0o600 })
+    chmodSync(partial, 0o600)
+    renameSync(partial, file)
+  } finally {
+    rmSync(partial, { force: true })
+  }
   return secret
 }

@@ -21,6 +21,10 @@ export type Admission =
   | { ok: true; probe: boolean }
   | { ok: false; kind: FailureKind; message: string; retryAfterMs: number }
 
+/** Models tracked at most; the longest-tracked is forgotten first. Model names come from clients, so
+ * without a bound every failing made-up name would stay in memory for good. */
+export const MAX_TRACKED_MODELS = 10_000
+
 export class UpstreamHealth {
   private readonly states = new Map<string, State>()
   private readonly threshold: number
@@ -65,6 +69,7 @@ export class UpstreamHealth {
       return
     }
     if (!s) {
+      if (this.states.size >= MAX_TRACKED_MODELS) this.states.delete(this.states.keys().next().value as string)
       s = { cooldownUntil: 0, failures: 0, openUntil: 0, probing: false }
       this.states.set(key, s)
     }
@@ -75,6 +80,11 @@ export class UpstreamHealth {
     }
     s.failures++
     if (s.failures >= this.threshold) s.openUntil = this.now() + this.openMs
+  }
+
+  /** How many org/model pairs have a failure, cool-down or open breaker on record. */
+  get tracked(): number {
+    return this.states.size
   }
 
   /** An admitted attempt ended without telling anything about the upstream (the client left). */
