@@ -1,5 +1,5 @@
 // `bun run bench [--quick]`: gw (compiled, auth + policy + logging on) against direct calls and a bare Bun proxy, in one run.
-// gw and the floor run pinned to CPU 0; this driver, wrk and the fake upstream to CPU 1. Results: bench/results/latest.json.
+// gw and the floor run pinned to CPU 0; this driver, wrk and the fake upstream to CPU 1. Results: bench/results/latest.{json,md}.
 
 import { $ } from 'bun'
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { closedLoop, ensureWrk, fixedRate, type Percentiles, percentiles, sequential, type Target, wrk } from './load'
 import { seed, writerRate } from './log-store'
+import { markdown, type Results } from './report'
 
 const QUICK = process.argv.includes('--quick')
 const ROOT = join(import.meta.dir, '..')
@@ -146,6 +147,7 @@ async function main() {
     cores: (readFileSync('/proc/cpuinfo', 'utf8').match(/^processor/gm) ?? []).length,
     memGb: Math.round(statusKbMem() / 1024 / 1024),
     bun: Bun.version,
+    kernel: readFileSync('/proc/sys/kernel/osrelease', 'utf8').trim(),
     wrk: wrkPath ? (await $`${wrkPath} -v`.nothrow().text()).split('\n')[0] : 'not available',
   }
 
@@ -184,11 +186,17 @@ async function main() {
   for (const rate of [500, 2000]) {
     const oj = targets('openai json', direct, floor, gw.url)
     const aj = targets('anthropic json', direct, floor, gw.url)
+    const ois = targets('openai stream', direct, floor, gw.url)
+    const ans = targets('anthropic stream', direct, floor, gw.url)
     const row = {
       direct: await fixedRate(oj.direct, rate, RATE_SECONDS),
       floor: await fixedRate(oj.floor, rate, RATE_SECONDS),
       gwOpenai: await fixedRate(oj.gw, rate, RATE_SECONDS),
       gwAnthropic: await fixedRate(aj.gw, rate, RATE_SECONDS),
+      directStream: await fixedRate(ois.direct, rate, RATE_SECONDS),
+      floorStream: await fixedRate(ois.floor, rate, RATE_SECONDS),
+      gwOpenaiStream: await fixedRate(ois.gw, rate, RATE_SECONDS),
+      gwAnthropicStream: await fixedRate(ans.gw, rate, RATE_SECONDS),
     }
     fixed[rate] = Object.fromEntries(Object.entries(row).map(([k, v]) => [k, { p50: round(v.p50), p99: round(v.p99), errors: v.errors, achieved: Math.round(v.achieved) }]))
     console.log(`  ${rate}/s: ${JSON.stringify(fixed[rate])}`)
@@ -199,20 +207,28 @@ async function main() {
   if (wrkPath) {
     console.log(`max throughput (wrk, 64 connections, ${WRK_SECONDS} s)…`)
     const max: Record<string, unknown> = {}
+    // Every gw scenario has the floor on the same scenario beside it (the floor passes the native
+    // format through, so its Anthropic runs carry Anthropic's answers).
     const runs: [string, Target, number][] = [
       ['direct openai json', targets('openai json', direct, floor, gw.url).direct, fake.proc.pid],
-      ['floor openai json', targets('openai json', direct, floor, gw.url).floor, floorProc.proc.pid],
-      ['gw openai json', targets('openai json', direct, floor, gw.url).gw, gw.proc.pid],
-      ['gw anthropic json', targets('anthropic json', direct, floor, gw.url).gw, gw.proc.pid],
-      ['floor openai stream', targets('openai stream', direct, floor, gw.url).floor, floorProc.proc.pid],
-      ['gw openai stream', targets('openai stream', direct, floor, gw.url).gw, gw.proc.pid],
-      ['gw anthropic stream', targets('anthropic stream', direct, floor, gw.url).gw, gw.proc.pid],
+      ['direct openai stream', targets('openai stream', direct, floor, gw.url).direct, fake.proc.pid],
     ]
+    for (const s of Object.keys(scenarios) as Scenario[]) {
+      const t = targets(s, direct, floor, gw.url)
+      runs.push([`floor ${s}`, t.floor, floorProc.proc.pid], [`gw ${s}`, t.gw, gw.proc.pid])
+    }
     for (const [name, t, pid] of runs) {
       const c0 = cpuMs(pid)
       const r = await wrk(wrkPath, t, 64, WRK_SECONDS, 1)
       const cpu = cpuMs(pid) - c0
-      max[name] = { ...r, rps: Math.round(r.rps), cpuUsPerRequest: Math.round((cpu * 1000) / Math.max(1, r.requests)) }
+      const seconds = r.requests / r.rps
+      max[name] = {
+        ...r,
+        rps: Math.round(r.rps),
+        cpuUsPerRequest: Math.round((cpu * 1000) / Math.max(1, r.requests)),
+        // Share of one core the serving process used: near 100 % means it was the bottleneck.
+        cpuBusy: round(cpu / (seconds * 1000), 2),
+      }
       console.log(`  ${name}: ${JSON.stringify(max[name])}`)
     }
     results.maxThroughput = max
@@ -338,7 +354,9 @@ try {
   mkdirSync(join(ROOT, 'bench/results'), { recursive: true })
   const name = QUICK ? 'quick' : 'latest'
   writeFileSync(join(ROOT, `bench/results/${name}.json`), `${JSON.stringify(results, null, 2)}\n`)
-  console.log(`\nresults written to bench/results/${name}.json`)
+  const md = markdown(results as unknown as Results)
+  writeFileSync(join(ROOT, `bench/results/${name}.md`), md)
+  console.log(`\n${md}\nresults written to bench/results/${name}.json and ${name}.md`)
 } finally {
   for (const c of children) c.kill('SIGKILL')
   rmSync(work, { recursive: true, force: true })

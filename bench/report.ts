@@ -1,0 +1,102 @@
+// Turns the results of `bun run bench` into markdown tables with the issue's targets marked met or
+// missed (bench/results/latest.md, or quick.md), so one run's figures can be read and compared.
+
+type P = { p50: number; p99: number }
+type Rate = P & { errors: number; achieved: number }
+type Max = { rps: number; requests: number; non2xx: number; cpuUsPerRequest: number; cpuBusy: number }
+
+export interface Results {
+  quick: boolean
+  date: string
+  machine: { cpu?: string; cores: number; memGb: number; bun: string; wrk: string; kernel?: string }
+  unloaded: Record<
+    string,
+    { directMs: P; floorAddedMs: P; gwAddedMs: P; firstChunkDirectMs?: P; firstChunkFloorAddedMs?: number; firstChunkGwAddedMs?: number }
+  >
+  fixedRate: Record<string, Record<string, Rate>>
+  maxThroughput?: Record<string, Max>
+  rssOverRequests: { requests: number; non200: number; warmMb: number; afterMb: number; everyTenThousandMb: number[] }
+  streams: { concurrent: number; allOpenAfterMs: number; ok: number; idleRssMb: number; peakRssMb: number; peakSampledMb: number }
+  logWriterEntriesPerSecond: number
+  logQueries: { rows: number; getByIdMs: P; twoKeyFilterMs: P & { avgRows: number }; twoKeyFilterNoMatchMs: P }
+  binary: { mb: number; execToHealthMs: P }
+}
+
+const ms = (n: number) => n.toFixed(n < 10 ? 3 : 1)
+const pair = (p: P) => `${ms(p.p50)} / ${ms(p.p99)}`
+const verdict = (ok: boolean) => (ok ? 'met' : '**missed**')
+const row = (cells: (string | number)[]) => `| ${cells.join(' | ')} |`
+
+/** RSS is flat when the last half of the samples peaks no more than 10 % above the first half. */
+export function rssFlat(samples: number[]): boolean {
+  const half = Math.floor(samples.length / 2)
+  if (half === 0) return true
+  return Math.max(...samples.slice(half)) <= Math.max(...samples.slice(0, half)) * 1.1
+}
+
+/** gw's share of the floor's req/s for each scenario both were driven with. */
+export function throughputShares(max: Record<string, Max>): { scenario: string; share: number }[] {
+  return Object.keys(max)
+    .filter((k) => k.startsWith('gw '))
+    .map((k) => ({ scenario: k.slice(3), gw: max[k], floor: max[`floor ${k.slice(3)}`] }))
+    .filter((x): x is { scenario: string; gw: Max; floor: Max } => !!x.gw && !!x.floor)
+    .map((x) => ({ scenario: x.scenario, share: x.gw.rps / x.floor.rps }))
+}
+
+export function markdown(r: Results): string {
+  const out: string[] = []
+  const m = r.machine
+  out.push(`# gw benchmark ${r.quick ? '(quick mode)' : ''}`.trim(), '')
+  out.push(`${r.date} · ${m.cores} × ${m.cpu ?? 'CPU'}, ${m.memGb} GiB${m.kernel ? `, Linux ${m.kernel}` : ''} · Bun ${m.bun} · ${m.wrk.split(' Copyright')[0]}`, '')
+
+  out.push('## Unloaded latency, added over direct (ms, p50 / p99)', '')
+  out.push(row(['scenario', 'direct', 'floor added', 'gw added', 'first chunk: floor added', 'first chunk: gw added']), row(Array(6).fill('---')))
+  for (const [s, u] of Object.entries(r.unloaded))
+    out.push(row([s, pair(u.directMs), pair(u.floorAddedMs), `**${pair(u.gwAddedMs)}**`, u.firstChunkFloorAddedMs === undefined ? '' : ms(u.firstChunkFloorAddedMs), u.firstChunkGwAddedMs === undefined ? '' : `**${ms(u.firstChunkGwAddedMs)}**`]))
+
+  out.push('', '## Fixed rates, open loop, total latency (ms, p50 / p99)', '')
+  const series = [...new Set(Object.values(r.fixedRate).flatMap((x) => Object.keys(x)))]
+  out.push(row(['rate', ...series]), row(Array(series.length + 1).fill('---')))
+  for (const [rate, x] of Object.entries(r.fixedRate))
+    out.push(row([`${rate}/s`, ...series.map((k) => (x[k] ? `${pair(x[k])}${x[k].errors ? ` (${x[k].errors} errors)` : ''}` : ''))]))
+
+  if (r.maxThroughput) {
+    out.push('', '## Maximum throughput, wrk, 64 connections', '')
+    out.push(row(['target', 'req/s', 'CPU per request', 'CPU busy (of one core)', 'non-2xx']), row(Array(5).fill('---')))
+    for (const [k, x] of Object.entries(r.maxThroughput))
+      out.push(row([k, Math.round(x.rps).toLocaleString('en'), `${x.cpuUsPerRequest} µs`, `${Math.round(x.cpuBusy * 100)} %`, x.non2xx]))
+  }
+
+  const rss = r.rssOverRequests
+  out.push('', '## Memory', '')
+  out.push(row(['measure', 'result']), row(['---', '---']))
+  out.push(row([`RSS after warm-up, then every 10k of ${rss.requests.toLocaleString('en')} requests`, `${rss.warmMb} MB, then ${rss.everyTenThousandMb.join(', ')} MB (${rss.non200} non-200)`]))
+  const st = r.streams
+  out.push(row([`${st.concurrent} concurrent slow streams`, `all open after ${st.allOpenAfterMs} ms, ${st.ok} completed; idle ${st.idleRssMb} MB, peak ${st.peakRssMb} MB`]))
+
+  const lq = r.logQueries
+  out.push('', '## Log store', '')
+  out.push(row(['measure', 'result']), row(['---', '---']))
+  out.push(row(['writer (LogWriter + SQLite), sustained', `${r.logWriterEntriesPerSecond.toLocaleString('en')} entries/s`]))
+  out.push(row([`GET /v1/logs/:id, ${lq.rows.toLocaleString('en')} entries (ms, p50 / p99)`, pair(lq.getByIdMs)]))
+  out.push(row([`two-key metadata filter, ${lq.twoKeyFilterMs.avgRows} rows a page`, pair(lq.twoKeyFilterMs)]))
+  out.push(row(['two-key filter matching nothing', pair(lq.twoKeyFilterNoMatchMs)]))
+
+  out.push('', '## The binary', '', `${r.binary.mb} MB; exec to first 200 on /health: ${pair(r.binary.execToHealthMs)} ms (p50 / p99).`)
+
+  out.push('', '## Targets', '', row(['target', 'result', '']), row(['---', '---', '---']))
+  const shares = r.maxThroughput ? throughputShares(r.maxThroughput) : []
+  for (const s of shares) out.push(row([`gw ≥ half the floor's req/s (${s.scenario})`, `${Math.round(s.share * 100)} %`, verdict(s.share >= 0.5)]))
+  for (const [s, u] of Object.entries(r.unloaded)) {
+    out.push(row([`unloaded added p50 ≤ 0.25 ms (${s})`, ms(u.gwAddedMs.p50), verdict(u.gwAddedMs.p50 <= 0.25)]))
+    out.push(row([`unloaded added p99 ≤ 1 ms (${s})`, ms(u.gwAddedMs.p99), verdict(u.gwAddedMs.p99 <= 1)]))
+    if (u.firstChunkGwAddedMs !== undefined)
+      out.push(row([`added time to first chunk ≤ 0.3 ms (${s})`, ms(u.firstChunkGwAddedMs), verdict(u.firstChunkGwAddedMs <= 0.3)]))
+  }
+  out.push(row([`peak RSS ≤ 150 MB at ${st.concurrent} streams`, `${st.peakRssMb} MB`, verdict(st.peakRssMb <= 150 && st.ok === st.concurrent)]))
+  out.push(row([`RSS flat over ${rss.requests.toLocaleString('en')} requests`, `${rss.warmMb} → ${rss.afterMb} MB`, verdict(rssFlat(rss.everyTenThousandMb))]))
+  out.push(row(['log writer ≥ 20,000 entries/s', r.logWriterEntriesPerSecond.toLocaleString('en'), verdict(r.logWriterEntriesPerSecond >= 20_000)]))
+  out.push(row(['log by id < 20 ms p99', ms(lq.getByIdMs.p99), verdict(lq.getByIdMs.p99 < 20)]))
+  out.push(row(['two-key metadata filter < 20 ms p99', ms(lq.twoKeyFilterMs.p99), verdict(lq.twoKeyFilterMs.p99 < 20)]))
+  return `${out.join('\n')}\n`
+}
