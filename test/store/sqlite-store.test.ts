@@ -2,7 +2,7 @@
 
 import { describe, expect, test } from 'bun:test'
 import { Database } from 'bun:sqlite'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { SecretBox } from '../../src/crypto/secret-box'
@@ -60,6 +60,28 @@ test('a file database runs in WAL mode', () => {
     const db = openDatabase(join(dir, 'nested/gw.db'))
     expect((db.query('PRAGMA journal_mode').get() as { journal_mode: string }).journal_mode).toBe('wal')
     db.close()
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+})
+
+test('a file database: a worker thread copies the WAL into the file, the connections serving requests do not', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'gw-store-'))
+  const path = join(dir, 'gw.db')
+  try {
+    const store = createSqliteStore(path, new SecretBox('s'))
+    const before = statSync(path).size
+    // About 1 MB of entries: under SQLite's own 1,000-page automatic checkpoint, so only the thread copies it.
+    const body = { messages: [{ role: 'user', content: 'x'.repeat(1000) }] }
+    await store.logs.insertLogs(Array.from({ length: 1000 }, (_, i) => entry(i, { requestBody: body })))
+    expect(statSync(path).size).toBe(before) // the insert itself left it all in the WAL
+    const deadline = performance.now() + 3000
+    while (statSync(path).size === before && performance.now() < deadline) await Bun.sleep(25)
+    expect(statSync(path).size).toBeGreaterThan(before + 1_000_000)
+    expect(await store.logs.countLogs()).toBe(1000)
+    await store.close()
+    // The thread closed its connection too: the last close removed the WAL.
+    expect(existsSync(`${path}-wal`)).toBe(false)
   } finally {
     rmSync(dir, { recursive: true, force: true })
   }

@@ -3,6 +3,7 @@
 import type { SecretBox } from '../../crypto/secret-box'
 import type { Store } from '../types'
 import { SqliteAuthStore } from './auth'
+import { startCheckpointer } from './checkpointer'
 import { SqliteKeyStore } from './keys'
 import { SqliteLogStore } from './logs'
 import { openDatabase } from './open'
@@ -15,6 +16,8 @@ export function createSqliteStore(path: string, box: SecretBox): Store {
   // waits for a lock: a locked or busy database makes them fail fast and retry later, instead of
   // stalling every request. An in-memory database has only the one connection.
   const writeDb = path === ':memory:' ? db : openDatabase(path, 0)
+  // WAL checkpoints (page copies and fsyncs) run on a worker thread, off the event loop.
+  const checkpointer = path === ':memory:' ? undefined : startCheckpointer(path, [db, writeDb])
   const keys = new SqliteKeyStore(db, writeDb)
   return {
     kind: 'sqlite',
@@ -24,6 +27,7 @@ export function createSqliteStore(path: string, box: SecretBox): Store {
     prompts: new SqlitePromptStore(db),
     logs: new SqliteLogStore(db, writeDb),
     async close() {
+      await checkpointer?.stop()
       keys.flushTouches()
       if (writeDb !== db) writeDb.close()
       db.close()
