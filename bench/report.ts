@@ -3,7 +3,7 @@
 
 type P = { p50: number; p99: number }
 type Rate = P & { errors: number; achieved: number }
-type Max = { rps: number; requests: number; non2xx: number; cpuUsPerRequest: number; cpuBusy: number }
+type Max = { rps: number; requests: number; non2xx: number; cpuUsPerRequest: number; cpuBusy: number; otherLoad?: number }
 
 export interface Results {
   quick: boolean
@@ -62,9 +62,9 @@ export function markdown(r: Results): string {
 
   if (r.maxThroughput) {
     out.push('', '## Maximum throughput, wrk, 64 connections', '')
-    out.push(row(['target', 'req/s', 'CPU per request', 'CPU busy (of one core)', 'non-2xx']), row(Array(5).fill('---')))
+    out.push(row(['target', 'req/s', 'CPU per request', 'CPU busy (of one core)', 'other programs (of one core)', 'non-2xx']), row(Array(6).fill('---')))
     for (const [k, x] of Object.entries(r.maxThroughput))
-      out.push(row([k, Math.round(x.rps).toLocaleString('en'), `${x.cpuUsPerRequest} µs`, `${Math.round(x.cpuBusy * 100)} %`, x.non2xx]))
+      out.push(row([k, Math.round(x.rps).toLocaleString('en'), `${x.cpuUsPerRequest} µs`, `${Math.round(x.cpuBusy * 100)} %`, x.otherLoad === undefined ? '' : `${Math.round(x.otherLoad * 100)} %`, x.non2xx]))
   }
 
   const rss = r.rssOverRequests

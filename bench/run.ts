@@ -97,6 +97,14 @@ async function startGw(upstream: string, extra: Record<string, string> = {}) {
 const stat = (pid: number) => readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? []
 /** utime + stime of a process, in ms. */
 const cpuMs = (pid: number) => ((Number(stat(pid)[11]) + Number(stat(pid)[12])) * 1000) / 100
+/** CPU time of this driver and of the children it has waited for (wrk), in ms. */
+const driverCpuMs = () => stat(process.pid).slice(11, 15).reduce((a, f) => a + Number(f), 0) * 10
+/** Busy CPU time of the whole machine (all cores, everything but idle and iowait), in ms. */
+function machineCpuMs(): number {
+  const f = (readFileSync('/proc/stat', 'utf8').split('\n')[0] ?? '').trim().split(/\s+/).slice(1).map(Number)
+  const [user = 0, nice = 0, system = 0, , , irq = 0, softirq = 0, steal = 0] = f
+  return (user + nice + system + irq + softirq + steal) * 10
+}
 const statusKb = (pid: number, field: string) => Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1])
 const mb = (kb: number) => Math.round((kb / 1024) * 10) / 10
 
@@ -217,17 +225,25 @@ async function main() {
       const t = targets(s, direct, floor, gw.url)
       runs.push([`floor ${s}`, t.floor, floorProc.proc.pid], [`gw ${s}`, t.gw, gw.proc.pid])
     }
+    // What the machine spent besides the server, the fake and this driver with its wrk: another
+    // program's load that the figures would otherwise hide.
+    const ours = (pid: number) => cpuMs(pid) + (pid === fake.proc.pid ? 0 : cpuMs(fake.proc.pid)) + driverCpuMs()
     for (const [name, t, pid] of runs) {
       const c0 = cpuMs(pid)
+      const o0 = ours(pid)
+      const m0 = machineCpuMs()
       const r = await wrk(wrkPath, t, 64, WRK_SECONDS, 1)
       const cpu = cpuMs(pid) - c0
       const seconds = r.requests / r.rps
+      const foreign = Math.max(0, machineCpuMs() - m0 - (ours(pid) - o0))
       max[name] = {
         ...r,
         rps: Math.round(r.rps),
         cpuUsPerRequest: Math.round((cpu * 1000) / Math.max(1, r.requests)),
         // Share of one core the serving process used: near 100 % means it was the bottleneck.
         cpuBusy: round(cpu / (seconds * 1000), 2),
+        // CPU used by other programs during the run, as a share of one core.
+        otherLoad: round(foreign / (seconds * 1000), 2),
       }
       console.log(`  ${name}: ${JSON.stringify(max[name])}`)
     }
