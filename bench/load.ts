@@ -96,6 +96,27 @@ export async function closedLoop(t: Target, n: number, concurrency: number): Pro
   return bad
 }
 
+/**
+ * The stand-in for wrk where it cannot be installed: `connections` closed loops in this process for
+ * `seconds`. It reports the same fields as wrk(); this driver is slower than wrk, so it may cap the rate.
+ */
+export async function closedLoopFor(t: Target, connections: number, seconds: number) {
+  const until = performance.now() + seconds * 1000
+  const started = performance.now()
+  let requests = 0
+  let non2xx = 0
+  const worker = async () => {
+    while (performance.now() < until) {
+      const res = await post(t)
+      await res.arrayBuffer()
+      requests++
+      if (res.status >= 300) non2xx++
+    }
+  }
+  await Promise.all(Array.from({ length: connections }, worker))
+  return { rps: requests / ((performance.now() - started) / 1000), requests, non2xx, errors: null }
+}
+
 /** wrk is installed from Debian when missing; undefined when that is not possible. */
 export async function ensureWrk(): Promise<string | undefined> {
   const found = Bun.which('wrk')
