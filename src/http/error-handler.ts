@@ -10,6 +10,9 @@ export function errorResponse(err: unknown, request: Request, elysiaCode?: strin
   else if (elysiaCode === 'NOT_FOUND') e = notFound(`No route for ${request.method} ${new URL(request.url).pathname}`)
   else if (elysiaCode === 'PARSE') e = badRequest('Malformed request body')
   else if (elysiaCode === 'VALIDATION') e = badRequest(err instanceof Error ? err.message : 'Invalid request')
+  // Two admin requests creating the same record at once: the check-then-insert lost the race.
+  else if (err instanceof Error && /^UNIQUE constraint failed/.test(err.message))
+    e = new GatewayError(409, 'gateway_error', 'Already exists (created by a concurrent request)')
   else {
     console.error(`gw: unexpected error in request ${requestId}:`, err instanceof Error ? err.stack : err)
     e = new GatewayError(500, 'gateway_error', 'Internal error')
