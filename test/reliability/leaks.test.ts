@@ -45,7 +45,9 @@ test('2,000 requests through resets, stalls, 429s, 5xx, 529s and cut streams: so
   expect(counts[200]).toBeGreaterThan(1000)
   await Bun.sleep(1000)
   const after = processStats(gw.proc.pid)
-  expect(after.fds).toBeLessThanOrEqual(before.fds + 20)
+  // About 800 of these requests met a fault; leaking one socket each would add hundreds. The keep-alive
+  // pools may still grow by a few dozen toward their working size.
+  expect(after.fds).toBeLessThanOrEqual(before.fds + 60)
   // RSS moves in a GC sawtooth of about ±25 MB; a leak of a few KB per request would break this.
   expect(after.rssMb - before.rssMb).toBeLessThan(60)
   expect((await fetch(`${gw.url}/health`)).status).toBe(200)
