@@ -34,18 +34,18 @@ const COMMANDS: Record<string, Command> = {
     const id = flag(a, 'id')
     return admin.createOrg({ name: requireFlag(a, 'name'), ...(id ? { id } : {}) })
   },
-  'org show': async (admin, argv) => admin.describeOrg(flag(parseArgs(argv), 'org') ?? DEFAULT_ORG),
+  'org show': async (admin, argv) => admin.describeOrg(orgOf(parseArgs(argv))),
   'policy set': async (admin, argv) => {
     const a = parseArgs(argv)
     const file = flag(a, 'file')
     const text = file ? readFileSync(file, 'utf8') : requireFlag(a, 'json')
-    return admin.putPolicy(flag(a, 'org') ?? DEFAULT_ORG, JSON.parse(text))
+    return admin.putPolicy(orgOf(a), JSON.parse(text))
   },
   'provider set': async (admin, argv) => {
     const a = parseArgs(argv, ['disabled'])
     const provider = positional(a, 'which provider? (openai, anthropic, google, mistral)')
     const baseUrl = flag(a, 'base-url')
-    return admin.putProvider(flag(a, 'org') ?? DEFAULT_ORG, provider, {
+    return admin.putProvider(orgOf(a), provider, {
       apiKey: requireFlag(a, 'api-key'),
       enabled: !a.flags.has('disabled'),
       ...(baseUrl ? { baseUrl } : {}),
@@ -54,36 +54,36 @@ const COMMANDS: Record<string, Command> = {
   'key create': async (admin, argv) => {
     const a = parseArgs(argv)
     return admin.createServiceKey(
-      flag(a, 'org') ?? DEFAULT_ORG,
+      orgOf(a),
       pick({ name: flag(a, 'name'), requestsPerMinute: int(a, 'rpm'), tokensPerMinute: int(a, 'tpm') }),
     )
   },
   'key revoke': async (admin, argv) => {
     const a = parseArgs(argv)
     const id = positional(a, 'which key id? (see `gw org show`)')
-    await admin.revokeServiceKey(flag(a, 'org') ?? DEFAULT_ORG, id)
+    await admin.revokeServiceKey(orgOf(a), id)
     return { revoked: id }
   },
   'secret create': async (admin, argv) => {
     const a = parseArgs(argv)
-    return admin.addSigningSecret(flag(a, 'org') ?? DEFAULT_ORG, pick({ kid: flag(a, 'kid'), secret: flag(a, 'secret') }))
+    return admin.addSigningSecret(orgOf(a), pick({ kid: flag(a, 'kid'), secret: flag(a, 'secret') }))
   },
   'secret delete': async (admin, argv) => {
     const a = parseArgs(argv)
     const kid = positional(a, 'which kid? (see `gw org show`)')
-    await admin.deleteSigningSecret(flag(a, 'org') ?? DEFAULT_ORG, kid)
+    await admin.deleteSigningSecret(orgOf(a), kid)
     return { deleted: kid }
   },
   'oidc set': async (admin, argv) => {
     const a = parseArgs(argv)
     return admin.putOidc(
-      flag(a, 'org') ?? DEFAULT_ORG,
+      orgOf(a),
       pick({ issuer: requireFlag(a, 'issuer'), audience: requireFlag(a, 'audience'), jwksUri: flag(a, 'jwks-uri'), orgClaim: flag(a, 'org-claim') }),
     )
   },
   'token sign': async (admin, argv) => {
     const a = parseArgs(argv)
-    const org = flag(a, 'org') ?? DEFAULT_ORG
+    const org = orgOf(a)
     const token = await admin.signToken(org, {
       sub: requireFlag(a, 'sub'),
       ttl: int(a, 'ttl') ?? 3600,
@@ -93,7 +93,7 @@ const COMMANDS: Record<string, Command> = {
   },
   'prompt create': async (admin, argv) => {
     const a = parseArgs(argv)
-    return admin.prompts.createPrompt(flag(a, 'org') ?? DEFAULT_ORG, pick({ slug: requireFlag(a, 'slug'), name: flag(a, 'name') }))
+    return admin.prompts.createPrompt(orgOf(a), pick({ slug: requireFlag(a, 'slug'), name: flag(a, 'name') }))
   },
   'prompt version': async (admin, argv) => {
     const a = parseArgs(argv, ['publish'])
@@ -114,24 +114,29 @@ const COMMANDS: Record<string, Command> = {
       })
     }
     if (a.flags.has('publish')) body.publish = true
-    return admin.prompts.addVersion(flag(a, 'org') ?? DEFAULT_ORG, positional(a, 'which prompt? (slug or id)'), body)
+    return admin.prompts.addVersion(orgOf(a), positional(a, 'which prompt? (slug or id)'), body)
   },
   'prompt publish': async (admin, argv) => {
     const a = parseArgs(argv)
     const version = a.positionals[1]
     if (!version) throw new Error('which version?')
-    return admin.prompts.publish(flag(a, 'org') ?? DEFAULT_ORG, positional(a, 'which prompt? (slug or id)'), version)
+    return admin.prompts.publish(orgOf(a), positional(a, 'which prompt? (slug or id)'), version)
   },
   'prompt show': async (admin, argv) => {
     const a = parseArgs(argv)
-    return admin.prompts.describe(flag(a, 'org') ?? DEFAULT_ORG, positional(a, 'which prompt? (slug or id)'))
+    return admin.prompts.describe(orgOf(a), positional(a, 'which prompt? (slug or id)'))
   },
   'partial set': async (admin, argv) => {
     const a = parseArgs(argv)
     const file = flag(a, 'file')
     const template = file ? splitFrontMatter(readFileSync(file, 'utf8')).body.replace(/\n+$/, '') : requireFlag(a, 'template')
-    return admin.prompts.putPartial(flag(a, 'org') ?? DEFAULT_ORG, positional(a, 'which partial name?'), { template })
+    return admin.prompts.putPartial(orgOf(a), positional(a, 'which partial name?'), { template })
   },
+}
+
+/** `--org`, or the default org. */
+function orgOf(a: ReturnType<typeof parseArgs>): string {
+  return flag(a, 'org') ?? DEFAULT_ORG
 }
 
 function positional(a: ReturnType<typeof parseArgs>, question: string): string {

@@ -5,6 +5,7 @@ import { modelUnavailable } from '../policy/model-access'
 import { countPromptTokens } from '../policy/prompt-tokens'
 import type { LimitCheck } from '../policy/rate-limiter'
 import { estimatePromptTokens, messageText } from '../tokens'
+import type { RateLimits } from '../store/types'
 import type { ChatInput, Deps, Identity, OrgContext } from './context'
 
 /** What a request was charged against the rate limits, to be corrected with its real usage. */
@@ -40,7 +41,7 @@ export async function enforcePolicy(deps: Deps, identity: Identity, org: OrgCont
     if (promptTokens > policy.maxPromptTokens)
       throw tooMany(`The prompt has ${promptTokens} tokens, over the org's limit of ${policy.maxPromptTokens}`)
   }
-  return chargeRateLimits(deps, identity, org, promptTokens ?? estimatePromptTokens(input.body.messages))
+  return chargeRateLimits(deps, identity, org, () => promptTokens ?? estimatePromptTokens(input.body.messages))
 }
 
 /** First blocked term found (case-insensitive) in the message text, if any. */
@@ -50,26 +51,41 @@ function blockedTerm(terms: string[] | undefined, input: ChatInput): string | un
   return terms.find((t) => text.includes(t.toLowerCase()))
 }
 
-async function chargeRateLimits(deps: Deps, identity: Identity, org: OrgContext, tokens: number): Promise<Charge | undefined> {
-  const scopes = [{ key: `org:${org.org.id}`, limits: org.org.policy, what: `org "${org.org.id}"` }]
+interface Scope {
+  key: string
+  limits: RateLimits
+  what: string
+}
+
+/** Charges the org's (and the key's own) per-minute limits; the prompt is counted only when a token limit applies. */
+async function chargeRateLimits(deps: Deps, identity: Identity, org: OrgContext, promptTokens: () => number): Promise<Charge | undefined> {
+  const scopes: Scope[] = [{ key: `org:${org.org.id}`, limits: org.org.policy, what: `org "${org.org.id}"` }]
   if (identity.keyLimits) scopes.push({ key: `key:${identity.subject}`, limits: identity.keyLimits, what: 'this service key' })
-  const checks: (LimitCheck & { what: string })[] = []
-  for (const s of scopes) {
-    if (s.limits.requestsPerMinute !== undefined)
-      checks.push({ key: `${s.key}:rpm`, limit: s.limits.requestsPerMinute, cost: 1, what: `${s.what}: ${s.limits.requestsPerMinute} requests per minute` })
-    if (s.limits.tokensPerMinute !== undefined)
-      checks.push({ key: `${s.key}:tpm`, limit: s.limits.tokensPerMinute, cost: tokens, what: `${s.what}: ${s.limits.tokensPerMinute} tokens per minute` })
+  const checks: (LimitCheck & { scope: Scope })[] = []
+  const tokenKeys: string[] = []
+  let tokens = 0
+  for (const scope of scopes) {
+    const { requestsPerMinute: rpm, tokensPerMinute: tpm } = scope.limits
+    if (rpm !== undefined) checks.push({ key: `${scope.key}:rpm`, limit: rpm, cost: 1, scope })
+    if (tpm !== undefined) {
+      if (!tokenKeys.length) tokens = promptTokens()
+      tokenKeys.push(`${scope.key}:tpm`)
+      checks.push({ key: `${scope.key}:tpm`, limit: tpm, cost: tokens, scope })
+    }
   }
   if (!checks.length) return undefined
   const at = Date.now()
   const admission = await deps.limiter.admit(checks, at)
   if (!admission.ok) {
-    const hit = checks.find((c) => c.key === admission.key)
-    throw new GatewayError(429, 'rate_limit_exceeded', `Rate limit exceeded for ${hit?.what}; retry in ${admission.retryAfterSeconds} s`, {
-      headers: { 'retry-after': String(admission.retryAfterSeconds) },
-    })
+    const hit = checks.find((c) => c.key === admission.key) as (typeof checks)[number]
+    const unit = hit.key.endsWith(':tpm') ? 'tokens' : 'requests'
+    throw new GatewayError(
+      429,
+      'rate_limit_exceeded',
+      `Rate limit exceeded for ${hit.scope.what}: ${hit.limit} ${unit} per minute; retry in ${admission.retryAfterSeconds} s`,
+      { headers: { 'retry-after': String(admission.retryAfterSeconds) } },
+    )
   }
-  const tokenKeys = checks.filter((c) => c.key.endsWith(':tpm')).map((c) => c.key)
   return tokenKeys.length ? { tokenKeys, tokens, at } : undefined
 }
 

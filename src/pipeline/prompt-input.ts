@@ -1,39 +1,12 @@
 // Turns a prompt run into a ChatInput: select the version, coerce variables, render, apply overrides; and links chat requests to prompts.
 
-import { Type as t } from '@sinclair/typebox'
 import { badRequest, notFound } from '../errors'
 import { render } from '../prompts/render'
 import { resolveVariables } from '../prompts/variables'
-import { validator } from '../schemas/chat-body'
+import { checkRunBody, RUN_PASSED_THROUGH } from '../schemas/prompt-run-body'
 import type { PromptRecord, PromptVersion, Store } from '../store/types'
 import { parseChatInput } from './chat-input'
 import type { ChatInput, PromptLink, RequestContext } from './context'
-
-const temperature = t.Number({ minimum: 0, maximum: 2 })
-const maxTokens = t.Integer({ minimum: 1 })
-/** Chat-completions fields a run may add; they are checked by the chat body schema. */
-const PASSED_THROUGH = ['output_schema', 'x-gw-output-schema', 'fallback_chain', 'x-gw-fallback-chain', 'stream_options'] as const
-
-const checkRunBody = validator(
-  t.Object(
-    {
-      variables: t.Optional(t.Record(t.String(), t.Unknown())),
-      stream: t.Optional(t.Boolean()),
-      max_tokens: t.Optional(maxTokens),
-      temperature: t.Optional(temperature),
-      overrides: t.Optional(
-        t.Object(
-          { model: t.Optional(t.String({ minLength: 1 })), temperature: t.Optional(temperature), max_tokens: t.Optional(maxTokens) },
-          { additionalProperties: false },
-        ),
-      ),
-      metadata: t.Optional(t.Unknown()),
-      user: t.Optional(t.String()),
-      ...Object.fromEntries(PASSED_THROUGH.map((f) => [f, t.Optional(t.Unknown())])),
-    },
-    { additionalProperties: false },
-  ),
-)
 
 /** `published` (default), `current` or a version number. */
 export async function selectVersion(store: Store, p: PromptRecord, selector: string | null): Promise<PromptVersion> {
@@ -84,7 +57,7 @@ export async function parsePromptRun(
     metadata: body.metadata,
     user: body.user,
   }
-  for (const f of PASSED_THROUGH) chat[f] = (body as Record<string, unknown>)[f]
+  for (const f of RUN_PASSED_THROUGH) chat[f] = (body as Record<string, unknown>)[f]
   for (const k of Object.keys(chat)) if (chat[k] === undefined) delete chat[k]
   return parseChatInput(chat)
 }

@@ -165,8 +165,8 @@ test.skipIf(!canMount)('a disk that fills up at run time: answers go on, entries
     const after = await health(gw.url)
     expect(after.logs).toMatchObject({ queued: 0, dropped: 0 })
     expect(after.logs.written).toBeGreaterThanOrEqual(202)
-    // The disk really was full for the writer (or SQLite found room in its free pages: then nothing waited).
-    expect(full.logs.retries > 0 || full.logs.queued === 0).toBe(true)
+    // The disk really was full for the writer: its batches failed and waited.
+    expect(full.logs.retries).toBeGreaterThan(0)
     gw.proc.kill('SIGTERM')
     expect(await gw.proc.exited).toBe(0)
   } finally {
