@@ -3,6 +3,7 @@
 import { hashKey, serviceKeyId } from '../auth/service-keys'
 import type { Config } from '../config'
 import type { ProviderId } from '../providers/provider-id'
+import { StoreConflictError } from '../store/errors'
 import type { Store } from '../store/types'
 import type { AdminService } from './admin-service'
 
@@ -15,7 +16,16 @@ export interface BootstrapResult {
 
 /** The `default` org exists from the first start (or first CLI command) on. */
 export async function ensureDefaultOrg(store: Store): Promise<void> {
-  if (!(await store.orgs.getOrg(DEFAULT_ORG))) await store.orgs.createOrg({ id: DEFAULT_ORG, name: 'Default' })
+  if (!(await store.orgs.getOrg(DEFAULT_ORG))) await alreadyDoneIsFine(store.orgs.createOrg({ id: DEFAULT_ORG, name: 'Default' }))
+}
+
+/** Several instances starting together on one database race to create the same records: losing is fine. */
+async function alreadyDoneIsFine(write: Promise<unknown>): Promise<void> {
+  try {
+    await write
+  } catch (err) {
+    if (!(err instanceof StoreConflictError)) throw err
+  }
 }
 
 export async function bootstrap(store: Store, admin: AdminService, config: Config): Promise<BootstrapResult> {
@@ -33,7 +43,9 @@ export async function bootstrap(store: Store, admin: AdminService, config: Confi
     const id = serviceKeyId(config.envServiceKey)
     const existing = await store.keys.getServiceKey(id)
     if (!existing)
-      await store.keys.createServiceKey({ id, orgId: DEFAULT_ORG, name: 'GW_SERVICE_KEY', hash: hashKey(config.envServiceKey) })
+      await alreadyDoneIsFine(
+        store.keys.createServiceKey({ id, orgId: DEFAULT_ORG, name: 'GW_SERVICE_KEY', hash: hashKey(config.envServiceKey) }),
+      )
     return { generatedKey: undefined }
   }
   if (keys.length === 0) {

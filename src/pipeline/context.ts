@@ -25,6 +25,14 @@ export interface Deps {
   oidc: OidcVerifier
   /** Streams being answered, each with a way to end it early (used at shutdown). */
   openStreams: Set<() => void>
+  /** State shared with the other instances over Redis (GW_REDIS_URL); undefined without Redis. */
+  shared?: { check(): HealthCheck }
+}
+
+/** One line of GET /health. */
+export interface HealthCheck {
+  status: 'ok' | 'degraded' | 'down' | 'disabled'
+  message?: string
 }
 
 export type AuthMode = 'GwKey' | 'GwSigned' | 'Bearer'

@@ -51,6 +51,11 @@ export class LogWriter {
     return e && e.orgId === orgId ? e : undefined
   }
 
+  /** The last batch failed: the database refuses entries for now (they wait and are retried). */
+  get failing(): boolean {
+    return this.failures > 0
+  }
+
   get queued(): number {
     return this.queue.length
   }

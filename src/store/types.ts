@@ -227,5 +227,9 @@ export interface Store {
   readonly auth: AuthStore
   readonly prompts: PromptStore
   readonly logs: LogStore
+  /** Migrations are done: the store can serve (false while a database down at start is awaited). */
+  readonly ready: boolean
+  /** Resolves when the database answers; rejects (StoreUnavailableError) when it does not. */
+  ping(): Promise<void>
   close(): Promise<void>
 }

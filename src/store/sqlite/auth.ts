@@ -3,6 +3,7 @@
 import type { Database } from 'bun:sqlite'
 import type { SecretBox } from '../../crypto/secret-box'
 import type { AuthStore, OidcConfig, SigningSecretRecord } from '../types'
+import { insertOnce } from './errors'
 
 interface SecretRow {
   org_id: string
@@ -52,7 +53,9 @@ export class SqliteAuthStore implements AuthStore {
   }
 
   async addSigningSecret(rec: Omit<SigningSecretRecord, 'createdAt'>): Promise<SigningSecretRecord> {
-    const row = this.q.addSecret.get(rec.orgId, rec.kid, this.box.seal(rec.secret), new Date().toISOString())
+    const row = insertOnce(`signing secret "${rec.kid}"`, () =>
+      this.q.addSecret.get(rec.orgId, rec.kid, this.box.seal(rec.secret), new Date().toISOString()),
+    )
     if (!row) throw new Error('insert returned nothing')
     return this.toSecret(row)
   }

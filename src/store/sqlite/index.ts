@@ -26,6 +26,10 @@ export function createSqliteStore(path: string, box: SecretBox): Store {
     auth: new SqliteAuthStore(db, box),
     prompts: new SqlitePromptStore(db),
     logs: new SqliteLogStore(db, writeDb),
+    ready: true,
+    async ping() {
+      db.query('SELECT 1').get()
+    },
     async close() {
       await checkpointer?.stop()
       keys.flushTouches()

@@ -2,6 +2,7 @@
 
 import type { Database } from 'bun:sqlite'
 import type { KeyStore, RateLimits, ServiceKeyRecord } from '../types'
+import { insertOnce } from './errors'
 
 interface KeyRow {
   id: string
@@ -59,14 +60,16 @@ export class SqliteKeyStore implements KeyStore {
   }
 
   async createServiceKey(rec: Parameters<KeyStore['createServiceKey']>[0]) {
-    const row = this.q.insert.get(
-      rec.id,
-      rec.orgId,
-      rec.name ?? null,
-      rec.hash,
-      new Date().toISOString(),
-      rec.limits?.requestsPerMinute ?? null,
-      rec.limits?.tokensPerMinute ?? null,
+    const row = insertOnce(`service key "${rec.id}"`, () =>
+      this.q.insert.get(
+        rec.id,
+        rec.orgId,
+        rec.name ?? null,
+        rec.hash,
+        new Date().toISOString(),
+        rec.limits?.requestsPerMinute ?? null,
+        rec.limits?.tokensPerMinute ?? null,
+      ),
     )
     if (!row) throw new Error('insert returned nothing')
     return toKey(row)

@@ -4,6 +4,7 @@ import type { Database } from 'bun:sqlite'
 import type { SecretBox } from '../../crypto/secret-box'
 import { toProviderId } from '../../providers/provider-id'
 import type { Org, OrgStore, Policy, ProviderRecord } from '../types'
+import { insertOnce } from './errors'
 
 interface OrgRow {
   id: string
@@ -44,7 +45,7 @@ export class SqliteOrgStore implements OrgStore {
   }
 
   async createOrg(org: { id: string; name: string }): Promise<Org> {
-    const row = this.q.insert.get(org.id, org.name, new Date().toISOString())
+    const row = insertOnce(`org "${org.id}"`, () => this.q.insert.get(org.id, org.name, new Date().toISOString()))
     if (!row) throw new Error('insert returned nothing')
     return toOrg(row)
   }

@@ -2,6 +2,7 @@
 
 import type { Database } from 'bun:sqlite'
 import type { PromptRecord, PromptStore, PromptVersion, PromptVersionContent, VariableDef } from '../types'
+import { insertOnce } from './errors'
 
 interface PromptRow {
   id: string
@@ -87,7 +88,7 @@ export class SqlitePromptStore implements PromptStore {
   }
 
   async createPrompt(rec: { id: string; orgId: string; slug: string; name: string | undefined }): Promise<PromptRecord> {
-    this.q.insert.run(rec.id, rec.orgId, rec.slug, rec.name ?? null, new Date().toISOString())
+    insertOnce(`prompt "${rec.slug}"`, () => this.q.insert.run(rec.id, rec.orgId, rec.slug, rec.name ?? null, new Date().toISOString()))
     return toPrompt(this.q.find.get(rec.orgId, rec.id) as PromptRow)
   }
 
