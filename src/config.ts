@@ -1,5 +1,6 @@
 // Reads gw's configuration from the environment (PRODUCT §2), with CLI flags overriding, and validates it.
 
+import { dirname, join } from 'node:path'
 import type { ProviderId } from './providers/provider-id'
 
 export interface Config {
@@ -22,6 +23,14 @@ export interface Config {
   /** Provider keys of the `default` org, from OPENAI_API_KEY etc. */
   envProviderKeys: Partial<Record<ProviderId, string>>
   envServiceKey: string | undefined
+  /** GW_DATABASE_URL: PostgreSQL instead of SQLite at dbPath (PRODUCT §10). */
+  databaseUrl: string | undefined
+  /** GW_REDIS_URL: counters, breaker state and change notices shared by every instance. */
+  redisUrl: string | undefined
+  /** GW_REDIS_REQUIRED: limited requests get 503 while Redis is unreachable (else local counters). */
+  redisRequired: boolean
+  /** GW_SPOOL_DIR: where log entries wait while the database is unreachable. */
+  spoolDir: string
 }
 
 export type Env = Record<string, string | undefined>
@@ -116,10 +125,19 @@ export function loadConfig(env: Env): Config {
   if (adminToken !== undefined && adminToken.length < 16)
     problems.push('GW_ADMIN_TOKEN must be at least 16 characters')
 
+  const dbPath = str('GW_DB', './data/gw.db')
+  const databaseUrl = opt('GW_DATABASE_URL')
+  if (databaseUrl !== undefined && !/^postgres(ql)?:\/\/./.test(databaseUrl))
+    problems.push('GW_DATABASE_URL must be a postgres:// (or postgresql://) URL')
+  if (databaseUrl !== undefined && !opt('GW_SECRET'))
+    problems.push('GW_SECRET must be set with GW_DATABASE_URL: every instance must seal and open provider keys with the same secret')
+  const redisUrl = opt('GW_REDIS_URL')
+  if (redisUrl !== undefined && !/^rediss?:\/\/./.test(redisUrl)) problems.push('GW_REDIS_URL must be a redis:// (or rediss://) URL')
+
   const config: Config = {
     host: str('GW_HOST', '127.0.0.1'),
     port: int('GW_PORT', 8787, 0, 65535),
-    dbPath: str('GW_DB', './data/gw.db'),
+    dbPath,
     adminToken,
     secret: opt('GW_SECRET'),
     baseUrls: {
@@ -137,6 +155,10 @@ export function loadConfig(env: Env): Config {
     logBodies: bool('GW_LOG_BODIES', true),
     envProviderKeys,
     envServiceKey: opt('GW_SERVICE_KEY'),
+    databaseUrl,
+    redisUrl,
+    redisRequired: bool('GW_REDIS_REQUIRED', false),
+    spoolDir: str('GW_SPOOL_DIR', join(dbPath === ':memory:' ? './data' : dirname(dbPath), 'spool')),
   }
   if (problems.length) throw new ConfigError(`invalid configuration:\n  - ${problems.join('\n  - ')}`)
   return Object.freeze(config)

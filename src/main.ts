@@ -2,6 +2,7 @@
 // Entry point of the `gw` binary: `gw serve` (the default) or an admin subcommand.
 
 import { ADMIN_USAGE, runAdminCommand } from './cli/admin-commands'
+import { MIGRATE_USAGE, runMigrate } from './cli/migrate'
 import { ConfigError, loadConfig, parseFlags } from './config'
 import { startGateway } from './server'
 
@@ -9,13 +10,15 @@ const USAGE = `gw — self-hosted AI gateway
 
   gw [serve] [--host H] [--port P] [--db FILE] [--admin-token T] [--prompts-dir DIR] [--catalog FILE]
 ${ADMIN_USAGE}
+${MIGRATE_USAGE}
 
 Configuration comes from the environment (GW_PORT, GW_DB, OPENAI_API_KEY, …); flags override it.`
 
 async function serve(config: ReturnType<typeof loadConfig>): Promise<void> {
   const gw = await startGateway(config)
-  console.log(`gw: listening on ${gw.url} (database ${config.dbPath})`)
-  if (!gw.prompts) console.error(`gw: GW_PROMPTS_DIR "${config.promptsDir}" does not exist: no prompt files loaded`)
+  console.log(`gw: listening on ${gw.url} (database ${config.databaseUrl ? 'PostgreSQL' : config.dbPath})`)
+  if (gw.waitingForStore) console.error('gw: the database is unreachable; serving starts now, set-up and log writes follow when it is back')
+  else if (!gw.prompts) console.error(`gw: GW_PROMPTS_DIR "${config.promptsDir}" does not exist: no prompt files loaded`)
   else {
     const p = gw.prompts
     if (p.prompts + p.partials)
@@ -47,6 +50,7 @@ async function main(argv: string[]): Promise<void> {
   }
   const config = loadConfig({ ...process.env, ...overrides })
   if (rest.length === 0 || rest[0] === 'serve') return serve(config)
+  if (rest[0] === 'migrate') return runMigrate(config, rest.slice(1))
   if (await runAdminCommand(config, rest)) return
   console.error(`gw: unknown command "${rest.join(' ')}"\n\n${USAGE}`)
   process.exitCode = 2

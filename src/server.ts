@@ -14,11 +14,25 @@ import { type HealthOptions, UpstreamHealth } from './pipeline/upstream-health'
 import { MemoryRateLimiter } from './policy/rate-limiter'
 import { type LoadReport, loadPromptFiles, readPromptFiles } from './prompts/prompt-files'
 import { LogWriter } from './store/log-writer'
+import { createPostgresStore } from './store/postgres'
 import { createSqliteStore } from './store/sqlite'
 import type { Store } from './store/types'
 
-/** Opens the configured database; a path that cannot be used fails with a message saying what to do. */
+/**
+ * Opens the configured database: PostgreSQL when GW_DATABASE_URL is set (connected and migrated in
+ * the background, see createPostgresStore), else SQLite at GW_DB; a SQLite path that cannot be used
+ * fails with a message saying what to do.
+ */
 export function openStore(config: Config): Store {
+  if (config.databaseUrl) {
+    let warned = false
+    return createPostgresStore(config.databaseUrl, new SecretBox(config.secret as string), {
+      onRetry: (err) => {
+        if (!warned) console.error(`gw: PostgreSQL not usable yet, retrying every second: ${err instanceof Error ? err.message : err}`)
+        warned = true
+      },
+    })
+  }
   try {
     const box = new SecretBox(resolveSecret(config.secret, config.dbPath))
     return createSqliteStore(config.dbPath, box)
@@ -31,12 +45,17 @@ export function openStore(config: Config): Store {
   }
 }
 
+/** How long start-up waits for a database that does not answer before listening without it. */
+const STORE_WAIT_MS = 3000
+
 export interface Gateway {
   deps: Deps
   admin: AdminService
   url: string
   port: number
   generatedKey: string | undefined
+  /** The database was unreachable at start: set-up (and prompt files) wait for it. */
+  waitingForStore: boolean
   /** What prompts-as-code loading did; undefined when GW_PROMPTS_DIR names a missing folder. */
   prompts: LoadReport | undefined
   /** Stops accepting, lets in-flight requests finish, writes every pending log entry. */
@@ -75,9 +94,22 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
     fetch: opts.fetch ?? fetch,
     openStreams: new Set(),
   }
-  const { generatedKey } = await bootstrap(store, admin, config)
-  const promptFiles = await readPromptFiles(config.promptsDir, config.promptsDir === DEFAULT_PROMPTS_DIR)
-  const prompts = promptFiles && (await loadPromptFiles(store, admin.prompts, promptFiles))
+  const setUp = async () => {
+    const { generatedKey } = await bootstrap(store, admin, config)
+    const promptFiles = await readPromptFiles(config.promptsDir, config.promptsDir === DEFAULT_PROMPTS_DIR)
+    const prompts = promptFiles && (await loadPromptFiles(store, admin.prompts, promptFiles))
+    return { generatedKey, prompts }
+  }
+  // A database down at start does not keep gw from listening (live 200, ready 503): the first-start
+  // set-up runs once it is reachable, and log entries wait in the spool meanwhile.
+  const reachable = store.ready || (await Promise.race([store.whenReady.then(() => true), Bun.sleep(STORE_WAIT_MS).then(() => false)]))
+  const waitingForStore = !reachable
+  const { generatedKey, prompts } = reachable ? await setUp() : { generatedKey: undefined, prompts: undefined }
+  if (waitingForStore)
+    void store.whenReady
+      .then(setUp)
+      .then(() => console.log('gw: the database is reachable; first-start set-up done'))
+      .catch((err: unknown) => console.error('gw: first-start set-up failed:', err instanceof Error ? err.message : err))
   const app = createApp(deps, admin)
   if (opts.listen !== false)
     app.listen({
@@ -97,6 +129,7 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
     port,
     url: `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`,
     generatedKey,
+    waitingForStore,
     prompts,
     stop() {
       stopping ??= (async () => {

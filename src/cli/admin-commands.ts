@@ -6,6 +6,7 @@ import { DEFAULT_ORG, ensureDefaultOrg } from '../admin/bootstrap'
 import type { Config } from '../config'
 import { GatewayError } from '../errors'
 import { openStore } from '../server'
+import type { Store } from '../store/types'
 import { splitFrontMatter, versionBodyOf } from '../prompts/prompt-files'
 import { flag, parseArgs, requireFlag } from './args'
 
@@ -165,12 +166,20 @@ function int(a: ReturnType<typeof parseArgs>, name: string): number | undefined 
   return Number(v)
 }
 
+/** Waits for the database (PostgreSQL is connected and migrated in the background); fails after 10 s. */
+export async function storeReachable(store: Store, ms = 10_000): Promise<void> {
+  if (store.ready) return
+  const ok = await Promise.race([store.whenReady.then(() => true), Bun.sleep(ms).then(() => false)])
+  if (!ok) throw new Error(`the ${store.kind} database did not answer within ${ms / 1000} s; check GW_DATABASE_URL and that the server runs`)
+}
+
 /** Runs `gw <noun> <verb> …`; returns false when the words name no admin command. */
 export async function runAdminCommand(config: Config, words: string[]): Promise<boolean> {
   const command = COMMANDS[`${words[0]} ${words[1]}`]
   if (!command) return false
   const store = openStore(config)
   try {
+    await storeReachable(store)
     await ensureDefaultOrg(store)
     const out = await command(new AdminService(store), words.slice(2))
     console.log(JSON.stringify(out, null, 2))

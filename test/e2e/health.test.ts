@@ -3,6 +3,7 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { startFake, type FakeUpstream } from '../fakes/upstream'
 import { startTestGateway, type TestGateway } from '../helpers/gateway'
+import { TEST_STORE } from '../helpers/servers'
 
 let openai: FakeUpstream
 let gw: TestGateway
@@ -16,6 +17,7 @@ afterAll(async () => {
 })
 
 test('GET /health: status ok with every check, no authentication needed', async () => {
+  expect(gw.gw.deps.store.kind).toBe(TEST_STORE) // this file runs in both legs of the store matrix
   const res = await fetch(`${gw.url}/health`)
   expect(res.status).toBe(200)
   const body = (await res.json()) as Record<string, unknown>

@@ -27,6 +27,7 @@ export function createSqliteStore(path: string, box: SecretBox): Store {
     prompts: new SqlitePromptStore(db),
     logs: new SqliteLogStore(db, writeDb),
     ready: true,
+    whenReady: Promise.resolve(),
     async ping() {
       db.query('SELECT 1').get()
     },

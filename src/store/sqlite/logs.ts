@@ -1,6 +1,7 @@
 // SQLite storage of request log entries: batched inserts, lookup by id, filtered pages newest first.
 
 import type { Database, SQLQueryBindings } from 'bun:sqlite'
+import { decodeCursor, encodeCursor, withoutBodies } from '../log-cursor'
 import type { LogEntry, LogQuery, LogStore } from '../types'
 
 interface EntryRow {
@@ -9,21 +10,6 @@ interface EntryRow {
   request_id: string
   request_body?: string | null
   response_body?: string | null
-}
-
-export function encodeCursor(createdAt: number, requestId: string): string {
-  return Buffer.from(`${createdAt}|${requestId}`).toString('base64url')
-}
-
-export function decodeCursor(cursor: string): { createdAt: number; requestId: string } | undefined {
-  const [at, id] = Buffer.from(cursor, 'base64url').toString('utf8').split('|')
-  const createdAt = Number(at)
-  return Number.isInteger(createdAt) && id ? { createdAt, requestId: id } : undefined
-}
-
-function withoutBodies(e: LogEntry): Omit<LogEntry, 'requestBody' | 'responseBody'> {
-  const { requestBody: _req, responseBody: _res, ...rest } = e
-  return rest
 }
 
 export class SqliteLogStore implements LogStore {

@@ -2,25 +2,9 @@
 
 import type { Database } from 'bun:sqlite'
 import type { SecretBox } from '../../crypto/secret-box'
-import { toProviderId } from '../../providers/provider-id'
+import { type OrgRow, type ProviderRow, toOrg, toProvider } from '../rows'
 import type { Org, OrgStore, Policy, ProviderRecord } from '../types'
 import { insertOnce } from './errors'
-
-interface OrgRow {
-  id: string
-  name: string
-  policy: string
-  created_at: string
-}
-interface ProviderRow {
-  provider: string
-  api_key_enc: string
-  base_url: string | null
-  enabled: number
-  updated_at: string
-}
-
-const toOrg = (r: OrgRow): Org => ({ id: r.id, name: r.name, policy: JSON.parse(r.policy) as Policy, createdAt: r.created_at })
 
 export class SqliteOrgStore implements OrgStore {
   private readonly q
@@ -69,22 +53,10 @@ export class SqliteOrgStore implements OrgStore {
       new Date().toISOString(),
     )
     if (!row) throw new Error('upsert returned nothing')
-    return this.toProvider(row)
+    return toProvider(this.box, row)
   }
 
   async getProviders(orgId: string): Promise<ProviderRecord[]> {
-    return this.q.providers.all(orgId).map((r) => this.toProvider(r))
-  }
-
-  private toProvider(r: ProviderRow): ProviderRecord {
-    const provider = toProviderId(r.provider)
-    if (!provider) throw new Error(`unknown provider "${r.provider}" in provider_keys`)
-    return {
-      provider,
-      apiKey: this.box.open(r.api_key_enc),
-      baseUrl: r.base_url ?? undefined,
-      enabled: r.enabled === 1,
-      updatedAt: r.updated_at,
-    }
+    return this.q.providers.all(orgId).map((r) => toProvider(this.box, r))
   }
 }

@@ -1,0 +1,13 @@
+// The PostgreSQL leg of the test matrix: the end-to-end suites again with GW_TEST_STORE=postgres (a fresh schema per gateway).
+// Skipped with one line when PostgreSQL is unreachable, except under CI=true, where that fails.
+
+import { serversFor } from '../test/helpers/servers'
+
+if (await serversFor('end-to-end suites on PostgreSQL (GW_TEST_STORE=postgres)', { postgres: true })) {
+  const proc = Bun.spawn([process.execPath, 'test', 'test/e2e'], {
+    env: { ...process.env, GW_TEST_STORE: 'postgres' },
+    stdout: 'inherit',
+    stderr: 'inherit',
+  })
+  process.exit(await proc.exited)
+}
