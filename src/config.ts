@@ -82,26 +82,17 @@ export function loadConfig(env: Env): Config {
     const v = env[name]
     return v === undefined || v === '' ? undefined : v
   }
-  const int = (name: string, dflt: number, min: number, max: number) => {
+  const num = (name: string, dflt: number, min: number, max: number, whole = false) => {
     const raw = opt(name)
     if (raw === undefined) return dflt
     const n = Number(raw)
-    if (!Number.isInteger(n) || n < min || n > max) {
-      problems.push(`${name} must be an integer from ${min} to ${max}, got "${raw}"`)
+    if (!(whole ? Number.isInteger(n) : Number.isFinite(n)) || n < min || n > max) {
+      problems.push(`${name} must be ${whole ? 'an integer' : 'a number'} from ${min} to ${max}, got "${raw}"`)
       return dflt
     }
     return n
   }
-  const num = (name: string, dflt: number, min: number, max: number) => {
-    const raw = opt(name)
-    if (raw === undefined) return dflt
-    const n = Number(raw)
-    if (!Number.isFinite(n) || n < min || n > max) {
-      problems.push(`${name} must be a number from ${min} to ${max}, got "${raw}"`)
-      return dflt
-    }
-    return n
-  }
+  const int = (name: string, dflt: number, min: number, max: number) => num(name, dflt, min, max, true)
   const bool = (name: string, dflt: boolean) => {
     const raw = opt(name)
     if (raw === undefined) return dflt
