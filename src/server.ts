@@ -92,7 +92,7 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
       // Slow or silent clients are cut after this; chat routes lift it once their body is read.
       idleTimeout: opts.idleTimeoutSeconds ?? 120,
       // No Bun limit: Bun's own 413 has a bare body. GW_MAX_BODY_BYTES is enforced by gw instead, in
-      // onRequest for a declared Content-Length and in readJsonBody while a chunked body streams in.
+      // readJsonBody (after authentication): a declared Content-Length up front, a chunked body as it streams in.
       maxRequestBodySize: Number.MAX_SAFE_INTEGER,
     })
   const port = app.server?.port ?? config.port

@@ -4,8 +4,8 @@ import { costUsd } from '../catalog/catalog'
 import type { Target } from '../providers/adapter'
 import type { Usage } from '../providers/openai-types'
 import type { Attempt, LogEntry } from '../store/types'
-import type { ChatInput, Deps, RequestContext } from './context'
-import type { Fallback } from './5-dispatch'
+import type { AuthedContext, ChatInput, Deps } from './context'
+import { type Fallback, NO_FALLBACK } from './5-fallback'
 
 export interface Outcome {
   status: number
@@ -28,8 +28,6 @@ export interface Outcome {
   /** Serialized size of responseBody when the caller already knows it. */
   responseBytes?: number
 }
-
-const NO_FALLBACK = { used: false, reason: null, model: null }
 
 export function failureOutcome(status: number, code: string, message: string, extra: Partial<Outcome> = {}): Outcome {
   return {
@@ -64,13 +62,12 @@ function capped(value: unknown, text: string | undefined, bytes: number | undefi
   return { truncated: true, bytes: size, preview }
 }
 
-export function endUserId(ctx: RequestContext, input: ChatInput | undefined): string | null {
-  return ctx.identity?.endUserId ?? ctx.headers.get('x-gw-end-user-id') ?? input?.user ?? null
+export function endUserId(ctx: AuthedContext, input: ChatInput | undefined): string | null {
+  return ctx.identity.endUserId ?? ctx.headers.get('x-gw-end-user-id') ?? input?.user ?? null
 }
 
-export function recordRequest(deps: Deps, ctx: RequestContext, input: ChatInput | undefined, o: Outcome): void {
+export function recordRequest(deps: Deps, ctx: AuthedContext, input: ChatInput | undefined, o: Outcome): void {
   const identity = ctx.identity
-  if (!identity) return // unauthenticated requests belong to no org and are not logged
   const target = o.target
   const usage = o.usage
   const tokens = {
@@ -93,7 +90,7 @@ export function recordRequest(deps: Deps, ctx: RequestContext, input: ChatInput 
     promptSlug: ctx.prompt?.slug ?? null,
     promptVersion: ctx.prompt?.version ?? null,
     requestedModel: input?.requestedModel ?? null,
-    model: target ? `${target.provider}/${target.model.id}` : (o.model ?? null),
+    model: target ? target.model.name : (o.model ?? null),
     provider: target?.provider ?? (o.model ? (o.model.split('/')[0] ?? null) : null),
     stream: input?.stream ?? false,
     status: o.status,

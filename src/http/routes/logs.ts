@@ -9,9 +9,7 @@ import type { LogQuery } from '../../store/types'
 import { contextFor } from '../request-context'
 
 async function authorize(deps: Deps, ctx: RequestContext): Promise<string> {
-  await authenticateRequest(deps, ctx)
-  const identity = ctx.identity
-  if (!identity) throw new Error('unauthenticated')
+  const { identity } = await authenticateRequest(deps, ctx)
   if (identity.authMode !== 'GwKey')
     throw new GatewayError(403, 'forbidden', 'Only service keys (GwKey) may read request logs and usage')
   return identity.orgId
