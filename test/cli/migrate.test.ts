@@ -10,10 +10,11 @@ import { bootstrap } from '../../src/admin/bootstrap'
 import { loadConfig } from '../../src/config'
 import { resolveSecret, SecretBox } from '../../src/crypto/secret-box'
 import { createPostgresStore } from '../../src/store/postgres'
+import { PG_MIGRATIONS } from '../../src/store/postgres/open'
 import { createSqliteStore } from '../../src/store/sqlite'
 import { startFake, type FakeUpstream } from '../fakes/upstream'
 import { startTestGateway } from '../helpers/gateway'
-import { logEntry } from '../helpers/log-entries'
+import { logEntry } from '../helpers/log-entry'
 import { freshSchema, serversFor, TEST_SECRET } from '../helpers/servers'
 
 const main = join(import.meta.dir, '../../src/main.ts')
@@ -68,7 +69,7 @@ describe.skipIf(!pgUp)('gw migrate --from', () => {
     expect(r.code).toBe(0)
     expect(r.json()).toMatchObject({
       database: 'postgres',
-      applied: [1],
+      applied: PG_MIGRATIONS.map((_, i) => i + 1),
       imported: { copied: { orgs: 2, provider_keys: 1, service_keys: 2, signing_secrets: 1, prompts: 1, prompt_versions: 1, prompt_partials: 1 }, logsRead: LOGS },
     })
     const store = createPostgresStore(schema.url, new SecretBox(TEST_SECRET))

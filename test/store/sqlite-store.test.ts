@@ -8,7 +8,7 @@ import { join } from 'node:path'
 import { SecretBox } from '../../src/crypto/secret-box'
 import { createSqliteStore } from '../../src/store/sqlite'
 import { MIGRATIONS, migrate, openDatabase } from '../../src/store/sqlite/open'
-import { logEntry as entry } from '../helpers/log-entries'
+import { logEntry as entry } from '../helpers/log-entry'
 
 test('a fresh database gets every migration once; running them again changes nothing', () => {
   const db = openDatabase(':memory:')

@@ -5,9 +5,10 @@ import { SQL } from 'bun'
 import { SecretBox } from '../../src/crypto/secret-box'
 import { StoreConflictError, StoreUnavailableError } from '../../src/store/errors'
 import { createPostgresStore } from '../../src/store/postgres'
+import { PG_MIGRATIONS } from '../../src/store/postgres/open'
 import { createSqliteStore } from '../../src/store/sqlite'
 import type { Store } from '../../src/store/types'
-import { logEntry as entry } from '../helpers/log-entries'
+import { logEntry as entry } from '../helpers/log-entry'
 import { freshSchema, serversFor } from '../helpers/servers'
 
 interface Subject {
@@ -135,6 +136,23 @@ for (const kind of ['sqlite', 'postgres'] as const) {
       expect(await store.logs.getLog('o1', e.requestId)).toBeUndefined()
     })
 
+    test('usage roll-ups are written with the batch, once per entry even when a batch is retried; pruning keeps them', async () => {
+      const day = (i: number) => entry(5000 + i, { orgId: 'usage', model: i % 2 ? 'openai/gpt-4o' : 'anthropic/claude', costUsd: i % 3 ? 0.5 : null, status: i === 0 ? 502 : 200 })
+      const batch = Array.from({ length: 6 }, (_, i) => day(i))
+      await store.logs.insertLogs(batch)
+      await store.logs.insertLogs(batch)
+      const d = batch[0]?.createdAt.slice(0, 10) as string
+      const byModel = await store.logs.usage({ orgId: 'usage', groupBy: 'model', fromDay: d, toDay: d })
+      expect(byModel).toEqual([
+        { key: 'anthropic/claude', requests: 3, errors: 1, tokens: { input: 3, cachedInput: 0, cacheWrite: 0, output: 3, reasoning: 0 }, costUsd: 1 },
+        { key: 'openai/gpt-4o', requests: 3, errors: 0, tokens: { input: 3, cachedInput: 0, cacheWrite: 0, output: 3, reasoning: 0 }, costUsd: 1 },
+      ])
+      expect(await store.logs.pruneLogs(Date.parse((batch[3] as { createdAt: string }).createdAt), 100)).toBeGreaterThanOrEqual(3)
+      expect(await store.logs.getLog('usage', (batch[0] as { requestId: string }).requestId)).toBeUndefined()
+      expect(await store.logs.getLog('usage', (batch[4] as { requestId: string }).requestId)).toBeDefined()
+      expect(await store.logs.usage({ orgId: 'usage', groupBy: 'day', fromDay: d, toDay: d })).toMatchObject([{ key: d, requests: 6, errors: 1 }])
+    })
+
     test('log: filters and pages agree with a brute-force reading', async () => {
       const all = Array.from({ length: 60 }, (_, i) =>
         entry(100 + i, { orgId: 'pages', status: i % 7 === 0 ? 502 : 200, endUserId: i % 5 === 0 ? 'alice' : null, model: i % 4 ? 'openai/gpt-4o' : 'anthropic/claude' }),
@@ -179,7 +197,7 @@ describe.skipIf(!pgUp)('postgres only', () => {
       await stores[0]?.orgs.createOrg({ id: 'x', name: 'x' })
       expect(await stores[2]?.orgs.getOrg('x')).toMatchObject({ id: 'x' })
       const sql = new SQL(schema.url, { max: 1 })
-      expect(await sql`SELECT version FROM gw_migrations`).toEqual([{ version: 1 }])
+      expect(await sql`SELECT version FROM gw_migrations ORDER BY version`).toEqual(PG_MIGRATIONS.map((_, i) => ({ version: i + 1 })))
       await sql.close()
       await Promise.all(stores.map((st) => st.close()))
     } finally {

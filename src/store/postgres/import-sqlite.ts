@@ -5,7 +5,7 @@ import type { SQL } from 'bun'
 import type { SecretBox } from '../../crypto/secret-box'
 import type { LogEntry } from '../types'
 import { q } from './errors'
-import { PgLogStore } from './logs'
+import { writeLogBatch } from './logs'
 
 export interface ImportReport {
   /** Rows per table newly written by this run (rows already there are skipped, not counted). */
@@ -24,6 +24,8 @@ const TABLES: { name: string; key: string[]; seal?: string }[] = [
   { name: 'prompts', key: ['id'] },
   { name: 'prompt_versions', key: ['prompt_id', 'version'] },
   { name: 'prompt_partials', key: ['org_id', 'name'] },
+  // The source's roll-ups cover entries it may already have pruned; copied entries do not add to them again.
+  { name: 'usage_daily', key: ['org_id', 'dim', 'day', 'value'] },
 ]
 
 const LOG_BATCH = 1000
@@ -38,7 +40,9 @@ export async function importSqlite(sql: SQL, path: string, from: Pick<SecretBox,
   const db = new Database(path, { readonly: true, strict: true })
   try {
     const copied: Record<string, number> = {}
+    const present = new Set(db.query<{ name: string }, []>("SELECT name FROM sqlite_master WHERE type = 'table'").all().map((r) => r.name))
     for (const t of TABLES) {
+      if (!present.has(t.name)) continue // a file from an older gw: nothing of that kind to copy
       const rows = db.query<Record<string, unknown>, []>(`SELECT * FROM ${t.name}`).all()
       copied[t.name] = 0
       for (let i = 0; i < rows.length; i += 500) {
@@ -98,7 +102,7 @@ async function importLogs(sql: SQL, db: Database, path: string): Promise<number>
     const last = rows[rows.length - 1] as LogRow
     await q(
       sql.begin(async (tx) => {
-        await new PgLogStore(tx).insertLogs(entries)
+        await writeLogBatch(tx, entries, false)
         await tx`INSERT INTO gw_sqlite_imports (source, created_at, request_id) VALUES (${path}, ${last.created_at}, ${last.request_id})
                  ON CONFLICT (source) DO UPDATE SET created_at = excluded.created_at, request_id = excluded.request_id`
       }),

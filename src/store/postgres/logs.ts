@@ -3,6 +3,7 @@
 import type { SQL } from 'bun'
 import { decodeCursor, encodeCursor, withoutBodies } from '../log-cursor'
 import type { LogEntry, LogQuery, LogStore } from '../types'
+import { dimensionOf, rollup, type UsageQuery, type UsageRow } from '../usage-rollup'
 import { q } from './errors'
 
 interface EntryRow {
@@ -15,26 +16,88 @@ interface EntryRow {
 
 const json = (v: unknown) => (v === undefined ? null : JSON.stringify(v))
 
+/**
+ * Writes entries in the caller's transaction; with `withRollup`, adds what the rows really written
+ * sum to the daily roll-ups (an import copies the source's roll-ups instead).
+ */
+export async function writeLogBatch(tx: SQL, entries: LogEntry[], withRollup: boolean): Promise<void> {
+  const rows = entries.map((e) => ({
+    request_id: e.requestId,
+    org_id: e.orgId,
+    created_at: Date.parse(e.createdAt),
+    model: e.model,
+    requested_model: e.requestedModel,
+    status: e.status,
+    end_user_id: e.endUserId,
+    metadata: Object.fromEntries(Object.entries(e.metadata).map(([k, v]) => [k, String(v)])),
+    entry: JSON.stringify(withoutBodies(e)),
+    request_body: json(e.requestBody),
+    response_body: json(e.responseBody),
+  }))
+  const inserted = new Set(
+    (await tx<{ request_id: string }[]>`INSERT INTO request_logs ${tx(rows)} ON CONFLICT (request_id) DO NOTHING RETURNING request_id`).map(
+      (r) => r.request_id,
+    ),
+  )
+  if (!withRollup) return
+  // Roll-ups count only what this batch really wrote: a retried batch adds nothing twice.
+  const cells = rollup(entries.filter((e) => inserted.has(e.requestId))).map((c) => ({
+    org_id: c.orgId,
+    dim: c.dim,
+    day: c.day,
+    value: c.value,
+    requests: c.requests,
+    errors: c.errors,
+    input_tokens: c.tokens.input,
+    cached_input_tokens: c.tokens.cachedInput,
+    cache_write_tokens: c.tokens.cacheWrite,
+    output_tokens: c.tokens.output,
+    reasoning_tokens: c.tokens.reasoning,
+    cost_usd: c.costUsd,
+    priced: c.priced,
+  }))
+  if (cells.length)
+    await tx`INSERT INTO usage_daily ${tx(cells)}
+      ON CONFLICT (org_id, dim, day, value) DO UPDATE SET requests = usage_daily.requests + excluded.requests,
+        errors = usage_daily.errors + excluded.errors, input_tokens = usage_daily.input_tokens + excluded.input_tokens,
+        cached_input_tokens = usage_daily.cached_input_tokens + excluded.cached_input_tokens,
+        cache_write_tokens = usage_daily.cache_write_tokens + excluded.cache_write_tokens,
+        output_tokens = usage_daily.output_tokens + excluded.output_tokens, reasoning_tokens = usage_daily.reasoning_tokens + excluded.reasoning_tokens,
+        cost_usd = usage_daily.cost_usd + excluded.cost_usd, priced = usage_daily.priced + excluded.priced`
+}
+
 export class PgLogStore implements LogStore {
   constructor(private readonly sql: SQL) {}
 
-  /** One multi-row INSERT per batch; a request id already stored is skipped, so a retried batch never duplicates. */
+  /** One multi-row INSERT per batch, roll-ups in the same transaction; a request id already stored is skipped, so a retried batch never duplicates. */
   async insertLogs(entries: LogEntry[]): Promise<void> {
     if (!entries.length) return
-    const rows = entries.map((e) => ({
-      request_id: e.requestId,
-      org_id: e.orgId,
-      created_at: Date.parse(e.createdAt),
-      model: e.model,
-      requested_model: e.requestedModel,
-      status: e.status,
-      end_user_id: e.endUserId,
-      metadata: Object.fromEntries(Object.entries(e.metadata).map(([k, v]) => [k, String(v)])),
-      entry: JSON.stringify(withoutBodies(e)),
-      request_body: json(e.requestBody),
-      response_body: json(e.responseBody),
+    await q(this.sql.begin((tx) => writeLogBatch(tx, entries, true)))
+  }
+
+  async pruneLogs(before: number, limit: number): Promise<number> {
+    const res = await q(this.sql`
+      DELETE FROM request_logs WHERE request_id IN
+        (SELECT request_id FROM request_logs WHERE created_at < ${before} ORDER BY created_at LIMIT ${limit})`)
+    return res.count
+  }
+
+  async usage(uq: UsageQuery): Promise<UsageRow[]> {
+    const { dim, byDay } = dimensionOf(uq.groupBy)
+    const sql = this.sql
+    const rows = await q<Record<string, string | number>[]>(sql`
+      SELECT ${byDay ? sql`day` : sql`value`} AS key, sum(requests)::float8 AS requests, sum(errors)::float8 AS errors,
+        sum(input_tokens)::float8 AS input, sum(cached_input_tokens)::float8 AS cached, sum(cache_write_tokens)::float8 AS written,
+        sum(output_tokens)::float8 AS output, sum(reasoning_tokens)::float8 AS reasoning, sum(cost_usd) AS cost, sum(priced)::float8 AS priced
+      FROM usage_daily WHERE org_id = ${uq.orgId} AND dim = ${dim} AND day >= ${uq.fromDay} AND day <= ${uq.toDay}
+      GROUP BY 1 ORDER BY ${byDay ? sql`1` : sql`cost DESC, requests DESC, 1`}`)
+    return rows.map((r) => ({
+      key: r.key === '' ? null : String(r.key),
+      requests: Number(r.requests),
+      errors: Number(r.errors),
+      tokens: { input: Number(r.input), cachedInput: Number(r.cached), cacheWrite: Number(r.written), output: Number(r.output), reasoning: Number(r.reasoning) },
+      costUsd: Number(r.priced) > 0 ? Math.round(Number(r.cost) * 1e9) / 1e9 : null,
     }))
-    await q(this.sql`INSERT INTO request_logs ${this.sql(rows)} ON CONFLICT (request_id) DO NOTHING`)
   }
 
   async getLog(orgId: string, requestId: string): Promise<LogEntry | undefined> {

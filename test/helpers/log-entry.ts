@@ -1,4 +1,4 @@
-// A complete log entry for store tests: entry i is created i seconds after a fixed instant, with metadata env/shard.
+// A complete log entry for store-level tests: request i, one second apart, overridable field by field.
 
 import type { LogEntry } from '../../src/store/types'
 
@@ -24,8 +24,9 @@ export function logEntry(i: number, over: Partial<LogEntry> = {}): LogEntry {
     errorMessage: null,
     fallback: { used: false, reason: null, model: null },
     attempts: [],
-    usage: { promptTokens: 1, completionTokens: 1, totalTokens: 2, cachedTokens: 0, estimated: false },
+    usage: { promptTokens: 1, completionTokens: 1, totalTokens: 2, cachedTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, estimated: false },
     costUsd: null,
+    priceVersion: 'test',
     latencyMs: 1,
     upstreamLatencyMs: 1,
     ttftMs: null,
