@@ -33,6 +33,8 @@ export interface Config {
   redisUrl: string | undefined
   /** GW_REDIS_REQUIRED: limited requests get 503 while Redis is unreachable (else local counters). */
   redisRequired: boolean
+  /** GW_REDIS_PREFIX: prefix of every Redis key and channel, so several gateways can share one Redis. */
+  redisPrefix: string
   /** GW_SPOOL_DIR: where log entries wait while the database is unreachable. */
   spoolDir: string
 }
@@ -167,6 +169,7 @@ export function loadConfig(env: Env): Config {
     databaseUrl,
     redisUrl,
     redisRequired: bool('GW_REDIS_REQUIRED', false),
+    redisPrefix: str('GW_REDIS_PREFIX', 'gw:'),
     spoolDir: str('GW_SPOOL_DIR', join(dbPath === ':memory:' ? './data' : dirname(dbPath), 'spool')),
   }
   if (problems.length) throw new ConfigError(`invalid configuration:\n  - ${problems.join('\n  - ')}`)

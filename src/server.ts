@@ -12,6 +12,9 @@ import type { Deps } from './pipeline/context'
 import { OrgDirectory } from './pipeline/org-directory'
 import { type HealthOptions, UpstreamHealth } from './pipeline/upstream-health'
 import { MemoryRateLimiter } from './policy/rate-limiter'
+import { ChangeNotices } from './shared/change-notices'
+import { RedisLink } from './shared/redis-link'
+import { RedisRateLimiter } from './shared/redis-rate-limiter'
 import { type LoadReport, loadPromptFiles, readPromptFiles } from './prompts/prompt-files'
 import { type LogRetentionOptions, startLogRetention } from './store/log-retention'
 import { LogWriter } from './store/log-writer'
@@ -46,6 +49,19 @@ export function openStore(config: Config): Store {
   }
 }
 
+/** Connects to Redis (GW_REDIS_URL); gw starts without it (degraded, or 503 for limited requests when required). */
+async function connectShared(config: Config): Promise<{ link: RedisLink; notices: ChangeNotices }> {
+  const link = new RedisLink(config.redisUrl as string, {
+    onDown: (why) =>
+      console.error(
+        `gw: Redis unreachable (${why}); ${config.redisRequired ? 'limited requests get 503 (GW_REDIS_REQUIRED)' : 'using this instance\'s own counters'} until it is back`,
+      ),
+    onUp: () => console.log('gw: Redis reachable again; shared counters and change notices resume'),
+  })
+  await link.connect()
+  return { link, notices: new ChangeNotices(link, config.redisPrefix) }
+}
+
 /** How long start-up waits for a database that does not answer before listening without it. */
 const STORE_WAIT_MS = 3000
 
@@ -78,7 +94,17 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
   const store = openStore(config)
   const catalog = loadCatalog(config.catalogPath ? readCatalogFile(config.catalogPath) : undefined)
   const orgs = new OrgDirectory(store)
-  const admin = new AdminService(store, (org) => orgs.invalidate(org))
+  const shared = config.redisUrl ? await connectShared(config) : undefined
+  const health = new UpstreamHealth({ ...opts.health, ...(shared ? { onShared: (event) => shared.notices.publish({ kind: 'health', event }) } : {}) })
+  const admin = new AdminService(store, (org) => {
+    orgs.invalidate(org)
+    shared?.notices.publish({ kind: 'org', orgId: org })
+  })
+  await shared?.notices.listen({
+    org: (id) => orgs.invalidate(id),
+    health: (e) => health.applyShared(e),
+    missed: () => orgs.invalidateAll(),
+  })
   const logs = new LogWriter(store.logs, {
     onError: (err, attempt) =>
       console.error(`gw: writing request logs failed (attempt ${attempt}), will retry:`, err instanceof Error ? err.message : err),
@@ -94,8 +120,9 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
     catalog,
     logs,
     orgs,
-    health: new UpstreamHealth(opts.health),
-    limiter: new MemoryRateLimiter(),
+    health,
+    limiter: shared ? new RedisRateLimiter(shared.link, { required: config.redisRequired, prefix: `${config.redisPrefix}rl:` }) : new MemoryRateLimiter(),
+    ...(shared ? { shared: shared.link } : {}),
     oidc: new OidcVerifier(store.auth, { refreshCooldownMs: config.jwksRefreshMs }),
     fetch: opts.fetch ?? fetch,
     openStreams: new Set(),
@@ -152,6 +179,7 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
         await retention.stop()
         await logs.close()
         await store.close()
+        shared?.link.close()
       })()
       return stopping
     },

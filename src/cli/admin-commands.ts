@@ -6,6 +6,8 @@ import { DEFAULT_ORG, ensureDefaultOrg } from '../admin/bootstrap'
 import type { Config } from '../config'
 import { GatewayError } from '../errors'
 import { openStore } from '../server'
+import { ChangeNotices } from '../shared/change-notices'
+import { RedisLink } from '../shared/redis-link'
 import type { Store } from '../store/types'
 import { splitFrontMatter, versionBodyOf } from '../prompts/prompt-files'
 import { flag, parseArgs, requireFlag } from './args'
@@ -212,16 +214,23 @@ export async function runAdminCommand(config: Config, words: string[]): Promise<
   const command = two ?? COMMANDS[words[0] as string]
   if (!command) return false
   const store = openStore(config)
+  // With Redis, the running instances hear of the change at once (else within their cache lifetime).
+  const link = config.redisUrl ? new RedisLink(config.redisUrl) : undefined
+  const notices = link && (await link.connect()) ? new ChangeNotices(link, config.redisPrefix) : undefined
+  const changed: Promise<void>[] = []
   try {
     await storeReachable(store)
     await ensureDefaultOrg(store)
-    const out = await command(new AdminService(store), words.slice(two ? 2 : 1))
+    const admin = new AdminService(store, (orgId) => notices && changed.push(notices.publish({ kind: 'org', orgId })))
+    const out = await command(admin, words.slice(two ? 2 : 1))
+    await Promise.all(changed)
     console.log(typeof out === 'string' ? out : JSON.stringify(out, null, 2))
   } catch (err) {
     const msg = err instanceof GatewayError || err instanceof Error ? err.message : String(err)
     console.error(`gw: ${msg}`)
     process.exitCode = 1
   } finally {
+    link?.close()
     await store.close()
   }
   return true

@@ -37,10 +37,21 @@ export class OrgDirectory {
     return this.cached(this.keys, id, () => this.store.keys.getServiceKey(id))
   }
 
-  /** Drops the org and its service keys (after an admin change, a revocation, or a change notice). */
+  /**
+   * Marks the org and its service keys stale (after an admin change, a revocation, or a change
+   * notice): the next request reads them again. Stale entries are kept only to be served while the
+   * database is unreachable.
+   */
   invalidate(orgId: string): void {
-    this.cache.delete(orgId)
-    for (const [id, k] of this.keys) void k.value.then((rec) => rec?.orgId === orgId && this.keys.get(id) === k && this.keys.delete(id))
+    const org = this.cache.get(orgId)
+    if (org) org.at = -Infinity
+    for (const k of this.keys.values()) void k.value.then((rec) => rec?.orgId === orgId && (k.at = -Infinity), () => {})
+  }
+
+  /** Marks everything stale (change notices may have been missed). */
+  invalidateAll(): void {
+    for (const e of this.cache.values()) e.at = -Infinity
+    for (const e of this.keys.values()) e.at = -Infinity
   }
 
   private cached<T>(map: Map<string, Cached<T | undefined>>, id: string, load: () => Promise<T | undefined>): Promise<T | undefined> {

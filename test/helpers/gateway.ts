@@ -4,7 +4,7 @@ import { type Env, loadConfig } from '../../src/config'
 import type { ProviderId } from '../../src/providers/provider-id'
 import { type Gateway, type StartOptions, startGateway } from '../../src/server'
 import type { FakeUpstream } from '../fakes/upstream'
-import { freshSchema, TEST_SECRET, TEST_STORE } from './servers'
+import { freshSchema, TEST_REDIS_URL, TEST_SECRET, TEST_STORE, TEST_WITH_REDIS } from './servers'
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789'
 
@@ -55,6 +55,8 @@ export async function startTestGateway(
   // The PostgreSQL leg of the matrix: a fresh schema per gateway, unless the test chose its own database.
   const schema = TEST_STORE === 'postgres' && !env.GW_DB && !env.GW_DATABASE_URL ? await freshSchema() : undefined
   if (schema) Object.assign(vars, { GW_DATABASE_URL: schema.url, GW_SECRET: TEST_SECRET })
+  // …and, when the leg has Redis, shared counters and notices under a prefix of this gateway's own.
+  if (schema && TEST_WITH_REDIS) Object.assign(vars, { GW_REDIS_URL: TEST_REDIS_URL, GW_REDIS_PREFIX: `gwtest:${schema.schema}:` })
   const gw = await startGateway(loadConfig({ ...vars, ...env }), opts)
   const key = gw.generatedKey ?? env.GW_SERVICE_KEY
   if (!key) throw new Error('test gateway did not generate a service key (nor was GW_SERVICE_KEY given)')

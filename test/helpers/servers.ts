@@ -6,6 +6,8 @@ export const TEST_DATABASE_URL = process.env.GW_TEST_DATABASE_URL ?? 'postgres:/
 export const TEST_REDIS_URL = process.env.GW_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379'
 /** `GW_TEST_STORE=postgres` runs the store and end-to-end suites on PostgreSQL (the second leg of the matrix). */
 export const TEST_STORE: 'sqlite' | 'postgres' = process.env.GW_TEST_STORE === 'postgres' ? 'postgres' : 'sqlite'
+/** Set by the PostgreSQL leg when Redis answers too: its gateways then share counters and notices over Redis. */
+export const TEST_WITH_REDIS = process.env.GW_TEST_WITH_REDIS === '1'
 export const TEST_SECRET = 'test-secret-shared-by-every-instance'
 
 async function reachable(check: () => Promise<unknown>): Promise<boolean> {
