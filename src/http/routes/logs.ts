@@ -5,7 +5,7 @@ import { badRequest, GatewayError, notFound } from '../../errors'
 import { authenticateRequest } from '../../pipeline'
 import type { Deps, RequestContext } from '../../pipeline/context'
 import { parseUsageQuery } from '../../admin/usage-report'
-import type { LogQuery } from '../../store/types'
+import type { LogEntry, LogQuery } from '../../store/types'
 import { contextFor } from '../request-context'
 
 async function authorize(deps: Deps, ctx: RequestContext): Promise<string> {
@@ -53,6 +53,35 @@ export function parseLogQuery(orgId: string, params: URLSearchParams): LogQuery 
   return q
 }
 
+/** A request id gw minted this long ago may still be in another instance's write queue. */
+const IN_FLIGHT_MS = 5000
+/** How long a lookup waits for another instance's batch (it writes every 50 ms). */
+const WAIT_FOR_OTHERS_MS = 1000
+
+/** Milliseconds since a UUIDv7 request id was minted; undefined for anything else. */
+function ageOf(requestId: string): number | undefined {
+  if (!/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/i.test(requestId)) return undefined
+  return Date.now() - Number.parseInt(requestId.slice(0, 8) + requestId.slice(9, 13), 16)
+}
+
+/**
+ * This instance's queue, then the database. With a shared database the entry may have been answered
+ * by another instance a moment ago and still wait in its queue: a fresh id is looked up again until
+ * that instance's batch lands (read-your-writes across instances, PRODUCT §10).
+ */
+async function findLog(deps: Deps, orgId: string, requestId: string): Promise<LogEntry | undefined> {
+  const entry = deps.logs.pendingEntry(orgId, requestId) ?? (await deps.store.logs.getLog(orgId, requestId))
+  const age = ageOf(requestId)
+  if (entry || deps.store.kind === 'sqlite' || age === undefined || age > IN_FLIGHT_MS || age < -IN_FLIGHT_MS) return entry
+  const deadline = performance.now() + WAIT_FOR_OTHERS_MS
+  while (performance.now() < deadline) {
+    await Bun.sleep(25)
+    const found = deps.logs.pendingEntry(orgId, requestId) ?? (await deps.store.logs.getLog(orgId, requestId))
+    if (found) return found
+  }
+  return undefined
+}
+
 const json = (ctx: RequestContext, body: unknown) =>
   new Response(JSON.stringify(body), {
     headers: { 'content-type': 'application/json', 'x-gw-request-id': ctx.requestId },
@@ -63,7 +92,7 @@ export const logRoutes = (deps: Deps) =>
     .get('/v1/logs/:requestId', async ({ request, params }) => {
       const ctx = contextFor(request, '/v1/logs')
       const orgId = await authorize(deps, ctx)
-      const entry = deps.logs.pendingEntry(orgId, params.requestId) ?? (await deps.store.logs.getLog(orgId, params.requestId))
+      const entry = await findLog(deps, orgId, params.requestId)
       if (!entry) throw notFound(`No log entry "${params.requestId}" in this org`)
       return json(ctx, entry)
     })
