@@ -2,6 +2,7 @@
 // Entry point of the `gw` binary: `gw serve` (the default) or an admin subcommand.
 
 import { ADMIN_USAGE, runAdminCommand } from './cli/admin-commands'
+import { runHealth } from './cli/health'
 import { MIGRATE_USAGE, runMigrate } from './cli/migrate'
 import { ConfigError, loadConfig, parseFlags } from './config'
 import { startGateway } from './server'
@@ -11,6 +12,7 @@ const USAGE = `gw — self-hosted AI gateway
   gw [serve] [--host H] [--port P] [--db FILE] [--admin-token T] [--prompts-dir DIR] [--catalog FILE]
 ${ADMIN_USAGE}
 ${MIGRATE_USAGE}
+  gw health                       (exit 0 when the instance on GW_HOST:GW_PORT is ready; for container health checks)
 
 Configuration comes from the environment (GW_PORT, GW_DB, OPENAI_API_KEY, …); flags override it.`
 
@@ -51,6 +53,7 @@ async function main(argv: string[]): Promise<void> {
   const config = loadConfig({ ...process.env, ...overrides })
   if (rest.length === 0 || rest[0] === 'serve') return serve(config)
   if (rest[0] === 'migrate') return runMigrate(config, rest.slice(1))
+  if (rest[0] === 'health') return runHealth(config)
   if (await runAdminCommand(config, rest)) return
   console.error(`gw: unknown command "${rest.join(' ')}"\n\n${USAGE}`)
   process.exitCode = 2

@@ -17,6 +17,7 @@ import { RedisLink } from './shared/redis-link'
 import { RedisRateLimiter } from './shared/redis-rate-limiter'
 import { type LoadReport, loadPromptFiles, readPromptFiles } from './prompts/prompt-files'
 import { type LogRetentionOptions, startLogRetention } from './store/log-retention'
+import { LogSpool } from './store/log-spool'
 import { LogWriter } from './store/log-writer'
 import { createPostgresStore } from './store/postgres'
 import { createSqliteStore } from './store/sqlite'
@@ -106,6 +107,8 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
     missed: () => orgs.invalidateAll(),
   })
   const logs = new LogWriter(store.logs, {
+    // Only a database server can be unreachable: SQLite (a file) never spools.
+    ...(config.databaseUrl ? { spool: new LogSpool(config.spoolDir) } : {}),
     onError: (err, attempt) =>
       console.error(`gw: writing request logs failed (attempt ${attempt}), will retry:`, err instanceof Error ? err.message : err),
     ...opts.logWriter,

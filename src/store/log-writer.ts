@@ -1,5 +1,7 @@
 // Write-behind queue for request log entries: batched, one transaction per batch, off the hot path.
 
+import { StoreUnavailableError } from './errors'
+import type { LogSpool } from './log-spool'
 import type { LogEntry, LogStore } from './types'
 
 export interface LogWriterOptions {
@@ -8,6 +10,8 @@ export interface LogWriterOptions {
   /** Entries held in memory at most; past it the oldest are dropped (and counted). */
   maxQueue?: number
   onError?: (err: unknown, attempt: number) => void
+  /** Where batches go while the database is unreachable (GW_SPOOL_DIR); without one they wait in memory. */
+  spool?: LogSpool
 }
 
 export class LogWriter {
@@ -18,6 +22,8 @@ export class LogWriter {
   private flushing: Promise<void> | undefined
   private failures = 0
   private closed = false
+  /** While the database is unreachable: batches go straight to the spool until this time (ms), then it is tried again. */
+  private retryAt = 0
   readonly stats = { written: 0, dropped: 0, retries: 0 }
   private readonly batchSize: number
   private readonly intervalMs: number
@@ -30,6 +36,8 @@ export class LogWriter {
     this.batchSize = opts.batchSize ?? 500
     this.intervalMs = opts.intervalMs ?? 50
     this.maxQueue = opts.maxQueue ?? 200_000
+    // Entries spooled before a restart are written as soon as the database answers.
+    if (opts.spool && !opts.spool.empty) this.schedule(0)
   }
 
   write(entry: LogEntry): void {
@@ -60,31 +68,72 @@ export class LogWriter {
     return this.queue.length
   }
 
-  /** Writes everything queued so far. */
+  /** Entries waiting in the spool directory for the database. */
+  get spooled(): number {
+    return this.opts.spool?.size ?? 0
+  }
+
+  /** Writes everything queued so far (and what waits in the spool, first). */
   async flush(): Promise<void> {
     while (this.flushing) await this.flushing
-    while (this.queue.length) {
-      this.flushing = this.writeBatch()
-      try {
-        await this.flushing
-      } finally {
-        this.flushing = undefined
-      }
-      if (this.failures) break
+    this.flushing = this.writeAll()
+    try {
+      await this.flushing
+    } finally {
+      this.flushing = undefined
     }
   }
 
-  /** Flushes, retrying failed batches a few times; what still fails is counted as dropped. */
+  /** Flushes, retrying failed batches a few times; what still fails goes to the spool, else is counted as dropped. */
   async close(retries = 5): Promise<void> {
     this.closed = true
     clearTimeout(this.timer)
     for (let i = 0; i <= retries && this.queue.length; i++) {
       await this.flush()
-      if (this.queue.length) await Bun.sleep(100 * (i + 1))
+      if (this.queue.length && !this.toSpool()) await Bun.sleep(100 * (i + 1))
     }
     this.stats.dropped += this.queue.length
     this.queue = []
     this.pending.clear()
+  }
+
+  private async writeAll(): Promise<void> {
+    const spool = this.opts.spool
+    // Order: what waits in the spool is older than anything queued, so it goes first.
+    if (spool && !spool.empty) {
+      if (performance.now() < this.retryAt || !(await this.drainSpool(spool))) {
+        this.toSpool()
+        if (!this.closed) this.schedule(Math.max(1, this.retryAt - performance.now()))
+        return
+      }
+    }
+    while (this.queue.length && (await this.writeBatch()));
+  }
+
+  /** Moves the whole queue to the spool (after what is there); false without a spool. */
+  private toSpool(): boolean {
+    const spool = this.opts.spool
+    if (!spool || !this.queue.length) return false
+    spool.append(this.queue)
+    // Entries stay readable by id from memory while they wait, as long as memory allows.
+    if (this.pending.size > this.maxQueue) for (const e of this.queue) this.pending.delete(e.requestId)
+    this.queue = []
+    return true
+  }
+
+  private async drainSpool(spool: LogSpool): Promise<boolean> {
+    try {
+      await spool.replay(async (batch) => {
+        await this.store.insertLogs(batch)
+        for (const e of batch) this.pending.delete(e.requestId)
+        this.stats.written += batch.length
+      }, this.batchSize)
+      this.failures = 0
+      return true
+    } catch (err) {
+      this.failed(err)
+      return false
+    }
   }
 
   private schedule(ms: number): void {
@@ -97,7 +146,8 @@ export class LogWriter {
     this.timer.unref()
   }
 
-  private async writeBatch(): Promise<void> {
+  /** Writes one batch; false when it failed (it waits in the queue, or in the spool when the database is unreachable). */
+  private async writeBatch(): Promise<boolean> {
     const batch = this.queue.slice(0, this.batchSize)
     try {
       await this.store.insertLogs(batch)
@@ -105,12 +155,22 @@ export class LogWriter {
       for (const e of batch) this.pending.delete(e.requestId)
       this.stats.written += batch.length
       this.failures = 0
+      return true
     } catch (err) {
-      // Busy or locked database: keep the batch, retry with backoff. Inserts are idempotent.
-      this.failures++
-      this.stats.retries++
-      this.opts.onError?.(err, this.failures)
-      if (!this.closed) this.schedule(Math.min(5000, 50 * 2 ** this.failures))
+      // Unreachable: to the spool, so nothing depends on this process staying up. Busy or locked:
+      // keep the batch, retry with backoff. Inserts are idempotent either way.
+      this.failed(err)
+      if (err instanceof StoreUnavailableError) this.toSpool()
+      return false
     }
+  }
+
+  private failed(err: unknown): void {
+    this.failures++
+    this.stats.retries++
+    this.opts.onError?.(err, this.failures)
+    const backoff = Math.min(5000, 50 * 2 ** this.failures)
+    this.retryAt = performance.now() + backoff
+    if (!this.closed) this.schedule(backoff)
   }
 }

@@ -39,7 +39,7 @@ export function createPostgresStore(url: string, box: SecretBox, opts: { onRetry
     keys,
     auth: new PgAuthStore(sql, box),
     prompts: new PgPromptStore(sql),
-    logs: new PgLogStore(sql),
+    logs: new PgLogStore(sql, () => ready),
     get ready() {
       return ready
     },

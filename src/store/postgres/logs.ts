@@ -4,6 +4,7 @@ import type { SQL } from 'bun'
 import { decodeCursor, encodeCursor, withoutBodies } from '../log-cursor'
 import type { LogEntry, LogQuery, LogStore } from '../types'
 import { dimensionOf, rollup, type UsageQuery, type UsageRow } from '../usage-rollup'
+import { StoreUnavailableError } from '../errors'
 import { q } from './errors'
 
 interface EntryRow {
@@ -67,11 +68,16 @@ export async function writeLogBatch(tx: SQL, entries: LogEntry[], withRollup: bo
 }
 
 export class PgLogStore implements LogStore {
-  constructor(private readonly sql: SQL) {}
+  /** `ready`: migrations are done; until then batches are refused as unreachable (so they are spooled). */
+  constructor(
+    private readonly sql: SQL,
+    private readonly ready: () => boolean = () => true,
+  ) {}
 
   /** One multi-row INSERT per batch, roll-ups in the same transaction; a request id already stored is skipped, so a retried batch never duplicates. */
   async insertLogs(entries: LogEntry[]): Promise<void> {
     if (!entries.length) return
+    if (!this.ready()) throw new StoreUnavailableError('the database has not been migrated yet')
     await q(this.sql.begin((tx) => writeLogBatch(tx, entries, true)))
   }
 
