@@ -9,6 +9,9 @@ import { loadCatalog, readCatalogFile } from './catalog/catalog'
 import { type Config, DEFAULT_PROMPTS_DIR } from './config'
 import { resolveSecret, SecretBox } from './crypto/secret-box'
 import type { Deps } from './pipeline/context'
+import { AccessLog } from './observability/access-log'
+import { GatewayMetrics } from './observability/gateway-metrics'
+import { Observer } from './observability/observer'
 import { OrgDirectory } from './pipeline/org-directory'
 import { type HealthOptions, UpstreamHealth } from './pipeline/upstream-health'
 import { MemoryRateLimiter } from './policy/rate-limiter'
@@ -63,13 +66,20 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
       console.error(`gw: writing request logs failed (attempt ${attempt}), will retry:`, err instanceof Error ? err.message : err),
     ...opts.logWriter,
   })
+  const health = new UpstreamHealth(opts.health)
+  const metrics = new GatewayMetrics(
+    catalog,
+    { logs: () => ({ queued: logs.queued, ...logs.stats }), openCircuits: () => health.openCircuits() },
+    { orgLabel: config.metricsOrgLabel },
+  )
   const deps: Deps = {
     config,
     store,
     catalog,
     logs,
     orgs,
-    health: new UpstreamHealth(opts.health),
+    health,
+    observer: new Observer(metrics, new AccessLog(config.logFormat)),
     limiter: new MemoryRateLimiter(),
     oidc: new OidcVerifier(store.auth, { refreshCooldownMs: config.jwksRefreshMs }),
     fetch: opts.fetch ?? fetch,
@@ -111,6 +121,7 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
           await Promise.race([closed, Bun.sleep(2000)])
         }
         await logs.close()
+        deps.observer.close()
         await store.close()
       })()
       return stopping

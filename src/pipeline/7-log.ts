@@ -30,6 +30,8 @@ export interface Outcome {
   responseBody: unknown
   /** Serialized size of responseBody when the caller already knows it. */
   responseBytes?: number
+  /** `org` or `key` when gw's own rate limit refused the request. */
+  rateLimitScope?: string
 }
 
 const NO_FALLBACK = { used: false, reason: null, model: null }
@@ -66,19 +68,20 @@ export function endUserId(ctx: RequestContext, input: ChatInput | undefined): st
   return ctx.identity?.endUserId ?? ctx.headers.get('x-gw-end-user-id') ?? input?.user ?? null
 }
 
-export function recordRequest(deps: Deps, ctx: RequestContext, input: ChatInput | undefined, o: Outcome): void {
+/** Builds the request's log entry and queues it; unauthenticated requests belong to no org and are not
+ * queued (the entry still feeds the metrics and the access log). */
+export function recordRequest(deps: Deps, ctx: RequestContext, input: ChatInput | undefined, o: Outcome): LogEntry {
   const identity = ctx.identity
-  if (!identity) return // unauthenticated requests belong to no org and are not logged
   const target = o.target
   const usage = o.usage
   const cached = usage?.prompt_tokens_details?.cached_tokens ?? 0
   const entry: LogEntry = {
     requestId: ctx.requestId,
     createdAt: ctx.receivedAt.toISOString(),
-    orgId: identity.orgId,
+    orgId: identity?.orgId ?? '',
     endpoint: ctx.endpoint,
-    authMode: identity.authMode,
-    subject: identity.subject,
+    authMode: identity?.authMode ?? null,
+    subject: identity?.subject ?? null,
     endUserId: endUserId(ctx, input),
     user: input?.user ?? null,
     promptId: ctx.prompt?.id ?? null,
@@ -118,9 +121,11 @@ export function recordRequest(deps: Deps, ctx: RequestContext, input: ChatInput 
     metadata: input?.metadata ?? {},
     structuredOutput: o.structuredOutput,
   }
+  if (!identity) return entry
   if (deps.config.logBodies) {
     if (ctx.rawBody) entry.requestBody = capped(ctx.rawBody.value, ctx.rawBody.text, ctx.rawBody.bytes)
     if (o.responseBody !== undefined) entry.responseBody = capped(o.responseBody, undefined, o.responseBytes)
   }
   deps.logs.write(entry)
+  return entry
 }

@@ -6,6 +6,7 @@ import type { Config } from '../config'
 import type { FailureKind } from '../providers/adapter'
 import type { ChatRequest } from '../providers/openai-types'
 import type { ProviderId } from '../providers/provider-id'
+import type { Observer } from '../observability/observer'
 import type { LogWriter } from '../store/log-writer'
 import type { RateLimiter } from '../policy/rate-limiter'
 import type { Org, ProviderRecord, RateLimits, SigningSecretRecord, Store } from '../store/types'
@@ -23,6 +24,8 @@ export interface Deps {
   fetch: typeof fetch
   limiter: RateLimiter
   oidc: OidcVerifier
+  /** Metrics, access log and traces of finished requests. */
+  observer: Observer
   /** Streams being answered, each with a way to end it early (used at shutdown). */
   openStreams: Set<() => void>
 }

@@ -35,8 +35,8 @@ export async function authenticateRequest(deps: Deps, ctx: RequestContext): Prom
 
 /** POST /v1/chat/completions. */
 export async function handleChat(deps: Deps, ctx: RequestContext, raw: unknown): Promise<Response> {
-  await authenticateRequest(deps, ctx)
-  const input = await parseOrLog(deps, ctx, async () => {
+  await recordOnFailure(deps, ctx, () => authenticateRequest(deps, ctx))
+  const input = await recordOnFailure(deps, ctx, async () => {
     const parsed = parseChatInput(raw)
     if (parsed.promptRef) ctx.prompt = await linkPrompt(deps.store, ctx.identity?.orgId as string, parsed.promptRef)
     return parsed
@@ -52,13 +52,13 @@ export async function handlePromptRun(
   selector: string | null,
   raw: unknown,
 ): Promise<Response> {
-  await authenticateRequest(deps, ctx)
-  const input = await parseOrLog(deps, ctx, () => parsePromptRun(deps.store, ctx, ref, selector, raw))
+  await recordOnFailure(deps, ctx, () => authenticateRequest(deps, ctx))
+  const input = await recordOnFailure(deps, ctx, () => parsePromptRun(deps.store, ctx, ref, selector, raw))
   return executeChat(deps, ctx, input)
 }
 
-/** Input errors after authentication are logged like any other failure. */
-async function parseOrLog(deps: Deps, ctx: RequestContext, parse: () => Promise<ChatInput>): Promise<ChatInput> {
+/** Authentication and input errors are recorded like any other failure (401s are observed, not logged). */
+async function recordOnFailure<T>(deps: Deps, ctx: RequestContext, parse: () => Promise<T>): Promise<T> {
   try {
     return await parse()
   } catch (err) {
@@ -76,7 +76,7 @@ export async function executeChat(deps: Deps, ctx: RequestContext, input: ChatIn
   const finish = (o: Outcome) => {
     logged = true
     settleCharge(deps, charge, o.usage?.total_tokens ?? 0)
-    recordRequest(deps, ctx, input, o)
+    record(deps, ctx, input, o)
   }
   try {
     charge = await enforcePolicy(deps, identity, org, input)
@@ -100,5 +100,18 @@ export async function executeChat(deps: Deps, ctx: RequestContext, input: ChatIn
 
 function logFailure(deps: Deps, ctx: RequestContext, input: ChatInput | undefined, err: unknown): void {
   const e = err instanceof GatewayError ? err : new GatewayError(500, 'gateway_error', 'Internal error')
-  recordRequest(deps, ctx, input, failureOutcome(e.status, e.code, e.message))
+  record(deps, ctx, input, failureOutcome(e.status, e.code, e.message, { rateLimitScope: e.scope }))
+}
+
+/** Stage 7 and the observer (metrics, access log, trace): every API request ends here exactly once. */
+function record(deps: Deps, ctx: RequestContext, input: ChatInput | undefined, o: Outcome): void {
+  const entry = recordRequest(deps, ctx, input, o)
+  deps.observer.requestFinished({
+    entry,
+    authenticated: ctx.identity !== undefined,
+    usage: o.usage,
+    start: ctx.start,
+    known: o.target?.model.known,
+    rateLimitScope: o.rateLimitScope,
+  })
 }
