@@ -2,7 +2,7 @@
 
 import { resolve } from 'node:path'
 import { AdminService } from './admin/admin-service'
-import { bootstrap } from './admin/bootstrap'
+import { bootstrap, DEFAULT_ORG } from './admin/bootstrap'
 import { OidcVerifier } from './auth/oidc'
 import { createApp } from './app'
 import { loadCatalog, readCatalogFile } from './catalog/catalog'
@@ -13,6 +13,7 @@ import { AccessLog } from './observability/access-log'
 import { GatewayMetrics } from './observability/gateway-metrics'
 import { Observer } from './observability/observer'
 import { OrgDirectory } from './pipeline/org-directory'
+import { PROVIDER_IDS, type ProviderId } from './providers/provider-id'
 import { type HealthOptions, UpstreamHealth } from './pipeline/upstream-health'
 import { MemoryRateLimiter } from './policy/rate-limiter'
 import { type LoadReport, loadPromptFiles, readPromptFiles } from './prompts/prompt-files'
@@ -40,6 +41,8 @@ export interface Gateway {
   url: string
   port: number
   generatedKey: string | undefined
+  /** Providers the `default` org has an enabled key for, at start. */
+  providers: ProviderId[]
   /** What prompts-as-code loading did; undefined when GW_PROMPTS_DIR names a missing folder. */
   prompts: LoadReport | undefined
   /** Stops accepting, lets in-flight requests finish, writes every pending log entry. */
@@ -86,6 +89,7 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
     openStreams: new Set(),
   }
   const { generatedKey } = await bootstrap(store, admin, config)
+  const providers = (await store.orgs.getProviders(DEFAULT_ORG)).filter((p) => p.enabled && p.apiKey).map((p) => p.provider).sort((a, b) => PROVIDER_IDS.indexOf(a) - PROVIDER_IDS.indexOf(b))
   const promptFiles = await readPromptFiles(config.promptsDir, config.promptsDir === DEFAULT_PROMPTS_DIR)
   const prompts = promptFiles && (await loadPromptFiles(store, admin.prompts, promptFiles))
   const app = createApp(deps, admin)
@@ -107,6 +111,7 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
     port,
     url: `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`,
     generatedKey,
+    providers,
     prompts,
     stop() {
       stopping ??= (async () => {
