@@ -74,7 +74,13 @@ export function recordRequest(deps: Deps, ctx: RequestContext, input: ChatInput 
   const identity = ctx.identity
   const target = o.target
   const usage = o.usage
-  const cached = usage?.prompt_tokens_details?.cached_tokens ?? 0
+  const tokens = {
+    promptTokens: usage?.prompt_tokens ?? 0,
+    completionTokens: usage?.completion_tokens ?? 0,
+    cachedTokens: usage?.prompt_tokens_details?.cached_tokens ?? 0,
+    cacheWriteTokens: usage?.prompt_tokens_details?.cache_write_tokens ?? 0,
+    reasoningTokens: usage?.completion_tokens_details?.reasoning_tokens ?? 0,
+  }
   const entry: LogEntry = {
     requestId: ctx.requestId,
     createdAt: ctx.receivedAt.toISOString(),
@@ -96,22 +102,9 @@ export function recordRequest(deps: Deps, ctx: RequestContext, input: ChatInput 
     errorMessage: o.errorMessage,
     fallback: o.fallback,
     attempts: o.attempts,
-    usage: {
-      promptTokens: usage?.prompt_tokens ?? 0,
-      completionTokens: usage?.completion_tokens ?? 0,
-      totalTokens: usage?.total_tokens ?? 0,
-      cachedTokens: cached,
-      estimated: o.usageEstimated,
-    },
-    costUsd:
-      target && usage
-        ? costUsd(target.model, {
-            promptTokens: usage.prompt_tokens,
-            completionTokens: usage.completion_tokens,
-            cachedTokens: cached,
-            cacheWriteTokens: usage.prompt_tokens_details?.cache_write_tokens ?? 0,
-          })
-        : null,
+    usage: { ...tokens, totalTokens: usage?.total_tokens ?? 0, estimated: o.usageEstimated },
+    costUsd: target && usage ? costUsd(target.model, tokens) : null,
+    priceVersion: deps.catalog.priceVersion,
     latencyMs: Math.round(performance.now() - ctx.start),
     upstreamLatencyMs: o.upstreamLatencyMs,
     ttftMs: o.ttftMs,

@@ -184,8 +184,20 @@ export interface LogEntry {
   errorMessage: string | null
   fallback: { used: boolean; reason: string | null; model: string | null }
   attempts: Attempt[]
-  usage: { promptTokens: number; completionTokens: number; totalTokens: number; cachedTokens: number; estimated: boolean }
+  /** cachedTokens and cacheWriteTokens are parts of promptTokens, reasoningTokens of completionTokens. */
+  usage: {
+    promptTokens: number
+    completionTokens: number
+    totalTokens: number
+    cachedTokens: number
+    cacheWriteTokens: number
+    reasoningTokens: number
+    estimated: boolean
+  }
+  /** null when the model's price is unknown (never 0). */
   costUsd: number | null
+  /** The catalog's price table version the cost was computed with. */
+  priceVersion: string
   latencyMs: number
   upstreamLatencyMs: number | null
   ttftMs: number | null
