@@ -3,7 +3,6 @@
 
 import { readdirSync, readFileSync } from 'node:fs'
 import type { Catalog } from '../catalog/catalog'
-import type { Usage } from '../providers/openai-types'
 import { toProviderId } from '../providers/provider-id'
 import type { Attempt, LogEntry } from '../store/types'
 import { type LabelValues, MetricRegistry } from './metric-registry'
@@ -16,7 +15,6 @@ export const TTFT_BUCKETS = [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 3, 5, 10, 
 /** What one finished API request adds to the metrics. */
 export interface RequestSample {
   entry: LogEntry
-  usage: Usage | null
   /** Seconds from arrival to the end of the answer. */
   seconds: number
   /** The answering model is in the catalog (undefined: look it up). */
@@ -118,15 +116,14 @@ export class GatewayMetrics {
     for (const a of e.attempts) this.attempt(a)
     if (e.fallback.used) this.fallbacks.inc([e.fallback.reason ?? 'provider_error'])
     if (s.rateLimitScope) this.rateLimited.inc([s.rateLimitScope])
-    const u = s.usage
-    if (u && provider) {
-      const cached = u.prompt_tokens_details?.cached_tokens ?? 0
-      const written = u.prompt_tokens_details?.cache_write_tokens ?? 0
-      const reasoning = u.completion_tokens_details?.reasoning_tokens ?? 0
-      this.addTokens(provider, model, 'input', Math.max(0, u.prompt_tokens - cached - written), org)
-      this.addTokens(provider, model, 'cached_input', cached, org)
-      this.addTokens(provider, model, 'cache_write', written, org)
-      this.addTokens(provider, model, 'output', Math.max(0, u.completion_tokens - reasoning), org)
+    const u = e.usage
+    if (u.totalTokens > 0 && provider) {
+      // Disjoint kinds, split as costUsd() splits them (prompt tokens include cached and written ones).
+      const reasoning = Math.min(u.reasoningTokens, u.completionTokens)
+      this.addTokens(provider, model, 'input', Math.max(0, u.promptTokens - u.cachedTokens - u.cacheWriteTokens), org)
+      this.addTokens(provider, model, 'cached_input', u.cachedTokens, org)
+      this.addTokens(provider, model, 'cache_write', u.cacheWriteTokens, org)
+      this.addTokens(provider, model, 'output', u.completionTokens - reasoning, org)
       this.addTokens(provider, model, 'reasoning', reasoning, org)
     }
     if (e.costUsd !== null && provider) this.cost.inc([provider, model, ...org], e.costUsd)

@@ -1,7 +1,6 @@
 // The one observer of the pipeline: each finished API request feeds the metrics, the access log and
 // (with tracing on) the request's span; called from the pipeline's composition point only.
 
-import type { Usage } from '../providers/openai-types'
 import type { LogEntry } from '../store/types'
 import type { AccessLog } from './access-log'
 import type { GatewayMetrics } from './gateway-metrics'
@@ -10,7 +9,6 @@ export interface FinishedRequest {
   entry: LogEntry
   /** Identity was established (401s have none). */
   authenticated: boolean
-  usage: Usage | null
   /** performance.now() at arrival. */
   start: number
   known: boolean | undefined
@@ -26,7 +24,6 @@ export class Observer {
   requestFinished(r: FinishedRequest): void {
     this.metrics.request({
       entry: r.entry,
-      usage: r.usage,
       seconds: (performance.now() - r.start) / 1000,
       known: r.known,
       rateLimitScope: r.rateLimitScope,

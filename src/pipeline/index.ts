@@ -109,7 +109,6 @@ function record(deps: Deps, ctx: RequestContext, input: ChatInput | undefined, o
   deps.observer.requestFinished({
     entry,
     authenticated: ctx.identity !== undefined,
-    usage: o.usage,
     start: ctx.start,
     known: o.target?.model.known,
     rateLimitScope: o.rateLimitScope,

@@ -119,7 +119,7 @@ describe('a known mix of requests', () => {
     expect(tokens('mistral/mistral-small-latest', 'input')).toBe(8)
     expect(tokens('mistral/mistral-small-latest', 'output')).toBe(3)
     const catalog = loadCatalog()
-    const mini = costUsd(catalog.resolve('openai', 'gpt-4o-mini'), { promptTokens: 10, completionTokens: 7, cachedTokens: 4 }) as number
+    const mini = costUsd(catalog.resolve('openai', 'gpt-4o-mini'), { promptTokens: 10, completionTokens: 7, cachedTokens: 4, reasoningTokens: 2 }) as number
     expect(m.value('gw_cost_usd_total', { provider: 'openai', model: 'openai/gpt-4o-mini' })).toBeCloseTo(6 * mini, 12)
   })
 
