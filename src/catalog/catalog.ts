@@ -2,7 +2,7 @@
 // resolved as provider defaults < matching family rules < the model's own entry.
 
 import { readFileSync } from 'node:fs'
-import { PROVIDER_IDS, type ProviderId } from '../providers/provider-id'
+import { modelName, PROVIDER_IDS, type ProviderId } from '../providers/provider-id'
 import builtin from './models.json'
 
 /** USD per million tokens of each kind a provider bills. */
@@ -53,6 +53,8 @@ export interface ModelInfo {
 export interface ResolvedModel {
   provider: ProviderId
   id: string
+  /** `provider/model-id` (modelName). */
+  name: string
   /** Listed in the catalog (an unlisted id is still routed, with its provider's defaults). */
   known: boolean
   info: ModelInfo
@@ -205,7 +207,7 @@ export function loadCatalog(extra?: unknown): Catalog {
   }
 
   const resolve = (provider: ProviderId, id: string): ResolvedModel => {
-    const key = `${provider}/${id}`
+    const key = modelName(provider, id)
     const hit = cache.get(key)
     if (hit) return hit
     const section = sections.get(provider) as ProviderSection
@@ -218,7 +220,7 @@ export function loadCatalog(extra?: unknown): Catalog {
     const own = ownFields(section, id)
     if (own) Object.assign(info, own)
     delete info.aliasOf
-    const resolved: ResolvedModel = { provider, id, known: own !== undefined, info: info as unknown as ModelInfo }
+    const resolved: ResolvedModel = { provider, id, name: key, known: own !== undefined, info: info as unknown as ModelInfo }
     if (cache.size < 10_000) cache.set(key, resolved)
     return resolved
   }

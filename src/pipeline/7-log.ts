@@ -4,11 +4,8 @@ import { costUsd } from '../catalog/catalog'
 import type { Target } from '../providers/adapter'
 import type { Usage } from '../providers/openai-types'
 import type { Attempt, LogEntry } from '../store/types'
-import type { ChatInput, Deps, RequestContext } from './context'
-import type { Fallback } from './5-dispatch'
-
-/** Bodies larger than this are stored as a truncated preview. */
-const BODY_CAP = 64 * 1024
+import type { AuthedContext, ChatInput, Deps, RequestContext } from './context'
+import { type Fallback, NO_FALLBACK } from './5-fallback'
 
 export interface Outcome {
   status: number
@@ -34,8 +31,6 @@ export interface Outcome {
   rateLimitScope?: string
 }
 
-const NO_FALLBACK = { used: false, reason: null, model: null }
-
 export function failureOutcome(status: number, code: string, message: string, extra: Partial<Outcome> = {}): Outcome {
   return {
     status,
@@ -57,21 +52,26 @@ export function failureOutcome(status: number, code: string, message: string, ex
   }
 }
 
-function capped(value: unknown, text: string | undefined, bytes: number | undefined): unknown {
-  const size = bytes ?? text?.length
-  if (size === undefined || size <= BODY_CAP) return value
-  const preview = (text ?? JSON.stringify(value)).slice(0, BODY_CAP)
+/** A body over GW_LOG_BODY_MAX_BYTES is stored as `{truncated, bytes, preview}` (PRODUCT §11). */
+function capped(value: unknown, text: string | undefined, bytes: number | undefined, max: number): unknown {
+  const size = bytes ?? (text === undefined ? undefined : Buffer.byteLength(text))
+  if (size === undefined || size <= max) return value
+  // At most `max` bytes, cut on a character boundary.
+  const buf = Buffer.from((text ?? JSON.stringify(value)).slice(0, max))
+  let end = Math.min(max, buf.length)
+  while (end > 0 && end < buf.length && ((buf[end] as number) & 0xc0) === 0x80) end--
+  const preview = buf.subarray(0, end).toString('utf8')
   return { truncated: true, bytes: size, preview }
 }
 
-export function endUserId(ctx: RequestContext, input: ChatInput | undefined): string | null {
-  return ctx.identity?.endUserId ?? ctx.headers.get('x-gw-end-user-id') ?? input?.user ?? null
+export function endUserId(ctx: AuthedContext, input: ChatInput | undefined): string | null {
+  return ctx.identity.endUserId ?? ctx.headers.get('x-gw-end-user-id') ?? input?.user ?? null
 }
 
-/** Builds the request's log entry and queues it; unauthenticated requests belong to no org and are not
- * queued (the entry still feeds the metrics and the access log). */
-export function recordRequest(deps: Deps, ctx: RequestContext, input: ChatInput | undefined, o: Outcome): LogEntry {
-  const identity = ctx.identity
+/** The request's log entry. A request refused at stage 1 gets one too (no org, no identity): it feeds the
+ * metrics and the access log but is never written, since it belongs to no org. */
+export function logEntry(deps: Deps, ctx: RequestContext | AuthedContext, input: ChatInput | undefined, o: Outcome): LogEntry {
+  const authed = 'identity' in ctx ? ctx : undefined
   const target = o.target
   const usage = o.usage
   const tokens = {
@@ -84,17 +84,17 @@ export function recordRequest(deps: Deps, ctx: RequestContext, input: ChatInput 
   const entry: LogEntry = {
     requestId: ctx.requestId,
     createdAt: ctx.receivedAt.toISOString(),
-    orgId: identity?.orgId ?? '',
+    orgId: authed?.identity.orgId ?? '',
     endpoint: ctx.endpoint,
-    authMode: identity?.authMode ?? null,
-    subject: identity?.subject ?? null,
-    endUserId: endUserId(ctx, input),
+    authMode: authed?.identity.authMode ?? null,
+    subject: authed?.identity.subject ?? null,
+    endUserId: authed ? endUserId(authed, input) : null,
     user: input?.user ?? null,
-    promptId: ctx.prompt?.id ?? null,
-    promptSlug: ctx.prompt?.slug ?? null,
-    promptVersion: ctx.prompt?.version ?? null,
+    promptId: authed?.prompt?.id ?? null,
+    promptSlug: authed?.prompt?.slug ?? null,
+    promptVersion: authed?.prompt?.version ?? null,
     requestedModel: input?.requestedModel ?? null,
-    model: target ? `${target.provider}/${target.model.id}` : (o.model ?? null),
+    model: target ? target.model.name : (o.model ?? null),
     provider: target?.provider ?? (o.model ? (o.model.split('/')[0] ?? null) : null),
     stream: input?.stream ?? false,
     status: o.status,
@@ -114,10 +114,16 @@ export function recordRequest(deps: Deps, ctx: RequestContext, input: ChatInput 
     metadata: input?.metadata ?? {},
     structuredOutput: o.structuredOutput,
   }
-  if (!identity) return entry
+  return entry
+}
+
+/** Stage 7: the entry of an authenticated request, with its bodies, queued for the writer. */
+export function recordRequest(deps: Deps, ctx: AuthedContext, input: ChatInput | undefined, o: Outcome): LogEntry {
+  const entry = logEntry(deps, ctx, input, o)
   if (deps.config.logBodies) {
-    if (ctx.rawBody) entry.requestBody = capped(ctx.rawBody.value, ctx.rawBody.text, ctx.rawBody.bytes)
-    if (o.responseBody !== undefined) entry.responseBody = capped(o.responseBody, undefined, o.responseBytes)
+    const max = deps.config.logBodyMaxBytes
+    if (ctx.rawBody) entry.requestBody = capped(ctx.rawBody.value, ctx.rawBody.text, ctx.rawBody.bytes, max)
+    if (o.responseBody !== undefined) entry.responseBody = capped(o.responseBody, undefined, o.responseBytes, max)
   }
   deps.logs.write(entry)
   return entry

@@ -1,13 +1,14 @@
 // The chat pipeline: the only place its stages are called, in the seed's order.
 //
 //  stage        file           adds / produces                                   fails with
-//  1 auth       1-auth.ts      ctx.identity {orgId, authMode, subject}, ctx.org   401 unauthorized
+//  1 auth       1-auth.ts      AuthedContext {identity, org}; only then the body   401 unauthorized
 //  - input      chat-input.ts  ChatInput (gateway fields split off, validated)    400 gateway_error
 //               prompt-input.ts  (prompt runs: version, variables, rendering)    400/404 gateway_error
 //  2 policy     2-policy.ts    rate-limit charge (settled with the real usage)    403/400/429 (PRODUCT §5)
 //  3 route      3-route.ts     Candidate[]: primary + fallback chain → Target      –
 //  4 clamp      4-clamp.ts     per attempt: body fitted to the target, warnings    –
-//  5 dispatch   5-dispatch.ts  Dispatched: answer, attempts, fallback info         502/504 provider_error
+//  5 dispatch   5-fallback.ts  Dispatched: answer, attempts, fallback info         502/504 provider_error
+//               5-attempt.ts   one upstream attempt: timers, abort, commit point, health record
 //  6 normalise  6-normalise.ts OpenAI JSON body or SSE stream, x-gw-* headers      –
 //  7 log        7-log.ts       one log entry per request, queued for the writer   –
 //
@@ -16,29 +17,33 @@
 // stream ends, fails or the client leaves.
 
 import { GatewayError } from '../errors'
+import type { LogEntry } from '../store/types'
 import { authenticate } from './1-auth'
 import { type Charge, enforcePolicy, settleCharge } from './2-policy'
 import { route } from './3-route'
-import { dispatch } from './5-dispatch'
+import { dispatch } from './5-fallback'
 import { jsonAnswer, streamAnswer } from './6-normalise'
-import { failureOutcome, type Outcome, recordRequest } from './7-log'
+import { failureOutcome, logEntry, type Outcome, recordRequest } from './7-log'
 import { parseChatInput } from './chat-input'
-import type { ChatInput, Deps, RequestContext } from './context'
+import type { AuthedContext, ChatInput, Deps, RawBody, RequestContext } from './context'
 import { linkPrompt, parsePromptRun } from './prompt-input'
 
-/** Stage 1, on its own: the prompt-run endpoint authenticates before it loads the prompt. */
-export async function authenticateRequest(deps: Deps, ctx: RequestContext): Promise<void> {
+/** Reads the request body; called only once the caller is authenticated. */
+export type BodyReader = () => Promise<RawBody>
+
+/** Stage 1: the request's context once its credential is verified (401 otherwise). */
+export async function authenticateRequest(deps: Deps, ctx: RequestContext): Promise<AuthedContext> {
   const { identity, org } = await authenticate(deps, ctx.headers)
-  ctx.identity = identity
-  ctx.org = org
+  return { ...ctx, identity, org }
 }
 
 /** POST /v1/chat/completions. */
-export async function handleChat(deps: Deps, ctx: RequestContext, raw: unknown): Promise<Response> {
-  await recordOnFailure(deps, ctx, () => authenticateRequest(deps, ctx))
-  const input = await recordOnFailure(deps, ctx, async () => {
-    const parsed = parseChatInput(raw)
-    if (parsed.promptRef) ctx.prompt = await linkPrompt(deps.store, ctx.identity?.orgId as string, parsed.promptRef)
+export async function handleChat(deps: Deps, request: RequestContext, readBody: BodyReader): Promise<Response> {
+  const ctx = await authenticateOrRecord(deps, request)
+  const input = await parseOrLog(deps, ctx, async () => {
+    ctx.rawBody = await readBody()
+    const parsed = parseChatInput(ctx.rawBody.value)
+    if (parsed.promptRef) ctx.prompt = await linkPrompt(deps.store, ctx.identity.orgId, parsed.promptRef)
     return parsed
   })
   return executeChat(deps, ctx, input)
@@ -47,18 +52,32 @@ export async function handleChat(deps: Deps, ctx: RequestContext, raw: unknown):
 /** POST /v1/prompts/:idOrSlug/run: the saved prompt rendered into a chat request, then the same stages. */
 export async function handlePromptRun(
   deps: Deps,
-  ctx: RequestContext,
+  request: RequestContext,
   ref: string,
   selector: string | null,
-  raw: unknown,
+  readBody: BodyReader,
 ): Promise<Response> {
-  await recordOnFailure(deps, ctx, () => authenticateRequest(deps, ctx))
-  const input = await recordOnFailure(deps, ctx, () => parsePromptRun(deps.store, ctx, ref, selector, raw))
+  const ctx = await authenticateOrRecord(deps, request)
+  const input = await parseOrLog(deps, ctx, async () => {
+    ctx.rawBody = await readBody()
+    return parsePromptRun(deps.store, ctx, ref, selector, ctx.rawBody.value)
+  })
   return executeChat(deps, ctx, input)
 }
 
-/** Authentication and input errors are recorded like any other failure (401s are observed, not logged). */
-async function recordOnFailure<T>(deps: Deps, ctx: RequestContext, parse: () => Promise<T>): Promise<T> {
+/** Stage 1 for API requests: a refused credential is observed (metrics, access log), never logged. */
+async function authenticateOrRecord(deps: Deps, request: RequestContext): Promise<AuthedContext> {
+  try {
+    return await authenticateRequest(deps, request)
+  } catch (err) {
+    const o = failureOf(err)
+    observe(deps, request, logEntry(deps, request, undefined, o), o)
+    throw err
+  }
+}
+
+/** Input errors after authentication are logged like any other failure. */
+async function parseOrLog(deps: Deps, ctx: AuthedContext, parse: () => Promise<ChatInput>): Promise<ChatInput> {
   try {
     return await parse()
   } catch (err) {
@@ -68,9 +87,7 @@ async function recordOnFailure<T>(deps: Deps, ctx: RequestContext, parse: () => 
 }
 
 /** Stages 2–7 for an authenticated request (chat completions and prompt runs). */
-export async function executeChat(deps: Deps, ctx: RequestContext, input: ChatInput): Promise<Response> {
-  const { org, identity } = ctx
-  if (!org || !identity) throw new Error('executeChat needs an authenticated context')
+export async function executeChat(deps: Deps, ctx: AuthedContext, input: ChatInput): Promise<Response> {
   let charge: Charge | undefined
   let logged = false
   const finish = (o: Outcome) => {
@@ -79,16 +96,17 @@ export async function executeChat(deps: Deps, ctx: RequestContext, input: ChatIn
     record(deps, ctx, input, o)
   }
   try {
-    charge = await enforcePolicy(deps, identity, org, input)
-    const candidates = route(deps, org, input)
+    charge = await enforcePolicy(deps, ctx.identity, ctx.org, input)
+    const candidates = route(deps, ctx.org, input)
     const d = await dispatch(deps, ctx, input, candidates)
     if (!d.ok) {
       const { status, code, message } = d.error
-      finish(failureOutcome(status, code, message, { attempts: d.attempts, fallback: d.fallback, model: d.lastModel }))
+      finish(failureOutcome(status, code, message, { attempts: d.attempts, model: d.lastModel }))
       throw d.error
     }
     logged = true
-    return d.answer.kind === 'json' ? jsonAnswer(ctx, d, finish) : streamAnswer(deps, ctx, d, finish)
+    if (d.answer.kind === 'json') return jsonAnswer(ctx, d, finish)
+    return streamAnswer(deps, ctx, d, input.body.stream_options?.include_usage === true, finish)
   } catch (err) {
     if (!logged) {
       settleCharge(deps, charge, 0)
@@ -98,17 +116,25 @@ export async function executeChat(deps: Deps, ctx: RequestContext, input: ChatIn
   }
 }
 
-function logFailure(deps: Deps, ctx: RequestContext, input: ChatInput | undefined, err: unknown): void {
+function failureOf(err: unknown): Outcome {
   const e = err instanceof GatewayError ? err : new GatewayError(500, 'gateway_error', 'Internal error')
-  record(deps, ctx, input, failureOutcome(e.status, e.code, e.message, { rateLimitScope: e.scope }))
+  return failureOutcome(e.status, e.code, e.message, { rateLimitScope: e.scope })
 }
 
-/** Stage 7 and the observer (metrics, access log, trace): every API request ends here exactly once. */
-function record(deps: Deps, ctx: RequestContext, input: ChatInput | undefined, o: Outcome): void {
-  const entry = recordRequest(deps, ctx, input, o)
+function logFailure(deps: Deps, ctx: AuthedContext, input: ChatInput | undefined, err: unknown): void {
+  record(deps, ctx, input, failureOf(err))
+}
+
+/** Stage 7, then the observer: every API request ends here exactly once. */
+function record(deps: Deps, ctx: AuthedContext, input: ChatInput | undefined, o: Outcome): void {
+  observe(deps, ctx, recordRequest(deps, ctx, input, o), o)
+}
+
+/** Metrics, access log and trace of a finished API request. */
+function observe(deps: Deps, ctx: RequestContext, entry: LogEntry, o: Outcome): void {
   deps.observer.requestFinished({
     entry,
-    authenticated: ctx.identity !== undefined,
+    authenticated: 'identity' in ctx,
     start: ctx.start,
     known: o.target?.model.known,
     rateLimitScope: o.rateLimitScope,

@@ -2,6 +2,7 @@
 // One SQLite implementation today (src/store/sqlite); a Postgres one plugs in behind the same interface.
 
 import type { ProviderId } from '../providers/provider-id'
+import type { UsageQuery, UsageRow } from './usage-rollup'
 
 export interface Policy {
   disabledProviders?: string[]
@@ -230,6 +231,10 @@ export interface LogStore {
   getLog(orgId: string, requestId: string): Promise<LogEntry | undefined>
   queryLogs(q: LogQuery): Promise<{ data: LogEntry[]; nextCursor: string | null }>
   countLogs(orgId?: string): Promise<number>
+  /** Deletes up to `limit` of the oldest entries created before `before` (epoch ms), bodies and tags included; roll-ups stay. Returns how many. */
+  pruneLogs(before: number, limit: number): Promise<number>
+  /** Usage report from the daily roll-ups (PRODUCT §11). */
+  usage(q: UsageQuery): Promise<UsageRow[]>
 }
 
 export interface Store {
