@@ -12,6 +12,8 @@ import type { Deps } from './pipeline/context'
 import { AccessLog } from './observability/access-log'
 import { GatewayMetrics } from './observability/gateway-metrics'
 import { Observer } from './observability/observer'
+import { TraceExporter, type ExporterOptions, traceResource } from './observability/trace-exporter'
+import { Tracer } from './observability/tracer'
 import { OrgDirectory } from './pipeline/org-directory'
 import { PROVIDER_IDS, type ProviderId } from './providers/provider-id'
 import { type HealthOptions, UpstreamHealth } from './pipeline/upstream-health'
@@ -57,6 +59,7 @@ export interface StartOptions {
   logWriter?: ConstructorParameters<typeof LogWriter>[1]
   retention?: LogRetentionOptions
   health?: HealthOptions
+  traceExporter?: ExporterOptions
   /** Seconds of silence after which Bun drops a connection (chat routes lift it per request). */
   idleTimeoutSeconds?: number
 }
@@ -76,11 +79,19 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
     ...opts.retention,
   })
   const health = new UpstreamHealth(opts.health)
+  const exporter = config.otel && new TraceExporter(config.otel, traceResource(config.otel), opts.traceExporter)
   const metrics = new GatewayMetrics(
     catalog,
-    { logs: () => ({ queued: logs.queued, ...logs.stats }), openCircuits: () => health.openCircuits() },
+    {
+      logs: () => ({ queued: logs.queued, ...logs.stats }),
+      openCircuits: () => health.openCircuits(),
+      traces: () => exporter?.stats ?? { exported: 0, dropped: 0, failedExports: 0 },
+    },
     { orgLabel: config.metricsOrgLabel },
   )
+  const observer = exporter
+    ? new Observer(metrics, new AccessLog(config.logFormat), new Tracer(exporter), config.traceContent, () => exporter.close())
+    : new Observer(metrics, new AccessLog(config.logFormat))
   const deps: Deps = {
     config,
     store,
@@ -88,7 +99,7 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
     logs,
     orgs,
     health,
-    observer: new Observer(metrics, new AccessLog(config.logFormat)),
+    observer,
     limiter: new MemoryRateLimiter(),
     oidc: new OidcVerifier(store.auth, { refreshCooldownMs: config.jwksRefreshMs }),
     fetch: opts.fetch ?? fetch,
@@ -133,7 +144,7 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
         }
         await retention.stop()
         await logs.close()
-        deps.observer.close()
+        await deps.observer.close()
         await store.close()
       })()
       return stopping

@@ -28,6 +28,8 @@ export interface MetricSources {
   logs: () => { queued: number; written: number; spooled: number; dropped: number }
   /** Open breakers: [`provider/model`, how many orgs have it open]. */
   openCircuits: () => Iterable<[string, number]>
+  /** The OTLP exporter's counts (zeros when tracing is off). */
+  traces: () => { exported: number; dropped: number; failedExports: number }
 }
 
 const OTHER = 'other'
@@ -87,6 +89,13 @@ export class GatewayMetrics {
     ])
     r.collected('gw_log_entries_dropped_total', 'Log entries lost (queue full, or unwritable at shutdown).', 'counter', [], () => [
       [[], sources.logs().dropped],
+    ])
+    r.collected('gw_trace_spans_exported_total', 'Spans accepted by the OTLP collector.', 'counter', [], () => [[[], sources.traces().exported]])
+    r.collected('gw_trace_spans_dropped_total', 'Spans lost: queue full, or the collector down or refusing.', 'counter', [], () => [
+      [[], sources.traces().dropped],
+    ])
+    r.collected('gw_trace_export_failures_total', 'OTLP export requests that failed.', 'counter', [], () => [
+      [[], sources.traces().failedExports],
     ])
     processMetrics(r, this.lag)
   }

@@ -7,6 +7,7 @@ import type { FailureKind } from '../providers/adapter'
 import type { ChatRequest } from '../providers/openai-types'
 import type { ProviderId } from '../providers/provider-id'
 import type { Observer } from '../observability/observer'
+import type { RequestTrace } from '../observability/tracer'
 import type { LogWriter } from '../store/log-writer'
 import type { RateLimiter } from '../policy/rate-limiter'
 import type { Org, ProviderRecord, RateLimits, SigningSecretRecord, Store } from '../store/types'
@@ -108,6 +109,8 @@ export interface RequestContext {
   headers: Headers
   /** Aborts when the client goes away. */
   signal: AbortSignal
+  /** The request's trace, when tracing is on (OTEL_EXPORTER_OTLP_ENDPOINT). */
+  trace?: RequestTrace
 }
 
 /** A request whose credential has been verified (stage 1): who is calling, for which org. */

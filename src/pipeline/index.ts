@@ -67,11 +67,12 @@ export async function handlePromptRun(
 
 /** Stage 1 for API requests: a refused credential is observed (metrics, access log), never logged. */
 async function authenticateOrRecord(deps: Deps, request: RequestContext): Promise<AuthedContext> {
+  deps.observer.requestStarted(request)
   try {
     return await authenticateRequest(deps, request)
   } catch (err) {
     const o = failureOf(err)
-    observe(deps, request, logEntry(deps, request, undefined, o), o)
+    observe(deps, request, undefined, logEntry(deps, request, undefined, o), o)
     throw err
   }
 }
@@ -127,16 +128,18 @@ function logFailure(deps: Deps, ctx: AuthedContext, input: ChatInput | undefined
 
 /** Stage 7, then the observer: every API request ends here exactly once. */
 function record(deps: Deps, ctx: AuthedContext, input: ChatInput | undefined, o: Outcome): void {
-  observe(deps, ctx, recordRequest(deps, ctx, input, o), o)
+  observe(deps, ctx, input, recordRequest(deps, ctx, input, o), o)
 }
 
 /** Metrics, access log and trace of a finished API request. */
-function observe(deps: Deps, ctx: RequestContext, entry: LogEntry, o: Outcome): void {
+function observe(deps: Deps, ctx: RequestContext, input: ChatInput | undefined, entry: LogEntry, o: Outcome): void {
   deps.observer.requestFinished({
     entry,
     authenticated: 'identity' in ctx,
-    start: ctx.start,
+    ctx,
     known: o.target?.model.known,
     rateLimitScope: o.rateLimitScope,
+    response: o.responseBody,
+    messages: input?.body.messages,
   })
 }
