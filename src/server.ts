@@ -17,6 +17,7 @@ import { Tracer } from './observability/tracer'
 import { OrgDirectory } from './pipeline/org-directory'
 import { PROVIDER_IDS, type ProviderId } from './providers/provider-id'
 import { type HealthOptions, UpstreamHealth } from './pipeline/upstream-health'
+import { MemoryBudgetLedger } from './policy/budget-ledger'
 import { MemoryRateLimiter } from './policy/rate-limiter'
 import { type LoadReport, loadPromptFiles, readPromptFiles } from './prompts/prompt-files'
 import { type LogRetentionOptions, startLogRetention } from './store/log-retention'
@@ -101,6 +102,7 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
     health,
     observer,
     limiter: new MemoryRateLimiter(),
+    budgets: new MemoryBudgetLedger(),
     oidc: new OidcVerifier(store.auth, { refreshCooldownMs: config.jwksRefreshMs }),
     fetch: opts.fetch ?? fetch,
     openStreams: new Set(),

@@ -1,6 +1,6 @@
 // Stage 7: build the request's log entry (usage, cost, latency, attempts) and queue it for writing.
 
-import { costUsd } from '../catalog/catalog'
+import { usageTokens } from '../catalog/catalog'
 import type { Target } from '../providers/adapter'
 import type { Usage } from '../providers/openai-types'
 import type { Attempt, LogEntry } from '../store/types'
@@ -18,6 +18,8 @@ export interface Outcome {
   fallback: Fallback
   usage: Usage | null
   usageEstimated: boolean
+  /** USD, from the catalog's prices; null when unknown (or nothing was answered). */
+  costUsd: number | null
   upstreamLatencyMs: number | null
   ttftMs: number | null
   incomplete: boolean
@@ -41,6 +43,7 @@ export function failureOutcome(status: number, code: string, message: string, ex
     fallback: NO_FALLBACK,
     usage: null,
     usageEstimated: false,
+    costUsd: null,
     upstreamLatencyMs: null,
     ttftMs: null,
     incomplete: false,
@@ -74,13 +77,7 @@ export function logEntry(deps: Deps, ctx: RequestContext | AuthedContext, input:
   const authed = 'identity' in ctx ? ctx : undefined
   const target = o.target
   const usage = o.usage
-  const tokens = {
-    promptTokens: usage?.prompt_tokens ?? 0,
-    completionTokens: usage?.completion_tokens ?? 0,
-    cachedTokens: usage?.prompt_tokens_details?.cached_tokens ?? 0,
-    cacheWriteTokens: usage?.prompt_tokens_details?.cache_write_tokens ?? 0,
-    reasoningTokens: usage?.completion_tokens_details?.reasoning_tokens ?? 0,
-  }
+  const tokens = usageTokens(usage)
   const entry: LogEntry = {
     requestId: ctx.requestId,
     createdAt: ctx.receivedAt.toISOString(),
@@ -103,7 +100,7 @@ export function logEntry(deps: Deps, ctx: RequestContext | AuthedContext, input:
     fallback: o.fallback,
     attempts: o.attempts,
     usage: { ...tokens, totalTokens: usage?.total_tokens ?? 0, estimated: o.usageEstimated },
-    costUsd: target && usage ? costUsd(target.model, tokens) : null,
+    costUsd: o.costUsd,
     priceVersion: deps.catalog.priceVersion,
     latencyMs: Math.round(performance.now() - ctx.start),
     upstreamLatencyMs: o.upstreamLatencyMs,

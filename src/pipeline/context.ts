@@ -9,6 +9,7 @@ import type { ProviderId } from '../providers/provider-id'
 import type { Observer } from '../observability/observer'
 import type { RequestTrace } from '../observability/tracer'
 import type { LogWriter } from '../store/log-writer'
+import type { BudgetLedger } from '../policy/budget-ledger'
 import type { RateLimiter } from '../policy/rate-limiter'
 import type { Org, ProviderRecord, RateLimits, SigningSecretRecord, Store } from '../store/types'
 import type { OrgDirectory } from './org-directory'
@@ -24,6 +25,7 @@ export interface Deps {
   /** Injected for tests; defaults to global fetch. */
   fetch: typeof fetch
   limiter: RateLimiter
+  budgets: BudgetLedger
   oidc: OidcVerifier
   /** Metrics, access log and traces of finished requests. */
   observer: Observer

@@ -23,7 +23,7 @@ import { type Charge, enforcePolicy, settleCharge } from './2-policy'
 import { route } from './3-route'
 import { dispatch } from './5-fallback'
 import { jsonAnswer, streamAnswer } from './6-normalise'
-import { failureOutcome, logEntry, type Outcome, recordRequest } from './7-log'
+import { endUserId, failureOutcome, logEntry, type Outcome, recordRequest } from './7-log'
 import { parseChatInput } from './chat-input'
 import type { AuthedContext, ChatInput, Deps, RawBody, RequestContext } from './context'
 import { linkPrompt, parsePromptRun } from './prompt-input'
@@ -93,11 +93,11 @@ export async function executeChat(deps: Deps, ctx: AuthedContext, input: ChatInp
   let logged = false
   const finish = (o: Outcome) => {
     logged = true
-    settleCharge(deps, charge, o.usage?.total_tokens ?? 0)
-    record(deps, ctx, input, o)
+    const entry = record(deps, ctx, input, o)
+    settleCharge(deps, charge, o.usage?.total_tokens ?? 0, entry.costUsd)
   }
   try {
-    charge = await enforcePolicy(deps, ctx.identity, ctx.org, input)
+    charge = await enforcePolicy(deps, ctx.identity, ctx.org, input, endUserId(ctx, input))
     const candidates = route(deps, ctx.org, input)
     const d = await dispatch(deps, ctx, input, candidates)
     if (!d.ok) {
@@ -110,7 +110,7 @@ export async function executeChat(deps: Deps, ctx: AuthedContext, input: ChatInp
     return streamAnswer(deps, ctx, d, input.body.stream_options?.include_usage === true, finish)
   } catch (err) {
     if (!logged) {
-      settleCharge(deps, charge, 0)
+      settleCharge(deps, charge, 0, null)
       logFailure(deps, ctx, input, err)
     }
     throw err
@@ -127,8 +127,10 @@ function logFailure(deps: Deps, ctx: AuthedContext, input: ChatInput | undefined
 }
 
 /** Stage 7, then the observer: every API request ends here exactly once. */
-function record(deps: Deps, ctx: AuthedContext, input: ChatInput | undefined, o: Outcome): void {
-  observe(deps, ctx, input, recordRequest(deps, ctx, input, o), o)
+function record(deps: Deps, ctx: AuthedContext, input: ChatInput | undefined, o: Outcome): LogEntry {
+  const entry = recordRequest(deps, ctx, input, o)
+  observe(deps, ctx, input, entry, o)
+  return entry
 }
 
 /** Metrics, access log and trace of a finished API request. */
