@@ -4,7 +4,7 @@ import { usageTokens } from '../catalog/catalog'
 import type { Target } from '../providers/adapter'
 import type { Usage } from '../providers/openai-types'
 import type { Attempt, LogEntry } from '../store/types'
-import type { AuthedContext, ChatInput, Deps } from './context'
+import type { AuthedContext, ChatInput, Deps, RequestContext } from './context'
 import { type Fallback, NO_FALLBACK } from './5-fallback'
 
 export interface Outcome {
@@ -29,6 +29,8 @@ export interface Outcome {
   responseBody: unknown
   /** Serialized size of responseBody when the caller already knows it. */
   responseBytes?: number
+  /** `org` or `key` when gw's own rate limit refused the request. */
+  rateLimitScope?: string
 }
 
 export function failureOutcome(status: number, code: string, message: string, extra: Partial<Outcome> = {}): Outcome {
@@ -69,24 +71,25 @@ export function endUserId(ctx: AuthedContext, input: ChatInput | undefined): str
   return ctx.identity.endUserId ?? ctx.headers.get('x-gw-end-user-id') ?? input?.user ?? null
 }
 
-/** Builds the request's log entry, queues it for writing and returns it. */
-export function recordRequest(deps: Deps, ctx: AuthedContext, input: ChatInput | undefined, o: Outcome): LogEntry {
-  const identity = ctx.identity
+/** The request's log entry. A request refused at stage 1 gets one too (no org, no identity): it feeds the
+ * metrics and the access log but is never written, since it belongs to no org. */
+export function logEntry(deps: Deps, ctx: RequestContext | AuthedContext, input: ChatInput | undefined, o: Outcome): LogEntry {
+  const authed = 'identity' in ctx ? ctx : undefined
   const target = o.target
   const usage = o.usage
   const tokens = usageTokens(usage)
   const entry: LogEntry = {
     requestId: ctx.requestId,
     createdAt: ctx.receivedAt.toISOString(),
-    orgId: identity.orgId,
+    orgId: authed?.identity.orgId ?? '',
     endpoint: ctx.endpoint,
-    authMode: identity.authMode,
-    subject: identity.subject,
-    endUserId: endUserId(ctx, input),
+    authMode: authed?.identity.authMode ?? null,
+    subject: authed?.identity.subject ?? null,
+    endUserId: authed ? endUserId(authed, input) : null,
     user: input?.user ?? null,
-    promptId: ctx.prompt?.id ?? null,
-    promptSlug: ctx.prompt?.slug ?? null,
-    promptVersion: ctx.prompt?.version ?? null,
+    promptId: authed?.prompt?.id ?? null,
+    promptSlug: authed?.prompt?.slug ?? null,
+    promptVersion: authed?.prompt?.version ?? null,
     requestedModel: input?.requestedModel ?? null,
     model: target ? target.model.name : (o.model ?? null),
     provider: target?.provider ?? (o.model ? (o.model.split('/')[0] ?? null) : null),
@@ -108,6 +111,12 @@ export function recordRequest(deps: Deps, ctx: AuthedContext, input: ChatInput |
     metadata: input?.metadata ?? {},
     structuredOutput: o.structuredOutput,
   }
+  return entry
+}
+
+/** Stage 7: the entry of an authenticated request, with its bodies, queued for the writer. */
+export function recordRequest(deps: Deps, ctx: AuthedContext, input: ChatInput | undefined, o: Outcome): LogEntry {
+  const entry = logEntry(deps, ctx, input, o)
   if (deps.config.logBodies) {
     const max = deps.config.logBodyMaxBytes
     if (ctx.rawBody) entry.requestBody = capped(ctx.rawBody.value, ctx.rawBody.text, ctx.rawBody.bytes, max)
