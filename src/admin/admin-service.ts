@@ -3,7 +3,7 @@
 import { randomBytes } from 'node:crypto'
 import { newServiceKey } from '../auth/service-keys'
 import { MAX_TTL_SECONDS, signToken } from '../auth/signed-tokens'
-import { badRequest, GatewayError, notFound } from '../errors'
+import { badRequest, echo, GatewayError, notFound } from '../errors'
 import { toProviderId } from '../providers/provider-id'
 import {
   checkOidcBody,
@@ -13,10 +13,9 @@ import {
   checkServiceKeyBody,
   checkSigningSecretBody,
 } from '../schemas/admin-bodies'
-import type { OidcConfig, Org, Policy, ProviderRecord, Store } from '../store/types'
+import { type OidcConfig, ORG_ID, type Org, type Policy, type ProviderRecord, type Store } from '../store/types'
 import { PromptAdmin } from './prompt-admin'
 
-const ORG_ID = /^[a-z0-9][a-z0-9_-]{0,63}$/
 
 export function maskKey(key: string): string {
   return key.length <= 12 ? '****' : `${key.slice(0, 3)}…${key.slice(-4)}`
@@ -46,7 +45,7 @@ export class AdminService {
   async createOrg(raw: unknown): Promise<{ id: string; name: string }> {
     const body = checkOrgBody(raw)
     const id = body.id ?? crypto.randomUUID()
-    if (!ORG_ID.test(id)) throw badRequest(`Invalid org id "${id}": lowercase letters, digits, "-" and "_", at most 64`)
+    if (!ORG_ID.test(id)) throw badRequest(`Invalid org id ${echo(id)}: lowercase letters, digits, "-" and "_", at most 64`)
     if (await this.store.orgs.getOrg(id)) throw new GatewayError(409, 'gateway_error', `Org "${id}" already exists`)
     const org = await this.store.orgs.createOrg({ id, name: body.name })
     return { id: org.id, name: org.name }
@@ -87,10 +86,10 @@ export class AdminService {
   async putProvider(orgId: string, providerName: string, raw: unknown) {
     await this.requireOrg(orgId)
     const provider = toProviderId(providerName)
-    if (!provider) throw badRequest(`Unknown provider "${providerName}" (openai, anthropic, google, mistral)`)
+    if (!provider) throw badRequest(`Unknown provider ${echo(providerName)} (openai, anthropic, google, mistral)`)
     const body = checkProviderBody(raw)
     if (body.baseUrl !== undefined && !/^https?:\/\/[^/]/.test(body.baseUrl))
-      throw badRequest(`Invalid baseUrl "${body.baseUrl}": expected an http(s) URL`)
+      throw badRequest(`Invalid baseUrl ${echo(body.baseUrl)}: expected an http(s) URL`)
     const rec = await this.store.orgs.putProvider(orgId, {
       provider,
       apiKey: body.apiKey,
@@ -156,7 +155,7 @@ export class AdminService {
   async signToken(orgId: string, req: TokenRequest): Promise<string> {
     await this.requireOrg(orgId)
     if (!Number.isInteger(req.ttl) || req.ttl < 1 || req.ttl > MAX_TTL_SECONDS)
-      throw badRequest(`Invalid ttl "${req.ttl}": whole seconds from 1 to ${MAX_TTL_SECONDS}`)
+      throw badRequest(`Invalid ttl ${echo(req.ttl)}: whole seconds from 1 to ${MAX_TTL_SECONDS}`)
     const secrets = await this.store.auth.listSigningSecrets(orgId)
     const secret = req.kid === undefined ? secrets.at(-1) : secrets.find((s) => s.kid === req.kid)
     if (!secret)

@@ -18,7 +18,13 @@ export interface Charge {
 const violation = (message: string) => new GatewayError(403, 'policy_violation', message)
 const tooMany = (message: string) => new GatewayError(400, 'token_limit_exceeded', message)
 
-export async function enforcePolicy(deps: Deps, identity: Identity, org: OrgContext, input: ChatInput): Promise<Charge | undefined> {
+export async function enforcePolicy(
+  deps: Deps,
+  identity: Identity,
+  org: OrgContext,
+  input: ChatInput,
+  signal?: AbortSignal,
+): Promise<Charge | undefined> {
   const policy = org.org.policy
   const why = modelUnavailable(org, input.model)
   if (why) throw new GatewayError(403, 'model_not_allowed', `Model not allowed: ${why}`)
@@ -37,9 +43,11 @@ export async function enforcePolicy(deps: Deps, identity: Identity, org: OrgCont
   }
   let promptTokens: number | undefined
   if (policy.maxPromptTokens !== undefined) {
-    promptTokens = await countPromptTokens(input.body.messages)
+    // Counting stops past the limit, so a long prompt costs no more than the limit's worth of work.
+    const extra = input.outputSchema?.schema
+    promptTokens = await countPromptTokens(input.body, { extra, stopAbove: policy.maxPromptTokens, signal })
     if (promptTokens > policy.maxPromptTokens)
-      throw tooMany(`The prompt has ${promptTokens} tokens, over the org's limit of ${policy.maxPromptTokens}`)
+      throw tooMany(`The prompt has at least ${promptTokens} tokens, over the org's limit of ${policy.maxPromptTokens}`)
   }
   return chargeRateLimits(deps, identity, org, () => promptTokens ?? estimatePromptTokens(input.body.messages))
 }

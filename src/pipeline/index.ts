@@ -16,6 +16,7 @@
 // stream ends, fails or the client leaves.
 
 import { GatewayError } from '../errors'
+import { checkEndUserHeader } from './chat-input'
 import { authenticate } from './1-auth'
 import { type Charge, enforcePolicy, settleCharge } from './2-policy'
 import { route } from './3-route'
@@ -60,6 +61,7 @@ export async function handlePromptRun(
 /** Input errors after authentication are logged like any other failure. */
 async function parseOrLog(deps: Deps, ctx: RequestContext, parse: () => Promise<ChatInput>): Promise<ChatInput> {
   try {
+    checkEndUserHeader(ctx.headers)
     return await parse()
   } catch (err) {
     logFailure(deps, ctx, undefined, err)
@@ -79,7 +81,7 @@ export async function executeChat(deps: Deps, ctx: RequestContext, input: ChatIn
     recordRequest(deps, ctx, input, o)
   }
   try {
-    charge = await enforcePolicy(deps, identity, org, input)
+    charge = await enforcePolicy(deps, identity, org, input, ctx.signal)
     const candidates = route(deps, org, input)
     const d = await dispatch(deps, ctx, input, candidates)
     if (!d.ok) {

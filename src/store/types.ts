@@ -17,6 +17,9 @@ export interface Policy {
   upstreamTimeoutMs?: number
 }
 
+/** Org ids: lowercase letters, digits, "-" and "_", 1–64 characters, starting with a letter or digit. */
+export const ORG_ID = /^[a-z0-9][a-z0-9_-]{0,63}$/
+
 export interface Org {
   id: string
   name: string

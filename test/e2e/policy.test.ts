@@ -67,10 +67,10 @@ test('maxPromptTokens counts with a real tokenizer (400 names the count)', async
   const org = await orgWith({ maxPromptTokens: 60 })
   // 400 × "x" is 50 o200k tokens (57 with chat framing); characters/4 would say 100.
   expect((await org.chat(ask('x'.repeat(400)))).status).toBe(200)
-  expectError(await org.chat(ask('x'.repeat(480))), 400, 'token_limit_exceeded', /The prompt has 67 tokens, over the org's limit of 60/)
+  expectError(await org.chat(ask('x'.repeat(480))), 400, 'token_limit_exceeded', /The prompt has at least 67 tokens, over the org's limit of 60/)
   const tight = await orgWith({ maxPromptTokens: 9 })
   expect((await tight.chat(ask('hello world'))).status).toBe(200)
-  expectError(await tight.chat(ask('hello world!')), 400, 'token_limit_exceeded', /has 10 tokens/)
+  expectError(await tight.chat(ask('hello world!')), 400, 'token_limit_exceeded', /has at least 10 tokens/)
 })
 
 test('allowStreaming, requiredMetadata and blockedTerms → 403 policy_violation', async () => {
