@@ -4,7 +4,7 @@ import { badRequest, echo } from '../errors'
 import { schemaProblem } from '../json-schema-check'
 import { FAILURE_KINDS, type FailureKind } from '../providers/adapter'
 import type { ChatRequest } from '../providers/openai-types'
-import { PROVIDER_IDS, toProviderId } from '../providers/provider-id'
+import { modelName, PROVIDER_IDS, toProviderId } from '../providers/provider-id'
 import { checkChatBody, type ChatBodyT, MAX_IDENTIFIER_CHARS } from '../schemas/chat-body'
 import type { ChatInput, FallbackEntry, ModelRef, OutputSchema } from './context'
 
@@ -29,7 +29,7 @@ export function parseModelRef(value: string, field = 'model'): ModelRef {
       `Invalid ${field} ${echo(value)}: ${why} (providers: ${PROVIDER_IDS.join(', ')}; "gemini" is an alias of "google")`,
     )
   }
-  return { provider, id, name: `${provider}/${id}` }
+  return { provider, id, name: modelName(provider, id) }
 }
 
 /** `x-gw-end-user-id` is an identifier like `user`: at most MAX_IDENTIFIER_CHARS. */
