@@ -11,6 +11,8 @@ export interface Config {
   secret: string | undefined
   baseUrls: Record<ProviderId, string>
   upstreamTimeoutMs: number
+  /** A stream whose client has taken no data for this long is ended (its upstream released). */
+  clientReadTimeoutMs: number
   maxBodyBytes: number
   /** At SIGTERM/SIGINT, how long in-flight requests may run before open streams are ended. */
   drainMs: number
@@ -41,6 +43,7 @@ const FLAGS: Record<string, string> = {
   'prompts-dir': 'GW_PROMPTS_DIR',
   catalog: 'GW_CATALOG',
   'upstream-timeout-ms': 'GW_UPSTREAM_TIMEOUT_MS',
+  'client-read-timeout-ms': 'GW_CLIENT_READ_TIMEOUT_MS',
   'max-body-bytes': 'GW_MAX_BODY_BYTES',
   'drain-ms': 'GW_DRAIN_MS',
   'jwks-refresh-ms': 'GW_JWKS_REFRESH_MS',
@@ -136,6 +139,7 @@ export function loadConfig(env: Env): Config {
       mistral: url('GW_MISTRAL_BASE_URL', 'https://api.mistral.ai/v1'),
     },
     upstreamTimeoutMs: int('GW_UPSTREAM_TIMEOUT_MS', 60_000, 1, 3_600_000),
+    clientReadTimeoutMs: int('GW_CLIENT_READ_TIMEOUT_MS', 30_000, 100, 3_600_000),
     maxBodyBytes: int('GW_MAX_BODY_BYTES', 10_485_760, 1024, 1_073_741_824),
     drainMs: int('GW_DRAIN_MS', 10_000, 0, 600_000),
     jwksRefreshMs: int('GW_JWKS_REFRESH_MS', 30_000, 0, 3_600_000),

@@ -12,6 +12,7 @@ import type { Deps } from './pipeline/context'
 import { OrgDirectory } from './pipeline/org-directory'
 import { type HealthOptions, UpstreamHealth } from './pipeline/upstream-health'
 import { MemoryRateLimiter } from './policy/rate-limiter'
+import { StreamSlots } from './policy/stream-slots'
 import { type LoadReport, loadPromptFiles, readPromptFiles } from './prompts/prompt-files'
 import { type LogRetentionOptions, startLogRetention } from './store/log-retention'
 import { LogWriter } from './store/log-writer'
@@ -77,6 +78,7 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
     orgs,
     health: new UpstreamHealth(opts.health),
     limiter: new MemoryRateLimiter(),
+    streams: new StreamSlots(),
     oidc: new OidcVerifier(store.auth, { refreshCooldownMs: config.jwksRefreshMs }),
     fetch: opts.fetch ?? fetch,
     openStreams: new Set(),

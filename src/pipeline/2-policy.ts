@@ -3,16 +3,19 @@
 import { GatewayError } from '../errors'
 import { modelUnavailable } from '../policy/model-access'
 import { countPromptTokens } from '../policy/prompt-tokens'
+import { DEFAULT_MAX_STREAMS_PER_KEY, DEFAULT_MAX_STREAMS_PER_ORG } from '../policy/stream-slots'
 import type { LimitCheck } from '../policy/rate-limiter'
 import { estimatePromptTokens, messageText } from '../tokens'
 import type { RateLimits } from '../store/types'
 import type { ChatInput, Deps, Identity, OrgContext } from './context'
 
-/** What a request was charged against the rate limits, to be corrected with its real usage. */
+/** What a request was charged against the rate limits, to be corrected with its real usage, and its stream slot. */
 export interface Charge {
   tokenKeys: string[]
   tokens: number
   at: number
+  /** Gives back the stream slot a streamed request holds until its log entry is written. */
+  releaseStream?: () => void
 }
 
 const violation = (message: string) => new GatewayError(403, 'policy_violation', message)
@@ -49,7 +52,31 @@ export async function enforcePolicy(
     if (promptTokens > policy.maxPromptTokens)
       throw tooMany(`The prompt has at least ${promptTokens} tokens, over the org's limit of ${policy.maxPromptTokens}`)
   }
-  return chargeRateLimits(deps, identity, org, () => promptTokens ?? estimatePromptTokens(input.body.messages))
+  const releaseStream = input.stream ? takeStreamSlot(deps, identity, org) : undefined
+  try {
+    const charge = await chargeRateLimits(deps, identity, org, () => promptTokens ?? estimatePromptTokens(input.body.messages))
+    if (!releaseStream) return charge
+    return { ...(charge ?? { tokenKeys: [], tokens: 0, at: 0 }), releaseStream }
+  } catch (err) {
+    releaseStream?.()
+    throw err
+  }
+}
+
+/** One of the org's and one of the credential's concurrent stream slots, or 429 when either is full. */
+function takeStreamSlot(deps: Deps, identity: Identity, org: OrgContext): () => void {
+  const { policy, id } = org.org
+  const orgLimit = policy.maxConcurrentStreams ?? DEFAULT_MAX_STREAMS_PER_ORG
+  const keyLimit = policy.maxConcurrentStreamsPerKey ?? DEFAULT_MAX_STREAMS_PER_KEY
+  const slot = deps.streams.acquire([
+    { key: `org:${id}`, limit: orgLimit },
+    { key: `cred:${id}:${identity.authMode}:${identity.subject}`, limit: keyLimit },
+  ])
+  if ('release' in slot) return slot.release
+  const who = slot.full.key.startsWith('org:') ? `org "${id}"` : 'this credential'
+  throw new GatewayError(429, 'rate_limit_exceeded', `Too many concurrent streams for ${who}: at most ${slot.full.limit} at once`, {
+    headers: { 'retry-after': '1' },
+  })
 }
 
 /** First blocked term found (case-insensitive) in the message text, if any. */
@@ -99,5 +126,7 @@ async function chargeRateLimits(deps: Deps, identity: Identity, org: OrgContext,
 
 /** Replaces a request's token charge by what the provider reported it used. */
 export function settleCharge(deps: Deps, charge: Charge | undefined, usedTokens: number): void {
-  if (charge) void deps.limiter.adjust(charge.tokenKeys, usedTokens - charge.tokens, charge.at)
+  if (!charge) return
+  charge.releaseStream?.()
+  if (charge.tokenKeys.length) void deps.limiter.adjust(charge.tokenKeys, usedTokens - charge.tokens, charge.at)
 }

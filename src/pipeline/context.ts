@@ -8,6 +8,7 @@ import type { ChatRequest } from '../providers/openai-types'
 import type { ProviderId } from '../providers/provider-id'
 import type { LogWriter } from '../store/log-writer'
 import type { RateLimiter } from '../policy/rate-limiter'
+import type { StreamSlots } from '../policy/stream-slots'
 import type { Org, ProviderRecord, RateLimits, SigningSecretRecord, Store } from '../store/types'
 import type { OrgDirectory } from './org-directory'
 import type { UpstreamHealth } from './upstream-health'
@@ -22,6 +23,8 @@ export interface Deps {
   /** Injected for tests; defaults to global fetch. */
   fetch: typeof fetch
   limiter: RateLimiter
+  /** Open streams per org and per credential. */
+  streams: StreamSlots
   oidc: OidcVerifier
   /** Streams being answered, each with a way to end it early (used at shutdown). */
   openStreams: Set<() => void>

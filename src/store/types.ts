@@ -16,6 +16,10 @@ export interface Policy {
   requiredMetadata?: string[]
   /** Per-org override of GW_UPSTREAM_TIMEOUT_MS. */
   upstreamTimeoutMs?: number
+  /** Streams the org may have open at once (default 1,000). */
+  maxConcurrentStreams?: number
+  /** Streams one service key or token subject may have open at once (default 200). */
+  maxConcurrentStreamsPerKey?: number
 }
 
 /** Org ids: lowercase letters, digits, "-" and "_", 1–64 characters, starting with a letter or digit. */
