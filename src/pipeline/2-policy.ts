@@ -5,7 +5,7 @@ import { modelUnavailable } from '../policy/model-access'
 import { countPromptTokens } from '../policy/prompt-tokens'
 import { DEFAULT_MAX_STREAMS_PER_KEY, DEFAULT_MAX_STREAMS_PER_ORG } from '../policy/stream-slots'
 import type { LimitCheck } from '../policy/rate-limiter'
-import { estimatePromptTokens, messageText } from '../tokens'
+import { estimatePromptTokens } from '../tokens'
 import type { RateLimits } from '../store/types'
 import type { ChatInput, Deps, Identity, OrgContext } from './context'
 
@@ -38,11 +38,12 @@ export async function enforcePolicy(
   const term = blockedTerm(policy.blockedTerms, input)
   if (term !== undefined) throw violation(`The request contains a blocked term ("${term}")`)
 
-  const maxOut = input.body.max_completion_tokens ?? input.body.max_tokens
   if (policy.maxTokens !== undefined) {
-    if (maxOut !== undefined && maxOut > policy.maxTokens)
-      throw tooMany(`max_tokens ${maxOut} exceeds the org's limit of ${policy.maxTokens}`)
-    if (maxOut === undefined) input.body.max_tokens = policy.maxTokens
+    // Every field an adapter may turn into the provider's output limit is checked, not just the first set.
+    const limit = policy.maxTokens
+    const over = OUTPUT_LIMIT_FIELDS.find((f) => (input.body[f] ?? 0) > limit)
+    if (over) throw tooMany(`${over} ${input.body[over]} exceeds the org's limit of ${limit}`)
+    if (OUTPUT_LIMIT_FIELDS.every((f) => input.body[f] === undefined)) input.body.max_tokens = limit
   }
   let promptTokens: number | undefined
   if (policy.maxPromptTokens !== undefined) {
@@ -79,11 +80,38 @@ function takeStreamSlot(deps: Deps, identity: Identity, org: OrgContext): () => 
   })
 }
 
-/** First blocked term found (case-insensitive) in the message text, if any. */
+/** The fields adapters read as the answer's token limit (PRODUCT §4). */
+const OUTPUT_LIMIT_FIELDS = ['max_tokens', 'max_completion_tokens'] as const
+
+/** Every string (and object key) in a JSON value, without recursion (depth is capped at parse time anyway). */
+function* stringsIn(value: unknown): Generator<string> {
+  const stack: unknown[] = [value]
+  while (stack.length) {
+    const v = stack.pop()
+    if (typeof v === 'string') yield v
+    else if (Array.isArray(v)) stack.push(...v)
+    else if (typeof v === 'object' && v !== null)
+      for (const [k, x] of Object.entries(v)) {
+        yield k
+        stack.push(x)
+      }
+  }
+}
+
+/**
+ * First blocked term found (case-insensitive) in anything that reaches a provider: message text,
+ * tool descriptions and arguments, the output schema and any other field the client sent.
+ */
 function blockedTerm(terms: string[] | undefined, input: ChatInput): string | undefined {
   if (!terms?.length) return undefined
-  const text = input.body.messages.map(messageText).join('\n').toLowerCase()
-  return terms.find((t) => text.includes(t.toLowerCase()))
+  const lower = terms.map((t) => t.toLowerCase())
+  // The model name is the gateway's routing, not prompt text.
+  for (const s of stringsIn([{ ...input.body, model: undefined }, input.outputSchema?.schema])) {
+    const text = s.toLowerCase()
+    const hit = lower.findIndex((t) => text.includes(t))
+    if (hit >= 0) return terms[hit]
+  }
+  return undefined
 }
 
 interface Scope {
