@@ -1,6 +1,7 @@
 // Admin operations (PRODUCT §6), shared by the HTTP admin API and the `gw` CLI subcommands.
 
 import { randomBytes } from 'node:crypto'
+import { oidcUrlProblem } from '../auth/oidc'
 import { newServiceKey } from '../auth/service-keys'
 import { MAX_TTL_SECONDS, signToken } from '../auth/signed-tokens'
 import { badRequest, echo, GatewayError, notFound } from '../errors'
@@ -154,6 +155,10 @@ export class AdminService {
   async putOidc(orgId: string, raw: unknown) {
     await this.requireOrg(orgId)
     const body = checkOidcBody(raw)
+    for (const [field, url] of [['issuer', body.issuer], ['jwksUri', body.jwksUri]] as const) {
+      const problem = url === undefined ? undefined : oidcUrlProblem(url)
+      if (problem) throw badRequest(`Invalid ${field} ${echo(url)}: ${problem}`)
+    }
     const rec = await this.store.auth.putOidc({
       orgId,
       issuer: body.issuer,
