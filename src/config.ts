@@ -1,5 +1,7 @@
 // Reads gw's configuration from the environment (PRODUCT §2), with CLI flags overriding, and validates it.
 
+import { secretArg } from './cli/args'
+import { MIN_SECRET_CHARS } from './crypto/secret-box'
 import type { ProviderId } from './providers/provider-id'
 
 export interface Config {
@@ -33,6 +35,8 @@ export interface Config {
 export type Env = Record<string, string | undefined>
 
 export const DEFAULT_PROMPTS_DIR = './prompts'
+/** An operator-chosen GW_SERVICE_KEY must be at least this long. */
+export const MIN_SERVICE_KEY_CHARS = 32
 
 /** CLI flag → env variable it overrides. */
 const FLAGS: Record<string, string> = {
@@ -52,6 +56,17 @@ const FLAGS: Record<string, string> = {
   'log-body-max-bytes': 'GW_LOG_BODY_MAX_BYTES',
 }
 
+/** The environment variable holding each provider's key (the `default` org's, and `gw provider set`'s). */
+export const PROVIDER_KEY_VARIABLES: Record<ProviderId, string> = {
+  openai: 'OPENAI_API_KEY',
+  anthropic: 'ANTHROPIC_API_KEY',
+  google: 'GEMINI_API_KEY',
+  mistral: 'MISTRAL_API_KEY',
+}
+
+/** Flags whose values are secrets: read from stdin (`--admin-token -`), never taken from argv. */
+const SECRET_FLAGS = new Set(['GW_ADMIN_TOKEN'])
+
 export class ConfigError extends Error {
   override name = 'ConfigError'
 }
@@ -70,7 +85,11 @@ export function parseFlags(argv: readonly string[]): { overrides: Env; rest: str
     }
     const value = m[2] ?? argv[++i]
     if (value === undefined) throw new ConfigError(`flag --${m[1]} needs a value`)
-    overrides[envName] = value
+    try {
+      overrides[envName] = SECRET_FLAGS.has(envName) ? secretArg(m[1] as string, value, `set ${envName}`) : value
+    } catch (err) {
+      throw new ConfigError((err as Error).message)
+    }
   }
   return { overrides, rest }
 }
@@ -111,13 +130,7 @@ export function loadConfig(env: Env): Config {
   }
 
   const envProviderKeys: Partial<Record<ProviderId, string>> = {}
-  const keyVars: [ProviderId, string][] = [
-    ['openai', 'OPENAI_API_KEY'],
-    ['anthropic', 'ANTHROPIC_API_KEY'],
-    ['google', 'GEMINI_API_KEY'],
-    ['mistral', 'MISTRAL_API_KEY'],
-  ]
-  for (const [p, name] of keyVars) {
+  for (const [p, name] of Object.entries(PROVIDER_KEY_VARIABLES) as [ProviderId, string][]) {
     const v = opt(name)
     if (v) envProviderKeys[p] = v
   }
@@ -126,12 +139,19 @@ export function loadConfig(env: Env): Config {
   if (adminToken !== undefined && adminToken.length < 16)
     problems.push('GW_ADMIN_TOKEN must be at least 16 characters')
 
+  const envServiceKey = opt('GW_SERVICE_KEY')
+  if (envServiceKey !== undefined && envServiceKey.length < MIN_SERVICE_KEY_CHARS)
+    problems.push(`GW_SERVICE_KEY must be at least ${MIN_SERVICE_KEY_CHARS} characters (gw's own keys have 50)`)
+  const secret = opt('GW_SECRET')
+  if (secret !== undefined && secret.length < MIN_SECRET_CHARS)
+    problems.push(`GW_SECRET must be at least ${MIN_SECRET_CHARS} characters (it derives the key that encrypts provider keys)`)
+
   const config: Config = {
     host: str('GW_HOST', '127.0.0.1'),
     port: int('GW_PORT', 8787, 0, 65535),
     dbPath: str('GW_DB', './data/gw.db'),
     adminToken,
-    secret: opt('GW_SECRET'),
+    secret,
     baseUrls: {
       openai: url('GW_OPENAI_BASE_URL', 'https://api.openai.com/v1'),
       anthropic: url('GW_ANTHROPIC_BASE_URL', 'https://api.anthropic.com/v1'),
@@ -149,7 +169,7 @@ export function loadConfig(env: Env): Config {
     logRetentionDays: num('GW_LOG_RETENTION_DAYS', 30, 0, 36_500),
     logBodyMaxBytes: int('GW_LOG_BODY_MAX_BYTES', 65_536, 256, 1_073_741_824),
     envProviderKeys,
-    envServiceKey: opt('GW_SERVICE_KEY'),
+    envServiceKey,
   }
   if (problems.length) throw new ConfigError(`invalid configuration:\n  - ${problems.join('\n  - ')}`)
   return Object.freeze(config)
