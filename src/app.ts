@@ -8,6 +8,7 @@ import { adminRoutes } from './http/routes/admin'
 import { chatRoutes } from './http/routes/chat'
 import { healthRoutes } from './http/routes/health'
 import { logRoutes } from './http/routes/logs'
+import { metricsRoutes } from './http/routes/metrics'
 import { modelRoutes } from './http/routes/models'
 import { promptRoutes } from './http/routes/prompts'
 import type { Deps } from './pipeline/context'
@@ -21,6 +22,7 @@ export function createApp(deps: Deps, admin = new AdminService(deps.store, (org)
     })
     .onError({ as: 'global' }, ({ error, code, request }) => errorResponse(error, request, code))
     .use(healthRoutes(deps))
+    .use(metricsRoutes(deps))
     .use(chatRoutes(deps))
     .use(promptRoutes(deps))
     .use(modelRoutes(deps))

@@ -8,6 +8,7 @@ export type ErrorCode =
   | 'rate_limit_exceeded'
   | 'model_not_allowed'
   | 'token_limit_exceeded'
+  | 'budget_exceeded'
   | 'provider_error'
 
 export interface ErrorBody {
@@ -21,6 +22,8 @@ export interface GatewayErrorOptions {
   cause?: unknown
   /** Extra response headers (e.g. `retry-after`). */
   headers?: Record<string, string>
+  /** What a 429 from gw's own rate limits applied to (`org` or `key`), for the metrics. */
+  scope?: string
 }
 
 /**
@@ -31,6 +34,7 @@ export class GatewayError extends Error {
   readonly status: number
   readonly code: ErrorCode
   readonly headers: Record<string, string> | undefined
+  readonly scope: string | undefined
 
   constructor(status: number, code: ErrorCode, message: string, opts: GatewayErrorOptions = {}) {
     super(message, opts.cause === undefined ? undefined : { cause: opts.cause })
@@ -38,6 +42,7 @@ export class GatewayError extends Error {
     this.status = status
     this.code = code
     this.headers = opts.headers
+    this.scope = opts.scope
   }
 
   toBody(requestId: string): ErrorBody {

@@ -3,18 +3,22 @@
 import { GatewayError } from '../errors'
 import { modelUnavailable } from '../policy/model-access'
 import { countPromptTokens } from '../policy/prompt-tokens'
-import { DEFAULT_MAX_STREAMS_PER_KEY, DEFAULT_MAX_STREAMS_PER_ORG } from '../policy/stream-slots'
+import { applicableBudgets, type BudgetHold, maxCostUsd, reserveBudgets, settleBudgets } from '../policy/budgets'
 import type { LimitCheck } from '../policy/rate-limiter'
+import { DEFAULT_MAX_STREAMS_PER_KEY, DEFAULT_MAX_STREAMS_PER_ORG } from '../policy/stream-slots'
 import { estimatePromptTokens } from '../tokens'
 import type { RateLimits } from '../store/types'
 import type { ChatInput, Deps, Identity, OrgContext } from './context'
 
-/** What a request was charged against the rate limits, to be corrected with its real usage, and its stream slot. */
+/**
+ * What a request was charged against the rate limits and budgets, to be corrected with its real
+ * usage and cost, and the stream slot it holds: all given back together when its log entry is written.
+ */
 export interface Charge {
   tokenKeys: string[]
   tokens: number
   at: number
-  /** Gives back the stream slot a streamed request holds until its log entry is written. */
+  budget: BudgetHold | undefined
   releaseStream?: () => void
 }
 
@@ -26,6 +30,7 @@ export async function enforcePolicy(
   identity: Identity,
   org: OrgContext,
   input: ChatInput,
+  endUserId: string | null,
   signal?: AbortSignal,
 ): Promise<Charge | undefined> {
   const policy = org.org.policy
@@ -43,7 +48,7 @@ export async function enforcePolicy(
     const limit = policy.maxTokens
     const over = OUTPUT_LIMIT_FIELDS.find((f) => (input.body[f] ?? 0) > limit)
     if (over) throw tooMany(`${over} ${input.body[over]} exceeds the org's limit of ${limit}`)
-    if (OUTPUT_LIMIT_FIELDS.every((f) => input.body[f] === undefined)) input.body.max_tokens = limit
+    if (largestOutputLimit(input) === undefined) input.body.max_tokens = limit
   }
   let promptTokens: number | undefined
   if (policy.maxPromptTokens !== undefined) {
@@ -54,14 +59,25 @@ export async function enforcePolicy(
       throw tooMany(`The prompt has at least ${promptTokens} tokens, over the org's limit of ${policy.maxPromptTokens}`)
   }
   const releaseStream = input.stream ? takeStreamSlot(deps, identity, org) : undefined
+  let budget: BudgetHold | undefined
   try {
-    const charge = await chargeRateLimits(deps, identity, org, () => promptTokens ?? estimatePromptTokens(input.body.messages))
-    if (!releaseStream) return charge
-    return { ...(charge ?? { tokenKeys: [], tokens: 0, at: 0 }), releaseStream }
+    budget = await reserveBudget(deps, identity, org, input, endUserId)
+    const rate = await chargeRateLimits(deps, identity, org, () => promptTokens ?? estimatePromptTokens(input.body.messages))
+    return rate || budget || releaseStream ? { tokenKeys: [], tokens: 0, at: 0, ...rate, budget, releaseStream } : undefined
   } catch (err) {
     releaseStream?.()
+    settleBudgets(deps.budgets, budget, 0)
     throw err
   }
+}
+
+/** The fields adapters read as the answer's token limit (PRODUCT §4). */
+const OUTPUT_LIMIT_FIELDS = ['max_tokens', 'max_completion_tokens'] as const
+
+/** The largest output limit the request sets in any field, or undefined when it sets none. */
+function largestOutputLimit(input: ChatInput): number | undefined {
+  const set = OUTPUT_LIMIT_FIELDS.map((f) => input.body[f]).filter((n) => n !== undefined)
+  return set.length ? Math.max(...set) : undefined
 }
 
 /** One of the org's and one of the credential's concurrent stream slots, or 429 when either is full. */
@@ -74,14 +90,44 @@ function takeStreamSlot(deps: Deps, identity: Identity, org: OrgContext): () => 
     { key: `cred:${id}:${identity.authMode}:${identity.subject}`, limit: keyLimit },
   ])
   if ('release' in slot) return slot.release
-  const who = slot.full.key.startsWith('org:') ? `org "${id}"` : 'this credential'
-  throw new GatewayError(429, 'rate_limit_exceeded', `Too many concurrent streams for ${who}: at most ${slot.full.limit} at once`, {
-    headers: { 'retry-after': '1' },
-  })
+  const scope = slot.full.key.startsWith('org:') ? 'org' : 'key'
+  throw new GatewayError(
+    429,
+    'rate_limit_exceeded',
+    `Too many concurrent streams for ${scope === 'org' ? `org "${id}"` : 'this credential'}: at most ${slot.full.limit} at once`,
+    { headers: { 'retry-after': '1' }, scope },
+  )
 }
 
-/** The fields adapters read as the answer's token limit (PRODUCT §4). */
-const OUTPUT_LIMIT_FIELDS = ['max_tokens', 'max_completion_tokens'] as const
+/** Reserves the request's largest possible cost (over every model it may reach) on the budgets it falls under. */
+async function reserveBudget(
+  deps: Deps,
+  identity: Identity,
+  org: OrgContext,
+  input: ChatInput,
+  endUserId: string | null,
+): Promise<BudgetHold | undefined> {
+  const policy = org.org.policy
+  if (!policy.budgets?.length) return undefined
+  const now = Date.now()
+  const subjects = { orgId: org.org.id, keyId: identity.authMode === 'GwKey' ? identity.subject : undefined, endUserId: endUserId ?? undefined }
+  const budgets = applicableBudgets(policy.budgets, subjects, now)
+  if (!budgets.length) return undefined
+  const bytes = Buffer.byteLength(JSON.stringify(input.body))
+  let images = 0
+  for (const m of input.body.messages) if (Array.isArray(m.content)) for (const p of m.content) if (p.type === 'image_url') images++
+  const maxOut = largestOutputLimit(input)
+  let amount = 0
+  for (const ref of [input.model, ...input.fallbackChain.map((e) => e.model)]) {
+    const cost = maxCostUsd(deps.catalog.resolve(ref.provider, ref.id).info, bytes, images, maxOut)
+    if (cost === null && !policy.allowUnpricedModels)
+      throw violation(
+        `Model "${ref.name.slice(0, 64)}" has no known price and org "${org.org.id}" has a budget: use a priced model, or set allowUnpricedModels: true in the policy`,
+      )
+    amount = Math.max(amount, cost ?? 0)
+  }
+  return reserveBudgets(deps.budgets, deps.store.logs, budgets, org.org.id, amount, now)
+}
 
 /** Every string (and object key) in a JSON value, without recursion (depth is capped at parse time anyway). */
 function* stringsIn(value: unknown): Generator<string> {
@@ -121,7 +167,12 @@ interface Scope {
 }
 
 /** Charges the org's (and the key's own) per-minute limits; the prompt is counted only when a token limit applies. */
-async function chargeRateLimits(deps: Deps, identity: Identity, org: OrgContext, promptTokens: () => number): Promise<Charge | undefined> {
+async function chargeRateLimits(
+  deps: Deps,
+  identity: Identity,
+  org: OrgContext,
+  promptTokens: () => number,
+): Promise<Omit<Charge, 'budget'> | undefined> {
   const scopes: Scope[] = [{ key: `org:${org.org.id}`, limits: org.org.policy, what: `org "${org.org.id}"` }]
   if (identity.keyLimits) scopes.push({ key: `key:${identity.subject}`, limits: identity.keyLimits, what: 'this service key' })
   const checks: (LimitCheck & { scope: Scope })[] = []
@@ -146,15 +197,16 @@ async function chargeRateLimits(deps: Deps, identity: Identity, org: OrgContext,
       429,
       'rate_limit_exceeded',
       `Rate limit exceeded for ${hit.scope.what}: ${hit.limit} ${unit} per minute; retry in ${admission.retryAfterSeconds} s`,
-      { headers: { 'retry-after': String(admission.retryAfterSeconds) } },
+      { headers: { 'retry-after': String(admission.retryAfterSeconds) }, scope: hit.key.startsWith('key:') ? 'key' : 'org' },
     )
   }
   return tokenKeys.length ? { tokenKeys, tokens, at } : undefined
 }
 
-/** Replaces a request's token charge by what the provider reported it used. */
-export function settleCharge(deps: Deps, charge: Charge | undefined, usedTokens: number): void {
+/** Replaces a request's token charge and budget reservation by what it really used and cost. */
+export function settleCharge(deps: Deps, charge: Charge | undefined, usedTokens: number, costUsd: number | null): void {
   if (!charge) return
   charge.releaseStream?.()
   if (charge.tokenKeys.length) void deps.limiter.adjust(charge.tokenKeys, usedTokens - charge.tokens, charge.at)
+  settleBudgets(deps.budgets, charge.budget, costUsd)
 }

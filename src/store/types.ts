@@ -20,6 +20,19 @@ export interface Policy {
   maxConcurrentStreams?: number
   /** Streams one service key or token subject may have open at once (default 200). */
   maxConcurrentStreamsPerKey?: number
+  /** Spending limits (PRODUCT §11). */
+  budgets?: Budget[]
+  /** Under a budget, models without a known price are refused unless this is true. */
+  allowUnpricedModels?: boolean
+}
+
+export type BudgetScope = 'org' | 'key' | 'endUser'
+export type BudgetPeriod = 'day' | 'month' | 'total'
+
+export interface Budget {
+  scope: BudgetScope
+  usd: number
+  period: BudgetPeriod
 }
 
 /** Org ids: lowercase letters, digits, "-" and "_", 1–64 characters, starting with a letter or digit. */
@@ -232,6 +245,15 @@ export interface LogQuery {
   cursor?: string
 }
 
+export interface SpendQuery {
+  orgId: string
+  /** A roll-up dimension: '' (the whole org), 'key' or 'endUser'. */
+  dim: string
+  value: string
+  fromDay: string
+  toDay: string
+}
+
 export interface LogStore {
   /** Writes a batch in one transaction. */
   insertLogs(entries: LogEntry[]): Promise<void>
@@ -242,6 +264,8 @@ export interface LogStore {
   pruneLogs(before: number, limit: number): Promise<number>
   /** Usage report from the daily roll-ups (PRODUCT §11). */
   usage(q: UsageQuery): Promise<UsageRow[]>
+  /** Known cost summed over a roll-up dimension's value and days (inclusive): what a budget has spent. */
+  spend(q: SpendQuery): Promise<number>
 }
 
 export interface Store {

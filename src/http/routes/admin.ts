@@ -7,7 +7,7 @@ import { notFound, unauthorized } from '../../errors'
 import type { Deps } from '../../pipeline/context'
 import { readJsonBody, requestIdOf } from '../request-context'
 
-function checkAdmin(token: string | undefined, request: Request): void {
+export function checkAdmin(token: string | undefined, request: Request): void {
   // Without GW_ADMIN_TOKEN the admin API does not exist.
   if (!token) throw notFound(`No route for ${request.method} ${new URL(request.url).pathname}`)
   const m = /^Bearer\s+(\S+)\s*$/i.exec(request.headers.get('authorization') ?? '')
@@ -44,6 +44,10 @@ export const adminRoutes = (deps: Deps, admin: AdminService) =>
     .get('/orgs/:org/usage', async ({ request, params }) => {
       await deps.logs.flush()
       return json(request, await admin.usage(params.org, new URL(request.url).searchParams))
+    })
+    .get('/orgs/:org/budgets', async ({ request, params }) => {
+      await deps.logs.flush()
+      return json(request, await admin.budgets(params.org, deps.budgets))
     })
     .put(
       '/orgs/:org/policy',
