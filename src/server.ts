@@ -20,6 +20,7 @@ import { type HealthOptions, UpstreamHealth } from './pipeline/upstream-health'
 import { RecentLatency } from './pipeline/route-choice'
 import { MemoryBudgetLedger } from './policy/budget-ledger'
 import { MemoryRateLimiter } from './policy/rate-limiter'
+import { StreamSlots } from './policy/stream-slots'
 import { type LoadReport, loadPromptFiles, readPromptFiles } from './prompts/prompt-files'
 import { type LogRetentionOptions, startLogRetention } from './store/log-retention'
 import { LogWriter } from './store/log-writer'
@@ -103,6 +104,7 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
     health,
     observer,
     limiter: new MemoryRateLimiter(),
+    streams: new StreamSlots(),
     budgets: new MemoryBudgetLedger(),
     latency: new RecentLatency(),
     oidc: new OidcVerifier(store.auth, { refreshCooldownMs: config.jwksRefreshMs }),

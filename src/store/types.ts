@@ -16,6 +16,10 @@ export interface Policy {
   requiredMetadata?: string[]
   /** Per-org override of GW_UPSTREAM_TIMEOUT_MS. */
   upstreamTimeoutMs?: number
+  /** Streams the org may have open at once (default 1,000). */
+  maxConcurrentStreams?: number
+  /** Streams one service key or token subject may have open at once (default 200). */
+  maxConcurrentStreamsPerKey?: number
   /** Spending limits (PRODUCT §11). */
   budgets?: Budget[]
   /** Under a budget, models without a known price are refused unless this is true. */
@@ -30,6 +34,9 @@ export interface Budget {
   usd: number
   period: BudgetPeriod
 }
+
+/** Org ids: lowercase letters, digits, "-" and "_", 1–64 characters, starting with a letter or digit. */
+export const ORG_ID = /^[a-z0-9][a-z0-9_-]{0,63}$/
 
 export interface Org {
   id: string
