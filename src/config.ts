@@ -1,5 +1,6 @@
 // Reads gw's configuration from the environment (PRODUCT §2), with CLI flags overriding, and validates it.
 
+import type { ErrorShape } from './errors'
 import type { ProviderId } from './providers/provider-id'
 
 export interface Config {
@@ -22,6 +23,10 @@ export interface Config {
   /** Provider keys of the `default` org, from OPENAI_API_KEY etc. */
   envProviderKeys: Partial<Record<ProviderId, string>>
   envServiceKey: string | undefined
+  /** GW_ERROR_FORMAT: the shape of error bodies unless a request asks otherwise (PRODUCT §4). */
+  errorFormat: ErrorShape
+  /** GW_CORS_ORIGINS: origins browsers may call from (`*` for any); empty = no CORS headers. */
+  corsOrigins: readonly string[]
 }
 
 export type Env = Record<string, string | undefined>
@@ -100,6 +105,14 @@ export function loadConfig(env: Env): Config {
     return v
   }
 
+  const oneOf = <T extends string>(name: string, values: readonly T[], fallback: T): T => {
+    const v = opt(name)
+    if (v === undefined) return fallback
+    if ((values as readonly string[]).includes(v.toLowerCase())) return v.toLowerCase() as T
+    problems.push(`${name} must be one of ${values.join(', ')} (got "${v.slice(0, 40)}")`)
+    return fallback
+  }
+
   const envProviderKeys: Partial<Record<ProviderId, string>> = {}
   const keyVars: [ProviderId, string][] = [
     ['openai', 'OPENAI_API_KEY'],
@@ -137,6 +150,11 @@ export function loadConfig(env: Env): Config {
     logBodies: bool('GW_LOG_BODIES', true),
     envProviderKeys,
     envServiceKey: opt('GW_SERVICE_KEY'),
+    errorFormat: oneOf('GW_ERROR_FORMAT', ['gw', 'openai'] as const, 'gw'),
+    corsOrigins: (opt('GW_CORS_ORIGINS') ?? '')
+      .split(',')
+      .map((o) => o.trim().replace(/\/+$/, ''))
+      .filter(Boolean),
   }
   if (problems.length) throw new ConfigError(`invalid configuration:\n  - ${problems.join('\n  - ')}`)
   return Object.freeze(config)
