@@ -11,8 +11,10 @@ import { resolveSecret, SecretBox } from './crypto/secret-box'
 import type { Deps } from './pipeline/context'
 import { OrgDirectory } from './pipeline/org-directory'
 import { type HealthOptions, UpstreamHealth } from './pipeline/upstream-health'
+import { MemoryBudgetLedger } from './policy/budget-ledger'
 import { MemoryRateLimiter } from './policy/rate-limiter'
 import { type LoadReport, loadPromptFiles, readPromptFiles } from './prompts/prompt-files'
+import { type LogRetentionOptions, startLogRetention } from './store/log-retention'
 import { LogWriter } from './store/log-writer'
 import { createSqliteStore } from './store/sqlite'
 import type { Store } from './store/types'
@@ -48,6 +50,7 @@ export interface StartOptions {
   /** Listen (default true); false builds everything but the socket, for tests using app.handle. */
   listen?: boolean
   logWriter?: ConstructorParameters<typeof LogWriter>[1]
+  retention?: LogRetentionOptions
   health?: HealthOptions
   /** Seconds of silence after which Bun drops a connection (chat routes lift it per request). */
   idleTimeoutSeconds?: number
@@ -87,6 +90,10 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
       console.error(`gw: writing request logs failed (attempt ${attempt}), will retry:`, err instanceof Error ? err.message : err),
     ...opts.logWriter,
   })
+  const retention = startLogRetention(store.logs, config.logRetentionDays, {
+    onError: (err) => console.error('gw: pruning old log entries failed, will retry:', err instanceof Error ? err.message : err),
+    ...opts.retention,
+  })
   const deps: Deps = {
     config,
     store,
@@ -95,6 +102,7 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
     orgs,
     health: new UpstreamHealth(opts.health),
     limiter: new MemoryRateLimiter(),
+    budgets: new MemoryBudgetLedger(),
     oidc: new OidcVerifier(store.auth, { refreshCooldownMs: config.jwksRefreshMs }),
     fetch: opts.fetch ?? fetch,
     openStreams: new Set(),
@@ -132,6 +140,7 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
           for (const end of [...deps.openStreams]) end()
           await Promise.race([closed, Bun.sleep(2000)])
         }
+        await retention.stop()
         await logs.close()
         await store.close()
       })()

@@ -14,7 +14,12 @@ import {
   checkSigningSecretBody,
 } from '../schemas/admin-bodies'
 import type { OidcConfig, Org, Policy, ProviderRecord, Store } from '../store/types'
+import type { BudgetLedger } from '../policy/budget-ledger'
+import { type BudgetStatus, budgetStatus } from '../policy/budgets'
+import { pruneBefore } from '../store/log-retention'
+import type { UsageRow } from '../store/usage-rollup'
 import { PromptAdmin } from './prompt-admin'
+import { parseUsageQuery } from './usage-report'
 
 const ORG_ID = /^[a-z0-9][a-z0-9_-]{0,63}$/
 
@@ -109,6 +114,30 @@ export class AdminService {
     const limits = { ...(requestsPerMinute ? { requestsPerMinute } : {}), ...(tokensPerMinute ? { tokensPerMinute } : {}) }
     await this.store.keys.createServiceKey({ id, orgId, name: body.name, hash, limits })
     return { id, key }
+  }
+
+  /** The org's usage report (PRODUCT §11) for the query parameters of GET /admin/orgs/:org/usage. */
+  async usage(orgId: string, params: URLSearchParams): Promise<{ data: UsageRow[] }> {
+    await this.requireOrg(orgId)
+    return { data: await this.store.logs.usage(parseUsageQuery(orgId, params)) }
+  }
+
+  /** The org's budgets with their spend in the current period: per live service key, per end user with spend. */
+  async budgets(orgId: string, ledger: BudgetLedger, now = Date.now()): Promise<{ data: BudgetStatus[] }> {
+    const org = await this.requireOrg(orgId)
+    const logs = this.store.logs
+    const data = await budgetStatus(ledger, logs, orgId, org.policy.budgets ?? [], async (scope, period) => {
+      const spenders = await logs.usage({ orgId, groupBy: scope, fromDay: period.fromDay, toDay: period.toDay })
+      const ids = new Set(spenders.flatMap((r) => (r.key === null ? [] : [r.key])))
+      if (scope === 'key') for (const k of await this.store.keys.listServiceKeys(orgId)) if (!k.revokedAt) ids.add(k.id)
+      return [...ids]
+    }, now)
+    return { data }
+  }
+
+  /** Deletes raw log entries older than `olderThanMs` now (roll-ups stay); returns how many. */
+  async pruneLogs(olderThanMs: number): Promise<{ deleted: number }> {
+    return { deleted: await pruneBefore(this.store.logs, Date.now() - olderThanMs) }
   }
 
   async revokeServiceKey(orgId: string, id: string): Promise<void> {

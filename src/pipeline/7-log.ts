@@ -7,9 +7,6 @@ import type { Attempt, LogEntry } from '../store/types'
 import type { AuthedContext, ChatInput, Deps } from './context'
 import { type Fallback, NO_FALLBACK } from './5-fallback'
 
-/** Bodies larger than this are stored as a truncated preview. */
-const BODY_CAP = 64 * 1024
-
 export interface Outcome {
   status: number
   errorCode: string | null
@@ -53,10 +50,15 @@ export function failureOutcome(status: number, code: string, message: string, ex
   }
 }
 
-function capped(value: unknown, text: string | undefined, bytes: number | undefined): unknown {
-  const size = bytes ?? text?.length
-  if (size === undefined || size <= BODY_CAP) return value
-  const preview = (text ?? JSON.stringify(value)).slice(0, BODY_CAP)
+/** A body over GW_LOG_BODY_MAX_BYTES is stored as `{truncated, bytes, preview}` (PRODUCT §11). */
+function capped(value: unknown, text: string | undefined, bytes: number | undefined, max: number): unknown {
+  const size = bytes ?? (text === undefined ? undefined : Buffer.byteLength(text))
+  if (size === undefined || size <= max) return value
+  // At most `max` bytes, cut on a character boundary.
+  const buf = Buffer.from((text ?? JSON.stringify(value)).slice(0, max))
+  let end = Math.min(max, buf.length)
+  while (end > 0 && end < buf.length && ((buf[end] as number) & 0xc0) === 0x80) end--
+  const preview = buf.subarray(0, end).toString('utf8')
   return { truncated: true, bytes: size, preview }
 }
 
@@ -64,7 +66,8 @@ export function endUserId(ctx: AuthedContext, input: ChatInput | undefined): str
   return ctx.identity.endUserId ?? ctx.headers.get('x-gw-end-user-id') ?? input?.user ?? null
 }
 
-export function recordRequest(deps: Deps, ctx: AuthedContext, input: ChatInput | undefined, o: Outcome): void {
+/** Builds the request's log entry, queues it for writing and returns it. */
+export function recordRequest(deps: Deps, ctx: AuthedContext, input: ChatInput | undefined, o: Outcome): LogEntry {
   const identity = ctx.identity
   const target = o.target
   const usage = o.usage
@@ -109,8 +112,10 @@ export function recordRequest(deps: Deps, ctx: AuthedContext, input: ChatInput |
     structuredOutput: o.structuredOutput,
   }
   if (deps.config.logBodies) {
-    if (ctx.rawBody) entry.requestBody = capped(ctx.rawBody.value, ctx.rawBody.text, ctx.rawBody.bytes)
-    if (o.responseBody !== undefined) entry.responseBody = capped(o.responseBody, undefined, o.responseBytes)
+    const max = deps.config.logBodyMaxBytes
+    if (ctx.rawBody) entry.requestBody = capped(ctx.rawBody.value, ctx.rawBody.text, ctx.rawBody.bytes, max)
+    if (o.responseBody !== undefined) entry.responseBody = capped(o.responseBody, undefined, o.responseBytes, max)
   }
   deps.logs.write(entry)
+  return entry
 }

@@ -22,7 +22,7 @@ import { type Charge, enforcePolicy, settleCharge } from './2-policy'
 import { route } from './3-route'
 import { dispatch } from './5-fallback'
 import { jsonAnswer, streamAnswer } from './6-normalise'
-import { failureOutcome, type Outcome, recordRequest } from './7-log'
+import { endUserId, failureOutcome, type Outcome, recordRequest } from './7-log'
 import { parseChatInput } from './chat-input'
 import type { AuthedContext, ChatInput, Deps, RawBody, RequestContext } from './context'
 import { linkPrompt, parsePromptRun } from './prompt-input'
@@ -80,11 +80,11 @@ export async function executeChat(deps: Deps, ctx: AuthedContext, input: ChatInp
   let logged = false
   const finish = (o: Outcome) => {
     logged = true
-    settleCharge(deps, charge, o.usage?.total_tokens ?? 0)
-    recordRequest(deps, ctx, input, o)
+    const entry = recordRequest(deps, ctx, input, o)
+    settleCharge(deps, charge, o.usage?.total_tokens ?? 0, entry.costUsd)
   }
   try {
-    charge = await enforcePolicy(deps, ctx.identity, ctx.org, input)
+    charge = await enforcePolicy(deps, ctx.identity, ctx.org, input, endUserId(ctx, input))
     const candidates = route(deps, ctx.org, input)
     const d = await dispatch(deps, ctx, input, candidates)
     if (!d.ok) {
@@ -97,7 +97,7 @@ export async function executeChat(deps: Deps, ctx: AuthedContext, input: ChatInp
     return streamAnswer(deps, ctx, d, input.body.stream_options?.include_usage === true, finish)
   } catch (err) {
     if (!logged) {
-      settleCharge(deps, charge, 0)
+      settleCharge(deps, charge, 0, null)
       logFailure(deps, ctx, input, err)
     }
     throw err

@@ -2,6 +2,7 @@
 // One SQLite implementation today (src/store/sqlite); a Postgres one plugs in behind the same interface.
 
 import type { ProviderId } from '../providers/provider-id'
+import type { UsageQuery, UsageRow } from './usage-rollup'
 
 export interface Policy {
   disabledProviders?: string[]
@@ -15,6 +16,19 @@ export interface Policy {
   requiredMetadata?: string[]
   /** Per-org override of GW_UPSTREAM_TIMEOUT_MS. */
   upstreamTimeoutMs?: number
+  /** Spending limits (PRODUCT §11). */
+  budgets?: Budget[]
+  /** Under a budget, models without a known price are refused unless this is true. */
+  allowUnpricedModels?: boolean
+}
+
+export type BudgetScope = 'org' | 'key' | 'endUser'
+export type BudgetPeriod = 'day' | 'month' | 'total'
+
+export interface Budget {
+  scope: BudgetScope
+  usd: number
+  period: BudgetPeriod
 }
 
 export interface Org {
@@ -224,12 +238,27 @@ export interface LogQuery {
   cursor?: string
 }
 
+export interface SpendQuery {
+  orgId: string
+  /** A roll-up dimension: '' (the whole org), 'key' or 'endUser'. */
+  dim: string
+  value: string
+  fromDay: string
+  toDay: string
+}
+
 export interface LogStore {
   /** Writes a batch in one transaction. */
   insertLogs(entries: LogEntry[]): Promise<void>
   getLog(orgId: string, requestId: string): Promise<LogEntry | undefined>
   queryLogs(q: LogQuery): Promise<{ data: LogEntry[]; nextCursor: string | null }>
   countLogs(orgId?: string): Promise<number>
+  /** Deletes up to `limit` of the oldest entries created before `before` (epoch ms), bodies and tags included; roll-ups stay. Returns how many. */
+  pruneLogs(before: number, limit: number): Promise<number>
+  /** Usage report from the daily roll-ups (PRODUCT §11). */
+  usage(q: UsageQuery): Promise<UsageRow[]>
+  /** Known cost summed over a roll-up dimension's value and days (inclusive): what a budget has spent. */
+  spend(q: SpendQuery): Promise<number>
 }
 
 export interface Store {

@@ -19,6 +19,15 @@ function memoryStore(failFirst = 0) {
     async getLog() {
       return undefined
     },
+    async pruneLogs() {
+      return 0
+    },
+    async usage() {
+      return []
+    },
+    async spend() {
+      return 0
+    },
     async queryLogs() {
       return { data: [], nextCursor: null }
     },
