@@ -11,6 +11,7 @@ import { adminRoutes } from './http/routes/admin'
 import { chatRoutes } from './http/routes/chat'
 import { healthRoutes } from './http/routes/health'
 import { logRoutes } from './http/routes/logs'
+import { metricsRoutes } from './http/routes/metrics'
 import { modelRoutes } from './http/routes/models'
 import { promptRoutes } from './http/routes/prompts'
 import type { Deps } from './pipeline/context'
@@ -35,6 +36,7 @@ export function createApp(deps: Deps, admin = new AdminService(deps.store, (org)
       return errorResponse(error, request, deps.config.errorFormat, code)
     })
     .use(healthRoutes(deps))
+    .use(metricsRoutes(deps))
     .use(chatRoutes(deps))
     .use(promptRoutes(deps))
     .use(modelRoutes(deps))

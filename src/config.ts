@@ -31,6 +31,27 @@ export interface Config {
   errorFormat: ErrorShape
   /** GW_CORS_ORIGINS: origins browsers may call from (`*` for any); empty = no CORS headers. */
   corsOrigins: readonly string[]
+  /** GET /metrics: admin token (default), open, or off (PRODUCT §14). */
+  metrics: 'admin' | 'public' | 'off'
+  /** An `org` label on the request, token and cost counters. */
+  metricsOrgLabel: boolean
+  /** Access log lines on stdout; default `pretty` on a terminal, otherwise `off`. */
+  logFormat: 'json' | 'pretty' | 'off'
+  /** Prompt and completion text on spans. */
+  traceContent: boolean
+  /** OTLP/HTTP trace export, from the standard OTEL_* variables; undefined when no endpoint is set. */
+  otel: OtelConfig | undefined
+}
+
+export interface OtelConfig {
+  /** Full URL the spans are POSTed to (…/v1/traces). */
+  tracesUrl: string
+  protocol: 'http/protobuf' | 'http/json'
+  headers: Record<string, string>
+  serviceName: string
+  /** Extra resource attributes from OTEL_RESOURCE_ATTRIBUTES. */
+  resource: Record<string, string>
+  timeoutMs: number
 }
 
 export type Env = Record<string, string | undefined>
@@ -112,14 +133,6 @@ export function loadConfig(env: Env): Config {
     return v
   }
 
-  const oneOf = <T extends string>(name: string, values: readonly T[], fallback: T): T => {
-    const v = opt(name)
-    if (v === undefined) return fallback
-    if ((values as readonly string[]).includes(v.toLowerCase())) return v.toLowerCase() as T
-    problems.push(`${name} must be one of ${values.join(', ')} (got "${v.slice(0, 40)}")`)
-    return fallback
-  }
-
   const envProviderKeys: Partial<Record<ProviderId, string>> = {}
   const keyVars: [ProviderId, string][] = [
     ['openai', 'OPENAI_API_KEY'],
@@ -130,6 +143,14 @@ export function loadConfig(env: Env): Config {
   for (const [p, name] of keyVars) {
     const v = opt(name)
     if (v) envProviderKeys[p] = v
+  }
+
+  const oneOf = <T extends string>(name: string, values: readonly T[], dflt: T): T => {
+    const raw = opt(name)?.toLowerCase()
+    if (raw === undefined) return dflt
+    if ((values as readonly string[]).includes(raw)) return raw as T
+    problems.push(`${name} must be one of ${values.join(', ')}, got "${raw}"`)
+    return dflt
   }
 
   const adminToken = opt('GW_ADMIN_TOKEN')
@@ -164,7 +185,52 @@ export function loadConfig(env: Env): Config {
       .split(',')
       .map((o) => o.trim().replace(/\/+$/, ''))
       .filter(Boolean),
+    metrics: oneOf('GW_METRICS', ['admin', 'public', 'off'], 'admin'),
+    metricsOrgLabel: bool('GW_METRICS_ORG_LABEL', false),
+    logFormat: oneOf('GW_LOG_FORMAT', ['json', 'pretty', 'off'], process.stdout.isTTY ? 'pretty' : 'off'),
+    traceContent: bool('GW_TRACE_CONTENT', false),
+    otel: otelConfig(env, problems),
   }
   if (problems.length) throw new ConfigError(`invalid configuration:\n  - ${problems.join('\n  - ')}`)
   return Object.freeze(config)
+}
+
+/** Parses `k=v,k2=v2` (values percent-decoded), as OTEL_EXPORTER_OTLP_HEADERS and OTEL_RESOURCE_ATTRIBUTES are written. */
+function keyValueList(raw: string | undefined): Record<string, string> {
+  const out: Record<string, string> = {}
+  for (const pair of (raw ?? '').split(',')) {
+    const eq = pair.indexOf('=')
+    if (eq < 1) continue
+    const k = pair.slice(0, eq).trim()
+    let v = pair.slice(eq + 1).trim()
+    try {
+      v = decodeURIComponent(v)
+    } catch {}
+    out[k] = v
+  }
+  return out
+}
+
+/** The OTLP trace exporter's settings from the standard OTEL_* variables (traces-specific ones win). */
+function otelConfig(env: Env, problems: string[]): OtelConfig | undefined {
+  const get = (name: string) => (env[name] === '' ? undefined : env[name])
+  if (get('OTEL_SDK_DISABLED') === 'true' || get('OTEL_TRACES_EXPORTER') === 'none') return undefined
+  const specific = get('OTEL_EXPORTER_OTLP_TRACES_ENDPOINT')
+  const base = get('OTEL_EXPORTER_OTLP_ENDPOINT')
+  if (!specific && !base) return undefined
+  const tracesUrl = specific ?? `${base?.replace(/\/+$/, '')}/v1/traces`
+  if (!/^https?:\/\/[^/]/.test(tracesUrl)) problems.push(`OTEL_EXPORTER_OTLP_ENDPOINT must be an http(s) URL, got "${tracesUrl}"`)
+  const protocol = get('OTEL_EXPORTER_OTLP_TRACES_PROTOCOL') ?? get('OTEL_EXPORTER_OTLP_PROTOCOL') ?? 'http/protobuf'
+  if (protocol !== 'http/protobuf' && protocol !== 'http/json')
+    problems.push(`OTEL_EXPORTER_OTLP_PROTOCOL must be http/protobuf or http/json (gw exports over HTTP), got "${protocol}"`)
+  const resource = keyValueList(get('OTEL_RESOURCE_ATTRIBUTES'))
+  const timeout = Number(get('OTEL_EXPORTER_OTLP_TRACES_TIMEOUT') ?? get('OTEL_EXPORTER_OTLP_TIMEOUT') ?? 10_000)
+  return {
+    tracesUrl,
+    protocol: protocol === 'http/json' ? 'http/json' : 'http/protobuf',
+    headers: { ...keyValueList(get('OTEL_EXPORTER_OTLP_HEADERS')), ...keyValueList(get('OTEL_EXPORTER_OTLP_TRACES_HEADERS')) },
+    serviceName: get('OTEL_SERVICE_NAME') ?? resource['service.name'] ?? 'gw',
+    resource,
+    timeoutMs: Number.isFinite(timeout) && timeout > 0 ? timeout : 10_000,
+  }
 }

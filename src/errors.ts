@@ -37,6 +37,8 @@ export interface GatewayErrorOptions {
   cause?: unknown
   /** Extra response headers (e.g. `retry-after`). */
   headers?: Record<string, string>
+  /** What a 429 from gw's own rate limits applied to (`org` or `key`), for the metrics. */
+  scope?: string
 }
 
 /**
@@ -47,6 +49,7 @@ export class GatewayError extends Error {
   readonly status: number
   readonly code: ErrorCode
   readonly headers: Record<string, string> | undefined
+  readonly scope: string | undefined
 
   constructor(status: number, code: ErrorCode, message: string, opts: GatewayErrorOptions = {}) {
     super(message, opts.cause === undefined ? undefined : { cause: opts.cause })
@@ -54,6 +57,7 @@ export class GatewayError extends Error {
     this.status = status
     this.code = code
     this.headers = opts.headers
+    this.scope = opts.scope
   }
 
   toBody(requestId: string, shape: ErrorShape = 'gw'): ErrorBody | OpenAiErrorBody {

@@ -2,14 +2,20 @@
 
 import { resolve } from 'node:path'
 import { AdminService } from './admin/admin-service'
-import { bootstrap } from './admin/bootstrap'
+import { bootstrap, DEFAULT_ORG } from './admin/bootstrap'
 import { OidcVerifier } from './auth/oidc'
 import { createApp } from './app'
 import { loadCatalog, readCatalogFile } from './catalog/catalog'
 import { type Config, DEFAULT_PROMPTS_DIR } from './config'
 import { resolveSecret, SecretBox } from './crypto/secret-box'
 import type { Deps } from './pipeline/context'
+import { AccessLog } from './observability/access-log'
+import { GatewayMetrics } from './observability/gateway-metrics'
+import { Observer } from './observability/observer'
+import { TraceExporter, type ExporterOptions, traceResource } from './observability/trace-exporter'
+import { Tracer } from './observability/tracer'
 import { OrgDirectory } from './pipeline/org-directory'
+import { PROVIDER_IDS, type ProviderId } from './providers/provider-id'
 import { type HealthOptions, UpstreamHealth } from './pipeline/upstream-health'
 import { MemoryBudgetLedger } from './policy/budget-ledger'
 import { MemoryRateLimiter } from './policy/rate-limiter'
@@ -39,6 +45,8 @@ export interface Gateway {
   url: string
   port: number
   generatedKey: string | undefined
+  /** Providers the `default` org has an enabled key for, at start. */
+  providers: ProviderId[]
   /** What prompts-as-code loading did; undefined when GW_PROMPTS_DIR names a missing folder. */
   prompts: LoadReport | undefined
   /** Stops accepting, lets in-flight requests finish, writes every pending log entry. */
@@ -52,6 +60,7 @@ export interface StartOptions {
   logWriter?: ConstructorParameters<typeof LogWriter>[1]
   retention?: LogRetentionOptions
   health?: HealthOptions
+  traceExporter?: ExporterOptions
   /** Seconds of silence after which Bun drops a connection (chat routes lift it per request). */
   idleTimeoutSeconds?: number
 }
@@ -94,13 +103,28 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
     onError: (err) => console.error('gw: pruning old log entries failed, will retry:', err instanceof Error ? err.message : err),
     ...opts.retention,
   })
+  const health = new UpstreamHealth(opts.health)
+  const exporter = config.otel && new TraceExporter(config.otel, traceResource(config.otel), opts.traceExporter)
+  const metrics = new GatewayMetrics(
+    catalog,
+    {
+      logs: () => ({ queued: logs.queued, ...logs.stats }),
+      openCircuits: () => health.openCircuits(),
+      traces: () => exporter?.stats ?? { exported: 0, dropped: 0, failedExports: 0 },
+    },
+    { orgLabel: config.metricsOrgLabel },
+  )
+  const observer = exporter
+    ? new Observer(metrics, new AccessLog(config.logFormat), new Tracer(exporter), config.traceContent, () => exporter.close())
+    : new Observer(metrics, new AccessLog(config.logFormat))
   const deps: Deps = {
     config,
     store,
     catalog,
     logs,
     orgs,
-    health: new UpstreamHealth(opts.health),
+    health,
+    observer,
     limiter: new MemoryRateLimiter(),
     budgets: new MemoryBudgetLedger(),
     oidc: new OidcVerifier(store.auth, { refreshCooldownMs: config.jwksRefreshMs }),
@@ -108,6 +132,7 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
     openStreams: new Set(),
   }
   const { generatedKey } = await bootstrap(store, admin, config)
+  const providers = (await store.orgs.getProviders(DEFAULT_ORG)).filter((p) => p.enabled && p.apiKey).map((p) => p.provider).sort((a, b) => PROVIDER_IDS.indexOf(a) - PROVIDER_IDS.indexOf(b))
   const promptFiles = await readPromptFiles(config.promptsDir, config.promptsDir === DEFAULT_PROMPTS_DIR)
   const prompts = promptFiles && (await loadPromptFiles(store, admin.prompts, promptFiles))
   const app = createApp(deps, admin)
@@ -127,6 +152,7 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
     port,
     url: `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`,
     generatedKey,
+    providers,
     prompts,
     stop() {
       stopping ??= (async () => {
@@ -142,6 +168,7 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
         }
         await retention.stop()
         await logs.close()
+        await deps.observer.close()
         await store.close()
       })()
       return stopping

@@ -133,7 +133,7 @@ async function chargeRateLimits(
       429,
       'rate_limit_exceeded',
       `Rate limit exceeded for ${hit.scope.what}: ${hit.limit} ${unit} per minute; retry in ${admission.retryAfterSeconds} s`,
-      { headers: { 'retry-after': String(admission.retryAfterSeconds) } },
+      { headers: { 'retry-after': String(admission.retryAfterSeconds) }, scope: hit.key.startsWith('key:') ? 'key' : 'org' },
     )
   }
   return tokenKeys.length ? { tokenKeys, tokens, at } : undefined

@@ -2,6 +2,7 @@
 // SSE stream of chunks ending with a usage chunk and `data: [DONE]` — then hand the outcome to the log.
 
 import { errorShapeFor, GatewayError } from '../errors'
+import { costUsd, usageTokens } from '../catalog/catalog'
 import type { StreamPart, UpstreamFailure } from '../providers/adapter'
 import type { ChatChunk, ChatCompletion, ChunkChoice, FinishReason, ToolCall, Usage } from '../providers/openai-types'
 import { DONE_BYTES, SSE_HEADERS, sseData } from '../sse/encode'
@@ -11,13 +12,14 @@ import type { AuthedContext, Deps } from './context'
 import type { Outcome } from './7-log'
 import { checkStructuredOutput } from './structured-output'
 
-/** Headers every successful answer carries. */
-export function successHeaders(ctx: AuthedContext, d: Dispatched): Record<string, string> {
+/** Headers every successful answer carries; `x-gw-cost-usd` when the cost is known (non-streamed answers). */
+export function successHeaders(ctx: AuthedContext, d: Dispatched, cost: number | null = null): Record<string, string> {
   const h: Record<string, string> = {
     'x-gw-request-id': ctx.requestId,
     'x-gw-model': d.attempt.target.model.name,
     'x-gw-auth-mode': ctx.identity.authMode,
   }
+  if (cost !== null) h['x-gw-cost-usd'] = String(cost)
   if (d.fallback.used && d.fallback.model) {
     h['x-gw-fallback'] = 'true'
     h['x-gw-fallback-reason'] = d.fallback.reason ?? 'provider_error'
@@ -32,7 +34,10 @@ function estimateUsage(d: Dispatched, completionText: string): Usage {
   return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion }
 }
 
-function baseOutcome(d: Dispatched): Omit<Outcome, 'usage' | 'usageEstimated' | 'responseBody'> {
+/** What the answer cost at the catalog's prices (PRODUCT §11); null when the model's price is unknown. */
+const costOf = (d: Dispatched, usage: Usage) => costUsd(d.attempt.target.model, usageTokens(usage))
+
+function baseOutcome(d: Dispatched): Omit<Outcome, 'usage' | 'usageEstimated' | 'costUsd' | 'responseBody'> {
   return {
     status: 200,
     errorCode: null,
@@ -54,6 +59,7 @@ export function jsonAnswer(ctx: AuthedContext, d: Dispatched, finish: (o: Outcom
   const c = d.answer.completion
   const text = c.choices.map((ch) => ch.message.content ?? '').join('')
   const usage = c.usage ?? estimateUsage(d, text)
+  const cost = costOf(d, usage)
   const body: ChatCompletion = {
     ...c.extra,
     id: c.id ?? `chatcmpl-${ctx.requestId}`,
@@ -61,7 +67,7 @@ export function jsonAnswer(ctx: AuthedContext, d: Dispatched, finish: (o: Outcom
     created: Math.floor(Date.now() / 1000),
     model: d.attempt.target.model.name,
     choices: c.choices,
-    usage,
+    usage: { ...usage, cost_usd: cost },
   }
   const json = JSON.stringify(body)
   finish({
@@ -69,12 +75,13 @@ export function jsonAnswer(ctx: AuthedContext, d: Dispatched, finish: (o: Outcom
     structuredOutput: checkStructuredOutput(d.attempt.body, c.choices[0]?.message.content ?? null),
     usage,
     usageEstimated: !c.usage,
+    costUsd: cost,
     responseBody: body,
     responseBytes: json.length,
   })
   return new Response(json, {
     status: 200,
-    headers: { 'content-type': 'application/json', ...successHeaders(ctx, d) },
+    headers: { 'content-type': 'application/json', ...successHeaders(ctx, d, cost) },
   })
 }
 
@@ -139,6 +146,16 @@ export function streamAnswer(
     ...extra,
   })
 
+  /** Usage (reported, else estimated) and cost, worked out once when the stream ends. */
+  let final: { usage: Usage; cost: number | null } | undefined
+  const settle = () => {
+    if (!final) {
+      const u = usage ?? estimateUsage(d, transcript.content)
+      final = { usage: u, cost: costOf(d, u) }
+    }
+    return final
+  }
+
   const done = (failure?: UpstreamFailure, clientLeft = false) => {
     if (closed) return
     closed = true
@@ -150,8 +167,9 @@ export function streamAnswer(
       errorCode: failure ? 'provider_error' : null,
       errorMessage: failure?.message ?? (clientLeft ? 'the client disconnected before the end of the stream' : null),
       incomplete: !!failure || clientLeft,
-      usage: usage ?? estimateUsage(d, transcript.content),
+      usage: settle().usage,
       usageEstimated: !usage,
+      costUsd: settle().cost,
       responseBody: {
         content: transcript.content,
         ...(transcript.toolCalls.length ? { tool_calls: transcript.toolCalls } : {}),
@@ -161,7 +179,8 @@ export function streamAnswer(
   }
 
   const complete = (controller: ReadableStreamDefaultController<Uint8Array>) => {
-    const u = usage ?? estimateUsage(d, transcript.content)
+    const { usage: reported, cost } = settle()
+    const u = { ...reported, cost_usd: cost }
     const last = finishing ?? [{ index: 0, delta: {}, finish_reason: 'stop' as const }]
     if (includeUsage) {
       controller.enqueue(sseData(chunk(last)))

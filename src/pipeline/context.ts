@@ -6,6 +6,8 @@ import type { Config } from '../config'
 import type { FailureKind } from '../providers/adapter'
 import type { ChatRequest } from '../providers/openai-types'
 import type { ProviderId } from '../providers/provider-id'
+import type { Observer } from '../observability/observer'
+import type { RequestTrace } from '../observability/tracer'
 import type { LogWriter } from '../store/log-writer'
 import type { BudgetLedger } from '../policy/budget-ledger'
 import type { RateLimiter } from '../policy/rate-limiter'
@@ -25,6 +27,8 @@ export interface Deps {
   limiter: RateLimiter
   budgets: BudgetLedger
   oidc: OidcVerifier
+  /** Metrics, access log and traces of finished requests. */
+  observer: Observer
   /** Streams being answered, each with a way to end it early (used at shutdown). */
   openStreams: Set<() => void>
 }
@@ -107,6 +111,8 @@ export interface RequestContext {
   headers: Headers
   /** Aborts when the client goes away. */
   signal: AbortSignal
+  /** The request's trace, when tracing is on (OTEL_EXPORTER_OTLP_ENDPOINT). */
+  trace?: RequestTrace
 }
 
 /** A request whose credential has been verified (stage 1): who is calling, for which org. */

@@ -17,12 +17,13 @@
 // stream ends, fails or the client leaves.
 
 import { GatewayError } from '../errors'
+import type { LogEntry } from '../store/types'
 import { authenticate } from './1-auth'
 import { type Charge, enforcePolicy, settleCharge } from './2-policy'
 import { route } from './3-route'
 import { dispatch } from './5-fallback'
 import { jsonAnswer, streamAnswer } from './6-normalise'
-import { endUserId, failureOutcome, type Outcome, recordRequest } from './7-log'
+import { endUserId, failureOutcome, logEntry, type Outcome, recordRequest } from './7-log'
 import { parseChatInput } from './chat-input'
 import type { AuthedContext, ChatInput, Deps, RawBody, RequestContext } from './context'
 import { linkPrompt, parsePromptRun } from './prompt-input'
@@ -38,7 +39,7 @@ export async function authenticateRequest(deps: Deps, ctx: RequestContext): Prom
 
 /** POST /v1/chat/completions. */
 export async function handleChat(deps: Deps, request: RequestContext, readBody: BodyReader): Promise<Response> {
-  const ctx = await authenticateRequest(deps, request)
+  const ctx = await authenticateOrRecord(deps, request)
   const input = await parseOrLog(deps, ctx, async () => {
     ctx.rawBody = await readBody()
     const parsed = parseChatInput(ctx.rawBody.value)
@@ -56,12 +57,24 @@ export async function handlePromptRun(
   selector: string | null,
   readBody: BodyReader,
 ): Promise<Response> {
-  const ctx = await authenticateRequest(deps, request)
+  const ctx = await authenticateOrRecord(deps, request)
   const input = await parseOrLog(deps, ctx, async () => {
     ctx.rawBody = await readBody()
     return parsePromptRun(deps.store, ctx, ref, selector, ctx.rawBody.value)
   })
   return executeChat(deps, ctx, input)
+}
+
+/** Stage 1 for API requests: a refused credential is observed (metrics, access log), never logged. */
+async function authenticateOrRecord(deps: Deps, request: RequestContext): Promise<AuthedContext> {
+  deps.observer.requestStarted(request)
+  try {
+    return await authenticateRequest(deps, request)
+  } catch (err) {
+    const o = failureOf(err)
+    observe(deps, request, undefined, logEntry(deps, request, undefined, o), o)
+    throw err
+  }
 }
 
 /** Input errors after authentication are logged like any other failure. */
@@ -80,7 +93,7 @@ export async function executeChat(deps: Deps, ctx: AuthedContext, input: ChatInp
   let logged = false
   const finish = (o: Outcome) => {
     logged = true
-    const entry = recordRequest(deps, ctx, input, o)
+    const entry = record(deps, ctx, input, o)
     settleCharge(deps, charge, o.usage?.total_tokens ?? 0, entry.costUsd)
   }
   try {
@@ -104,7 +117,31 @@ export async function executeChat(deps: Deps, ctx: AuthedContext, input: ChatInp
   }
 }
 
-function logFailure(deps: Deps, ctx: AuthedContext, input: ChatInput | undefined, err: unknown): void {
+function failureOf(err: unknown): Outcome {
   const e = err instanceof GatewayError ? err : new GatewayError(500, 'gateway_error', 'Internal error')
-  recordRequest(deps, ctx, input, failureOutcome(e.status, e.code, e.message))
+  return failureOutcome(e.status, e.code, e.message, { rateLimitScope: e.scope })
+}
+
+function logFailure(deps: Deps, ctx: AuthedContext, input: ChatInput | undefined, err: unknown): void {
+  record(deps, ctx, input, failureOf(err))
+}
+
+/** Stage 7, then the observer: every API request ends here exactly once. */
+function record(deps: Deps, ctx: AuthedContext, input: ChatInput | undefined, o: Outcome): LogEntry {
+  const entry = recordRequest(deps, ctx, input, o)
+  observe(deps, ctx, input, entry, o)
+  return entry
+}
+
+/** Metrics, access log and trace of a finished API request. */
+function observe(deps: Deps, ctx: RequestContext, input: ChatInput | undefined, entry: LogEntry, o: Outcome): void {
+  deps.observer.requestFinished({
+    entry,
+    authenticated: 'identity' in ctx,
+    ctx,
+    known: o.target?.model.known,
+    rateLimitScope: o.rateLimitScope,
+    response: o.responseBody,
+    messages: input?.body.messages,
+  })
 }

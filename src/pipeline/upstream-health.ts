@@ -87,6 +87,17 @@ export class UpstreamHealth {
     return this.states.size
   }
 
+  /** Models with an open (or half-open) breaker, with how many orgs have it open. */
+  *openCircuits(): Iterable<[string, number]> {
+    const open = new Map<string, number>()
+    for (const [key, s] of this.states)
+      if (s.failures >= this.threshold) {
+        const model = key.slice(key.indexOf('\u0000') + 1)
+        open.set(model, (open.get(model) ?? 0) + 1)
+      }
+    yield* open
+  }
+
   /** An admitted attempt ended without telling anything about the upstream (the client left). */
   release(orgId: string, model: string): void {
     const s = this.states.get(`${orgId}\u0000${model}`)

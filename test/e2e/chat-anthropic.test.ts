@@ -165,7 +165,14 @@ describe('answers', () => {
   test('cache reads and writes count as prompt tokens, reads reported as cached and priced as such', async () => {
     anthropic.enqueue({ kind: 'reply', usage: { prompt: 100, completion: 10, cached: 60 } })
     const { res, json } = await chat({ model: 'anthropic/claude-haiku-4-5', messages: hello })
-    expect(json.usage).toEqual({ prompt_tokens: 100, completion_tokens: 10, total_tokens: 110, prompt_tokens_details: { cached_tokens: 60 } })
+    expect(json.usage).toEqual({
+      prompt_tokens: 100,
+      completion_tokens: 10,
+      total_tokens: 110,
+      prompt_tokens_details: { cached_tokens: 60 },
+      cost_usd: expect.closeTo((40 * 1 + 60 * 0.1 + 10 * 5) / 1e6, 12),
+    })
+    expect(Number(res.headers.get('x-gw-cost-usd'))).toBeCloseTo((40 * 1 + 60 * 0.1 + 10 * 5) / 1e6, 12)
     const log = await logOf(res)
     expect(log.usage).toMatchObject({ promptTokens: 100, cachedTokens: 60, completionTokens: 10 })
     // claude-haiku-4-5: $1 / 1M input, $0.10 / 1M cached input, $5 / 1M output.
@@ -177,7 +184,15 @@ describe('answers', () => {
     const res = await gw.chat({ model: 'anthropic/claude-haiku-4-5', messages: hello, stream: true })
     const events = (await readSse(res)).slice(0, -1) as Record<string, any>[]
     for (const e of events) assertChatChunk(e)
-    expect(events.at(-1)?.usage).toEqual({ prompt_tokens: 50, completion_tokens: 7, total_tokens: 57, prompt_tokens_details: { cached_tokens: 20 } })
+    expect(events.at(-1)?.usage).toEqual({
+      prompt_tokens: 50,
+      completion_tokens: 7,
+      total_tokens: 57,
+      prompt_tokens_details: { cached_tokens: 20 },
+      cost_usd: expect.closeTo((30 * 1 + 20 * 0.1 + 7 * 5) / 1e6, 12),
+    })
+    // A stream's cost is known only at its end: in the usage chunk, not in a header.
+    expect(res.headers.get('x-gw-cost-usd')).toBeNull()
   })
 
   test('stop_reason refusal: content_filter, Claude’s explanation as the refusal, a refusal on the log', async () => {

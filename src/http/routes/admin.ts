@@ -7,7 +7,7 @@ import { notFound, unauthorized } from '../../errors'
 import type { Deps } from '../../pipeline/context'
 import { readJsonBody, requestIdOf } from '../request-context'
 
-function checkAdmin(token: string | undefined, request: Request): void {
+export function checkAdmin(token: string | undefined, request: Request): void {
   // Without GW_ADMIN_TOKEN the admin API does not exist.
   if (!token) throw notFound(`No route for ${request.method} ${new URL(request.url).pathname}`)
   const m = /^Bearer\s+(\S+)\s*$/i.exec(request.headers.get('authorization') ?? '')
