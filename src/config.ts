@@ -2,6 +2,7 @@
 
 import { secretArg } from './cli/args'
 import { MIN_SECRET_CHARS } from './crypto/secret-box'
+import type { ErrorShape } from './errors'
 import type { ProviderId } from './providers/provider-id'
 
 export interface Config {
@@ -30,6 +31,10 @@ export interface Config {
   /** Provider keys of the `default` org, from OPENAI_API_KEY etc. */
   envProviderKeys: Partial<Record<ProviderId, string>>
   envServiceKey: string | undefined
+  /** GW_ERROR_FORMAT: the shape of error bodies unless a request asks otherwise (PRODUCT §4). */
+  errorFormat: ErrorShape
+  /** GW_CORS_ORIGINS: origins browsers may call from (`*` for any); empty = no CORS headers. */
+  corsOrigins: readonly string[]
   /** GET /metrics: admin token (default), open, or off (PRODUCT §14). */
   metrics: 'admin' | 'public' | 'off'
   /** An `org` label on the request, token and cost counters. */
@@ -199,6 +204,11 @@ export function loadConfig(env: Env): Config {
     logBodyMaxBytes: int('GW_LOG_BODY_MAX_BYTES', 65_536, 256, 1_073_741_824),
     envProviderKeys,
     envServiceKey,
+    errorFormat: oneOf('GW_ERROR_FORMAT', ['gw', 'openai'] as const, 'gw'),
+    corsOrigins: (opt('GW_CORS_ORIGINS') ?? '')
+      .split(',')
+      .map((o) => o.trim().replace(/\/+$/, ''))
+      .filter(Boolean),
     metrics: oneOf('GW_METRICS', ['admin', 'public', 'off'], 'admin'),
     metricsOrgLabel: bool('GW_METRICS_ORG_LABEL', false),
     logFormat: oneOf('GW_LOG_FORMAT', ['json', 'pretty', 'off'], process.stdout.isTTY ? 'pretty' : 'off'),

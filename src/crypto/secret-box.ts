@@ -92,7 +92,7 @@ export function resolveSecret(envSecret: string | undefined, dbPath: string): st
       throw new Error(`the secret file ${file} is empty; restore it, or delete it if no provider keys are stored yet`)
     return secret
   }
-  mkdirSync(dirname(file), { recursive: true })
+  mkdirSync(dirname(file), { recursive: true, mode: 0o700 })
   const secret = randomBytes(32).toString('base64url')
   // Written whole or not at all: a full disk must not leave an empty secret file behind.
   const partial = `${file}.${process.pid}.tmp`
