@@ -23,6 +23,8 @@ export interface Config {
   jwksRefreshMs: number
   promptsDir: string
   catalogPath: string | undefined
+  /** GW_CONFIG: a YAML file of provider keys and routes applied at start (PRODUCT §13). */
+  configFile: string | undefined
   logBodies: boolean
   /** Raw log entries older than this many days are pruned (0 keeps everything). */
   logRetentionDays: number
@@ -72,6 +74,7 @@ const FLAGS: Record<string, string> = {
   'admin-token': 'GW_ADMIN_TOKEN',
   'prompts-dir': 'GW_PROMPTS_DIR',
   catalog: 'GW_CATALOG',
+  config: 'GW_CONFIG',
   'upstream-timeout-ms': 'GW_UPSTREAM_TIMEOUT_MS',
   'client-read-timeout-ms': 'GW_CLIENT_READ_TIMEOUT_MS',
   'max-body-bytes': 'GW_MAX_BODY_BYTES',
@@ -199,6 +202,7 @@ export function loadConfig(env: Env): Config {
     jwksRefreshMs: int('GW_JWKS_REFRESH_MS', 30_000, 0, 3_600_000),
     promptsDir: str('GW_PROMPTS_DIR', DEFAULT_PROMPTS_DIR),
     catalogPath: opt('GW_CATALOG'),
+    configFile: opt('GW_CONFIG'),
     logBodies: bool('GW_LOG_BODIES', true),
     logRetentionDays: num('GW_LOG_RETENTION_DAYS', 30, 0, 36_500),
     logBodyMaxBytes: int('GW_LOG_BODY_MAX_BYTES', 65_536, 256, 1_073_741_824),
