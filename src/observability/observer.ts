@@ -56,7 +56,7 @@ export class Observer {
     if (trace && this.tracer)
       this.tracer.finish(trace, {
         entry: r.entry,
-        start: r.ctx.start,
+        method: r.ctx.method,
         finishReasons: finishReasons(r.response),
         ...(this.traceContent ? { content: { input: r.messages, output: r.response } } : {}),
       })

@@ -86,7 +86,7 @@ const nowNs = () => toNs(performance.now())
 /** What the finished request adds to its span beyond the log entry. */
 export interface RequestFacts {
   entry: LogEntry
-  start: number
+  method: string
   finishReasons: string[]
   /** Prompt and completion, only with GW_TRACE_CONTENT=true. */
   content?: { input: unknown; output: unknown }
@@ -120,7 +120,7 @@ export class Tracer {
     if (!trace.sampled) return
     const e = f.entry
     const a: Record<string, AttrValue> = {
-      'http.request.method': 'POST',
+      'http.request.method': f.method,
       'http.route': e.endpoint,
       'http.response.status_code': e.status,
       'gen_ai.operation.name': 'chat',
@@ -163,7 +163,7 @@ export class Tracer {
       spanId: trace.spanId,
       parentSpanId: trace.parentSpanId,
       traceState: trace.traceState,
-      name: `POST ${e.endpoint}`,
+      name: `${f.method} ${e.endpoint}`,
       kind: SPAN_KIND.server,
       startNs: trace.startNs,
       endNs: nowNs(),

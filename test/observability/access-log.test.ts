@@ -67,6 +67,7 @@ test('GW_LOG_FORMAT=json: one valid JSON line per API request with the §14 keys
   await send(await chat({ model: 'openai/gpt-4o', messages, fallback_chain: [{ model: 'mistral/mistral-small-latest' }] }), 200)
   await send(await chat({ model: 'openai/gpt-4o-mini', messages }, `gw_sk_${'Z'.repeat(44)}`), 401)
   await send(await chat({ model: 'openai/gpt-4o-mini', messages: 'not a list' }), 400)
+  await send(await fetch(`${gw.url}/v1/models`, { headers: { authorization: `GwKey ${SERVICE_KEY}` } }), 200)
   const out = await stopAndRead(gw)
 
   const lines = out.trim().split('\n')
@@ -78,7 +79,7 @@ test('GW_LOG_FORMAT=json: one valid JSON line per API request with the §14 keys
     expect(Object.keys(r).sort()).toEqual(
       ['time', 'requestId', 'orgId', 'endpoint', 'model', 'status', 'code', 'latencyMs', 'ttftMs', 'usage', 'costUsd', 'fallback'].sort(),
     )
-  const [json, stream, fallback, unauth, bad] = access
+  const [json, stream, fallback, unauth, bad, models] = access
   expect(json).toMatchObject({ orgId: 'default', endpoint: '/v1/chat/completions', model: 'openai/gpt-4o-mini', status: 200, code: '', ttftMs: null, fallback: null })
   expect(json?.usage).toMatchObject({ promptTokens: 12, completionTokens: 4, totalTokens: 16 })
   expect(json?.costUsd).toBeGreaterThan(0)
@@ -86,6 +87,7 @@ test('GW_LOG_FORMAT=json: one valid JSON line per API request with the §14 keys
   expect(fallback).toMatchObject({ model: 'mistral/mistral-small-latest', fallback: { reason: 'provider_error', model: 'mistral/mistral-small-latest' } })
   expect(unauth).toMatchObject({ orgId: null, status: 401, code: 'unauthorized', usage: null, costUsd: null })
   expect(bad).toMatchObject({ orgId: 'default', status: 400, code: 'gateway_error' })
+  expect(models).toMatchObject({ orgId: 'default', endpoint: '/v1/models', status: 200, code: '', model: null })
   // Nothing secret and no body text, anywhere on stdout.
   for (const secret of [SERVICE_KEY, ADMIN, PROVIDER_KEY, BODY_SECRET, PROMPT_TEXT, 'tangerine', 'Z'.repeat(44)]) expect(out).not.toContain(secret)
   expect(records.at(-1)).toMatchObject({ msg: 'stopped' })

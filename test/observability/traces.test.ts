@@ -144,6 +144,13 @@ test('refusals before any attempt (401, policy) have a SERVER span and no CLIENT
   expect(receiver.spans).toHaveLength(0)
 })
 
+test('the other API routes get a SERVER span named by method and route', async () => {
+  expect((await gw.fetch('/v1/models', { headers: { traceparent: `00-${TRACE_ID}-${PARENT_ID}-01` } })).status).toBe(200)
+  const [span] = await receiver.waitFor(1)
+  expect(span).toMatchObject({ name: 'GET /v1/models', kind: 2, traceId: TRACE_ID, parentSpanId: PARENT_ID })
+  expect(span?.attributes).toMatchObject({ 'http.request.method': 'GET', 'http.route': '/v1/models', 'http.response.status_code': 200, 'gw.org_id': 'default' })
+})
+
 describe('other settings', () => {
   test('GW_TRACE_CONTENT=true adds the messages; OTEL_EXPORTER_OTLP_PROTOCOL=http/json exports OTLP/JSON', async () => {
     const rx = await startOtlpReceiver()
