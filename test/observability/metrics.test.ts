@@ -243,3 +243,19 @@ describe('GW_METRICS guard', () => {
     await expect(startTestGateway({}, { GW_METRICS: 'sometimes' })).rejects.toThrow(/GW_METRICS must be one of admin, public, off/)
   })
 })
+
+test('the Grafana dashboard (deploy/grafana) queries only metrics gw exposes', async () => {
+  const dashboard = (await Bun.file(new URL('../../deploy/grafana/gw-dashboard.json', import.meta.url)).json()) as {
+    panels: { targets?: { expr: string }[] }[]
+  }
+  const exprs = dashboard.panels.flatMap((p) => p.targets ?? []).map((t) => t.expr)
+  expect(exprs.length).toBeGreaterThan(20)
+  const used = new Set(exprs.flatMap((e) => [...e.matchAll(/\b((?:gw|process)_[a-z_]+)/g)].map((m) => (m[1] as string).replace(/_(bucket|sum|count)$/, ''))))
+  const gw = await startTestGateway({}, { GW_METRICS: 'public' })
+  try {
+    const m = readExposition(await (await fetch(`${gw.url}/metrics`)).text())
+    for (const name of used) expect([name, m.families.has(name)]).toEqual([name, true])
+  } finally {
+    await gw.stop()
+  }
+})
