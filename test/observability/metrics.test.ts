@@ -209,6 +209,12 @@ describe('GW_METRICS guard', () => {
       expect((await get(gw, `Bearer ${ADMIN_TOKEN}`)).status).toBe(200)
     }))
 
+  test('default (admin) without GW_ADMIN_TOKEN: 404, like the admin API', () =>
+    withGateway({ GW_ADMIN_TOKEN: '' }, async (gw) => {
+      expect((await get(gw)).status).toBe(404)
+      expect((await get(gw, `Bearer ${ADMIN_TOKEN}`)).status).toBe(404)
+    }))
+
   test('public: 200 for anyone', () =>
     withGateway({ GW_METRICS: 'public' }, async (gw) => {
       const res = await get(gw)
