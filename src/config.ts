@@ -1,5 +1,6 @@
 // Reads gw's configuration from the environment (PRODUCT §2), with CLI flags overriding, and validates it.
 
+import type { LogFormat } from './observability/access-log'
 import type { ProviderId } from './providers/provider-id'
 
 export interface Config {
@@ -31,7 +32,7 @@ export interface Config {
   /** An `org` label on the request, token and cost counters. */
   metricsOrgLabel: boolean
   /** Access log lines on stdout; default `pretty` on a terminal, otherwise `off`. */
-  logFormat: 'json' | 'pretty' | 'off'
+  logFormat: LogFormat
   /** Prompt and completion text on spans. */
   traceContent: boolean
   /** OTLP/HTTP trace export, from the standard OTEL_* variables; undefined when no endpoint is set. */

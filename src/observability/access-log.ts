@@ -6,7 +6,7 @@ import type { LogEntry } from '../store/types'
 export type LogFormat = 'json' | 'pretty' | 'off'
 
 /** The access-log record of one request (PRODUCT §14 names the keys). */
-export interface AccessRecord {
+interface AccessRecord {
   time: string
   requestId: string
   orgId: string | null
@@ -21,7 +21,7 @@ export interface AccessRecord {
   fallback: { reason: string | null; model: string | null } | null
 }
 
-export function accessRecord(e: LogEntry, authenticated: boolean): AccessRecord {
+function accessRecord(e: LogEntry, authenticated: boolean): AccessRecord {
   const u = e.usage
   return {
     time: new Date().toISOString(),
@@ -41,7 +41,7 @@ export function accessRecord(e: LogEntry, authenticated: boolean): AccessRecord 
   }
 }
 
-export function prettyLine(r: AccessRecord): string {
+function prettyLine(r: AccessRecord): string {
   const parts = [r.time.slice(11, 23), String(r.status), r.endpoint]
   if (r.model) parts.push(r.model)
   parts.push(`${r.latencyMs}ms`)

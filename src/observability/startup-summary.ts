@@ -55,7 +55,7 @@ export function startupSummary(config: Config, facts: StartupFacts): StartupSumm
 }
 
 /** The hint printed when no provider can be reached yet. */
-export function noProviderHint(url: string): string {
+function noProviderHint(url: string): string {
   const vars = PROVIDER_IDS.map((p) => KEY_VARS[p]).join(', ')
   return (
     `no provider key is configured yet, so every chat request will fail. Set one of ${vars} and restart, ` +
