@@ -55,12 +55,26 @@ function prettyLine(r: AccessRecord): string {
   return parts.join(' ')
 }
 
+/** stdout as a sink that survives a reader going away: EPIPE (an 'error' event) would otherwise end gw. */
+function stdoutSink(): (text: string) => void {
+  let broken = false
+  process.stdout.on('error', () => {
+    broken = true
+  })
+  return (text) => {
+    if (!broken) process.stdout.write(text)
+  }
+}
+
 /** Writes lines to stdout in batches, once per event-loop turn, so a request never waits on the pipe. */
 export class LineWriter {
   private lines: string[] = []
   private scheduled = false
+  private sink: ((text: string) => void) | undefined
 
-  constructor(private readonly sink: (text: string) => void = (t) => void process.stdout.write(t)) {}
+  constructor(sink?: (text: string) => void) {
+    this.sink = sink
+  }
 
   write(line: string): void {
     this.lines.push(line)
@@ -74,6 +88,7 @@ export class LineWriter {
     if (!this.lines.length) return
     const text = `${this.lines.join('\n')}\n`
     this.lines = []
+    this.sink ??= stdoutSink()
     this.sink(text)
   }
 }

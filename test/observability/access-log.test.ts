@@ -115,3 +115,27 @@ test('GW_LOG_FORMAT=pretty: one short line per request; start-up says plainly wh
   expect(out).not.toContain(PROMPT_TEXT)
   expect(out).not.toContain(SERVICE_KEY)
 }, 30_000)
+
+test('a stdout reader that goes away (EPIPE) does not stop gw', async () => {
+  const proc = Bun.spawn([process.execPath, join(import.meta.dir, '../../src/main.ts'), 'serve', '--port', '0'], {
+    env: { PATH: process.env.PATH ?? '', GW_LOG_FORMAT: 'json', GW_DB: join(dir, 'epipe.db'), GW_SERVICE_KEY: SERVICE_KEY, GW_PROMPTS_DIR: join(dir, 'none') },
+    stdout: 'pipe',
+    stderr: 'pipe',
+  })
+  try {
+    const reader = (proc.stdout as ReadableStream<Uint8Array>).getReader()
+    const { value } = await reader.read()
+    const url = (JSON.parse(new TextDecoder().decode(value).split('\n')[0] as string) as { address: string }).address
+    await reader.cancel()
+    for (let i = 0; i < 20; i++) {
+      const res = await fetch(`${url}/v1/models`, { headers: { authorization: `GwKey ${SERVICE_KEY}` } })
+      expect(res.status).toBe(200)
+      await res.text()
+      await Bun.sleep(5)
+    }
+    expect(proc.exitCode).toBeNull()
+  } finally {
+    proc.kill('SIGKILL')
+    await proc.exited
+  }
+}, 30_000)
