@@ -58,7 +58,7 @@ export function startupSummary(config: Config, facts: StartupFacts): StartupSumm
 function noProviderHint(url: string): string {
   const vars = PROVIDER_IDS.map((p) => KEY_VARS[p]).join(', ')
   return (
-    `no provider key is configured yet, so every chat request will fail. Set one of ${vars} and restart, ` +
+    `no provider key is configured yet for the "default" org, so its chat requests will fail. Set one of ${vars} and restart, ` +
     `or add one at run time: curl -X PUT ${url}/admin/orgs/default/providers/openai -H "Authorization: Bearer $GW_ADMIN_TOKEN" -d '{"apiKey":"sk-…"}'`
   )
 }
