@@ -26,6 +26,7 @@ export function entry(i: number, createdAt: number): LogEntry {
     promptSlug: null,
     promptVersion: null,
     requestedModel: 'openai/gpt-4o-mini',
+    route: null,
     model: 'openai/gpt-4o-mini',
     provider: 'openai',
     stream: i % 2 === 0,

@@ -29,6 +29,7 @@ function entry(over: Partial<LogEntry>): LogEntry {
     promptSlug: null,
     promptVersion: null,
     requestedModel: 'openai/gpt-4o-mini',
+    route: null,
     model: 'openai/gpt-4o-mini',
     provider: 'openai',
     stream: false,

@@ -17,6 +17,7 @@ import { Tracer } from './observability/tracer'
 import { OrgDirectory } from './pipeline/org-directory'
 import { PROVIDER_IDS, type ProviderId } from './providers/provider-id'
 import { type HealthOptions, UpstreamHealth } from './pipeline/upstream-health'
+import { RecentLatency } from './pipeline/route-choice'
 import { MemoryBudgetLedger } from './policy/budget-ledger'
 import { MemoryRateLimiter } from './policy/rate-limiter'
 import { type LoadReport, loadPromptFiles, readPromptFiles } from './prompts/prompt-files'
@@ -103,6 +104,7 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
     observer,
     limiter: new MemoryRateLimiter(),
     budgets: new MemoryBudgetLedger(),
+    latency: new RecentLatency(),
     oidc: new OidcVerifier(store.auth, { refreshCooldownMs: config.jwksRefreshMs }),
     fetch: opts.fetch ?? fetch,
     openStreams: new Set(),

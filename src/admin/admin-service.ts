@@ -10,14 +10,17 @@ import {
   checkOrgBody,
   checkPolicyBody,
   checkProviderBody,
+  checkRouteBody,
   checkServiceKeyBody,
   checkSigningSecretBody,
 } from '../schemas/admin-bodies'
-import type { OidcConfig, Org, Policy, ProviderRecord, Store } from '../store/types'
+import type { OidcConfig, Org, Policy, ProviderRecord, Route, Store } from '../store/types'
 import type { BudgetLedger } from '../policy/budget-ledger'
 import { type BudgetStatus, budgetStatus } from '../policy/budgets'
 import { pruneBefore } from '../store/log-retention'
 import type { UsageRow } from '../store/usage-rollup'
+import { parseFallbackChain, parseModelRef } from '../pipeline/chat-input'
+import { ROUTE_NAME_PATTERN } from '../schemas/admin-bodies'
 import { PromptAdmin } from './prompt-admin'
 import { parseUsageQuery } from './usage-report'
 
@@ -62,12 +65,14 @@ export class AdminService {
     const providers = await this.store.orgs.getProviders(orgId)
     const keys = await this.store.keys.listServiceKeys(orgId)
     const secrets = await this.store.auth.listSigningSecrets(orgId)
+    const routes = await this.store.routes.getRoutes(orgId)
     return {
       id: org.id,
       name: org.name,
       createdAt: org.createdAt,
       policy: org.policy,
       providers: providers.map(publicProvider),
+      routes,
       serviceKeys: keys.map((k) => ({
         id: k.id,
         name: k.name ?? null,
@@ -114,6 +119,36 @@ export class AdminService {
     const limits = { ...(requestsPerMinute ? { requestsPerMinute } : {}), ...(tokensPerMinute ? { tokensPerMinute } : {}) }
     await this.store.keys.createServiceKey({ id, orgId, name: body.name, hash, limits })
     return { id, key }
+  }
+
+  /** PUT /admin/orgs/:org/routes/:name: creates or replaces a route (PRODUCT §13). */
+  async putRoute(orgId: string, name: string, raw: unknown): Promise<Route> {
+    await this.requireOrg(orgId)
+    if (!new RegExp(ROUTE_NAME_PATTERN).test(name))
+      throw badRequest(`Invalid route name "${name.slice(0, 64)}": letters, digits, ".", "_", ":" and "-", at most 128, no "/"`)
+    const b = checkRouteBody(raw)
+    // Targets and fallback entries are provider/model names, checked like a request's.
+    b.targets.forEach((x, i) => parseModelRef(x.model, `targets[${i}].model`))
+    parseFallbackChain(b.fallback, 'fallback')
+    const route = await this.store.routes.putRoute(orgId, {
+      name,
+      targets: b.targets.map((x) => ({ model: x.model, weight: x.weight ?? 1 })),
+      strategy: b.strategy ?? 'weighted',
+      fallback: (b.fallback ?? []).map((e) => ({ model: e.model, ...(e.triggers ? { triggers: e.triggers } : {}) })),
+    })
+    this.changed(orgId)
+    return route
+  }
+
+  async listRoutes(orgId: string): Promise<{ data: Route[] }> {
+    await this.requireOrg(orgId)
+    return { data: await this.store.routes.getRoutes(orgId) }
+  }
+
+  async deleteRoute(orgId: string, name: string): Promise<void> {
+    await this.requireOrg(orgId)
+    if (!(await this.store.routes.deleteRoute(orgId, name))) throw notFound(`No route "${name.slice(0, 64)}" in org "${orgId}"`)
+    this.changed(orgId)
   }
 
   /** The org's usage report (PRODUCT §11) for the query parameters of GET /admin/orgs/:org/usage. */

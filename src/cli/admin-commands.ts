@@ -26,6 +26,9 @@ export const ADMIN_USAGE = `  gw org create --name NAME [--id ID]
   gw prompt publish SLUG_OR_ID VERSION [--org ID]
   gw prompt show SLUG_OR_ID [--org ID]
   gw partial set NAME (--template T | --file F) [--org ID]
+  gw route set NAME --targets P/MODEL[=WEIGHT],… [--strategy weighted|lowest-latency] [--fallback P/MODEL,…] [--org ID]
+  gw route list [--org ID]
+  gw route delete NAME [--org ID]
   gw usage [--org ID] [--since TIME] [--until TIME] [--group-by day|model|provider|key|endUser|metadata.KEY] [--json]
   gw logs prune --older-than DURATION      (e.g. 30d, 12h, 90m; roll-ups are kept)`
 
@@ -128,6 +131,30 @@ const COMMANDS: Record<string, Command> = {
   'prompt show': async (admin, argv) => {
     const a = parseArgs(argv)
     return admin.prompts.describe(orgOf(a), positional(a, 'which prompt? (slug or id)'))
+  },
+  'route set': async (admin, argv) => {
+    const a = parseArgs(argv)
+    const list = (name: string) => (flag(a, name) ?? '').split(',').filter(Boolean)
+    const targets = list('targets').map((t) => {
+      const eq = t.lastIndexOf('=')
+      if (eq < 0) return { model: t }
+      const weight = Number(t.slice(eq + 1))
+      if (!(weight > 0)) throw new Error(`--targets ${t}: the weight after "=" must be a number above 0`)
+      return { model: t.slice(0, eq), weight }
+    })
+    if (!targets.length) throw new Error('--targets is required, e.g. --targets openai/gpt-4o-mini=3,mistral/mistral-small-latest=1')
+    return admin.putRoute(orgOf(a), positional(a, 'which route name?'), {
+      targets,
+      ...pick({ strategy: flag(a, 'strategy') }),
+      fallback: list('fallback').map((model) => ({ model })),
+    })
+  },
+  'route list': async (admin, argv) => admin.listRoutes(orgOf(parseArgs(argv))),
+  'route delete': async (admin, argv) => {
+    const a = parseArgs(argv)
+    const name = positional(a, 'which route name?')
+    await admin.deleteRoute(orgOf(a), name)
+    return { deleted: name }
   },
   usage: async (admin, argv) => {
     const a = parseArgs(argv, ['json'])

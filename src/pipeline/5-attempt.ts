@@ -309,6 +309,7 @@ export class UpstreamAttempt {
     this.deps.health.record(this.ctx.org.org.id, this.ref.name, 'ok')
     this.record.outcome = this.refusal ? 'refusal_detected' : 'ok'
     this.record.latencyMs = this.elapsed()
+    this.deps.latency.observe(this.ctx.org.org.id, this.ref.name, this.record.latencyMs)
   }
 
   private fail(failure: UpstreamFailure): AttemptResult {

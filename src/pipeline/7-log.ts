@@ -96,6 +96,7 @@ export function logEntry(deps: Deps, ctx: RequestContext | AuthedContext, input:
     promptSlug: authed?.prompt?.slug ?? null,
     promptVersion: authed?.prompt?.version ?? null,
     requestedModel: input?.requestedModel ?? null,
+    route: input?.route ?? null,
     model: target ? target.model.name : (o.model ?? null),
     provider: target?.provider ?? (o.model ? (o.model.split('/')[0] ?? null) : null),
     stream: input?.stream ?? false,

@@ -11,8 +11,9 @@ import type { RequestTrace } from '../observability/tracer'
 import type { LogWriter } from '../store/log-writer'
 import type { BudgetLedger } from '../policy/budget-ledger'
 import type { RateLimiter } from '../policy/rate-limiter'
-import type { Org, ProviderRecord, RateLimits, SigningSecretRecord, Store } from '../store/types'
+import type { Org, ProviderRecord, RateLimits, Route, SigningSecretRecord, Store } from '../store/types'
 import type { OrgDirectory } from './org-directory'
+import type { RecentLatency } from './route-choice'
 import type { UpstreamHealth } from './upstream-health'
 
 export interface Deps {
@@ -26,6 +27,8 @@ export interface Deps {
   fetch: typeof fetch
   limiter: RateLimiter
   budgets: BudgetLedger
+  /** Recent upstream latency per org and model, for lowest-latency routes. */
+  latency: RecentLatency
   oidc: OidcVerifier
   /** Metrics, access log and traces of finished requests. */
   observer: Observer
@@ -50,6 +53,8 @@ export interface Identity {
 export interface OrgContext {
   org: Org
   providers: ReadonlyMap<ProviderId, ProviderRecord>
+  /** The org's routes by name (PRODUCT §13). */
+  routes: ReadonlyMap<string, Route>
   /** GwSigned secrets, decrypted. */
   signingSecrets: readonly SigningSecretRecord[]
 }
@@ -75,6 +80,8 @@ export interface OutputSchema {
 /** A validated chat request with the gateway's own fields separated from what goes upstream. */
 export interface ChatInput {
   requestedModel: string
+  /** The org's route named by `model`, when it named one; `model` is then the target chosen. */
+  route: string | undefined
   model: ModelRef
   /** The OpenAI body minus gateway-only fields (metadata, output_schema, fallback_chain, prompt_id). */
   body: ChatRequest

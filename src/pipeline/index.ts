@@ -24,7 +24,8 @@ import { route } from './3-route'
 import { dispatch } from './5-fallback'
 import { jsonAnswer, streamAnswer } from './6-normalise'
 import { answeredOutcome, endUserId, failureOutcome, logEntry, type Outcome, recordRequest } from './7-log'
-import { parseChatInput } from './chat-input'
+import { parseChatInput, type RouteResolver } from './chat-input'
+import { chooseRoute } from './route-choice'
 import type { AuthedContext, ChatInput, Deps, RawBody, RequestContext } from './context'
 import { linkPrompt, parsePromptRun } from './prompt-input'
 
@@ -42,7 +43,7 @@ export async function handleChat(deps: Deps, request: RequestContext, readBody: 
   const ctx = await authenticateOrRecord(deps, request)
   const input = await parseOrLog(deps, ctx, async () => {
     ctx.rawBody = await readBody()
-    const parsed = parseChatInput(ctx.rawBody.value)
+    const parsed = parseChatInput(ctx.rawBody.value, routeResolver(deps, ctx))
     if (parsed.promptRef) ctx.prompt = await linkPrompt(deps.store, ctx.identity.orgId, parsed.promptRef)
     return parsed
   })
@@ -102,6 +103,14 @@ async function authenticateOrRecord(deps: Deps, request: RequestContext): Promis
     const o = failureOf(err)
     observe(deps, request, undefined, logEntry(deps, request, undefined, o), o)
     throw err
+  }
+}
+
+/** The org's routes, each resolved to a target when a request names it (PRODUCT §13). */
+function routeResolver(deps: Deps, ctx: AuthedContext): RouteResolver {
+  return (name) => {
+    const route = ctx.org.routes.get(name)
+    return route && chooseRoute(route, ctx.identity.orgId, deps.health, deps.latency)
   }
 }
 

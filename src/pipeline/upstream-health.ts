@@ -35,6 +35,14 @@ export class UpstreamHealth {
     this.openMs = opts.openMs ?? 30_000
   }
 
+  /** Would `admit` let a request through now? (Changes nothing: for choosing among route targets.) */
+  available(orgId: string, model: string): boolean {
+    const s = this.states.get(`${orgId}\u0000${model}`)
+    if (!s) return true
+    const now = this.now()
+    return s.cooldownUntil <= now && (s.failures < this.threshold || (s.openUntil <= now && !s.probing))
+  }
+
   /** May a request be sent to this org's model now? */
   admit(orgId: string, model: string): Admission {
     const s = this.states.get(`${orgId}\u0000${model}`)

@@ -94,6 +94,23 @@ export interface OrgStore {
   getProviders(orgId: string): Promise<ProviderRecord[]>
 }
 
+/** A model name of the org's own mapping to weighted targets (PRODUCT §13). */
+export interface Route {
+  name: string
+  targets: { model: string; weight: number }[]
+  strategy: 'weighted' | 'lowest-latency'
+  /** Fallback entries after the chosen target, as in a request's fallback_chain (PRODUCT §4a). */
+  fallback: { model: string; triggers?: string[] }[]
+  updatedAt: string
+}
+
+export interface RouteStore {
+  putRoute(orgId: string, route: Omit<Route, 'updatedAt'>): Promise<Route>
+  getRoutes(orgId: string): Promise<Route[]>
+  /** Returns false when the org has no such route. */
+  deleteRoute(orgId: string, name: string): Promise<boolean>
+}
+
 export interface KeyStore {
   createServiceKey(rec: Omit<ServiceKeyRecord, 'createdAt' | 'revokedAt' | 'lastUsedAt' | 'limits'> & { limits?: RateLimits }): Promise<ServiceKeyRecord>
   getServiceKey(id: string): Promise<ServiceKeyRecord | undefined>
@@ -190,6 +207,8 @@ export interface LogEntry {
   promptSlug: string | null
   promptVersion: number | null
   requestedModel: string | null
+  /** The org's route the request named, when it named one (`model` is then the target that answered). */
+  route: string | null
   model: string | null
   provider: string | null
   stream: boolean
@@ -267,6 +286,7 @@ export interface Store {
   readonly keys: KeyStore
   readonly auth: AuthStore
   readonly prompts: PromptStore
+  readonly routes: RouteStore
   readonly logs: LogStore
   close(): Promise<void>
 }
