@@ -265,3 +265,17 @@ test('the Grafana dashboard (deploy/grafana) queries only metrics gw exposes', a
     await gw.stop()
   }
 })
+
+test('gw_event_loop_lag_seconds shows a blocked event loop', async () => {
+  const gw = await startTestGateway({}, { GW_METRICS: 'public' })
+  try {
+    await Bun.sleep(150)
+    const until = performance.now() + 300
+    while (performance.now() < until) {} // the gateway runs in this process: block its loop for 300 ms
+    await Bun.sleep(150)
+    const m = readExposition(await (await fetch(`${gw.url}/metrics`)).text())
+    expect(m.value('gw_event_loop_lag_seconds')).toBeGreaterThanOrEqual(0.2)
+  } finally {
+    await gw.stop()
+  }
+})
