@@ -20,6 +20,7 @@ import { type HealthOptions, UpstreamHealth } from './pipeline/upstream-health'
 import { RecentLatency } from './pipeline/route-choice'
 import { MemoryBudgetLedger } from './policy/budget-ledger'
 import { MemoryRateLimiter } from './policy/rate-limiter'
+import { StreamSlots } from './policy/stream-slots'
 import { type LoadReport, loadPromptFiles, readPromptFiles } from './prompts/prompt-files'
 import { type LogRetentionOptions, startLogRetention } from './store/log-retention'
 import { LogWriter } from './store/log-writer'
@@ -66,6 +67,30 @@ export interface StartOptions {
   idleTimeoutSeconds?: number
 }
 
+/**
+ * Listens on the configured port, alone: Elysia turns SO_REUSEPORT on by default, which lets a second
+ * gw share a port with the first and split its requests (PRODUCT §4). A taken port fails the start.
+ */
+function listen(app: ReturnType<typeof createApp>, config: Config, idleTimeoutSeconds: number | undefined): void {
+  try {
+    app.listen({
+      hostname: config.host,
+      port: config.port,
+      reusePort: false,
+      // Slow or silent clients are cut after this; chat routes lift it once their body is read.
+      idleTimeout: idleTimeoutSeconds ?? 120,
+      // No Bun limit: Bun's own 413 has a bare body. GW_MAX_BODY_BYTES is enforced by gw instead, in
+      // readJsonBody (after authentication): a declared Content-Length up front, a chunked body as it streams in.
+      maxRequestBodySize: Number.MAX_SAFE_INTEGER,
+    })
+  } catch (err) {
+    const code = typeof err === 'object' && err !== null && 'code' in err ? (err as { code: unknown }).code : undefined
+    if (code === 'EADDRINUSE')
+      throw new Error(`port ${config.port} on ${config.host} is already in use (another gw, or another program): stop it, or set GW_PORT (or --port) to a free port`)
+    throw err
+  }
+}
+
 export async function startGateway(config: Config, opts: StartOptions = {}): Promise<Gateway> {
   const store = openStore(config)
   const catalog = loadCatalog(config.catalogPath ? readCatalogFile(config.catalogPath) : undefined)
@@ -103,6 +128,7 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
     health,
     observer,
     limiter: new MemoryRateLimiter(),
+    streams: new StreamSlots(),
     budgets: new MemoryBudgetLedger(),
     latency: new RecentLatency(),
     oidc: new OidcVerifier(store.auth, { refreshCooldownMs: config.jwksRefreshMs }),
@@ -115,15 +141,13 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
   const prompts = promptFiles && (await loadPromptFiles(store, admin.prompts, promptFiles))
   const app = createApp(deps, admin)
   if (opts.listen !== false)
-    app.listen({
-      hostname: config.host,
-      port: config.port,
-      // Slow or silent clients are cut after this; chat routes lift it once their body is read.
-      idleTimeout: opts.idleTimeoutSeconds ?? 120,
-      // No Bun limit: Bun's own 413 has a bare body. GW_MAX_BODY_BYTES is enforced by gw instead, in
-      // readJsonBody (after authentication): a declared Content-Length up front, a chunked body as it streams in.
-      maxRequestBodySize: Number.MAX_SAFE_INTEGER,
-    })
+    try {
+      listen(app, config, opts.idleTimeoutSeconds)
+    } catch (err) {
+      await logs.close()
+      await store.close()
+      throw err
+    }
   const port = app.server?.port ?? config.port
   let stopping: Promise<void> | undefined
   return {

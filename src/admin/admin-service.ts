@@ -1,9 +1,10 @@
 // Admin operations (PRODUCT §6), shared by the HTTP admin API and the `gw` CLI subcommands.
 
 import { randomBytes } from 'node:crypto'
+import { oidcUrlProblem } from '../auth/oidc'
 import { newServiceKey } from '../auth/service-keys'
 import { MAX_TTL_SECONDS, signToken } from '../auth/signed-tokens'
-import { badRequest, GatewayError, notFound } from '../errors'
+import { badRequest, echo, GatewayError, notFound } from '../errors'
 import { toProviderId } from '../providers/provider-id'
 import {
   checkOidcBody,
@@ -14,7 +15,7 @@ import {
   checkServiceKeyBody,
   checkSigningSecretBody,
 } from '../schemas/admin-bodies'
-import type { OidcConfig, Org, Policy, ProviderRecord, Route, Store } from '../store/types'
+import { type OidcConfig, ORG_ID, type Org, type Policy, type ProviderRecord, type Route, type Store } from '../store/types'
 import type { BudgetLedger } from '../policy/budget-ledger'
 import { type BudgetStatus, budgetStatus } from '../policy/budgets'
 import { pruneBefore } from '../store/log-retention'
@@ -24,7 +25,6 @@ import { ROUTE_NAME_PATTERN } from '../schemas/admin-bodies'
 import { PromptAdmin } from './prompt-admin'
 import { parseUsageQuery } from './usage-report'
 
-const ORG_ID = /^[a-z0-9][a-z0-9_-]{0,63}$/
 
 export function maskKey(key: string): string {
   return key.length <= 12 ? '****' : `${key.slice(0, 3)}…${key.slice(-4)}`
@@ -54,7 +54,7 @@ export class AdminService {
   async createOrg(raw: unknown): Promise<{ id: string; name: string }> {
     const body = checkOrgBody(raw)
     const id = body.id ?? crypto.randomUUID()
-    if (!ORG_ID.test(id)) throw badRequest(`Invalid org id "${id}": lowercase letters, digits, "-" and "_", at most 64`)
+    if (!ORG_ID.test(id)) throw badRequest(`Invalid org id ${echo(id)}: lowercase letters, digits, "-" and "_", at most 64`)
     if (await this.store.orgs.getOrg(id)) throw new GatewayError(409, 'gateway_error', `Org "${id}" already exists`)
     const org = await this.store.orgs.createOrg({ id, name: body.name })
     return { id: org.id, name: org.name }
@@ -97,10 +97,10 @@ export class AdminService {
   async putProvider(orgId: string, providerName: string, raw: unknown) {
     await this.requireOrg(orgId)
     const provider = toProviderId(providerName)
-    if (!provider) throw badRequest(`Unknown provider "${providerName}" (openai, anthropic, google, mistral)`)
+    if (!provider) throw badRequest(`Unknown provider ${echo(providerName)} (openai, anthropic, google, mistral)`)
     const body = checkProviderBody(raw)
     if (body.baseUrl !== undefined && !/^https?:\/\/[^/]/.test(body.baseUrl))
-      throw badRequest(`Invalid baseUrl "${body.baseUrl}": expected an http(s) URL`)
+      throw badRequest(`Invalid baseUrl ${echo(body.baseUrl)}: expected an http(s) URL`)
     const rec = await this.store.orgs.putProvider(orgId, {
       provider,
       apiKey: body.apiKey,
@@ -205,6 +205,10 @@ export class AdminService {
   async putOidc(orgId: string, raw: unknown) {
     await this.requireOrg(orgId)
     const body = checkOidcBody(raw)
+    for (const [field, url] of [['issuer', body.issuer], ['jwksUri', body.jwksUri]] as const) {
+      const problem = url === undefined ? undefined : oidcUrlProblem(url)
+      if (problem) throw badRequest(`Invalid ${field} ${echo(url)}: ${problem}`)
+    }
     const rec = await this.store.auth.putOidc({
       orgId,
       issuer: body.issuer,
@@ -220,7 +224,7 @@ export class AdminService {
   async signToken(orgId: string, req: TokenRequest): Promise<string> {
     await this.requireOrg(orgId)
     if (!Number.isInteger(req.ttl) || req.ttl < 1 || req.ttl > MAX_TTL_SECONDS)
-      throw badRequest(`Invalid ttl "${req.ttl}": whole seconds from 1 to ${MAX_TTL_SECONDS}`)
+      throw badRequest(`Invalid ttl ${echo(req.ttl)}: whole seconds from 1 to ${MAX_TTL_SECONDS}`)
     const secrets = await this.store.auth.listSigningSecrets(orgId)
     const secret = req.kid === undefined ? secrets.at(-1) : secrets.find((s) => s.kid === req.kid)
     if (!secret)

@@ -3,17 +3,19 @@
 import { readFileSync } from 'node:fs'
 import { AdminService } from '../admin/admin-service'
 import { DEFAULT_ORG, ensureDefaultOrg } from '../admin/bootstrap'
-import type { Config } from '../config'
+import { type Config, PROVIDER_KEY_VARIABLES } from '../config'
+import { toProviderId } from '../providers/provider-id'
 import { GatewayError } from '../errors'
 import { openStore } from '../server'
 import { splitFrontMatter, versionBodyOf } from '../prompts/prompt-files'
-import { flag, parseArgs, requireFlag } from './args'
+import { type Args, flag, parseArgs, requireFlag, secretArg } from './args'
 import { formatTable } from './table'
 
 export const ADMIN_USAGE = `  gw org create --name NAME [--id ID]
   gw org show [--org ID]
   gw policy set [--org ID] (--json '{…}' | --file policy.json)
-  gw provider set PROVIDER --api-key KEY [--org ID] [--base-url URL] [--disabled]
+  gw provider set PROVIDER [--api-key -] [--org ID] [--base-url URL] [--disabled]
+                    (the key from stdin with --api-key -, else from OPENAI_API_KEY, ANTHROPIC_API_KEY, …)
   gw key create [--org ID] [--name NAME] [--rpm N] [--tpm N]
   gw key revoke KEY_ID [--org ID]
   gw secret create [--org ID] [--kid KID] [--secret S]     (GwSigned signing secret; generated when not given)
@@ -52,7 +54,7 @@ const COMMANDS: Record<string, Command> = {
     const provider = positional(a, 'which provider? (openai, anthropic, google, mistral)')
     const baseUrl = flag(a, 'base-url')
     return admin.putProvider(orgOf(a), provider, {
-      apiKey: requireFlag(a, 'api-key'),
+      apiKey: providerKeyArg(a, provider),
       enabled: !a.flags.has('disabled'),
       ...(baseUrl ? { baseUrl } : {}),
     })
@@ -243,4 +245,16 @@ export async function runAdminCommand(config: Config, words: string[]): Promise<
     await store.close()
   }
   return true
+}
+
+/** `--api-key -` reads stdin; without it the provider's environment variable; never a value in argv. */
+function providerKeyArg(a: Args, provider: string): string {
+  const id = toProviderId(provider)
+  const variable = id && PROVIDER_KEY_VARIABLES[id]
+  const instead = variable ? `set ${variable}` : 'pass it on stdin'
+  const given = flag(a, 'api-key')
+  if (given !== undefined) return secretArg('api-key', given, instead)
+  const fromEnv = variable ? process.env[variable] : undefined
+  if (!fromEnv) throw new Error(`the API key is required: pass "--api-key -" and the key on stdin, or ${instead}`)
+  return fromEnv
 }

@@ -1,6 +1,7 @@
 // Stage 6: turn the upstream answer into the OpenAI response the client gets — one JSON body, or an
 // SSE stream of chunks ending with a usage chunk and `data: [DONE]` — then hand the outcome to the log.
 
+import { errorShapeFor, GatewayError } from '../errors'
 import { costUsd, usageTokens } from '../catalog/catalog'
 import type { StreamPart, UpstreamFailure } from '../providers/adapter'
 import type { ChatChunk, ChatCompletion, ChunkChoice, FinishReason, ToolCall, Usage } from '../providers/openai-types'
@@ -135,6 +136,28 @@ export function streamAnswer(
     attempt.close()
   }
   deps.openStreams.add(terminate)
+  // A client that stops reading holds the upstream connection: once it has taken nothing for
+  // GW_CLIENT_READ_TIMEOUT_MS (time spent waiting for the upstream does not count), the stream is
+  // ended. One lazily armed timer; each pull only moves `waitingSince`.
+  const readTimeoutMs = deps.config.clientReadTimeoutMs
+  let waitingSince = 0
+  let readTimer: ReturnType<typeof setTimeout> | undefined
+  let stream: ReadableStreamDefaultController<Uint8Array> | undefined
+  const checkReader = () => {
+    readTimer = undefined
+    if (closed || waitingSince === 0) return
+    const left = waitingSince + readTimeoutMs - performance.now()
+    if (left > 1) {
+      readTimer = setTimeout(checkReader, left)
+      return
+    }
+    done(undefined, `the client read nothing for ${readTimeoutMs} ms: the stream was ended`)
+    stream?.error(new Error('the client stopped reading'))
+  }
+  const awaitReader = () => {
+    waitingSince = performance.now()
+    readTimer ??= setTimeout(checkReader, readTimeoutMs)
+  }
   const transcript: Transcript = { content: '', toolCalls: [], finish: null }
   const chunk = (choices: ChunkChoice[], extra?: { usage: Usage }): ChatChunk => ({
     id,
@@ -155,17 +178,19 @@ export function streamAnswer(
     return final
   }
 
-  const done = (failure?: UpstreamFailure, clientLeft = false) => {
+  /** Ends the stream once: `clientLeft` says why the client's side ended it early. */
+  const done = (failure?: UpstreamFailure, clientLeft?: string) => {
     if (closed) return
     closed = true
+    clearTimeout(readTimer)
     deps.openStreams.delete(terminate)
     attempt.close()
     finish({
       ...baseOutcome(d),
       structuredOutput: checkStructuredOutput(attempt.body, transcript.content),
       errorCode: failure ? 'provider_error' : null,
-      errorMessage: failure?.message ?? (clientLeft ? 'the client disconnected before the end of the stream' : null),
-      incomplete: !!failure || clientLeft,
+      errorMessage: failure?.message ?? clientLeft ?? null,
+      incomplete: !!failure || clientLeft !== undefined,
       usage: settle().usage,
       usageEstimated: !usage,
       costUsd: settle().cost,
@@ -192,7 +217,11 @@ export function streamAnswer(
   }
 
   const body = new ReadableStream<Uint8Array>({
+    start(controller) {
+      stream = controller
+    },
     async pull(controller) {
+      waitingSince = 0
       try {
         for (;;) {
           const parts: StreamPart[] | null = pending ?? (await attempt.next())
@@ -232,7 +261,10 @@ export function streamAnswer(
                 return
             }
           }
-          if (wrote) return
+          if (wrote) {
+            awaitReader()
+            return
+          }
         }
       } catch (err) {
         failStream(controller, { kind: 'provider_error', message: err instanceof Error ? err.message : String(err) })
@@ -240,7 +272,7 @@ export function streamAnswer(
       }
     },
     cancel() {
-      done(undefined, true)
+      done(undefined, 'the client disconnected before the end of the stream')
     },
   })
 
@@ -249,7 +281,8 @@ export function streamAnswer(
       ? 'gw is shutting down: the answer was cut short'
       : `The upstream stream failed after the answer had started (${failure.kind}): ${failure.message}`
     if (finishing) controller.enqueue(sseData(chunk(finishing)))
-    controller.enqueue(sseData({ error: true, code: 'provider_error', message, requestId: ctx.requestId }))
+    const error = new GatewayError(502, 'provider_error', message)
+    controller.enqueue(sseData(error.toBody(ctx.requestId, errorShapeFor(ctx.headers, deps.config.errorFormat))))
     controller.enqueue(DONE_BYTES)
     done(failure)
   }

@@ -3,9 +3,9 @@
 import { usageTokens } from '../catalog/catalog'
 import type { Target } from '../providers/adapter'
 import type { Usage } from '../providers/openai-types'
-import type { Attempt, LogEntry } from '../store/types'
+import type { Attempt, Fallback, LogEntry, RequestWarning } from '../store/types'
 import type { AuthedContext, ChatInput, Deps, RequestContext } from './context'
-import { type Fallback, NO_FALLBACK } from './5-fallback'
+import { NO_FALLBACK } from './5-fallback'
 
 export interface Outcome {
   status: number
@@ -24,7 +24,7 @@ export interface Outcome {
   ttftMs: number | null
   incomplete: boolean
   refusal: boolean
-  warnings: string[]
+  warnings: RequestWarning[]
   structuredOutput: LogEntry['structuredOutput']
   responseBody: unknown
   /** Serialized size of responseBody when the caller already knows it. */

@@ -11,6 +11,7 @@ import type { RequestTrace } from '../observability/tracer'
 import type { LogWriter } from '../store/log-writer'
 import type { BudgetLedger } from '../policy/budget-ledger'
 import type { RateLimiter } from '../policy/rate-limiter'
+import type { StreamSlots } from '../policy/stream-slots'
 import type { Org, ProviderRecord, RateLimits, Route, SigningSecretRecord, Store } from '../store/types'
 import type { OrgDirectory } from './org-directory'
 import type { RecentLatency } from './route-choice'
@@ -26,6 +27,8 @@ export interface Deps {
   /** Injected for tests; defaults to global fetch. */
   fetch: typeof fetch
   limiter: RateLimiter
+  /** Open streams per org and per credential. */
+  streams: StreamSlots
   budgets: BudgetLedger
   /** Recent upstream latency per org and model, for lowest-latency routes. */
   latency: RecentLatency

@@ -17,6 +17,7 @@
 // stream ends, fails or the client leaves.
 
 import { GatewayError } from '../errors'
+import { checkEndUserHeader } from './chat-input'
 import type { LogEntry } from '../store/types'
 import { authenticate } from './1-auth'
 import { type Charge, enforcePolicy, settleCharge } from './2-policy'
@@ -117,6 +118,7 @@ function routeResolver(deps: Deps, ctx: AuthedContext): RouteResolver {
 /** Input errors after authentication are logged like any other failure. */
 async function parseOrLog(deps: Deps, ctx: AuthedContext, parse: () => Promise<ChatInput>): Promise<ChatInput> {
   try {
+    checkEndUserHeader(ctx.headers)
     return await parse()
   } catch (err) {
     logFailure(deps, ctx, undefined, err)
@@ -134,7 +136,7 @@ export async function executeChat(deps: Deps, ctx: AuthedContext, input: ChatInp
     settleCharge(deps, charge, o.usage?.total_tokens ?? 0, entry.costUsd)
   }
   try {
-    charge = await enforcePolicy(deps, ctx.identity, ctx.org, input, endUserId(ctx, input))
+    charge = await enforcePolicy(deps, ctx.identity, ctx.org, input, endUserId(ctx, input), ctx.signal)
     const candidates = route(deps, ctx.org, input)
     const d = await dispatch(deps, ctx, input, candidates)
     if (!d.ok) {

@@ -18,6 +18,8 @@ export const PolicyBody = t.Object(
     blockedTerms: t.Optional(strings),
     requiredMetadata: t.Optional(strings),
     upstreamTimeoutMs: t.Optional(t.Integer({ minimum: 1, maximum: 3_600_000 })),
+    maxConcurrentStreams: t.Optional(positive),
+    maxConcurrentStreamsPerKey: t.Optional(positive),
     budgets: t.Optional(
       t.Array(
         t.Object(

@@ -1,6 +1,7 @@
 // Records gw stores (orgs, policies, keys, log entries) and the storage interface the rest of the code uses.
 // One SQLite implementation today (src/store/sqlite); a Postgres one plugs in behind the same interface.
 
+import type { FailureKind } from '../providers/adapter'
 import type { ProviderId } from '../providers/provider-id'
 import type { UsageQuery, UsageRow } from './usage-rollup'
 
@@ -16,6 +17,10 @@ export interface Policy {
   requiredMetadata?: string[]
   /** Per-org override of GW_UPSTREAM_TIMEOUT_MS. */
   upstreamTimeoutMs?: number
+  /** Streams the org may have open at once (default 1,000). */
+  maxConcurrentStreams?: number
+  /** Streams one service key or token subject may have open at once (default 200). */
+  maxConcurrentStreamsPerKey?: number
   /** Spending limits (PRODUCT §11). */
   budgets?: Budget[]
   /** Under a budget, models without a known price are refused unless this is true. */
@@ -30,6 +35,9 @@ export interface Budget {
   usd: number
   period: BudgetPeriod
 }
+
+/** Org ids: lowercase letters, digits, "-" and "_", 1–64 characters, starting with a letter or digit. */
+export const ORG_ID = /^[a-z0-9][a-z0-9_-]{0,63}$/
 
 export interface Org {
   id: string
@@ -184,7 +192,24 @@ export interface PromptStore {
   getPartials(orgId: string): Promise<Map<string, string>>
 }
 
-export type FailureOutcome = 'ok' | 'rate_limit' | 'provider_error' | 'timeout' | 'context_limit' | 'refusal_detected' | 'skipped'
+/** How one attempt ended: answered, failed with a failure kind (PRODUCT §4a), or not tried at all. */
+export type FailureOutcome = 'ok' | FailureKind | 'skipped'
+
+/** Which chain entry answered and the failure kind that made it fire (`x-gw-fallback-*`). */
+export interface Fallback {
+  used: boolean
+  reason: FailureKind | null
+  model: string | null
+}
+
+/** Something gw changed in the request to fit the model it went to (PRODUCT §4), on the log entry. */
+export interface RequestWarning {
+  type: 'param_removed' | 'param_clamped' | 'param_relaxed'
+  /** The request field concerned (`temperature`, `max_tokens`, …). */
+  setting: string
+  /** What was done, for people: `clamped 1.5 to 1 for mistral/mistral-small-latest`. */
+  detail: string
+}
 
 export interface Attempt {
   model: string
@@ -215,7 +240,7 @@ export interface LogEntry {
   status: number
   errorCode: string | null
   errorMessage: string | null
-  fallback: { used: boolean; reason: string | null; model: string | null }
+  fallback: Fallback
   attempts: Attempt[]
   /** cachedTokens and cacheWriteTokens are parts of promptTokens, reasoningTokens of completionTokens. */
   usage: {
@@ -237,7 +262,7 @@ export interface LogEntry {
   /** A streamed answer that ended on an error after content had been sent. */
   incomplete: boolean
   refusal: boolean
-  warnings: string[]
+  warnings: RequestWarning[]
   metadata: Record<string, string | number | boolean>
   /** Structured-output outcome: did the answer parse as JSON and match the schema. */
   structuredOutput: { parsed: boolean; matchesSchema: boolean | null } | null
