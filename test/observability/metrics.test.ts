@@ -136,6 +136,8 @@ describe('a known mix of requests', () => {
     // Twelve authenticated chat requests were logged; the 401 and the other routes were not.
     expect(m.value('gw_log_entries_written_total')).toBe(12)
     expect(m.value('gw_log_queue_depth')).toBe(0)
+    // Every request of the mix (refusals, failures, streams, other routes) has finished.
+    expect(m.value('gw_requests_in_flight')).toBe(0)
     expect(m.value('gw_log_entries_spooled_total')).toBe(0)
     expect(m.value('gw_log_entries_dropped_total')).toBe(0)
     expect(m.families.get('gw_circuit_open')?.type).toBe('GAUGE')
@@ -277,5 +279,32 @@ test('gw_event_loop_lag_seconds shows a blocked event loop', async () => {
     expect(m.value('gw_event_loop_lag_seconds')).toBeGreaterThanOrEqual(0.2)
   } finally {
     await gw.stop()
+  }
+})
+
+test('gw_requests_in_flight counts a stream until its end, and one whose client left', async () => {
+  const openai = await startFake('openai')
+  const gw = await startTestGateway({ openai }, { GW_METRICS: 'public' })
+  const inFlight = async () => readExposition(await (await fetch(`${gw.url}/metrics`)).text()).value('gw_requests_in_flight')
+  try {
+    openai.enqueue({ kind: 'reply', text: 'a b c d e', chunks: 5, chunkDelayMs: 100 })
+    openai.enqueue({ kind: 'reply', text: 'a b c d e', chunks: 5, chunkDelayMs: 100 })
+    const finished = await gw.chat({ model: 'openai/gpt-4o-mini', messages: hello, stream: true })
+    const ac = new AbortController()
+    const abandoned = await gw.fetch('/v1/chat/completions', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'openai/gpt-4o-mini', messages: hello, stream: true }),
+      signal: ac.signal,
+    })
+    await (abandoned.body as ReadableStream<Uint8Array>).getReader().read()
+    expect(await inFlight()).toBe(2)
+    ac.abort()
+    await finished.text()
+    for (let i = 0; i < 100 && (await inFlight()) !== 0; i++) await Bun.sleep(20)
+    expect(await inFlight()).toBe(0)
+  } finally {
+    await gw.stop()
+    await openai.stop()
   }
 })
