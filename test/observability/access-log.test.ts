@@ -46,6 +46,9 @@ test('GW_LOG_FORMAT=json: one valid JSON line per API request with the §14 keys
     MISTRAL_API_KEY: mistral.apiKey,
     GW_MISTRAL_BASE_URL: mistral.url,
     GW_PROMPTS_DIR: join(dir, 'none'),
+    // A collector URL with credentials and an auth header: neither may be printed.
+    OTEL_EXPORTER_OTLP_ENDPOINT: 'http://gw:collector-pw-must-not-leak@127.0.0.1:9',
+    OTEL_EXPORTER_OTLP_HEADERS: 'authorization=Bearer collector-token-must-not-leak',
   })
   const chat = (body: object, key = SERVICE_KEY) =>
     fetch(`${gw.url}/v1/chat/completions`, {
@@ -73,6 +76,7 @@ test('GW_LOG_FORMAT=json: one valid JSON line per API request with the §14 keys
   const lines = out.trim().split('\n')
   const records = lines.map((l) => JSON.parse(l) as Record<string, any>)
   expect(records[0]).toMatchObject({ msg: 'gw started', address: gw.url, providers: ['openai', 'mistral'], accessLog: 'json' })
+  expect(records[0]?.tracing).toBe('OTLP http/protobuf to http://127.0.0.1:9/v1/traces')
   const access = records.filter((r) => r.requestId)
   expect(access.map((r) => r.requestId)).toEqual(ids)
   for (const r of access)
@@ -89,7 +93,8 @@ test('GW_LOG_FORMAT=json: one valid JSON line per API request with the §14 keys
   expect(bad).toMatchObject({ orgId: 'default', status: 400, code: 'gateway_error' })
   expect(models).toMatchObject({ orgId: 'default', endpoint: '/v1/models', status: 200, code: '', model: null })
   // Nothing secret and no body text, anywhere on stdout.
-  for (const secret of [SERVICE_KEY, ADMIN, PROVIDER_KEY, BODY_SECRET, PROMPT_TEXT, 'tangerine', 'Z'.repeat(44)]) expect(out).not.toContain(secret)
+  for (const secret of [SERVICE_KEY, ADMIN, PROVIDER_KEY, BODY_SECRET, PROMPT_TEXT, 'tangerine', 'Z'.repeat(44), 'collector-pw', 'collector-token'])
+    expect(out).not.toContain(secret)
   expect(records.at(-1)).toMatchObject({ msg: 'stopped' })
 }, 30_000)
 
