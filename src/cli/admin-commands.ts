@@ -15,6 +15,8 @@ export const ADMIN_USAGE = `  gw org create --name NAME [--id ID]
   gw org show [--org ID]
   gw policy set [--org ID] (--json '{…}' | --file policy.json)
   gw provider set PROVIDER [--api-key -] [--org ID] [--base-url URL] [--disabled]
+  gw provider key add PROVIDER NAME [--api-key -] [--weight N] [--base-url URL] [--disabled] [--org ID]
+  gw provider key remove PROVIDER NAME [--org ID]
                     (the key from stdin with --api-key -, else from OPENAI_API_KEY, ANTHROPIC_API_KEY, …)
   gw key create [--org ID] [--name NAME] [--rpm N] [--tpm N]
   gw key revoke KEY_ID [--org ID]
@@ -49,15 +51,16 @@ const COMMANDS: Record<string, Command> = {
     const text = file ? readFileSync(file, 'utf8') : requireFlag(a, 'json')
     return admin.putPolicy(orgOf(a), JSON.parse(text))
   },
-  'provider set': async (admin, argv) => {
-    const a = parseArgs(argv, ['disabled'])
-    const provider = positional(a, 'which provider? (openai, anthropic, google, mistral)')
-    const baseUrl = flag(a, 'base-url')
-    return admin.putProvider(orgOf(a), provider, {
-      apiKey: providerKeyArg(a, provider),
-      enabled: !a.flags.has('disabled'),
-      ...(baseUrl ? { baseUrl } : {}),
-    })
+  'provider set': async (admin, argv) => providerKey(admin, parseArgs(argv, ['disabled']), 'default'),
+  'provider key': async (admin, argv) => {
+    const [verb, ...rest] = argv
+    const a = parseArgs(rest, ['disabled'])
+    const name = a.positionals[1]
+    if (!name) throw new Error('which key name? (gw provider key add PROVIDER NAME)')
+    if (verb === 'add') return providerKey(admin, a, name)
+    if (verb !== 'remove') throw new Error(`unknown "gw provider key ${verb ?? ''}": add or remove`)
+    await admin.deleteProviderKey(orgOf(a), positional(a, 'which provider?'), name)
+    return { removed: name }
   },
   'key create': async (admin, argv) => {
     const a = parseArgs(argv)
@@ -248,6 +251,21 @@ export async function runAdminCommand(config: Config, words: string[]): Promise<
 }
 
 /** `--api-key -` reads stdin; without it the provider's environment variable; never a value in argv. */
+/** Sets one of the org's keys for a provider (`default` is the key of `gw provider set`). */
+function providerKey(admin: AdminService, a: Args, name: string) {
+  const provider = positional(a, 'which provider? (openai, anthropic, google, mistral)')
+  return admin.putProvider(
+    orgOf(a),
+    provider,
+    {
+      apiKey: providerKeyArg(a, provider),
+      enabled: !a.flags.has('disabled'),
+      ...pick({ baseUrl: flag(a, 'base-url'), weight: num(a, 'weight') }),
+    },
+    name,
+  )
+}
+
 function providerKeyArg(a: Args, provider: string): string {
   const id = toProviderId(provider)
   const variable = id && PROVIDER_KEY_VARIABLES[id]
