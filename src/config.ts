@@ -3,6 +3,7 @@
 import { secretArg } from './cli/args'
 import { MIN_SECRET_CHARS } from './crypto/secret-box'
 import type { ErrorShape } from './errors'
+import type { LogFormat } from './observability/access-log'
 import type { ProviderId } from './providers/provider-id'
 
 export interface Config {
@@ -42,7 +43,7 @@ export interface Config {
   /** An `org` label on the request, token and cost counters. */
   metricsOrgLabel: boolean
   /** Access log lines on stdout; default `pretty` on a terminal, otherwise `off`. */
-  logFormat: 'json' | 'pretty' | 'off'
+  logFormat: LogFormat
   /** Prompt and completion text on spans. */
   traceContent: boolean
   /** OTLP/HTTP trace export, from the standard OTEL_* variables; undefined when no endpoint is set. */
