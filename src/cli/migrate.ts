@@ -44,12 +44,12 @@ function sourceSecrets(envSecret: string, source: string): Pick<SecretBox, 'open
   const file = join(dirname(source), 'gw.secret')
   if (existsSync(file)) boxes.push(new SecretBox(readFileSync(file, 'utf8').trim()))
   return {
-    open(sealed) {
+    open(sealed, boundTo) {
       for (const box of boxes.slice(0, -1))
         try {
-          return box.open(sealed)
+          return box.open(sealed, boundTo)
         } catch {}
-      return (boxes[boxes.length - 1] as SecretBox).open(sealed)
+      return (boxes[boxes.length - 1] as SecretBox).open(sealed, boundTo)
     },
   }
 }

@@ -3,7 +3,7 @@
 import { warmTokenizer } from '../policy/prompt-tokens'
 import type { ProviderId } from '../providers/provider-id'
 import { StoreUnavailableError } from '../store/errors'
-import type { ProviderRecord, ServiceKeyRecord, Store } from '../store/types'
+import { ORG_ID, type ProviderRecord, type ServiceKeyRecord, type Store } from '../store/types'
 import type { OrgContext } from './context'
 
 interface Cached<T> {
@@ -29,6 +29,8 @@ export class OrgDirectory {
   ) {}
 
   get(orgId: string): Promise<OrgContext | undefined> {
+    // An id that is not org-shaped is never looked up, and misses are not kept: the cache is bounded by the orgs.
+    if (!ORG_ID.test(orgId)) return Promise.resolve(undefined)
     return this.cached(this.cache, orgId, () => this.load(orgId))
   }
 
@@ -80,9 +82,10 @@ export class OrgDirectory {
   private async load(orgId: string): Promise<OrgContext | undefined> {
     const org = await this.store.orgs.getOrg(orgId)
     if (!org) return undefined
-    const providers = new Map<ProviderId, ProviderRecord>()
-    for (const p of await this.store.orgs.getProviders(orgId)) providers.set(p.provider, p)
+    const providers = new Map<ProviderId, ProviderRecord[]>()
+    for (const p of await this.store.orgs.getProviders(orgId)) providers.set(p.provider, [...(providers.get(p.provider) ?? []), p])
     if (org.policy.maxPromptTokens !== undefined) void warmTokenizer()
-    return { org, providers, signingSecrets: await this.store.auth.listSigningSecrets(orgId) }
+    const routes = new Map((await this.store.routes.getRoutes(orgId)).map((r) => [r.name, r]))
+    return { org, providers, routes, signingSecrets: await this.store.auth.listSigningSecrets(orgId) }
   }
 }

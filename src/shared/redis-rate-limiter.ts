@@ -5,8 +5,8 @@ import { type Admission, type LimitCheck, MemoryRateLimiter, type RateLimiter } 
 import { RedisUnavailableError, type RedisLink } from './redis-link'
 
 /**
- * The same sliding window as MemoryRateLimiter: per counter a hash of one-second buckets; a bucket
- * counts while its second is within the last 61 (so no overshoot at a window edge). Checks every
+ * The same sliding window as MemoryRateLimiter: per counter a hash of one-second buckets; what was
+ * charged in second s counts during seconds s … s + 59 (so Retry-After is 1..60). Checks every
  * counter, and only when all have room charges them all. Returns {0, 0} when admitted, else
  * {index of the refused counter (1-based), seconds until it has room}.
  * KEYS: the counters. ARGV: now (ms), then limit and cost per counter.
@@ -23,7 +23,7 @@ for i, key in ipairs(KEYS) do
   for j = 1, #h, 2 do
     local s = tonumber(h[j])
     local c = tonumber(h[j + 1])
-    if s > sec - 61 then
+    if s > sec - 60 then
       used = used + c
       live[#live + 1] = { s, c }
     else
@@ -35,14 +35,14 @@ for i, key in ipairs(KEYS) do
     table.sort(live, function(a, b) return a[1] < b[1] end)
     for _, b in ipairs(live) do
       used = used - b[2]
-      if used + cost <= limit then return { i, math.max(1, math.ceil(((b[1] + 61) * 1000 - now) / 1000)) } end
+      if used + cost <= limit then return { i, math.max(1, math.ceil(((b[1] + 60) * 1000 - now) / 1000)) } end
     end
-    return { i, 61 }
+    return { i, 60 }
   end
 end
 for i, key in ipairs(KEYS) do
   redis.call('HINCRBY', key, sec, tonumber(ARGV[2 * i + 1]))
-  redis.call('PEXPIRE', key, 62000)
+  redis.call('PEXPIRE', key, 61000)
 end
 return { 0, 0 }
 `
@@ -50,10 +50,10 @@ return { 0, 0 }
 /** Corrects a charge made at second ARGV[1] by ARGV[2] on every counter in KEYS, if that second still counts. */
 const ADJUST = `
 local at = tonumber(ARGV[1])
-if at <= math.floor(tonumber(ARGV[3]) / 1000) - 61 then return 0 end
+if at < math.floor(tonumber(ARGV[3]) / 1000) - 60 then return 0 end
 for _, key in ipairs(KEYS) do
   redis.call('HINCRBY', key, at, tonumber(ARGV[2]))
-  redis.call('PEXPIRE', key, 62000)
+  redis.call('PEXPIRE', key, 61000)
 end
 return 1
 `

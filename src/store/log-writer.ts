@@ -24,7 +24,8 @@ export class LogWriter {
   private closed = false
   /** While the database is unreachable: batches go straight to the spool until this time (ms), then it is tried again. */
   private retryAt = 0
-  readonly stats = { written: 0, dropped: 0, retries: 0 }
+  /** Counters for /health and /metrics; a spooling writer counts what it spools in `spooled`. */
+  readonly stats = { written: 0, dropped: 0, retries: 0, spooled: 0 }
   private readonly batchSize: number
   private readonly intervalMs: number
   private readonly maxQueue: number
@@ -68,8 +69,8 @@ export class LogWriter {
     return this.queue.length
   }
 
-  /** Entries waiting in the spool directory for the database. */
-  get spooled(): number {
+  /** Entries waiting in the spool directory for the database now (`stats.spooled` counts all ever spooled). */
+  get inSpool(): number {
     return this.opts.spool?.size ?? 0
   }
 
@@ -115,6 +116,7 @@ export class LogWriter {
     const spool = this.opts.spool
     if (!spool || !this.queue.length) return false
     spool.append(this.queue)
+    this.stats.spooled += this.queue.length
     // Entries stay readable by id from memory while they wait, as long as memory allows.
     if (this.pending.size > this.maxQueue) for (const e of this.queue) this.pending.delete(e.requestId)
     this.queue = []

@@ -1,6 +1,6 @@
 // Row shapes both stores read (SQLite and PostgreSQL name columns alike) and their mapping to records.
 
-import type { SecretBox } from '../crypto/secret-box'
+import { type SecretBox, sealedFor } from '../crypto/secret-box'
 import { toProviderId } from '../providers/provider-id'
 import type { OidcConfig, Org, Policy, PromptRecord, PromptVersion, ProviderRecord, RateLimits, ServiceKeyRecord, SigningSecretRecord, VariableDef } from './types'
 
@@ -17,7 +17,10 @@ export interface OrgRow {
 export const toOrg = (r: OrgRow): Org => ({ id: r.id, name: r.name, policy: parsed(r.policy), createdAt: r.created_at })
 
 export interface ProviderRow {
+  org_id: string
   provider: string
+  name: string
+  weight: number
   api_key_enc: string
   base_url: string | null
   /** 0/1 in SQLite, a boolean in PostgreSQL. */
@@ -29,7 +32,9 @@ export function toProvider(box: SecretBox, r: ProviderRow): ProviderRecord {
   if (!provider) throw new Error(`unknown provider "${r.provider}" in provider_keys`)
   return {
     provider,
-    apiKey: box.open(r.api_key_enc),
+    name: r.name,
+    weight: r.weight,
+    apiKey: box.open(r.api_key_enc, sealedFor.providerKey(r.org_id, r.provider, r.name)),
     baseUrl: r.base_url ?? undefined,
     enabled: r.enabled === 1 || r.enabled === true,
     updatedAt: r.updated_at,
@@ -73,7 +78,7 @@ export interface SecretRow {
 export const toSecret = (box: SecretBox, r: SecretRow): SigningSecretRecord => ({
   orgId: r.org_id,
   kid: r.kid,
-  secret: box.open(r.secret_enc),
+  secret: box.open(r.secret_enc, sealedFor.signingSecret(r.org_id, r.kid)),
   createdAt: r.created_at,
 })
 

@@ -45,7 +45,7 @@ describe.skipIf(!pgUp)('gw migrate --from', () => {
     await bootstrap(store, admin, loadConfig({ GW_DB: file }))
     await store.orgs.createOrg({ id: 'acme', name: 'Acme' })
     await store.orgs.putPolicy('acme', { requestsPerMinute: 7 })
-    await store.orgs.putProvider('acme', { provider: 'openai', apiKey: openai.apiKey, baseUrl: openai.url, enabled: true })
+    await store.orgs.putProvider('acme', { provider: 'openai', name: 'default', weight: 1, apiKey: openai.apiKey, baseUrl: openai.url, enabled: true })
     serviceKey = (await admin.createServiceKey('acme', { name: 'moved' })).key
     await store.auth.addSigningSecret({ orgId: 'acme', kid: 'k1', secret: 'signing-secret-value' })
     const p = await store.prompts.createPrompt({ id: crypto.randomUUID(), orgId: 'acme', slug: 'greet', name: undefined })

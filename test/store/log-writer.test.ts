@@ -30,6 +30,9 @@ function memoryStore(failFirst = 0) {
     async usage() {
       return []
     },
+    async spend() {
+      return 0
+    },
     async queryLogs() {
       return { data: [], nextCursor: null }
     },
@@ -122,7 +125,7 @@ describe('the spool (database unreachable)', () => {
       const deadline = performance.now() + 5000
       while (db.rows.length < 61 && performance.now() < deadline) await Bun.sleep(20)
       expect(db.rows.map((r) => r.requestId)).toEqual(Array.from({ length: 61 }, (_, i) => `r${i}`))
-      expect(second.spooled).toBe(0)
+      expect(second.inSpool).toBe(0)
       expect(readdirSync(dir)).toEqual([])
       await second.close()
     } finally {

@@ -76,11 +76,26 @@ for (const kind of ['sqlite', 'postgres'] as const) {
       await store.orgs.putPolicy('o1', { requestsPerMinute: 10, allowedModels: ['openai/*'] })
       expect((await store.orgs.getOrg('o1'))?.policy).toEqual({ requestsPerMinute: 10, allowedModels: ['openai/*'] })
       expect(await store.orgs.getOrg('nope')).toBeUndefined()
-      await store.orgs.putProvider('o1', { provider: 'openai', apiKey: 'sk-plain-one', baseUrl: undefined, enabled: true })
-      const p = await store.orgs.putProvider('o1', { provider: 'openai', apiKey: 'sk-plain-two', baseUrl: 'http://x', enabled: false })
+      await store.orgs.putProvider('o1', { provider: 'openai', name: 'default', weight: 1, apiKey: 'sk-plain-one', baseUrl: undefined, enabled: true })
+      const p = await store.orgs.putProvider('o1', { provider: 'openai', name: 'default', weight: 1, apiKey: 'sk-plain-two', baseUrl: 'http://x', enabled: false })
       expect(p).toMatchObject({ provider: 'openai', apiKey: 'sk-plain-two', baseUrl: 'http://x', enabled: false })
       expect(await store.orgs.getProviders('o1')).toEqual([p])
+      // A second, weighted key for the same provider; removing one leaves the other.
+      const second = await store.orgs.putProvider('o1', { provider: 'openai', name: 'backup', weight: 0.5, apiKey: 'sk-plain-three', baseUrl: undefined, enabled: true })
+      expect(await store.orgs.getProviders('o1')).toEqual([second, p])
+      expect(await store.orgs.deleteProviderKey('o1', 'openai', 'backup')).toBe(true)
+      expect(await store.orgs.deleteProviderKey('o1', 'openai', 'backup')).toBe(false)
+      expect(await store.orgs.getProviders('o1')).toEqual([p])
       expect(JSON.stringify(await s.raw('provider_keys'))).not.toContain('sk-plain')
+    })
+
+    test('routes round-trip, one per org and name', async () => {
+      const r = await store.routes.putRoute('o1', { name: 'smart', targets: [{ model: 'openai/gpt-4o', weight: 1 }], strategy: 'weighted', fallback: [] })
+      expect(r).toMatchObject({ name: 'smart', strategy: 'weighted', targets: [{ model: 'openai/gpt-4o', weight: 1 }] })
+      const r2 = await store.routes.putRoute('o1', { name: 'smart', targets: [{ model: 'openai/gpt-4o-mini', weight: 2 }], strategy: 'lowest-latency', fallback: [{ model: 'openai/gpt-4o' }] })
+      expect(await store.routes.getRoutes('o1')).toEqual([r2])
+      expect(await store.routes.deleteRoute('o1', 'smart')).toBe(true)
+      expect(await store.routes.getRoutes('o1')).toEqual([])
     })
 
     test('service keys: hash, limits, revocation once', async () => {
@@ -151,6 +166,7 @@ for (const kind of ['sqlite', 'postgres'] as const) {
       expect(await store.logs.getLog('usage', (batch[0] as { requestId: string }).requestId)).toBeUndefined()
       expect(await store.logs.getLog('usage', (batch[4] as { requestId: string }).requestId)).toBeDefined()
       expect(await store.logs.usage({ orgId: 'usage', groupBy: 'day', fromDay: d, toDay: d })).toMatchObject([{ key: d, requests: 6, errors: 1 }])
+      expect(await store.logs.spend({ orgId: 'usage', dim: '', value: '', fromDay: d, toDay: d })).toBeCloseTo(2, 9)
     })
 
     test('log: filters and pages agree with a brute-force reading', async () => {

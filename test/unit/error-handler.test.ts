@@ -6,10 +6,10 @@ import { StoreConflictError, StoreUnavailableError } from '../../src/store/error
 
 test('a conflict from the store is 409 in the seed shape, an unreachable store 503; other errors stay 500', async () => {
   const req = new Request('http://gw.test/admin/orgs/default/prompts', { method: 'POST' })
-  const clash = errorResponse(new StoreConflictError('prompt "x" already exists'), req)
+  const clash = errorResponse(new StoreConflictError('prompt "x" already exists'), req, 'gw')
   expect(clash.status).toBe(409)
   expect((await clash.json()) as object).toMatchObject({ error: true, code: 'gateway_error', message: expect.stringContaining('Already exists') })
-  const down = errorResponse(new StoreUnavailableError('connection refused'), req)
+  const down = errorResponse(new StoreUnavailableError('connection refused'), req, 'gw')
   expect(down.status).toBe(503)
   expect(down.headers.get('retry-after')).toBe('1')
   expect((await down.json()) as object).toMatchObject({ error: true, code: 'gateway_error', message: expect.stringContaining('database is unreachable') })
@@ -17,8 +17,8 @@ test('a conflict from the store is 409 in the seed shape, an unreachable store 5
   const orig = console.error
   console.error = () => {}
   try {
-    expect(errorResponse(new Error('UNIQUE constraint failed: prompts.slug'), req).status).toBe(500)
-    const other = errorResponse(new Error('disk I/O error'), req)
+    expect(errorResponse(new Error('UNIQUE constraint failed: prompts.slug'), req, 'gw').status).toBe(500)
+    const other = errorResponse(new Error('disk I/O error'), req, 'gw')
     expect(other.status).toBe(500)
     expect(await other.text()).not.toContain('disk I/O')
   } finally {

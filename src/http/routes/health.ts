@@ -25,9 +25,9 @@ async function storeCheck(deps: Deps): Promise<Check> {
 }
 
 function logWriterCheck(deps: Deps): Check & Record<string, unknown> {
-  const counters = { queued: deps.logs.queued, spooled: deps.logs.spooled, ...deps.logs.stats }
-  if (deps.logs.spooled)
-    return { status: 'degraded', message: `the database is unreachable; ${deps.logs.spooled} log entries wait in the spool`, ...counters }
+  const counters = { queued: deps.logs.queued, inSpool: deps.logs.inSpool, ...deps.logs.stats }
+  if (deps.logs.inSpool)
+    return { status: 'degraded', message: `the database is unreachable; ${deps.logs.inSpool} log entries wait in the spool`, ...counters }
   if (deps.logs.failing) return { status: 'degraded', message: 'the database refuses log entries; they wait and are retried', ...counters }
   return { status: 'ok', ...counters }
 }

@@ -1,7 +1,7 @@
 // PostgreSQL storage of GwSigned signing secrets (encrypted at rest) and per-org OIDC configs.
 
 import type { SQL } from 'bun'
-import type { SecretBox } from '../../crypto/secret-box'
+import { type SecretBox, sealedFor } from '../../crypto/secret-box'
 import { type OidcRow, type SecretRow, toOidc, toSecret } from '../rows'
 import type { AuthStore, OidcConfig, SigningSecretRecord } from '../types'
 import { q } from './errors'
@@ -15,7 +15,7 @@ export class PgAuthStore implements AuthStore {
   async addSigningSecret(rec: Omit<SigningSecretRecord, 'createdAt'>): Promise<SigningSecretRecord> {
     const [row] = await q<SecretRow[]>(
       this.sql`INSERT INTO signing_secrets (org_id, kid, secret_enc, created_at)
-               VALUES (${rec.orgId}, ${rec.kid}, ${this.box.seal(rec.secret)}, ${new Date().toISOString()}) RETURNING *`,
+               VALUES (${rec.orgId}, ${rec.kid}, ${this.box.seal(rec.secret, sealedFor.signingSecret(rec.orgId, rec.kid))}, ${new Date().toISOString()}) RETURNING *`,
       `signing secret "${rec.kid}"`,
     )
     if (!row) throw new Error('insert returned nothing')

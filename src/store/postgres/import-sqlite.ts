@@ -2,7 +2,7 @@
 
 import { Database } from 'bun:sqlite'
 import type { SQL } from 'bun'
-import type { SecretBox } from '../../crypto/secret-box'
+import { type SecretBox, sealedFor } from '../../crypto/secret-box'
 import type { LogEntry } from '../types'
 import { q } from './errors'
 import { writeLogBatch } from './logs'
@@ -15,11 +15,20 @@ export interface ImportReport {
 }
 
 /** Tables copied row for row, parents first; `seal` names the column holding a secret to re-seal. */
-const TABLES: { name: string; key: string[]; seal?: string }[] = [
+const TABLES: { name: string; key: string[]; seal?: { column: string; boundTo: (r: Record<string, unknown>) => string } }[] = [
   { name: 'orgs', key: ['id'] },
-  { name: 'provider_keys', key: ['org_id', 'provider'], seal: 'api_key_enc' },
+  {
+    name: 'provider_keys',
+    key: ['org_id', 'provider', 'name'],
+    seal: { column: 'api_key_enc', boundTo: (r) => sealedFor.providerKey(String(r.org_id), String(r.provider), String(r.name ?? 'default')) },
+  },
   { name: 'service_keys', key: ['id'] },
-  { name: 'signing_secrets', key: ['org_id', 'kid'], seal: 'secret_enc' },
+  {
+    name: 'signing_secrets',
+    key: ['org_id', 'kid'],
+    seal: { column: 'secret_enc', boundTo: (r) => sealedFor.signingSecret(String(r.org_id), String(r.kid)) },
+  },
+  { name: 'routes', key: ['org_id', 'name'] },
   { name: 'oidc_configs', key: ['org_id'] },
   { name: 'prompts', key: ['id'] },
   { name: 'prompt_versions', key: ['prompt_id', 'version'] },
@@ -60,9 +69,16 @@ export async function importSqlite(sql: SQL, path: string, from: Pick<SecretBox,
 }
 
 /** A SQLite row as the PostgreSQL table takes it: JSON columns parsed, booleans, bytea, re-sealed secrets. */
-function toPg(table: string, r: Record<string, unknown>, seal: string | undefined, from: Pick<SecretBox, 'open'>, to: SecretBox): Record<string, unknown> {
+function toPg(
+  table: string,
+  r: Record<string, unknown>,
+  seal: (typeof TABLES)[number]['seal'],
+  from: Pick<SecretBox, 'open'>,
+  to: SecretBox,
+): Record<string, unknown> {
   const row = { ...r }
-  if (seal) row[seal] = to.seal(from.open(String(r[seal])))
+  if (seal) row[seal.column] = to.seal(from.open(String(r[seal.column]), seal.boundTo(r)), seal.boundTo(r))
+  if (table === 'routes') row.spec = JSON.parse(String(r.spec))
   if (table === 'orgs') row.policy = JSON.parse(String(r.policy))
   if (table === 'provider_keys') row.enabled = r.enabled === 1
   if (table === 'service_keys') row.key_hash = Buffer.from(r.key_hash as Uint8Array)

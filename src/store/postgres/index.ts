@@ -9,6 +9,7 @@ import { PgLogStore } from './logs'
 import { connect, migratePostgres } from './open'
 import { PgOrgStore } from './orgs'
 import { PgPromptStore } from './prompts'
+import { PgRouteStore } from './routes'
 
 /**
  * Connects and migrates in the background: a database down at start is retried every second, and
@@ -39,6 +40,7 @@ export function createPostgresStore(url: string, box: SecretBox, opts: { onRetry
     keys,
     auth: new PgAuthStore(sql, box),
     prompts: new PgPromptStore(sql),
+    routes: new PgRouteStore(sql),
     logs: new PgLogStore(sql, () => ready),
     get ready() {
       return ready

@@ -2,8 +2,8 @@
 
 import type { SQL } from 'bun'
 import { decodeCursor, encodeCursor, withoutBodies } from '../log-cursor'
-import type { LogEntry, LogQuery, LogStore } from '../types'
-import { dimensionOf, rollup, type UsageQuery, type UsageRow } from '../usage-rollup'
+import type { LogEntry, LogQuery, LogStore, SpendQuery } from '../types'
+import { dimensionOf, MAX_METADATA_VALUES, OTHER_VALUE, type RollupCell, rollup, type UsageQuery, type UsageRow } from '../usage-rollup'
 import { StoreUnavailableError } from '../errors'
 import { q } from './errors'
 
@@ -42,7 +42,8 @@ export async function writeLogBatch(tx: SQL, entries: LogEntry[], withRollup: bo
   )
   if (!withRollup) return
   // Roll-ups count only what this batch really wrote: a retried batch adds nothing twice.
-  const cells = rollup(entries.filter((e) => inserted.has(e.requestId))).map((c) => ({
+  const cells = await capMetadataValues(tx, rollup(entries.filter((e) => inserted.has(e.requestId))))
+  const rows2 = cells.map((c) => ({
     org_id: c.orgId,
     dim: c.dim,
     day: c.day,
@@ -57,14 +58,52 @@ export async function writeLogBatch(tx: SQL, entries: LogEntry[], withRollup: bo
     cost_usd: c.costUsd,
     priced: c.priced,
   }))
-  if (cells.length)
-    await tx`INSERT INTO usage_daily ${tx(cells)}
+  if (rows2.length)
+    await tx`INSERT INTO usage_daily ${tx(rows2)}
       ON CONFLICT (org_id, dim, day, value) DO UPDATE SET requests = usage_daily.requests + excluded.requests,
         errors = usage_daily.errors + excluded.errors, input_tokens = usage_daily.input_tokens + excluded.input_tokens,
         cached_input_tokens = usage_daily.cached_input_tokens + excluded.cached_input_tokens,
         cache_write_tokens = usage_daily.cache_write_tokens + excluded.cache_write_tokens,
         output_tokens = usage_daily.output_tokens + excluded.output_tokens, reasoning_tokens = usage_daily.reasoning_tokens + excluded.reasoning_tokens,
         cost_usd = usage_daily.cost_usd + excluded.cost_usd, priced = usage_daily.priced + excluded.priced`
+}
+
+/**
+ * Past MAX_METADATA_VALUES distinct values of one metadata key per org and day, a new value is
+ * rolled up under OTHER_VALUE (as in SQLite). Two instances adding new values in the same instant
+ * may pass the bound by a few; it only bounds growth.
+ */
+async function capMetadataValues(tx: SQL, cells: RollupCell[]): Promise<RollupCell[]> {
+  const meta = cells.filter((c) => c.dim.startsWith('metadata.'))
+  if (!meta.length) return cells
+  const groups = [...new Map(meta.map((c) => [`${c.orgId}\u0000${c.dim}\u0000${c.day}`, c])).values()].map((c) => ({ org_id: c.orgId, dim: c.dim, day: c.day }))
+  const known = await tx<{ org_id: string; dim: string; day: string; value: string; n: string }[]>`
+    SELECT u.org_id, u.dim, u.day, u.value, count(*) OVER (PARTITION BY u.org_id, u.dim, u.day) AS n
+    FROM usage_daily u JOIN jsonb_to_recordset(${groups}::jsonb) AS g(org_id text, dim text, day text)
+      ON u.org_id = g.org_id AND u.dim = g.dim AND u.day = g.day`
+  const have = new Set(known.map((r) => `${r.org_id}\u0000${r.dim}\u0000${r.day}\u0000${r.value}`))
+  const counts = new Map(known.map((r) => [`${r.org_id}\u0000${r.dim}\u0000${r.day}`, Number(r.n)]))
+  const out = new Map<string, RollupCell>()
+  for (const c of cells) {
+    if (c.dim.startsWith('metadata.') && !have.has(`${c.orgId}\u0000${c.dim}\u0000${c.day}\u0000${c.value}`)) {
+      const g = `${c.orgId}\u0000${c.dim}\u0000${c.day}`
+      const n = counts.get(g) ?? 0
+      if (n >= MAX_METADATA_VALUES) c.value = OTHER_VALUE
+      else counts.set(g, n + 1)
+    }
+    // Cells folded into OTHER_VALUE are summed, so the INSERT names each row once.
+    const id = `${c.orgId}\u0000${c.dim}\u0000${c.day}\u0000${c.value}`
+    const prev = out.get(id)
+    if (!prev) out.set(id, c)
+    else {
+      prev.requests += c.requests
+      prev.errors += c.errors
+      prev.costUsd += c.costUsd
+      prev.priced += c.priced
+      for (const k of Object.keys(prev.tokens) as (keyof RollupCell['tokens'])[]) prev.tokens[k] += c.tokens[k]
+    }
+  }
+  return [...out.values()]
 }
 
 export class PgLogStore implements LogStore {
@@ -139,6 +178,13 @@ export class PgLogStore implements LogStore {
       data: page.map((r) => JSON.parse(r.entry) as LogEntry),
       nextCursor: rows.length > lq.limit && last ? encodeCursor(Number(last.created_at), last.request_id) : null,
     }
+  }
+
+  async spend(sq: SpendQuery): Promise<number> {
+    const [row] = await q<{ usd: number | null }[]>(this.sql`
+      SELECT sum(cost_usd) AS usd FROM usage_daily
+      WHERE org_id = ${sq.orgId} AND dim = ${sq.dim} AND value = ${sq.value} AND day >= ${sq.fromDay} AND day <= ${sq.toDay}`)
+    return Number(row?.usd ?? 0)
   }
 
   async countLogs(orgId?: string): Promise<number> {

@@ -1,7 +1,8 @@
 // PostgreSQL storage of orgs, their policies and their (encrypted) provider keys.
 
 import type { SQL } from 'bun'
-import type { SecretBox } from '../../crypto/secret-box'
+import { type SecretBox, sealedFor } from '../../crypto/secret-box'
+import type { ProviderId } from '../../providers/provider-id'
 import { type OrgRow, type ProviderRow, toOrg, toProvider } from '../rows'
 import type { Org, OrgStore, Policy, ProviderRecord } from '../types'
 import { q } from './errors'
@@ -31,20 +32,25 @@ export class PgOrgStore implements OrgStore {
   }
 
   async putProvider(orgId: string, rec: Omit<ProviderRecord, 'updatedAt'>): Promise<ProviderRecord> {
-    const enc = this.box.seal(rec.apiKey)
+    const enc = this.box.seal(rec.apiKey, sealedFor.providerKey(orgId, rec.provider, rec.name))
     const at = new Date().toISOString()
     const [row] = await q<ProviderRow[]>(this.sql`
-      INSERT INTO provider_keys (org_id, provider, api_key_enc, base_url, enabled, updated_at)
-      VALUES (${orgId}, ${rec.provider}, ${enc}, ${rec.baseUrl ?? null}, ${rec.enabled}, ${at})
-      ON CONFLICT (org_id, provider) DO UPDATE
-        SET api_key_enc = excluded.api_key_enc, base_url = excluded.base_url, enabled = excluded.enabled, updated_at = excluded.updated_at
+      INSERT INTO provider_keys (org_id, provider, name, api_key_enc, base_url, enabled, weight, updated_at)
+      VALUES (${orgId}, ${rec.provider}, ${rec.name}, ${enc}, ${rec.baseUrl ?? null}, ${rec.enabled}, ${rec.weight}, ${at})
+      ON CONFLICT (org_id, provider, name) DO UPDATE
+        SET api_key_enc = excluded.api_key_enc, base_url = excluded.base_url, enabled = excluded.enabled,
+            weight = excluded.weight, updated_at = excluded.updated_at
       RETURNING *`)
     if (!row) throw new Error('upsert returned nothing')
     return toProvider(this.box, row)
   }
 
+  async deleteProviderKey(orgId: string, provider: ProviderId, name: string): Promise<boolean> {
+    return (await q(this.sql`DELETE FROM provider_keys WHERE org_id = ${orgId} AND provider = ${provider} AND name = ${name}`)).count > 0
+  }
+
   async getProviders(orgId: string): Promise<ProviderRecord[]> {
-    const rows = await q<ProviderRow[]>(this.sql`SELECT * FROM provider_keys WHERE org_id = ${orgId} ORDER BY provider`)
+    const rows = await q<ProviderRow[]>(this.sql`SELECT * FROM provider_keys WHERE org_id = ${orgId} ORDER BY provider, name`)
     return rows.map((r) => toProvider(this.box, r))
   }
 }

@@ -1,7 +1,7 @@
 // SQLite storage of GwSigned signing secrets (encrypted at rest) and per-org OIDC configs.
 
 import type { Database } from 'bun:sqlite'
-import type { SecretBox } from '../../crypto/secret-box'
+import { type SecretBox, sealedFor } from '../../crypto/secret-box'
 import { type OidcRow, type SecretRow, toOidc, toSecret } from '../rows'
 import type { AuthStore, OidcConfig, SigningSecretRecord } from '../types'
 import { insertOnce } from './errors'
@@ -31,7 +31,7 @@ export class SqliteAuthStore implements AuthStore {
 
   async addSigningSecret(rec: Omit<SigningSecretRecord, 'createdAt'>): Promise<SigningSecretRecord> {
     const row = insertOnce(`signing secret "${rec.kid}"`, () =>
-      this.q.addSecret.get(rec.orgId, rec.kid, this.box.seal(rec.secret), new Date().toISOString()),
+      this.q.addSecret.get(rec.orgId, rec.kid, this.box.seal(rec.secret, sealedFor.signingSecret(rec.orgId, rec.kid)), new Date().toISOString()),
     )
     if (!row) throw new Error('insert returned nothing')
     return toSecret(this.box, row)

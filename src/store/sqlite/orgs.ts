@@ -1,7 +1,8 @@
 // SQLite storage of orgs, their policies and their (encrypted) provider keys.
 
 import type { Database } from 'bun:sqlite'
-import type { SecretBox } from '../../crypto/secret-box'
+import { type SecretBox, sealedFor } from '../../crypto/secret-box'
+import type { ProviderId } from '../../providers/provider-id'
 import { type OrgRow, type ProviderRow, toOrg, toProvider } from '../rows'
 import type { Org, OrgStore, Policy, ProviderRecord } from '../types'
 import { insertOnce } from './errors'
@@ -18,13 +19,14 @@ export class SqliteOrgStore implements OrgStore {
       ),
       get: db.query<OrgRow, [string]>('SELECT * FROM orgs WHERE id = ?1'),
       policy: db.query<null, [string, string]>('UPDATE orgs SET policy = ?2 WHERE id = ?1'),
-      putProvider: db.query<ProviderRow, [string, string, string, string | null, number, string]>(
-        `INSERT INTO provider_keys (org_id, provider, api_key_enc, base_url, enabled, updated_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6)
-         ON CONFLICT (org_id, provider) DO UPDATE SET api_key_enc = ?3, base_url = ?4, enabled = ?5, updated_at = ?6
+      putProvider: db.query<ProviderRow, [string, string, string, string, string | null, number, number, string]>(
+        `INSERT INTO provider_keys (org_id, provider, name, api_key_enc, base_url, enabled, weight, updated_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
+         ON CONFLICT (org_id, provider, name) DO UPDATE SET api_key_enc = ?4, base_url = ?5, enabled = ?6, weight = ?7, updated_at = ?8
          RETURNING *`,
       ),
-      providers: db.query<ProviderRow, [string]>('SELECT * FROM provider_keys WHERE org_id = ?1 ORDER BY provider'),
+      providers: db.query<ProviderRow, [string]>('SELECT * FROM provider_keys WHERE org_id = ?1 ORDER BY provider, name'),
+      deleteKey: db.query<null, [string, string, string]>('DELETE FROM provider_keys WHERE org_id = ?1 AND provider = ?2 AND name = ?3'),
     }
   }
 
@@ -47,9 +49,11 @@ export class SqliteOrgStore implements OrgStore {
     const row = this.q.putProvider.get(
       orgId,
       rec.provider,
-      this.box.seal(rec.apiKey),
+      rec.name,
+      this.box.seal(rec.apiKey, sealedFor.providerKey(orgId, rec.provider, rec.name)),
       rec.baseUrl ?? null,
       rec.enabled ? 1 : 0,
+      rec.weight,
       new Date().toISOString(),
     )
     if (!row) throw new Error('upsert returned nothing')
@@ -58,5 +62,9 @@ export class SqliteOrgStore implements OrgStore {
 
   async getProviders(orgId: string): Promise<ProviderRecord[]> {
     return this.q.providers.all(orgId).map((r) => toProvider(this.box, r))
+  }
+
+  async deleteProviderKey(orgId: string, provider: ProviderId, name: string): Promise<boolean> {
+    return this.q.deleteKey.run(orgId, provider, name).changes > 0
   }
 }
