@@ -5,7 +5,7 @@
 import { redisReachable, serversFor } from '../test/helpers/servers'
 
 if (await serversFor('end-to-end suites on PostgreSQL (GW_TEST_STORE=postgres)', { postgres: true })) {
-  const proc = Bun.spawn([process.execPath, 'test', 'test/e2e'], {
+  const proc = Bun.spawn([process.execPath, 'test', '--timeout', '20000', 'test/e2e'], {
     env: { ...process.env, GW_TEST_STORE: 'postgres', GW_TEST_WITH_REDIS: (await redisReachable()) || process.env.CI === 'true' ? '1' : '0' },
     stdout: 'inherit',
     stderr: 'inherit',

@@ -21,6 +21,7 @@ import { RecentLatency } from './pipeline/route-choice'
 import { MemoryBudgetLedger } from './policy/budget-ledger'
 import { MemoryRateLimiter } from './policy/rate-limiter'
 import { ChangeNotices } from './shared/change-notices'
+import { RedisBudgetLedger } from './shared/redis-budget-ledger'
 import { RedisLink } from './shared/redis-link'
 import { RedisRateLimiter } from './shared/redis-rate-limiter'
 import { StreamSlots } from './policy/stream-slots'
@@ -179,7 +180,7 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
     limiter: shared ? new RedisRateLimiter(shared.link, { required: config.redisRequired, prefix: `${config.redisPrefix}rl:` }) : new MemoryRateLimiter(),
     observer,
     streams: new StreamSlots(),
-    budgets: new MemoryBudgetLedger(),
+    budgets: shared ? new RedisBudgetLedger(shared.link, { required: config.redisRequired, prefix: `${config.redisPrefix}budget:` }) : new MemoryBudgetLedger(),
     latency: new RecentLatency(),
     ...(shared ? { shared: shared.link } : {}),
     oidc: new OidcVerifier(store.auth, { refreshCooldownMs: config.jwksRefreshMs }),

@@ -11,6 +11,13 @@ export class RedisUnavailableError extends Error {
 
 type Listener = (message: string) => void
 
+export interface LuaScript {
+  text: string
+  sha: string
+}
+
+export const luaScript = (text: string): LuaScript => ({ text, sha: new Bun.CryptoHasher('sha1').update(text).digest('hex') })
+
 export class RedisLink {
   private readonly client: Bun.RedisClient
   private readonly subscriber: Bun.RedisClient
@@ -80,6 +87,16 @@ export class RedisLink {
       throw err
     } finally {
       clearTimeout(timer)
+    }
+  }
+
+  /** Runs a Lua script by its SHA-1, loading it with EVAL the first time a server has not seen it. */
+  async eval(script: LuaScript, keys: readonly string[], args: readonly string[]): Promise<unknown> {
+    try {
+      return await this.send('EVALSHA', [script.sha, String(keys.length), ...keys, ...args])
+    } catch (err) {
+      if (!(err instanceof Error) || !/NOSCRIPT/.test(err.message)) throw err
+      return this.send('EVAL', [script.text, String(keys.length), ...keys, ...args])
     }
   }
 

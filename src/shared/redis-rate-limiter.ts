@@ -2,7 +2,7 @@
 
 import { GatewayError } from '../errors'
 import { type Admission, type LimitCheck, MemoryRateLimiter, type RateLimiter } from '../policy/rate-limiter'
-import { RedisUnavailableError, type RedisLink } from './redis-link'
+import { luaScript, RedisUnavailableError, type RedisLink } from './redis-link'
 
 /**
  * The same sliding window as MemoryRateLimiter: per counter a hash of one-second buckets; what was
@@ -11,7 +11,7 @@ import { RedisUnavailableError, type RedisLink } from './redis-link'
  * {index of the refused counter (1-based), seconds until it has room}.
  * KEYS: the counters. ARGV: now (ms), then limit and cost per counter.
  */
-const ADMIT = `
+const ADMIT = luaScript(`
 local now = tonumber(ARGV[1])
 local sec = math.floor(now / 1000)
 for i, key in ipairs(KEYS) do
@@ -45,10 +45,10 @@ for i, key in ipairs(KEYS) do
   redis.call('PEXPIRE', key, 61000)
 end
 return { 0, 0 }
-`
+`)
 
 /** Corrects a charge made at second ARGV[1] by ARGV[2] on every counter in KEYS, if that second still counts. */
-const ADJUST = `
+const ADJUST = luaScript(`
 local at = tonumber(ARGV[1])
 if at < math.floor(tonumber(ARGV[3]) / 1000) - 60 then return 0 end
 for _, key in ipairs(KEYS) do
@@ -56,9 +56,7 @@ for _, key in ipairs(KEYS) do
   redis.call('PEXPIRE', key, 61000)
 end
 return 1
-`
-
-const sha1 = (text: string) => new Bun.CryptoHasher('sha1').update(text).digest('hex')
+`)
 
 export interface RedisRateLimiterOptions {
   /** GW_REDIS_REQUIRED: while Redis is away, limited requests get 503 instead of local counters. */
@@ -71,7 +69,6 @@ export class RedisRateLimiter implements RateLimiter {
   /** Each instance's own counters, used only while Redis is unreachable (and GW_REDIS_REQUIRED is false). */
   readonly local = new MemoryRateLimiter()
   private readonly prefix: string
-  private readonly scripts = { admit: { text: ADMIT, sha: sha1(ADMIT) }, adjust: { text: ADJUST, sha: sha1(ADJUST) } }
 
   constructor(
     private readonly link: RedisLink,
@@ -84,7 +81,7 @@ export class RedisRateLimiter implements RateLimiter {
     const args = [String(nowMs)]
     for (const c of checks) args.push(String(c.limit), String(Math.round(c.cost)))
     try {
-      const [index, retry] = (await this.eval('admit', checks.map((c) => this.prefix + c.key), args)) as [number, number]
+      const [index, retry] = (await this.link.eval(ADMIT, checks.map((c) => this.prefix + c.key), args)) as [number, number]
       if (index === 0) return { ok: true }
       return { ok: false, key: (checks[index - 1] as LimitCheck).key, retryAfterSeconds: retry }
     } catch (err) {
@@ -100,22 +97,11 @@ export class RedisRateLimiter implements RateLimiter {
   async adjust(keys: readonly string[], delta: number, atMs: number, nowMs = Date.now()): Promise<void> {
     if (delta === 0) return
     try {
-      await this.eval('adjust', keys.map((k) => this.prefix + k), [String(Math.floor(atMs / 1000)), String(Math.round(delta)), String(nowMs)])
+      await this.link.eval(ADJUST, keys.map((k) => this.prefix + k), [String(Math.floor(atMs / 1000)), String(Math.round(delta)), String(nowMs)])
     } catch (err) {
       // Called after the answer was sent: a correction that cannot be made is reported, never thrown.
       if (err instanceof RedisUnavailableError) await this.local.adjust(keys, delta, atMs, nowMs)
       else console.error('gw: correcting a token charge failed:', err instanceof Error ? err.message : err)
-    }
-  }
-
-  /** EVALSHA, loading the script with EVAL the first time a server has not seen it. */
-  private async eval(name: keyof RedisRateLimiter['scripts'], keys: string[], args: string[]): Promise<unknown> {
-    const s = this.scripts[name]
-    try {
-      return await this.link.send('EVALSHA', [s.sha, String(keys.length), ...keys, ...args])
-    } catch (err) {
-      if (!(err instanceof Error) || !/NOSCRIPT/.test(err.message)) throw err
-      return this.link.send('EVAL', [s.text, String(keys.length), ...keys, ...args])
     }
   }
 }
