@@ -5,7 +5,7 @@ import { errorShapeFor, GatewayError } from '../errors'
 import { costUsd, usageTokens } from '../catalog/catalog'
 import type { StreamPart, UpstreamFailure } from '../providers/adapter'
 import type { ChatChunk, ChatCompletion, ChunkChoice, FinishReason, ToolCall, Usage } from '../providers/openai-types'
-import { DONE_BYTES, SSE_HEADERS, sseData } from '../sse/encode'
+import { DONE_BYTES, SSE_HEADERS, sseData, sseText } from '../sse/encode'
 import { estimatePromptTokens, estimateTokens } from '../tokens'
 import type { Dispatched } from './5-fallback'
 import type { AuthedContext, Deps } from './context'
@@ -90,9 +90,21 @@ interface Transcript {
   content: string
   toolCalls: ToolCall[]
   finish: FinishReason | null
+  /** Raw chunks passed on unread (plain text of choice 0), read in order when the text is needed. */
+  unread: string[]
+}
+
+/** Appends the text of the raw chunks passed on so far: one JSON.parse each, after they were sent. */
+function readRaw(t: Transcript): void {
+  for (const json of t.unread) {
+    const chunk = JSON.parse(json) as { choices: { delta: { content: string } }[] }
+    t.content += chunk.choices[0]?.delta.content ?? ''
+  }
+  t.unread.length = 0
 }
 
 function noteChoices(t: Transcript, choices: ChunkChoice[]): void {
+  if (t.unread.length) readRaw(t)
   for (const c of choices) {
     if (c.index !== 0) continue
     if (c.delta.content) t.content += c.delta.content
@@ -123,7 +135,7 @@ export function streamAnswer(
   const { attempt } = d.answer
   let pending: StreamPart[] | null = d.answer.head
   const model = attempt.target.model.name
-  const created = Math.floor(Date.now() / 1000)
+  let created = Math.floor(Date.now() / 1000)
   let id = `chatcmpl-${ctx.requestId}`
   let usage: Usage | undefined
   /** The chunk with the finish_reason, held back to carry the usage (without include_usage). */
@@ -136,7 +148,7 @@ export function streamAnswer(
     attempt.close()
   }
   deps.openStreams.add(terminate)
-  const transcript: Transcript = { content: '', toolCalls: [], finish: null }
+  const transcript: Transcript = { content: '', toolCalls: [], finish: null, unread: [] }
   const chunk = (choices: ChunkChoice[], extra?: { usage: Usage }): ChatChunk => ({
     id,
     object: 'chat.completion.chunk',
@@ -150,6 +162,7 @@ export function streamAnswer(
   let final: { usage: Usage; cost: number | null } | undefined
   const settle = () => {
     if (!final) {
+      readRaw(transcript)
       const u = usage ?? estimateUsage(d, transcript.content)
       final = { usage: u, cost: costOf(d, u) }
     }
@@ -159,6 +172,7 @@ export function streamAnswer(
   const done = (failure?: UpstreamFailure, clientLeft = false) => {
     if (closed) return
     closed = true
+    readRaw(transcript)
     deps.openStreams.delete(terminate)
     attempt.close()
     finish({
@@ -210,6 +224,12 @@ export function streamAnswer(
             switch (p.type) {
               case 'meta':
                 if (p.id) id = p.id
+                if (p.created) created = p.created
+                break
+              case 'raw':
+                transcript.unread.push(p.json)
+                controller.enqueue(sseText(p.json))
+                wrote = true
                 break
               case 'choices':
                 noteChoices(transcript, p.choices)

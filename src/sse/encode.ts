@@ -5,7 +5,12 @@ const encoder = new TextEncoder()
 export const DONE_BYTES = encoder.encode('data: [DONE]\n\n')
 
 export function sseData(value: unknown): Uint8Array {
-  return encoder.encode(`data: ${JSON.stringify(value)}\n\n`)
+  return sseText(JSON.stringify(value))
+}
+
+/** A `data:` event of JSON text already serialised. */
+export function sseText(json: string): Uint8Array {
+  return encoder.encode(`data: ${json}\n\n`)
 }
 
 export const SSE_HEADERS = {
