@@ -139,14 +139,18 @@ function readDelta(raw: unknown, passThrough: boolean): ChunkDelta {
 /** The upstream's `"model":"…"` field (the first one: it comes before `choices`). */
 const MODEL_FIELD = /"model":"(?:[^"\\]|\\.)*"/
 /** What only a chunk that needs a full read contains (inside strings every `"` is escaped, so text never matches). */
-const NEEDS_READ = /"finish_reason":"|"usage":\{|"refusal":"|"tool_calls"|"error"|"content":""|"index":[1-9]/
+const NEEDS_READ = ['"finish_reason":"', '"usage":{', '"refusal":"', '"tool_calls"', '"error"', '"content":""']
 
 /**
  * A chunk of plain text for choice 0 with its model renamed, or undefined when the chunk needs a full
  * read: a cheap pass per event instead of parse, translate, rebuild and serialise (most of a stream).
  */
 function passOn(data: string, modelField: string): string | undefined {
-  if (!data.includes('"content":"') || NEEDS_READ.test(data)) return undefined
+  if (!data.includes('"content":"')) return undefined
+  for (const marker of NEEDS_READ) if (data.includes(marker)) return undefined
+  // One choice, index 0 (a second `"index":` would be another choice or a tool call).
+  const i = data.indexOf('"index":0')
+  if (i < 0 || data.indexOf('"index":', i + 9) >= 0 || data.lastIndexOf('"index":', i - 1) >= 0) return undefined
   const m = MODEL_FIELD.exec(data)
   if (!m) return undefined
   return data.slice(0, m.index) + modelField + data.slice(m.index + m[0].length)
