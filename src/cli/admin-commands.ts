@@ -9,6 +9,7 @@ import { GatewayError } from '../errors'
 import { openStore } from '../server'
 import { splitFrontMatter, versionBodyOf } from '../prompts/prompt-files'
 import { type Args, flag, parseArgs, requireFlag, secretArg } from './args'
+import { MemoryBudgetLedger } from '../policy/budget-ledger'
 import { formatTable } from './table'
 
 export const ADMIN_USAGE = `  gw org create --name NAME [--id ID]
@@ -33,6 +34,9 @@ export const ADMIN_USAGE = `  gw org create --name NAME [--id ID]
   gw route set NAME --targets P/MODEL[=WEIGHT],… [--strategy weighted|lowest-latency] [--fallback P/MODEL,…] [--org ID]
   gw route list [--org ID]
   gw route delete NAME [--org ID]
+  gw budget set --scope org|key|endUser --period day|month|total --usd N [--org ID]
+  gw budget remove --scope org|key|endUser --period day|month|total [--org ID]
+  gw budget list [--org ID]        (spent, reserved and remaining in the current period)
   gw usage [--org ID] [--since TIME] [--until TIME] [--group-by day|model|provider|key|endUser|metadata.KEY] [--json]
   gw logs prune --older-than DURATION      (e.g. 30d, 12h, 90m; roll-ups are kept)`
 
@@ -45,6 +49,27 @@ const COMMANDS: Record<string, Command> = {
     return admin.createOrg({ name: requireFlag(a, 'name'), ...(id ? { id } : {}) })
   },
   'org show': async (admin, argv) => admin.describeOrg(orgOf(parseArgs(argv))),
+  'budget set': async (admin, argv) => {
+    const a = parseArgs(argv)
+    const scope = requireFlag(a, 'scope')
+    const period = requireFlag(a, 'period')
+    const org = orgOf(a)
+    const policy = (await admin.requireOrg(org)).policy
+    const others = (policy.budgets ?? []).filter((b) => b.scope !== scope || b.period !== period)
+    return admin.putPolicy(org, { ...policy, budgets: [...others, { scope, period, usd: num(a, 'usd') ?? requireFlag(a, 'usd') }] })
+  },
+  'budget remove': async (admin, argv) => {
+    const a = parseArgs(argv)
+    const scope = requireFlag(a, 'scope')
+    const period = requireFlag(a, 'period')
+    const org = orgOf(a)
+    const policy = (await admin.requireOrg(org)).policy
+    const budgets = (policy.budgets ?? []).filter((b) => b.scope !== scope || b.period !== period)
+    if (budgets.length === policy.budgets?.length) throw new Error(`org "${org}" has no ${scope} budget per ${period}`)
+    return admin.putPolicy(org, { ...policy, budgets })
+  },
+  // A CLI process holds no reservations: spent is what the roll-ups say.
+  'budget list': async (admin, argv) => admin.budgets(orgOf(parseArgs(argv)), new MemoryBudgetLedger()),
   'policy set': async (admin, argv) => {
     const a = parseArgs(argv)
     const file = flag(a, 'file')
