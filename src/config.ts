@@ -1,6 +1,9 @@
 // Reads gw's configuration from the environment (PRODUCT §2), with CLI flags overriding, and validates it.
 
+import { secretArg } from './cli/args'
+import { MIN_SECRET_CHARS } from './crypto/secret-box'
 import type { ErrorShape } from './errors'
+import type { LogFormat } from './observability/access-log'
 import type { ProviderId } from './providers/provider-id'
 
 export interface Config {
@@ -12,6 +15,8 @@ export interface Config {
   secret: string | undefined
   baseUrls: Record<ProviderId, string>
   upstreamTimeoutMs: number
+  /** A stream whose client has taken no data for this long is ended (its upstream released). */
+  clientReadTimeoutMs: number
   maxBodyBytes: number
   /** At SIGTERM/SIGINT, how long in-flight requests may run before open streams are ended. */
   drainMs: number
@@ -19,6 +24,8 @@ export interface Config {
   jwksRefreshMs: number
   promptsDir: string
   catalogPath: string | undefined
+  /** GW_CONFIG: a YAML file of provider keys and routes applied at start (PRODUCT §13). */
+  configFile: string | undefined
   logBodies: boolean
   /** Raw log entries older than this many days are pruned (0 keeps everything). */
   logRetentionDays: number
@@ -36,7 +43,7 @@ export interface Config {
   /** An `org` label on the request, token and cost counters. */
   metricsOrgLabel: boolean
   /** Access log lines on stdout; default `pretty` on a terminal, otherwise `off`. */
-  logFormat: 'json' | 'pretty' | 'off'
+  logFormat: LogFormat
   /** Prompt and completion text on spans. */
   traceContent: boolean
   /** OTLP/HTTP trace export, from the standard OTEL_* variables; undefined when no endpoint is set. */
@@ -57,6 +64,8 @@ export interface OtelConfig {
 export type Env = Record<string, string | undefined>
 
 export const DEFAULT_PROMPTS_DIR = './prompts'
+/** An operator-chosen GW_SERVICE_KEY must be at least this long. */
+export const MIN_SERVICE_KEY_CHARS = 32
 
 /** CLI flag → env variable it overrides. */
 const FLAGS: Record<string, string> = {
@@ -66,7 +75,9 @@ const FLAGS: Record<string, string> = {
   'admin-token': 'GW_ADMIN_TOKEN',
   'prompts-dir': 'GW_PROMPTS_DIR',
   catalog: 'GW_CATALOG',
+  config: 'GW_CONFIG',
   'upstream-timeout-ms': 'GW_UPSTREAM_TIMEOUT_MS',
+  'client-read-timeout-ms': 'GW_CLIENT_READ_TIMEOUT_MS',
   'max-body-bytes': 'GW_MAX_BODY_BYTES',
   'drain-ms': 'GW_DRAIN_MS',
   'jwks-refresh-ms': 'GW_JWKS_REFRESH_MS',
@@ -74,6 +85,17 @@ const FLAGS: Record<string, string> = {
   'log-retention-days': 'GW_LOG_RETENTION_DAYS',
   'log-body-max-bytes': 'GW_LOG_BODY_MAX_BYTES',
 }
+
+/** The environment variable holding each provider's key (the `default` org's, and `gw provider set`'s). */
+export const PROVIDER_KEY_VARIABLES: Record<ProviderId, string> = {
+  openai: 'OPENAI_API_KEY',
+  anthropic: 'ANTHROPIC_API_KEY',
+  google: 'GEMINI_API_KEY',
+  mistral: 'MISTRAL_API_KEY',
+}
+
+/** Flags whose values are secrets: read from stdin (`--admin-token -`), never taken from argv. */
+const SECRET_FLAGS = new Set(['GW_ADMIN_TOKEN'])
 
 export class ConfigError extends Error {
   override name = 'ConfigError'
@@ -93,7 +115,11 @@ export function parseFlags(argv: readonly string[]): { overrides: Env; rest: str
     }
     const value = m[2] ?? argv[++i]
     if (value === undefined) throw new ConfigError(`flag --${m[1]} needs a value`)
-    overrides[envName] = value
+    try {
+      overrides[envName] = SECRET_FLAGS.has(envName) ? secretArg(m[1] as string, value, `set ${envName}`) : value
+    } catch (err) {
+      throw new ConfigError((err as Error).message)
+    }
   }
   return { overrides, rest }
 }
@@ -134,13 +160,7 @@ export function loadConfig(env: Env): Config {
   }
 
   const envProviderKeys: Partial<Record<ProviderId, string>> = {}
-  const keyVars: [ProviderId, string][] = [
-    ['openai', 'OPENAI_API_KEY'],
-    ['anthropic', 'ANTHROPIC_API_KEY'],
-    ['google', 'GEMINI_API_KEY'],
-    ['mistral', 'MISTRAL_API_KEY'],
-  ]
-  for (const [p, name] of keyVars) {
+  for (const [p, name] of Object.entries(PROVIDER_KEY_VARIABLES) as [ProviderId, string][]) {
     const v = opt(name)
     if (v) envProviderKeys[p] = v
   }
@@ -157,12 +177,19 @@ export function loadConfig(env: Env): Config {
   if (adminToken !== undefined && adminToken.length < 16)
     problems.push('GW_ADMIN_TOKEN must be at least 16 characters')
 
+  const envServiceKey = opt('GW_SERVICE_KEY')
+  if (envServiceKey !== undefined && envServiceKey.length < MIN_SERVICE_KEY_CHARS)
+    problems.push(`GW_SERVICE_KEY must be at least ${MIN_SERVICE_KEY_CHARS} characters (gw's own keys have 50)`)
+  const secret = opt('GW_SECRET')
+  if (secret !== undefined && secret.length < MIN_SECRET_CHARS)
+    problems.push(`GW_SECRET must be at least ${MIN_SECRET_CHARS} characters (it derives the key that encrypts provider keys)`)
+
   const config: Config = {
     host: str('GW_HOST', '127.0.0.1'),
     port: int('GW_PORT', 8787, 0, 65535),
     dbPath: str('GW_DB', './data/gw.db'),
     adminToken,
-    secret: opt('GW_SECRET'),
+    secret,
     baseUrls: {
       openai: url('GW_OPENAI_BASE_URL', 'https://api.openai.com/v1'),
       anthropic: url('GW_ANTHROPIC_BASE_URL', 'https://api.anthropic.com/v1'),
@@ -170,16 +197,18 @@ export function loadConfig(env: Env): Config {
       mistral: url('GW_MISTRAL_BASE_URL', 'https://api.mistral.ai/v1'),
     },
     upstreamTimeoutMs: int('GW_UPSTREAM_TIMEOUT_MS', 60_000, 1, 3_600_000),
+    clientReadTimeoutMs: int('GW_CLIENT_READ_TIMEOUT_MS', 30_000, 100, 3_600_000),
     maxBodyBytes: int('GW_MAX_BODY_BYTES', 10_485_760, 1024, 1_073_741_824),
     drainMs: int('GW_DRAIN_MS', 10_000, 0, 600_000),
     jwksRefreshMs: int('GW_JWKS_REFRESH_MS', 30_000, 0, 3_600_000),
     promptsDir: str('GW_PROMPTS_DIR', DEFAULT_PROMPTS_DIR),
     catalogPath: opt('GW_CATALOG'),
+    configFile: opt('GW_CONFIG'),
     logBodies: bool('GW_LOG_BODIES', true),
     logRetentionDays: num('GW_LOG_RETENTION_DAYS', 30, 0, 36_500),
     logBodyMaxBytes: int('GW_LOG_BODY_MAX_BYTES', 65_536, 256, 1_073_741_824),
     envProviderKeys,
-    envServiceKey: opt('GW_SERVICE_KEY'),
+    envServiceKey,
     errorFormat: oneOf('GW_ERROR_FORMAT', ['gw', 'openai'] as const, 'gw'),
     corsOrigins: (opt('GW_CORS_ORIGINS') ?? '')
       .split(',')

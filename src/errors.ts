@@ -66,6 +66,15 @@ export class GatewayError extends Error {
   }
 }
 
+/** Most characters of a client-sent value an error message repeats (PRODUCT §4). */
+export const ECHO_CHARS = 64
+
+/** A client-sent value quoted for an error message: JSON-quoted, cut to ECHO_CHARS with an ellipsis. */
+export function echo(value: unknown): string {
+  const s = String(value)
+  return JSON.stringify(s.length > ECHO_CHARS ? `${s.slice(0, ECHO_CHARS)}…` : s)
+}
+
 export const badRequest = (message: string) => new GatewayError(400, 'gateway_error', message)
 export const notFound = (message: string) => new GatewayError(404, 'gateway_error', message)
 export const unauthorized = (message: string) => new GatewayError(401, 'unauthorized', message)

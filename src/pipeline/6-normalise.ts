@@ -148,6 +148,28 @@ export function streamAnswer(
     attempt.close()
   }
   deps.openStreams.add(terminate)
+  // A client that stops reading holds the upstream connection: once it has taken nothing for
+  // GW_CLIENT_READ_TIMEOUT_MS (time spent waiting for the upstream does not count), the stream is
+  // ended. One lazily armed timer; each pull only moves `waitingSince`.
+  const readTimeoutMs = deps.config.clientReadTimeoutMs
+  let waitingSince = 0
+  let readTimer: ReturnType<typeof setTimeout> | undefined
+  let stream: ReadableStreamDefaultController<Uint8Array> | undefined
+  const checkReader = () => {
+    readTimer = undefined
+    if (closed || waitingSince === 0) return
+    const left = waitingSince + readTimeoutMs - performance.now()
+    if (left > 1) {
+      readTimer = setTimeout(checkReader, left)
+      return
+    }
+    done(undefined, `the client read nothing for ${readTimeoutMs} ms: the stream was ended`)
+    stream?.error(new Error('the client stopped reading'))
+  }
+  const awaitReader = () => {
+    waitingSince = performance.now()
+    readTimer ??= setTimeout(checkReader, readTimeoutMs)
+  }
   const transcript: Transcript = { content: '', toolCalls: [], finish: null, unread: [] }
   const chunk = (choices: ChunkChoice[], extra?: { usage: Usage }): ChatChunk => ({
     id,
@@ -169,18 +191,20 @@ export function streamAnswer(
     return final
   }
 
-  const done = (failure?: UpstreamFailure, clientLeft = false) => {
+  /** Ends the stream once: `clientLeft` says why the client's side ended it early. */
+  const done = (failure?: UpstreamFailure, clientLeft?: string) => {
     if (closed) return
     closed = true
     readRaw(transcript)
+    clearTimeout(readTimer)
     deps.openStreams.delete(terminate)
     attempt.close()
     finish({
       ...baseOutcome(d),
       structuredOutput: checkStructuredOutput(attempt.body, transcript.content),
       errorCode: failure ? 'provider_error' : null,
-      errorMessage: failure?.message ?? (clientLeft ? 'the client disconnected before the end of the stream' : null),
-      incomplete: !!failure || clientLeft,
+      errorMessage: failure?.message ?? clientLeft ?? null,
+      incomplete: !!failure || clientLeft !== undefined,
       usage: settle().usage,
       usageEstimated: !usage,
       costUsd: settle().cost,
@@ -207,7 +231,11 @@ export function streamAnswer(
   }
 
   const body = new ReadableStream<Uint8Array>({
+    start(controller) {
+      stream = controller
+    },
     async pull(controller) {
+      waitingSince = 0
       try {
         for (;;) {
           const parts: StreamPart[] | null = pending ?? (await attempt.next())
@@ -253,7 +281,10 @@ export function streamAnswer(
                 return
             }
           }
-          if (wrote) return
+          if (wrote) {
+            awaitReader()
+            return
+          }
         }
       } catch (err) {
         failStream(controller, { kind: 'provider_error', message: err instanceof Error ? err.message : String(err) })
@@ -261,7 +292,7 @@ export function streamAnswer(
       }
     },
     cancel() {
-      done(undefined, true)
+      done(undefined, 'the client disconnected before the end of the stream')
     },
   })
 
