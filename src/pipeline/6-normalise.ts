@@ -77,7 +77,7 @@ export function jsonAnswer(ctx: AuthedContext, d: Dispatched, finish: (o: Outcom
     usageEstimated: !c.usage,
     costUsd: cost,
     responseBody: body,
-    responseBytes: json.length,
+    responseText: json,
   })
   return new Response(json, {
     status: 200,
