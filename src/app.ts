@@ -10,10 +10,14 @@ import { healthRoutes } from './http/routes/health'
 import { logRoutes } from './http/routes/logs'
 import { modelRoutes } from './http/routes/models'
 import { promptRoutes } from './http/routes/prompts'
+import { uiPageRoutes, uiRoutes } from './http/routes/ui'
 import type { Deps } from './pipeline/context'
+import { SessionKeeper } from './ui/session'
 
 export function createApp(deps: Deps, admin = new AdminService(deps.store, (org) => deps.orgs.invalidate(org))) {
-  return new Elysia({ name: 'gw' })
+  const token = deps.config.adminToken
+  const sessions = token ? new SessionKeeper(token) : undefined
+  return new Elysia({ name: 'gw', serve: { routes: uiPageRoutes(token) } })
     .onRequest(({ request }) => {
       markArrival(request)
       const declared = Number(request.headers.get('content-length'))
@@ -25,7 +29,8 @@ export function createApp(deps: Deps, admin = new AdminService(deps.store, (org)
     .use(promptRoutes(deps))
     .use(modelRoutes(deps))
     .use(logRoutes(deps))
-    .use(adminRoutes(deps, admin))
+    .use(adminRoutes(deps, admin, sessions))
+    .use(uiRoutes(token, sessions))
 }
 
 export type App = ReturnType<typeof createApp>

@@ -19,6 +19,8 @@ export interface Config {
   promptsDir: string
   catalogPath: string | undefined
   logBodies: boolean
+  /** NODE_ENV=development (`npm run dev`): the dashboard is bundled on request, with hot reload. */
+  dev: boolean
   /** Provider keys of the `default` org, from OPENAI_API_KEY etc. */
   envProviderKeys: Partial<Record<ProviderId, string>>
   envServiceKey: string | undefined
@@ -42,6 +44,9 @@ const FLAGS: Record<string, string> = {
   'jwks-refresh-ms': 'GW_JWKS_REFRESH_MS',
   'log-bodies': 'GW_LOG_BODIES',
 }
+
+/** Names of the configuration flags (`--port`, `--db`, …), accepted by every command. */
+export const CONFIG_FLAGS: ReadonlySet<string> = new Set(Object.keys(FLAGS))
 
 export class ConfigError extends Error {
   override name = 'ConfigError'
@@ -135,6 +140,7 @@ export function loadConfig(env: Env): Config {
     promptsDir: str('GW_PROMPTS_DIR', DEFAULT_PROMPTS_DIR),
     catalogPath: opt('GW_CATALOG'),
     logBodies: bool('GW_LOG_BODIES', true),
+    dev: env.NODE_ENV === 'development',
     envProviderKeys,
     envServiceKey: opt('GW_SERVICE_KEY'),
   }

@@ -88,6 +88,8 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
       // No Bun limit: Bun's own 413 has a bare body. GW_MAX_BODY_BYTES is enforced by gw instead, in
       // onRequest for a declared Content-Length and in readJsonBody while a chunked body streams in.
       maxRequestBodySize: Number.MAX_SAFE_INTEGER,
+      // The dashboard's bundle: rebuilt on change with hot reload under `npm run dev`, built once otherwise.
+      development: config.dev ? { hmr: true, console: true } : false,
     })
   const port = app.server?.port ?? config.port
   let stopping: Promise<void> | undefined

@@ -13,7 +13,7 @@ import {
   checkServiceKeyBody,
   checkSigningSecretBody,
 } from '../schemas/admin-bodies'
-import type { OidcConfig, Org, Policy, ProviderRecord, Store } from '../store/types'
+import type { OidcConfig, Org, Policy, ProviderRecord, ServiceKeyRecord, SigningSecretRecord, Store } from '../store/types'
 import { PromptAdmin } from './prompt-admin'
 
 const ORG_ID = /^[a-z0-9][a-z0-9_-]{0,63}$/
@@ -63,17 +63,25 @@ export class AdminService {
       createdAt: org.createdAt,
       policy: org.policy,
       providers: providers.map(publicProvider),
-      serviceKeys: keys.map((k) => ({
-        id: k.id,
-        name: k.name ?? null,
-        createdAt: k.createdAt,
-        revokedAt: k.revokedAt ?? null,
-        lastUsedAt: k.lastUsedAt ?? null,
-        ...k.limits,
-      })),
-      signingSecrets: secrets.map((s) => ({ kid: s.kid, createdAt: s.createdAt })),
+      serviceKeys: keys.map(publicKey),
+      signingSecrets: secrets.map(publicSecret),
       oidc: publicOidc(await this.store.auth.getOidc(orgId)),
     }
+  }
+
+  async listOrgs() {
+    const orgs = await this.store.orgs.listOrgs()
+    return { data: orgs.map((o) => ({ id: o.id, name: o.name, createdAt: o.createdAt })) }
+  }
+
+  async listServiceKeys(orgId: string) {
+    await this.requireOrg(orgId)
+    return { data: (await this.store.keys.listServiceKeys(orgId)).map(publicKey) }
+  }
+
+  async listSigningSecrets(orgId: string) {
+    await this.requireOrg(orgId)
+    return { data: (await this.store.auth.listSigningSecrets(orgId)).map(publicSecret) }
   }
 
   async putPolicy(orgId: string, raw: unknown): Promise<Policy> {
@@ -171,6 +179,14 @@ export interface TokenRequest {
   ttl: number
   kid?: string
   endUserId?: string
+}
+
+function publicKey(k: ServiceKeyRecord) {
+  return { id: k.id, name: k.name ?? null, createdAt: k.createdAt, revokedAt: k.revokedAt ?? null, lastUsedAt: k.lastUsedAt ?? null, ...k.limits }
+}
+
+function publicSecret(s: SigningSecretRecord) {
+  return { kid: s.kid, createdAt: s.createdAt }
 }
 
 function publicOidc(c: OidcConfig | undefined) {

@@ -8,23 +8,38 @@ import { GatewayError } from '../errors'
 import { openStore } from '../server'
 import { splitFrontMatter, versionBodyOf } from '../prompts/prompt-files'
 import { flag, parseArgs, requireFlag } from './args'
+import { formatTable } from './table'
 
-export const ADMIN_USAGE = `  gw org create --name NAME [--id ID]
-  gw org show [--org ID]
-  gw policy set [--org ID] (--json '{…}' | --file policy.json)
-  gw provider set PROVIDER --api-key KEY [--org ID] [--base-url URL] [--disabled]
-  gw key create [--org ID] [--name NAME] [--rpm N] [--tpm N]
-  gw key revoke KEY_ID [--org ID]
-  gw secret create [--org ID] [--kid KID] [--secret S]     (GwSigned signing secret; generated when not given)
-  gw secret delete KID [--org ID]
-  gw oidc set --issuer URL --audience AUD [--jwks-uri URL] [--org-claim CLAIM] [--org ID]
-  gw token sign --sub SUBJECT [--ttl SECONDS] [--kid KID] [--end-user ID] [--org ID]
-  gw prompt create --slug SLUG [--name NAME] [--org ID]
-  gw prompt version SLUG_OR_ID (--file prompt.md | --model M --user-template T [--system-template T]
-                    [--variables '[{"name":"x","type":"string","required":true}]'] [--temperature N] [--max-tokens N]) [--publish] [--org ID]
-  gw prompt publish SLUG_OR_ID VERSION [--org ID]
-  gw prompt show SLUG_OR_ID [--org ID]
-  gw partial set NAME (--template T | --file F) [--org ID]`
+/** One line per subcommand: its help text and, through the flags it names, the flags it accepts. */
+const USAGES = [
+  'gw org create --name NAME [--id ID]',
+  'gw org list',
+  'gw org show [--org ID]',
+  "gw policy set [--org ID] (--json '{…}' | --file policy.json)",
+  'gw provider set PROVIDER --api-key KEY [--org ID] [--base-url URL] [--disabled]',
+  'gw key create [--org ID] [--name NAME] [--rpm N] [--tpm N]',
+  'gw key list [--org ID]',
+  'gw key revoke KEY_ID [--org ID]',
+  'gw secret create [--org ID] [--kid KID] [--secret S]     (GwSigned signing secret; generated when not given)',
+  'gw secret list [--org ID]',
+  'gw secret delete KID [--org ID]',
+  'gw oidc set --issuer URL --audience AUD [--jwks-uri URL] [--org-claim CLAIM] [--org ID]',
+  'gw token sign --sub SUBJECT [--ttl SECONDS] [--kid KID] [--end-user ID] [--org ID]',
+  'gw prompt create --slug SLUG [--name NAME] [--org ID]',
+  'gw prompt list [--org ID]',
+  `gw prompt version SLUG_OR_ID (--file prompt.md | --model M --user-template T [--system-template T]
+                    [--variables '[{"name":"x","type":"string","required":true}]'] [--temperature N] [--max-tokens N]) [--publish] [--org ID]`,
+  'gw prompt publish SLUG_OR_ID VERSION [--org ID]',
+  'gw prompt show SLUG_OR_ID [--org ID]',
+  'gw partial set NAME (--template T | --file F) [--org ID]',
+]
+
+export const ADMIN_USAGE = `${USAGES.map((u) => `  ${u}`).join('\n')}
+
+  Admin commands print tables; add --json for JSON (for scripts). --help after any command explains it.`
+
+/** `noun verb` → its usage line. */
+const USAGE_OF = new Map(USAGES.map((u) => [u.split(' ').slice(1, 3).join(' '), u]))
 
 type Command = (admin: AdminService, argv: string[]) => Promise<unknown>
 
@@ -34,6 +49,7 @@ const COMMANDS: Record<string, Command> = {
     const id = flag(a, 'id')
     return admin.createOrg({ name: requireFlag(a, 'name'), ...(id ? { id } : {}) })
   },
+  'org list': async (admin) => admin.listOrgs(),
   'org show': async (admin, argv) => admin.describeOrg(orgOf(parseArgs(argv))),
   'policy set': async (admin, argv) => {
     const a = parseArgs(argv)
@@ -58,6 +74,7 @@ const COMMANDS: Record<string, Command> = {
       pick({ name: flag(a, 'name'), requestsPerMinute: int(a, 'rpm'), tokensPerMinute: int(a, 'tpm') }),
     )
   },
+  'key list': async (admin, argv) => admin.listServiceKeys(orgOf(parseArgs(argv))),
   'key revoke': async (admin, argv) => {
     const a = parseArgs(argv)
     const id = positional(a, 'which key id? (see `gw org show`)')
@@ -68,6 +85,7 @@ const COMMANDS: Record<string, Command> = {
     const a = parseArgs(argv)
     return admin.addSigningSecret(orgOf(a), pick({ kid: flag(a, 'kid'), secret: flag(a, 'secret') }))
   },
+  'secret list': async (admin, argv) => admin.listSigningSecrets(orgOf(parseArgs(argv))),
   'secret delete': async (admin, argv) => {
     const a = parseArgs(argv)
     const kid = positional(a, 'which kid? (see `gw org show`)')
@@ -95,6 +113,7 @@ const COMMANDS: Record<string, Command> = {
     const a = parseArgs(argv)
     return admin.prompts.createPrompt(orgOf(a), pick({ slug: requireFlag(a, 'slug'), name: flag(a, 'name') }))
   },
+  'prompt list': async (admin, argv) => admin.prompts.list(orgOf(parseArgs(argv))),
   'prompt version': async (admin, argv) => {
     const a = parseArgs(argv, ['publish'])
     const file = flag(a, 'file')
@@ -165,15 +184,70 @@ function int(a: ReturnType<typeof parseArgs>, name: string): number | undefined 
   return Number(v)
 }
 
-/** Runs `gw <noun> <verb> …`; returns false when the words name no admin command. */
-export async function runAdminCommand(config: Config, words: string[]): Promise<boolean> {
-  const command = COMMANDS[`${words[0]} ${words[1]}`]
-  if (!command) return false
+const NOUNS = new Set([...USAGE_OF.keys()].map((k) => k.split(' ')[0] as string))
+
+/** The usage lines of a noun (`gw key --help`), or undefined when no command starts with it. */
+export function nounUsage(noun: string): string | undefined {
+  if (!NOUNS.has(noun)) return undefined
+  return USAGES.filter((u) => u.startsWith(`gw ${noun} `)).map((u) => `  ${u}`).join('\n')
+}
+
+/** Flags a command accepts: those its usage line names, plus --json, --help and the configuration flags. */
+function checkFlags(usage: string, argv: string[], configFlags: ReadonlySet<string>): void {
+  const allowed = new Set(['json', 'help', ...[...usage.matchAll(/--([a-z][a-z0-9-]*)/g)].map((m) => m[1] as string)])
+  for (const a of argv) {
+    const name = /^--([^=]*)/.exec(a)?.[1]
+    if (name !== undefined && !allowed.has(name) && !configFlags.has(name))
+      throw new UsageError(`unknown flag "--${name}" for "${usage.split(' ').slice(0, 3).join(' ')}"\n\nusage: ${usage}`)
+  }
+}
+
+/** Takes the output switch --json out of argv (`policy set --json '{…}'` keeps its own --json value). */
+function takeJsonSwitch(command: string, argv: string[]): { asJson: boolean; rest: string[] } {
+  const rest: string[] = []
+  let asJson = false
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i] as string
+    const next = argv[i + 1]
+    if (a !== '--json') rest.push(a)
+    else if (command === 'policy set' && next !== undefined && !next.startsWith('--')) rest.push(a, argv[++i] as string)
+    else asJson = true
+  }
+  return { asJson, rest }
+}
+
+export class UsageError extends Error {}
+
+/**
+ * Runs `gw <noun> <verb> …`; returns false when the words name no admin noun. An unknown verb or
+ * flag is a UsageError naming it.
+ */
+export async function runAdminCommand(config: Config, words: string[], configFlags: ReadonlySet<string>): Promise<boolean> {
+  const noun = words[0] ?? ''
+  if (!NOUNS.has(noun)) return false
+  const verb = words[1] ?? ''
+  const usage = USAGE_OF.get(`${noun} ${verb}`)
+  const command = COMMANDS[`${noun} ${verb}`]
+  const argv = words.slice(2)
+  const wantsHelp = (xs: string[]) => xs.includes('--help') || xs.includes('-h')
+  if (!usage || !command) {
+    if (verb === '' || wantsHelp([verb])) {
+      console.log(`usage:\n${nounUsage(noun)}`)
+      return true
+    }
+    throw new UsageError(`unknown subcommand "${noun} ${verb}"\n\nusage:\n${nounUsage(noun)}`)
+  }
+  if (wantsHelp(argv)) {
+    console.log(`usage: ${usage}\n\nAdd --json for JSON output.`)
+    return true
+  }
+  checkFlags(usage, argv, configFlags)
+  const { asJson, rest } = takeJsonSwitch(`${noun} ${verb}`, argv)
   const store = openStore(config)
   try {
     await ensureDefaultOrg(store)
-    const out = await command(new AdminService(store), words.slice(2))
-    console.log(JSON.stringify(out, null, 2))
+    const out = await command(new AdminService(store), rest)
+    console.log(asJson ? JSON.stringify(out, null, 2) : formatTable(out))
   } catch (err) {
     const msg = err instanceof GatewayError || err instanceof Error ? err.message : String(err)
     console.error(`gw: ${msg}`)

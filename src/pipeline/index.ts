@@ -15,7 +15,7 @@
 // own clamping. The log entry is written when the answer is complete: for streams, when the
 // stream ends, fails or the client leaves.
 
-import { GatewayError } from '../errors'
+import { GatewayError, notFound } from '../errors'
 import { authenticate } from './1-auth'
 import { type Charge, enforcePolicy, settleCharge } from './2-policy'
 import { route } from './3-route'
@@ -53,6 +53,26 @@ export async function handlePromptRun(
   raw: unknown,
 ): Promise<Response> {
   await authenticateRequest(deps, ctx)
+  const input = await parseOrLog(deps, ctx, () => parsePromptRun(deps.store, ctx, ref, selector, raw))
+  return executeChat(deps, ctx, input)
+}
+
+/**
+ * POST /admin/orgs/:org/prompts/:idOrSlug/run (the dashboard's playground): the admin credential was
+ * checked by the admin API, so stage 1 only loads the org; the rest is a prompt run like any other.
+ */
+export async function handleAdminPromptRun(
+  deps: Deps,
+  ctx: RequestContext,
+  orgId: string,
+  ref: string,
+  selector: string | null,
+  raw: unknown,
+): Promise<Response> {
+  const org = await deps.orgs.get(orgId)
+  if (!org) throw notFound(`Org "${orgId}" not found`)
+  ctx.identity = { orgId, authMode: 'Admin', subject: 'dashboard' }
+  ctx.org = org
   const input = await parseOrLog(deps, ctx, () => parsePromptRun(deps.store, ctx, ref, selector, raw))
   return executeChat(deps, ctx, input)
 }

@@ -74,6 +74,8 @@ export interface OidcConfig {
 export interface OrgStore {
   createOrg(org: { id: string; name: string }): Promise<Org>
   getOrg(id: string): Promise<Org | undefined>
+  /** Every org, by id. */
+  listOrgs(): Promise<Org[]>
   putPolicy(orgId: string, policy: Policy): Promise<void>
   /** `apiKey` arrives in clear; the store encrypts it at rest. */
   putProvider(orgId: string, rec: Omit<ProviderRecord, 'updatedAt'>): Promise<ProviderRecord>
@@ -204,6 +206,7 @@ export interface LogQuery {
   orgId: string
   metadata: [string, string][]
   model?: string
+  provider?: string
   status?: number | 'success' | 'error'
   user?: string
   since?: number
@@ -212,12 +215,54 @@ export interface LogQuery {
   cursor?: string
 }
 
+export type UsageGroupBy = 'day' | 'model' | 'provider' | 'key' | 'endUser'
+
+/** PRODUCT §11 usage report over raw log entries (times in epoch ms, `until` exclusive). */
+export interface UsageQuery {
+  orgId: string
+  since?: number
+  until?: number
+  groupBy: UsageGroupBy
+}
+
+export interface UsageRow {
+  /** The group's value: a day `YYYY-MM-DD`, a model, a provider, a service-key id, an end-user id; null when unknown. */
+  key: string | null
+  requests: number
+  errors: number
+  tokens: { input: number; cachedInput: number; cacheWrite: number; output: number; reasoning: number }
+  /** Null when no entry of the group has a known cost. */
+  costUsd: number | null
+}
+
+/** Time-bucketed figures for the dashboard's overview (`since` ≤ t < `until`, buckets of `bucketMs`). */
+export interface LogStatsQuery {
+  orgId: string
+  since: number
+  until: number
+  bucketMs: number
+  by: 'model' | 'provider'
+}
+
+export interface LogStats {
+  /** Start of each bucket (epoch ms), oldest first. */
+  buckets: number[]
+  /** One series per model (or provider), each array aligned with `buckets`. */
+  series: { key: string | null; requests: number[]; errors: number[]; tokens: number[]; costUsd: number[] }[]
+  /** Percentiles per bucket over every entry (null: no entry); approximate within 10 %. */
+  latencyMs: { p50: (number | null)[]; p95: (number | null)[] }
+  ttftMs: { p50: (number | null)[]; p95: (number | null)[] }
+}
+
 export interface LogStore {
   /** Writes a batch in one transaction. */
   insertLogs(entries: LogEntry[]): Promise<void>
   getLog(orgId: string, requestId: string): Promise<LogEntry | undefined>
   queryLogs(q: LogQuery): Promise<{ data: LogEntry[]; nextCursor: string | null }>
   countLogs(orgId?: string): Promise<number>
+  /** Aggregated from the raw entries (interim until daily roll-ups exist, PRODUCT §11). */
+  usage(q: UsageQuery): Promise<UsageRow[]>
+  stats(q: LogStatsQuery): Promise<LogStats>
 }
 
 export interface Store {

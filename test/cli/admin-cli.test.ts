@@ -11,7 +11,12 @@ const db = join(dir, 'gw.db')
 const main = join(import.meta.dir, '../../src/main.ts')
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
 
+/** Runs gw with --json (machine output); `text` runs it as typed, for the tables. */
 function gw(...args: string[]) {
+  return text(...args, '--json')
+}
+
+function text(...args: string[]) {
   const p = Bun.spawnSync([process.execPath, main, ...args], { env: { PATH: process.env.PATH ?? '', GW_DB: db }, stdout: 'pipe', stderr: 'pipe' })
   const out = p.stdout.toString()
   return { code: p.exitCode, out, err: p.stderr.toString(), json: () => JSON.parse(out) as Record<string, any> }
@@ -51,9 +56,9 @@ test('bad input: a clear message and a non-zero exit', () => {
   const missing = gw('provider', 'set', 'openai', '--org', 'acme')
   expect(missing.code).toBe(1)
   expect(missing.err).toContain('--api-key')
-  const unknown = gw('frobnicate')
+  const unknown = text('frobnicate')
   expect(unknown.code).toBe(2)
-  expect(unknown.err).toContain('unknown command')
+  expect(unknown.err).toContain('unknown command "frobnicate"')
   const badConfig = Bun.spawnSync([process.execPath, main, 'org', 'show'], { env: { GW_DB: db, GW_PORT: 'x' }, stderr: 'pipe' })
   expect(badConfig.exitCode).toBe(1)
   expect(badConfig.stderr.toString()).toContain('GW_PORT')
@@ -136,4 +141,77 @@ test('a key and a signed token made by the CLI work against a running gateway on
     await proc.exited
     await openai.stop()
   }
+})
+
+test('unknown flags and subcommands are errors naming them, before anything is done', () => {
+  const orgs = () => gw('org', 'list').json().data.length
+  const before = orgs()
+  const bogus = text('org', 'create', '--name', 'X', '--id', 'bogus-org', '--bogus', '1')
+  expect(bogus.code).toBe(2)
+  expect(bogus.err).toContain('unknown flag "--bogus" for "gw org create"')
+  expect(bogus.err).toContain('usage: gw org create --name NAME')
+  expect(orgs()).toBe(before)
+  const sub = text('org', 'frobnicate')
+  expect(sub.code).toBe(2)
+  expect(sub.err).toContain('unknown subcommand "org frobnicate"')
+  expect(sub.err).toContain('gw org list')
+  for (const argv of [['serve', '--prot', '8795'], ['--prot', '8795']]) {
+    const serve = Bun.spawnSync([process.execPath, main, ...argv], { env: { PATH: process.env.PATH ?? '', GW_DB: db, GW_PORT: '0' }, stderr: 'pipe', timeout: 10_000 })
+    expect(serve.exitCode).toBe(2)
+    expect(serve.stderr.toString()).toContain('unknown flag "--prot" for "gw serve"')
+  }
+  const extra = text('serve', 'now')
+  expect(extra.code).toBe(2)
+  expect(extra.err).toContain('unexpected argument "now"')
+  // Configuration flags are accepted by every command.
+  expect(text('org', 'list', '--db', db).code).toBe(0)
+})
+
+test('--help on every command and noun, --version', () => {
+  const version = text('--version')
+  expect(version.code).toBe(0)
+  expect(version.out.trim()).toMatch(/^gw \d+\.\d+\.\d+/)
+  const all = text('--help')
+  for (const noun of ['org', 'key', 'secret', 'prompt', 'policy', 'provider', 'oidc', 'token', 'partial']) {
+    const help = text(noun, '--help')
+    expect(help.code).toBe(0)
+    expect(help.out).toContain(`gw ${noun} `)
+    expect(all.out).toContain(`gw ${noun} `)
+  }
+  const lines = [...all.out.matchAll(/^ {2}gw ([a-z]+) ([a-z]+)/gm)].map((m) => [m[1], m[2]] as [string, string])
+  expect(lines.length).toBeGreaterThan(15)
+  for (const [noun, verb] of lines) {
+    const help = text(noun, verb, '--help')
+    expect(help.code).toBe(0)
+    expect(help.out).toStartWith(`usage: gw ${noun} ${verb}`)
+  }
+  expect(text('serve', '--help').out).toContain('--port')
+}, 60_000)
+
+test('org, key, secret and prompt listings print tables by default and JSON with --json', () => {
+  gw('org', 'create', '--name', 'Listing Co', '--id', 'listing')
+  const key = gw('key', 'create', '--org', 'listing', '--name', 'backend').json()
+  const orgTable = text('org', 'list')
+  expect(orgTable.code).toBe(0)
+  const [header, ...rows] = orgTable.out.trim().split('\n')
+  expect(header?.split(/\s+/)).toEqual(['ID', 'NAME', 'CREATEDAT'])
+  expect(rows.some((r) => /^listing\s+Listing Co\s+\d{4}-/.test(r))).toBe(true)
+  expect(gw('org', 'list').json().data).toContainEqual(expect.objectContaining({ id: 'listing', name: 'Listing Co' }))
+
+  const keyTable = text('key', 'list', '--org', 'listing')
+  expect(keyTable.out).toMatch(new RegExp(`^${key.id}\\s+backend\\s`, 'm'))
+  expect(keyTable.out).not.toContain(key.key)
+  expect(gw('key', 'list', '--org', 'listing').json().data).toEqual([expect.objectContaining({ id: key.id, name: 'backend', revokedAt: null })])
+
+  gw('secret', 'create', '--org', 'listing', '--kid', 'list-kid')
+  expect(text('secret', 'list', '--org', 'listing').out).toMatch(/^list-kid\s+\d{4}-/m)
+  gw('prompt', 'create', '--org', 'listing', '--slug', 'hello')
+  expect(gw('prompt', 'list', '--org', 'listing').json().data).toEqual([expect.objectContaining({ slug: 'hello', currentVersion: null })])
+  expect(text('prompt', 'list', '--org', 'listing').out).toMatch(/^\S+\s+hello\s/m)
+  // A created key is one record: printed as field/value lines, the key included (it is shown only here).
+  const made = text('key', 'create', '--org', 'listing')
+  expect(made.out).toMatch(/^key\s+gw_sk_\S+$/m)
+  // policy set keeps its own --json value, and still takes the output switch.
+  expect(gw('policy', 'set', '--org', 'listing', '--json', '{"maxTokens":5}').json()).toEqual({ maxTokens: 5 })
+  expect(text('policy', 'set', '--org', 'listing', '--json', '{"maxTokens":6}').out).toMatch(/^maxTokens\s+6$/m)
 })

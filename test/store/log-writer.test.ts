@@ -25,6 +25,8 @@ function memoryStore(failFirst = 0) {
     async countLogs() {
       return rows.length
     },
+    usage: () => Promise.reject(new Error('not used here')),
+    stats: () => Promise.reject(new Error('not used here')),
   }
   return { store, rows, batches }
 }

@@ -16,7 +16,7 @@ async function authorize(deps: Deps, ctx: RequestContext): Promise<string> {
   return identity.orgId
 }
 
-function time(name: string, raw: string | null): number | undefined {
+export function time(name: string, raw: string | null): number | undefined {
   if (raw === null || raw === '') return undefined
   const n = /^\d+$/.test(raw) ? Number(raw) : Date.parse(raw)
   if (!Number.isFinite(n)) throw badRequest(`Invalid ${name} "${raw}": expected an ISO date or epoch milliseconds`)
@@ -41,11 +41,13 @@ export function parseLogQuery(orgId: string, params: URLSearchParams): LogQuery 
   }
   const q: LogQuery = { orgId, metadata, limit }
   const model = params.get('model')
+  const provider = params.get('provider')
   const user = params.get('user')
   const cursor = params.get('cursor')
   const since = time('since', params.get('since'))
   const until = time('until', params.get('until'))
   if (model) q.model = model
+  if (provider) q.provider = provider
   if (status !== undefined) q.status = status
   if (user) q.user = user
   if (cursor) q.cursor = cursor
