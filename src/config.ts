@@ -21,6 +21,10 @@ export interface Config {
   logBodies: boolean
   /** NODE_ENV=development (`npm run dev`): the dashboard is bundled on request, with hot reload. */
   dev: boolean
+  /** Raw log entries older than this many days are pruned (0 keeps everything). */
+  logRetentionDays: number
+  /** Each stored request/response body is capped at this size and then stored as a truncated preview. */
+  logBodyMaxBytes: number
   /** Provider keys of the `default` org, from OPENAI_API_KEY etc. */
   envProviderKeys: Partial<Record<ProviderId, string>>
   envServiceKey: string | undefined
@@ -43,6 +47,8 @@ const FLAGS: Record<string, string> = {
   'drain-ms': 'GW_DRAIN_MS',
   'jwks-refresh-ms': 'GW_JWKS_REFRESH_MS',
   'log-bodies': 'GW_LOG_BODIES',
+  'log-retention-days': 'GW_LOG_RETENTION_DAYS',
+  'log-body-max-bytes': 'GW_LOG_BODY_MAX_BYTES',
 }
 
 /** Names of the configuration flags (`--port`, `--db`, …), accepted by every command. */
@@ -81,16 +87,17 @@ export function loadConfig(env: Env): Config {
     const v = env[name]
     return v === undefined || v === '' ? undefined : v
   }
-  const int = (name: string, dflt: number, min: number, max: number) => {
+  const num = (name: string, dflt: number, min: number, max: number, whole = false) => {
     const raw = opt(name)
     if (raw === undefined) return dflt
     const n = Number(raw)
-    if (!Number.isInteger(n) || n < min || n > max) {
-      problems.push(`${name} must be an integer from ${min} to ${max}, got "${raw}"`)
+    if (!(whole ? Number.isInteger(n) : Number.isFinite(n)) || n < min || n > max) {
+      problems.push(`${name} must be ${whole ? 'an integer' : 'a number'} from ${min} to ${max}, got "${raw}"`)
       return dflt
     }
     return n
   }
+  const int = (name: string, dflt: number, min: number, max: number) => num(name, dflt, min, max, true)
   const bool = (name: string, dflt: boolean) => {
     const raw = opt(name)
     if (raw === undefined) return dflt
@@ -141,6 +148,8 @@ export function loadConfig(env: Env): Config {
     catalogPath: opt('GW_CATALOG'),
     logBodies: bool('GW_LOG_BODIES', true),
     dev: env.NODE_ENV === 'development',
+    logRetentionDays: num('GW_LOG_RETENTION_DAYS', 30, 0, 36_500),
+    logBodyMaxBytes: int('GW_LOG_BODY_MAX_BYTES', 65_536, 256, 1_073_741_824),
     envProviderKeys,
     envServiceKey: opt('GW_SERVICE_KEY'),
   }

@@ -8,7 +8,8 @@ import { GatewayError } from '../errors'
 import { openStore } from '../server'
 import { splitFrontMatter, versionBodyOf } from '../prompts/prompt-files'
 import { flag, parseArgs, requireFlag } from './args'
-import { formatTable } from './table'
+import type { UsageRow } from '../store/usage-rollup'
+import { formatOutput, formatTable } from './table'
 
 /** One line per subcommand: its help text and, through the flags it names, the flags it accepts. */
 const USAGES = [
@@ -32,14 +33,16 @@ const USAGES = [
   'gw prompt publish SLUG_OR_ID VERSION [--org ID]',
   'gw prompt show SLUG_OR_ID [--org ID]',
   'gw partial set NAME (--template T | --file F) [--org ID]',
+  'gw usage [--org ID] [--since TIME] [--until TIME] [--group-by day|model|provider|key|endUser|metadata.KEY]',
+  'gw logs prune --older-than DURATION      (e.g. 30d, 12h, 90m; roll-ups are kept)',
 ]
 
 export const ADMIN_USAGE = `${USAGES.map((u) => `  ${u}`).join('\n')}
 
   Admin commands print tables; add --json for JSON (for scripts). --help after any command explains it.`
 
-/** `noun verb` → its usage line. */
-const USAGE_OF = new Map(USAGES.map((u) => [u.split(' ').slice(1, 3).join(' '), u]))
+/** `noun verb` (or a lone `noun`, as in `gw usage`) → its usage line. */
+const USAGE_OF = new Map(USAGES.map((u) => [(/^gw ([a-z]+(?: [a-z]+)?)(?= |$)/.exec(u) as RegExpExecArray)[1] as string, u]))
 
 type Command = (admin: AdminService, argv: string[]) => Promise<unknown>
 
@@ -145,6 +148,12 @@ const COMMANDS: Record<string, Command> = {
     const a = parseArgs(argv)
     return admin.prompts.describe(orgOf(a), positional(a, 'which prompt? (slug or id)'))
   },
+  usage: async (admin, argv) => {
+    const a = parseArgs(argv)
+    const params = new URLSearchParams(pick({ since: flag(a, 'since'), until: flag(a, 'until'), groupBy: flag(a, 'group-by') }) as Record<string, string>)
+    return admin.usage(orgOf(a), params)
+  },
+  'logs prune': async (admin, argv) => admin.pruneLogs(duration(requireFlag(parseArgs(argv), 'older-than'), 'older-than')),
   'partial set': async (admin, argv) => {
     const a = parseArgs(argv)
     const file = flag(a, 'file')
@@ -172,6 +181,15 @@ function num(a: ReturnType<typeof parseArgs>, name: string): number | undefined 
   return n
 }
 
+const UNIT_MS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }
+
+/** `30d`, `12h`, `90m`, `45s` → milliseconds. */
+function duration(v: string, name: string): number {
+  const m = /^(\d+(?:\.\d+)?)([smhd])$/.exec(v)
+  if (!m) throw new Error(`--${name} must be a duration such as 30d, 12h, 90m or 45s`)
+  return Number(m[1]) * (UNIT_MS[m[2] as string] as number)
+}
+
 /** Drops undefined fields, so bodies carry only what was given. */
 function pick<T extends Record<string, unknown>>(o: T): Partial<T> {
   return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>
@@ -185,6 +203,25 @@ function int(a: ReturnType<typeof parseArgs>, name: string): number | undefined 
 }
 
 const NOUNS = new Set([...USAGE_OF.keys()].map((k) => k.split(' ')[0] as string))
+
+/** Commands whose table is not the generic one; `argv` is what the command was given. */
+const TABLES: Record<string, (out: never, argv: string[]) => string> = {
+  usage: (report: { data: UsageRow[] }, argv) =>
+    formatTable(
+      [flag(parseArgs(argv), 'group-by') ?? 'day', 'requests', 'errors', 'input', 'cached', 'cache write', 'output', 'reasoning', 'cost USD'],
+      report.data.map((r) => [
+        r.key,
+        r.requests,
+        r.errors,
+        r.tokens.input,
+        r.tokens.cachedInput,
+        r.tokens.cacheWrite,
+        r.tokens.output,
+        r.tokens.reasoning,
+        r.costUsd === null ? null : Number(r.costUsd.toFixed(6)),
+      ]),
+    ),
+}
 
 /** The usage lines of a noun (`gw key --help`), or undefined when no command starts with it. */
 export function nounUsage(noun: string): string | undefined {
@@ -225,10 +262,12 @@ export class UsageError extends Error {}
 export async function runAdminCommand(config: Config, words: string[], configFlags: ReadonlySet<string>): Promise<boolean> {
   const noun = words[0] ?? ''
   if (!NOUNS.has(noun)) return false
-  const verb = words[1] ?? ''
-  const usage = USAGE_OF.get(`${noun} ${verb}`)
-  const command = COMMANDS[`${noun} ${verb}`]
-  const argv = words.slice(2)
+  const lone = USAGE_OF.has(noun)
+  const verb = lone ? '' : (words[1] ?? '')
+  const name = lone ? noun : `${noun} ${verb}`
+  const usage = USAGE_OF.get(name)
+  const command = COMMANDS[name]
+  const argv = words.slice(lone ? 1 : 2)
   const wantsHelp = (xs: string[]) => xs.includes('--help') || xs.includes('-h')
   if (!usage || !command) {
     if (verb === '' || wantsHelp([verb])) {
@@ -242,12 +281,12 @@ export async function runAdminCommand(config: Config, words: string[], configFla
     return true
   }
   checkFlags(usage, argv, configFlags)
-  const { asJson, rest } = takeJsonSwitch(`${noun} ${verb}`, argv)
+  const { asJson, rest } = takeJsonSwitch(name, argv)
   const store = openStore(config)
   try {
     await ensureDefaultOrg(store)
     const out = await command(new AdminService(store), rest)
-    console.log(asJson ? JSON.stringify(out, null, 2) : formatTable(out))
+    console.log(asJson ? JSON.stringify(out, null, 2) : (TABLES[name]?.(out as never, rest) ?? formatOutput(out)))
   } catch (err) {
     const msg = err instanceof GatewayError || err instanceof Error ? err.message : String(err)
     console.error(`gw: ${msg}`)

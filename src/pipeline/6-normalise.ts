@@ -1,25 +1,21 @@
 // Stage 6: turn the upstream answer into the OpenAI response the client gets — one JSON body, or an
 // SSE stream of chunks ending with a usage chunk and `data: [DONE]` — then hand the outcome to the log.
 
-import type { StreamPart, Target, UpstreamFailure } from '../providers/adapter'
+import type { StreamPart, UpstreamFailure } from '../providers/adapter'
 import type { ChatChunk, ChatCompletion, ChunkChoice, FinishReason, ToolCall, Usage } from '../providers/openai-types'
 import { DONE_BYTES, SSE_HEADERS, sseData } from '../sse/encode'
 import { estimatePromptTokens, estimateTokens } from '../tokens'
-import type { Dispatched } from './5-dispatch'
-import type { Deps, RequestContext } from './context'
+import type { Dispatched } from './5-fallback'
+import type { AuthedContext, Deps } from './context'
 import type { Outcome } from './7-log'
 import { checkStructuredOutput } from './structured-output'
 
-export function modelName(t: Target): string {
-  return `${t.provider}/${t.model.id}`
-}
-
 /** Headers every successful answer carries. */
-export function successHeaders(ctx: RequestContext, d: Dispatched): Record<string, string> {
+export function successHeaders(ctx: AuthedContext, d: Dispatched): Record<string, string> {
   const h: Record<string, string> = {
     'x-gw-request-id': ctx.requestId,
-    'x-gw-model': modelName(d.target),
-    'x-gw-auth-mode': ctx.identity?.authMode ?? 'GwKey',
+    'x-gw-model': d.attempt.target.model.name,
+    'x-gw-auth-mode': ctx.identity.authMode,
   }
   if (d.fallback.used && d.fallback.model) {
     h['x-gw-fallback'] = 'true'
@@ -30,29 +26,29 @@ export function successHeaders(ctx: RequestContext, d: Dispatched): Record<strin
 }
 
 function estimateUsage(d: Dispatched, completionText: string): Usage {
-  const prompt = estimatePromptTokens(d.sent.messages)
+  const prompt = estimatePromptTokens(d.attempt.body.messages)
   const completion = estimateTokens(completionText)
   return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion }
 }
 
-function baseOutcome(d: Dispatched, refusal: boolean): Omit<Outcome, 'usage' | 'usageEstimated' | 'responseBody'> {
+function baseOutcome(d: Dispatched): Omit<Outcome, 'usage' | 'usageEstimated' | 'responseBody'> {
   return {
     status: 200,
     errorCode: null,
     errorMessage: null,
-    target: d.target,
+    target: d.attempt.target,
     attempts: d.attempts,
     fallback: d.fallback,
-    upstreamLatencyMs: d.upstreamLatencyMs,
-    ttftMs: d.ttftMs,
+    upstreamLatencyMs: d.attempt.headersMs,
+    ttftMs: d.attempt.ttftMs,
     incomplete: false,
-    refusal,
+    refusal: d.attempt.refusal,
     warnings: d.warnings,
     structuredOutput: null,
   }
 }
 
-export function jsonAnswer(ctx: RequestContext, d: Dispatched, finish: (o: Outcome) => void): Response {
+export function jsonAnswer(ctx: AuthedContext, d: Dispatched, finish: (o: Outcome) => void): Response {
   if (d.answer.kind !== 'json') throw new Error('jsonAnswer needs a JSON answer')
   const c = d.answer.completion
   const text = c.choices.map((ch) => ch.message.content ?? '').join('')
@@ -62,14 +58,14 @@ export function jsonAnswer(ctx: RequestContext, d: Dispatched, finish: (o: Outco
     id: c.id ?? `chatcmpl-${ctx.requestId}`,
     object: 'chat.completion',
     created: Math.floor(Date.now() / 1000),
-    model: modelName(d.target),
+    model: d.attempt.target.model.name,
     choices: c.choices,
     usage,
   }
   const json = JSON.stringify(body)
   finish({
-    ...baseOutcome(d, d.answer.refusal),
-    structuredOutput: checkStructuredOutput(d.sent, c.choices[0]?.message.content ?? null),
+    ...baseOutcome(d),
+    structuredOutput: checkStructuredOutput(d.attempt.body, c.choices[0]?.message.content ?? null),
     usage,
     usageEstimated: !c.usage,
     responseBody: body,
@@ -103,20 +99,33 @@ function noteChoices(t: Transcript, choices: ChunkChoice[]): void {
   }
 }
 
-export function streamAnswer(deps: Deps, ctx: RequestContext, d: Dispatched, finish: (o: Outcome) => void): Response {
+/**
+ * The SSE answer. Usage goes where PRODUCT §4 puts it: with `stream_options.include_usage`, in a
+ * last chunk with `choices: []` (OpenAI's shape); without it, on the chunk that carries the
+ * finish_reason (held back until the usage is known), so `chunk.choices[0]` is always safe.
+ */
+export function streamAnswer(
+  deps: Deps,
+  ctx: AuthedContext,
+  d: Dispatched,
+  includeUsage: boolean,
+  finish: (o: Outcome) => void,
+): Response {
   if (d.answer.kind !== 'stream') throw new Error('streamAnswer needs a stream answer')
-  const { upstream } = d.answer
-  let pending: StreamPart[] = d.answer.head
-  const model = modelName(d.target)
+  const { attempt } = d.answer
+  let pending: StreamPart[] | null = d.answer.head
+  const model = attempt.target.model.name
   const created = Math.floor(Date.now() / 1000)
   let id = `chatcmpl-${ctx.requestId}`
   let usage: Usage | undefined
+  /** The chunk with the finish_reason, held back to carry the usage (without include_usage). */
+  let finishing: ChunkChoice[] | undefined
   let ended = false
   let closed = false
   let shuttingDown = false
   const terminate = () => {
     shuttingDown = true
-    upstream.cancel()
+    attempt.close()
   }
   deps.openStreams.add(terminate)
   const transcript: Transcript = { content: '', toolCalls: [], finish: null }
@@ -133,22 +142,14 @@ export function streamAnswer(deps: Deps, ctx: RequestContext, d: Dispatched, fin
     if (closed) return
     closed = true
     deps.openStreams.delete(terminate)
-    const u = usage ?? estimateUsage(d, transcript.content)
-    const last = d.attempts[d.attempts.length - 1]
-    if (failure && !shuttingDown) {
-      if (last) Object.assign(last, { outcome: failure.kind, message: failure.message })
-      deps.health.record(ctx.identity?.orgId ?? '', model, failure.kind)
-    }
-    // A refusal can also come at the end of a stream that had started normally (Anthropic, Gemini).
-    const refusal = d.answer.refusal || transcript.finish === 'content_filter'
-    if (refusal && last?.outcome === 'ok') last.outcome = 'refusal_detected'
+    attempt.close()
     finish({
-      ...baseOutcome(d, refusal),
-      structuredOutput: checkStructuredOutput(d.sent, transcript.content),
+      ...baseOutcome(d),
+      structuredOutput: checkStructuredOutput(attempt.body, transcript.content),
       errorCode: failure ? 'provider_error' : null,
       errorMessage: failure?.message ?? (clientLeft ? 'the client disconnected before the end of the stream' : null),
       incomplete: !!failure || clientLeft,
-      usage: u,
+      usage: usage ?? estimateUsage(d, transcript.content),
       usageEstimated: !usage,
       responseBody: {
         content: transcript.content,
@@ -158,23 +159,29 @@ export function streamAnswer(deps: Deps, ctx: RequestContext, d: Dispatched, fin
     })
   }
 
+  const complete = (controller: ReadableStreamDefaultController<Uint8Array>) => {
+    const u = usage ?? estimateUsage(d, transcript.content)
+    const last = finishing ?? [{ index: 0, delta: {}, finish_reason: 'stop' as const }]
+    if (includeUsage) {
+      controller.enqueue(sseData(chunk(last)))
+      controller.enqueue(sseData(chunk([], { usage: u })))
+    } else {
+      controller.enqueue(sseData(chunk(last, { usage: u })))
+    }
+    controller.enqueue(DONE_BYTES)
+    done()
+  }
+
   const body = new ReadableStream<Uint8Array>({
     async pull(controller) {
       try {
         for (;;) {
-          const parts = pending.length ? pending : await upstream.next()
-          pending = []
+          const parts: StreamPart[] | null = pending ?? (await attempt.next())
+          pending = null
           if (closed) return
           if (parts === null) {
-            if (ended) {
-              if (!transcript.finish) controller.enqueue(sseData(chunk([{ index: 0, delta: {}, finish_reason: 'stop' }])))
-              const u = usage ?? estimateUsage(d, transcript.content)
-              controller.enqueue(sseData(chunk([], { usage: u })))
-              controller.enqueue(DONE_BYTES)
-              done()
-            } else {
-              failStream(controller, { kind: 'provider_error', message: 'the upstream stream ended before it was complete' })
-            }
+            if (ended) complete(controller)
+            else failStream(controller, { kind: 'provider_error', message: 'the upstream stream ended before it was complete' })
             controller.close()
             return
           }
@@ -186,6 +193,11 @@ export function streamAnswer(deps: Deps, ctx: RequestContext, d: Dispatched, fin
                 break
               case 'choices':
                 noteChoices(transcript, p.choices)
+                if (p.choices.some((c) => c.finish_reason !== null)) {
+                  // Held back to carry the usage; a later finish (other choices) joins it.
+                  finishing = finishing ? [...finishing, ...p.choices] : p.choices
+                  break
+                }
                 controller.enqueue(sseData(chunk(p.choices)))
                 wrote = true
                 break
@@ -196,7 +208,6 @@ export function streamAnswer(deps: Deps, ctx: RequestContext, d: Dispatched, fin
                 ended = true
                 break
               case 'failure':
-                upstream.cancel()
                 failStream(controller, p.failure)
                 controller.close()
                 return
@@ -205,13 +216,11 @@ export function streamAnswer(deps: Deps, ctx: RequestContext, d: Dispatched, fin
           if (wrote) return
         }
       } catch (err) {
-        upstream.cancel()
         failStream(controller, { kind: 'provider_error', message: err instanceof Error ? err.message : String(err) })
         controller.close()
       }
     },
     cancel() {
-      upstream.cancel()
       done(undefined, true)
     },
   })
@@ -220,6 +229,7 @@ export function streamAnswer(deps: Deps, ctx: RequestContext, d: Dispatched, fin
     const message = shuttingDown
       ? 'gw is shutting down: the answer was cut short'
       : `The upstream stream failed after the answer had started (${failure.kind}): ${failure.message}`
+    if (finishing) controller.enqueue(sseData(chunk(finishing)))
     controller.enqueue(sseData({ error: true, code: 'provider_error', message, requestId: ctx.requestId }))
     controller.enqueue(DONE_BYTES)
     done(failure)

@@ -1,13 +1,14 @@
 // The chat pipeline: the only place its stages are called, in the seed's order.
 //
 //  stage        file           adds / produces                                   fails with
-//  1 auth       1-auth.ts      ctx.identity {orgId, authMode, subject}, ctx.org   401 unauthorized
+//  1 auth       1-auth.ts      AuthedContext {identity, org}; only then the body   401 unauthorized
 //  - input      chat-input.ts  ChatInput (gateway fields split off, validated)    400 gateway_error
 //               prompt-input.ts  (prompt runs: version, variables, rendering)    400/404 gateway_error
 //  2 policy     2-policy.ts    rate-limit charge (settled with the real usage)    403/400/429 (PRODUCT §5)
 //  3 route      3-route.ts     Candidate[]: primary + fallback chain → Target      –
 //  4 clamp      4-clamp.ts     per attempt: body fitted to the target, warnings    –
-//  5 dispatch   5-dispatch.ts  Dispatched: answer, attempts, fallback info         502/504 provider_error
+//  5 dispatch   5-fallback.ts  Dispatched: answer, attempts, fallback info         502/504 provider_error
+//               5-attempt.ts   one upstream attempt: timers, abort, commit point, health record
 //  6 normalise  6-normalise.ts OpenAI JSON body or SSE stream, x-gw-* headers      –
 //  7 log        7-log.ts       one log entry per request, queued for the writer   –
 //
@@ -19,26 +20,29 @@ import { GatewayError, notFound } from '../errors'
 import { authenticate } from './1-auth'
 import { type Charge, enforcePolicy, settleCharge } from './2-policy'
 import { route } from './3-route'
-import { dispatch } from './5-dispatch'
+import { dispatch } from './5-fallback'
 import { jsonAnswer, streamAnswer } from './6-normalise'
 import { failureOutcome, type Outcome, recordRequest } from './7-log'
 import { parseChatInput } from './chat-input'
-import type { ChatInput, Deps, RequestContext } from './context'
+import type { AuthedContext, ChatInput, Deps, RawBody, RequestContext } from './context'
 import { linkPrompt, parsePromptRun } from './prompt-input'
 
-/** Stage 1, on its own: the prompt-run endpoint authenticates before it loads the prompt. */
-export async function authenticateRequest(deps: Deps, ctx: RequestContext): Promise<void> {
+/** Reads the request body; called only once the caller is authenticated. */
+export type BodyReader = () => Promise<RawBody>
+
+/** Stage 1: the request's context once its credential is verified (401 otherwise). */
+export async function authenticateRequest(deps: Deps, ctx: RequestContext): Promise<AuthedContext> {
   const { identity, org } = await authenticate(deps, ctx.headers)
-  ctx.identity = identity
-  ctx.org = org
+  return { ...ctx, identity, org }
 }
 
 /** POST /v1/chat/completions. */
-export async function handleChat(deps: Deps, ctx: RequestContext, raw: unknown): Promise<Response> {
-  await authenticateRequest(deps, ctx)
+export async function handleChat(deps: Deps, request: RequestContext, readBody: BodyReader): Promise<Response> {
+  const ctx = await authenticateRequest(deps, request)
   const input = await parseOrLog(deps, ctx, async () => {
-    const parsed = parseChatInput(raw)
-    if (parsed.promptRef) ctx.prompt = await linkPrompt(deps.store, ctx.identity?.orgId as string, parsed.promptRef)
+    ctx.rawBody = await readBody()
+    const parsed = parseChatInput(ctx.rawBody.value)
+    if (parsed.promptRef) ctx.prompt = await linkPrompt(deps.store, ctx.identity.orgId, parsed.promptRef)
     return parsed
   })
   return executeChat(deps, ctx, input)
@@ -47,14 +51,12 @@ export async function handleChat(deps: Deps, ctx: RequestContext, raw: unknown):
 /** POST /v1/prompts/:idOrSlug/run: the saved prompt rendered into a chat request, then the same stages. */
 export async function handlePromptRun(
   deps: Deps,
-  ctx: RequestContext,
+  request: RequestContext,
   ref: string,
   selector: string | null,
-  raw: unknown,
+  readBody: BodyReader,
 ): Promise<Response> {
-  await authenticateRequest(deps, ctx)
-  const input = await parseOrLog(deps, ctx, () => parsePromptRun(deps.store, ctx, ref, selector, raw))
-  return executeChat(deps, ctx, input)
+  return runPrompt(deps, await authenticateRequest(deps, request), ref, selector, readBody)
 }
 
 /**
@@ -63,22 +65,28 @@ export async function handlePromptRun(
  */
 export async function handleAdminPromptRun(
   deps: Deps,
-  ctx: RequestContext,
+  request: RequestContext,
   orgId: string,
   ref: string,
   selector: string | null,
-  raw: unknown,
+  readBody: BodyReader,
 ): Promise<Response> {
   const org = await deps.orgs.get(orgId)
   if (!org) throw notFound(`Org "${orgId}" not found`)
-  ctx.identity = { orgId, authMode: 'Admin', subject: 'dashboard' }
-  ctx.org = org
-  const input = await parseOrLog(deps, ctx, () => parsePromptRun(deps.store, ctx, ref, selector, raw))
+  const ctx: AuthedContext = { ...request, identity: { orgId, authMode: 'Admin', subject: 'dashboard' }, org }
+  return runPrompt(deps, ctx, ref, selector, readBody)
+}
+
+async function runPrompt(deps: Deps, ctx: AuthedContext, ref: string, selector: string | null, readBody: BodyReader): Promise<Response> {
+  const input = await parseOrLog(deps, ctx, async () => {
+    ctx.rawBody = await readBody()
+    return parsePromptRun(deps.store, ctx, ref, selector, ctx.rawBody.value)
+  })
   return executeChat(deps, ctx, input)
 }
 
 /** Input errors after authentication are logged like any other failure. */
-async function parseOrLog(deps: Deps, ctx: RequestContext, parse: () => Promise<ChatInput>): Promise<ChatInput> {
+async function parseOrLog(deps: Deps, ctx: AuthedContext, parse: () => Promise<ChatInput>): Promise<ChatInput> {
   try {
     return await parse()
   } catch (err) {
@@ -88,9 +96,7 @@ async function parseOrLog(deps: Deps, ctx: RequestContext, parse: () => Promise<
 }
 
 /** Stages 2–7 for an authenticated request (chat completions and prompt runs). */
-export async function executeChat(deps: Deps, ctx: RequestContext, input: ChatInput): Promise<Response> {
-  const { org, identity } = ctx
-  if (!org || !identity) throw new Error('executeChat needs an authenticated context')
+export async function executeChat(deps: Deps, ctx: AuthedContext, input: ChatInput): Promise<Response> {
   let charge: Charge | undefined
   let logged = false
   const finish = (o: Outcome) => {
@@ -99,16 +105,17 @@ export async function executeChat(deps: Deps, ctx: RequestContext, input: ChatIn
     recordRequest(deps, ctx, input, o)
   }
   try {
-    charge = await enforcePolicy(deps, identity, org, input)
-    const candidates = route(deps, org, input)
+    charge = await enforcePolicy(deps, ctx.identity, ctx.org, input)
+    const candidates = route(deps, ctx.org, input)
     const d = await dispatch(deps, ctx, input, candidates)
     if (!d.ok) {
       const { status, code, message } = d.error
-      finish(failureOutcome(status, code, message, { attempts: d.attempts, fallback: d.fallback, model: d.lastModel }))
+      finish(failureOutcome(status, code, message, { attempts: d.attempts, model: d.lastModel }))
       throw d.error
     }
     logged = true
-    return d.answer.kind === 'json' ? jsonAnswer(ctx, d, finish) : streamAnswer(deps, ctx, d, finish)
+    if (d.answer.kind === 'json') return jsonAnswer(ctx, d, finish)
+    return streamAnswer(deps, ctx, d, input.body.stream_options?.include_usage === true, finish)
   } catch (err) {
     if (!logged) {
       settleCharge(deps, charge, 0)
@@ -118,7 +125,7 @@ export async function executeChat(deps: Deps, ctx: RequestContext, input: ChatIn
   }
 }
 
-function logFailure(deps: Deps, ctx: RequestContext, input: ChatInput | undefined, err: unknown): void {
+function logFailure(deps: Deps, ctx: AuthedContext, input: ChatInput | undefined, err: unknown): void {
   const e = err instanceof GatewayError ? err : new GatewayError(500, 'gateway_error', 'Internal error')
   recordRequest(deps, ctx, input, failureOutcome(e.status, e.code, e.message))
 }

@@ -2,6 +2,7 @@
 // One SQLite implementation today (src/store/sqlite); a Postgres one plugs in behind the same interface.
 
 import type { ProviderId } from '../providers/provider-id'
+import type { UsageQuery, UsageRow } from './usage-rollup'
 
 export interface Policy {
   disabledProviders?: string[]
@@ -186,8 +187,20 @@ export interface LogEntry {
   errorMessage: string | null
   fallback: { used: boolean; reason: string | null; model: string | null }
   attempts: Attempt[]
-  usage: { promptTokens: number; completionTokens: number; totalTokens: number; cachedTokens: number; estimated: boolean }
+  /** cachedTokens and cacheWriteTokens are parts of promptTokens, reasoningTokens of completionTokens. */
+  usage: {
+    promptTokens: number
+    completionTokens: number
+    totalTokens: number
+    cachedTokens: number
+    cacheWriteTokens: number
+    reasoningTokens: number
+    estimated: boolean
+  }
+  /** null when the model's price is unknown (never 0). */
   costUsd: number | null
+  /** The catalog's price table version the cost was computed with. */
+  priceVersion: string
   latencyMs: number
   upstreamLatencyMs: number | null
   ttftMs: number | null
@@ -215,26 +228,6 @@ export interface LogQuery {
   cursor?: string
 }
 
-export type UsageGroupBy = 'day' | 'model' | 'provider' | 'key' | 'endUser'
-
-/** PRODUCT §11 usage report over raw log entries (times in epoch ms, `until` exclusive). */
-export interface UsageQuery {
-  orgId: string
-  since?: number
-  until?: number
-  groupBy: UsageGroupBy
-}
-
-export interface UsageRow {
-  /** The group's value: a day `YYYY-MM-DD`, a model, a provider, a service-key id, an end-user id; null when unknown. */
-  key: string | null
-  requests: number
-  errors: number
-  tokens: { input: number; cachedInput: number; cacheWrite: number; output: number; reasoning: number }
-  /** Null when no entry of the group has a known cost. */
-  costUsd: number | null
-}
-
 /** Time-bucketed figures for the dashboard's overview (`since` ≤ t < `until`, buckets of `bucketMs`). */
 export interface LogStatsQuery {
   orgId: string
@@ -260,8 +253,11 @@ export interface LogStore {
   getLog(orgId: string, requestId: string): Promise<LogEntry | undefined>
   queryLogs(q: LogQuery): Promise<{ data: LogEntry[]; nextCursor: string | null }>
   countLogs(orgId?: string): Promise<number>
-  /** Aggregated from the raw entries (interim until daily roll-ups exist, PRODUCT §11). */
+  /** Deletes up to `limit` of the oldest entries created before `before` (epoch ms), bodies and tags included; roll-ups stay. Returns how many. */
+  pruneLogs(before: number, limit: number): Promise<number>
+  /** Usage report from the daily roll-ups (PRODUCT §11). */
   usage(q: UsageQuery): Promise<UsageRow[]>
+  /** Time-bucketed figures for the dashboard's overview, from the raw entries. */
   stats(q: LogStatsQuery): Promise<LogStats>
 }
 

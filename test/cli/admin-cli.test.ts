@@ -194,7 +194,7 @@ test('org, key, secret and prompt listings print tables by default and JSON with
   const orgTable = text('org', 'list')
   expect(orgTable.code).toBe(0)
   const [header, ...rows] = orgTable.out.trim().split('\n')
-  expect(header?.split(/\s+/)).toEqual(['ID', 'NAME', 'CREATEDAT'])
+  expect(header?.split(/\s+/)).toEqual(['id', 'name', 'createdAt'])
   expect(rows.some((r) => /^listing\s+Listing Co\s+\d{4}-/.test(r))).toBe(true)
   expect(gw('org', 'list').json().data).toContainEqual(expect.objectContaining({ id: 'listing', name: 'Listing Co' }))
 

@@ -29,6 +29,8 @@ export interface UsageSpec {
   /** Visible completion tokens, without thinking. */
   completion: number
   cached?: number
+  /** Prompt tokens written to the cache (Anthropic cache_creation_input_tokens, OpenAI cache_write_tokens). */
+  cacheWrite?: number
   thinking?: number
 }
 
@@ -136,7 +138,7 @@ export interface Reply {
   toolCalls: ToolCallSpec[]
   finish: FinishKind
   thinkingText: string
-  usage: { prompt: number; completion: number; cached: number; thinking: number }
+  usage: { prompt: number; completion: number; cached: number; cacheWrite: number; thinking: number }
 }
 
 /** A native stream: framed events (each written as one chunk) and the end marker, if the provider has one. */

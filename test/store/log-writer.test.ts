@@ -19,13 +19,18 @@ function memoryStore(failFirst = 0) {
     async getLog() {
       return undefined
     },
+    async pruneLogs() {
+      return 0
+    },
+    async usage() {
+      return []
+    },
     async queryLogs() {
       return { data: [], nextCursor: null }
     },
     async countLogs() {
       return rows.length
     },
-    usage: () => Promise.reject(new Error('not used here')),
     stats: () => Promise.reject(new Error('not used here')),
   }
   return { store, rows, batches }

@@ -3,7 +3,7 @@
 import { timingSafeEqual } from 'node:crypto'
 import { Elysia } from 'elysia'
 import type { AdminService } from '../../admin/admin-service'
-import { parseStatsQuery, parseUsageQuery } from '../../admin/report-queries'
+import { parseStatsQuery } from '../../admin/stats-query'
 import { GatewayError, notFound, unauthorized } from '../../errors'
 import { handleAdminPromptRun } from '../../pipeline'
 import type { Deps } from '../../pipeline/context'
@@ -74,17 +74,15 @@ export const adminRoutes = (deps: Deps, admin: AdminService, sessions: SessionKe
       if (!entry) throw notFound(`No log entry "${params.id}" in org "${params.org}"`)
       return json(request, entry)
     })
-    .get('/orgs/:org/usage', async ({ request, params }) => {
-      await admin.requireOrg(params.org)
-      const q = parseUsageQuery(params.org, new URL(request.url).searchParams)
-      await deps.logs.flush()
-      return json(request, { data: await deps.store.logs.usage(q) })
-    })
     .get('/orgs/:org/stats', async ({ request, params }) => {
       await admin.requireOrg(params.org)
       const q = parseStatsQuery(params.org, new URL(request.url).searchParams)
       await deps.logs.flush()
       return json(request, { since: q.since, until: q.until, bucketMs: q.bucketMs, by: q.by, ...(await deps.store.logs.stats(q)) })
+    })
+    .get('/orgs/:org/usage', async ({ request, params }) => {
+      await deps.logs.flush()
+      return json(request, await admin.usage(params.org, new URL(request.url).searchParams))
     })
     .put(
       '/orgs/:org/policy',
@@ -138,13 +136,19 @@ export const adminRoutes = (deps: Deps, admin: AdminService, sessions: SessionKe
     )
     .post(
       '/orgs/:org/prompts/:prompt/run',
-      async ({ request, params, server }) => {
-        const ctx = contextFor(request, '/admin/prompts/run')
-        ctx.rawBody = await readJsonBody(request, deps.config.maxBodyBytes, {})
-        server?.timeout(request, 0)
-        const version = new URL(request.url).searchParams.get('version')
-        return handleAdminPromptRun(deps, ctx, params.org, params.prompt, version, ctx.rawBody.value)
-      },
+      ({ request, params, server }) =>
+        handleAdminPromptRun(
+          deps,
+          contextFor(request, '/admin/prompts/run'),
+          params.org,
+          params.prompt,
+          new URL(request.url).searchParams.get('version'),
+          async () => {
+            const body = await readJsonBody(request, deps.config.maxBodyBytes, {})
+            server?.timeout(request, 0)
+            return body
+          },
+        ),
       { parse: 'none' },
     )
     .post('/orgs/:org/prompts/:prompt/versions/:n/publish', async ({ request, params }) =>

@@ -1,29 +1,11 @@
-// SQLite usage and stats reports over request_logs: range scans of the covering index request_logs_org_figures.
+// SQLite stats report (the dashboard's overview) over request_logs: range scans of the covering index request_logs_org_figures.
 
 import type { Database, SQLQueryBindings } from 'bun:sqlite'
-import type { LogStats, LogStatsQuery, UsageGroupBy, UsageQuery, UsageRow } from '../types'
-
-const GROUP_COLUMN: Record<UsageGroupBy, string> = {
-  day: "strftime('%Y-%m-%d', created_at / 1000, 'unixepoch')",
-  model: 'model',
-  provider: 'provider',
-  key: 'key_id',
-  endUser: 'end_user_id',
-}
+import type { LogStats, LogStatsQuery } from '../types'
 
 /** Latency histogram bins: bin b holds values near 2^(b/8) − 1 (steps of 9 %). */
 const BIN_SCALE = 8
 const binValue = (bin: number) => Math.round(2 ** (bin / BIN_SCALE) - 1)
-
-interface UsageSqlRow {
-  key: string | null
-  requests: number
-  errors: number
-  input: number
-  cached: number
-  output: number
-  cost: number | null
-}
 
 interface SeriesSqlRow {
   bucket: number
@@ -38,34 +20,6 @@ interface BinSqlRow {
   bucket: number
   bin: number
   n: number
-}
-
-function timeRange(orgId: string, since: number | undefined, until: number | undefined) {
-  const where = ['org_id = ?1']
-  const args: SQLQueryBindings[] = [orgId]
-  if (since !== undefined) where.push(`created_at >= ?${args.push(since)}`)
-  if (until !== undefined) where.push(`created_at < ?${args.push(until)}`)
-  return { where: where.join(' AND '), args }
-}
-
-export function usageReport(db: Database, q: UsageQuery): UsageRow[] {
-  const { where, args } = timeRange(q.orgId, q.since, q.until)
-  const order = q.groupBy === 'day' ? 'key' : 'requests DESC, key'
-  const rows = db
-    .query<UsageSqlRow, SQLQueryBindings[]>(
-      `SELECT ${GROUP_COLUMN[q.groupBy]} AS key, count(*) AS requests, sum(status >= 400) AS errors,
-        sum(prompt_tokens - cached_tokens) AS input, sum(cached_tokens) AS cached, sum(completion_tokens) AS output,
-        sum(cost_usd) AS cost
-       FROM request_logs INDEXED BY request_logs_org_figures WHERE ${where} GROUP BY 1 ORDER BY ${order}`,
-    )
-    .all(...args)
-  return rows.map((r) => ({
-    key: r.key,
-    requests: r.requests,
-    errors: r.errors,
-    tokens: { input: r.input, cachedInput: r.cached, cacheWrite: 0, output: r.output, reasoning: 0 },
-    costUsd: r.cost,
-  }))
 }
 
 /** The value below which `share` of the histogram's entries fall. */

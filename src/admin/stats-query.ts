@@ -1,22 +1,10 @@
-// Query strings of the admin usage and stats reports (docs/dashboard.md) → checked store queries.
+// The query string of GET /admin/orgs/:org/stats (docs/dashboard.md) → a checked store query.
 
 import { badRequest } from '../errors'
 import { time } from '../http/routes/logs'
-import type { LogStatsQuery, UsageGroupBy, UsageQuery } from '../store/types'
+import type { LogStatsQuery } from '../store/types'
 
-const GROUPS: readonly UsageGroupBy[] = ['day', 'model', 'provider', 'key', 'endUser']
 const HOUR = 3_600_000
-
-export function parseUsageQuery(orgId: string, params: URLSearchParams): UsageQuery {
-  const groupBy = (params.get('groupBy') ?? 'day') as UsageGroupBy
-  if (!GROUPS.includes(groupBy)) throw badRequest(`Invalid groupBy "${groupBy}": one of ${GROUPS.join(', ')}`)
-  const q: UsageQuery = { orgId, groupBy }
-  const since = time('since', params.get('since'))
-  const until = time('until', params.get('until'))
-  if (since !== undefined) q.since = since
-  if (until !== undefined) q.until = until
-  return q
-}
 
 /** Defaults: the last 24 hours in 48 buckets, one series per model. */
 export function parseStatsQuery(orgId: string, params: URLSearchParams, now = Date.now()): LogStatsQuery {
