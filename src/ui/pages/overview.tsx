@@ -1,0 +1,173 @@
+// Overview: requests, errors, latency, TTFT, tokens and cost over time by model and provider; usage by model; budgets.
+
+import { useState } from 'preact/hooks'
+import { get, orgPath, query } from '../api'
+import { TimeChart } from '../chart'
+import { Empty, ErrorNote, fmtInt, fmtMs, fmtUsd, Section, useLoad } from '../components'
+import type { LogStats, UsageRow } from '../types'
+
+type Stats = LogStats & { since: number; until: number; bucketMs: number }
+
+const RANGES = [
+  { id: '1h', label: 'Last hour', ms: 3_600_000, buckets: 60 },
+  { id: '24h', label: 'Last 24 hours', ms: 86_400_000, buckets: 48 },
+  { id: '7d', label: 'Last 7 days', ms: 7 * 86_400_000, buckets: 56 },
+  { id: '30d', label: 'Last 30 days', ms: 30 * 86_400_000, buckets: 60 },
+] as const
+
+const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0)
+/** Series keyed by model/provider; the ten busiest, the rest folded into "other". */
+function top(stats: Stats, pick: (s: Stats['series'][number]) => number[]) {
+  const shown = stats.series.slice(0, 9).map((s) => ({ label: s.key ?? '(none)', values: pick(s) }))
+  const rest = stats.series.slice(9)
+  if (rest.length) shown.push({ label: 'other', values: stats.buckets.map((_, i) => sum(rest.map((s) => pick(s)[i] ?? 0))) })
+  return shown
+}
+
+export function OverviewPage({ org }: { org: string }) {
+  const [rangeId, setRangeId] = useState<(typeof RANGES)[number]['id']>('24h')
+  const range = RANGES.find((r) => r.id === rangeId) ?? RANGES[1]
+  const load = (by: 'model' | 'provider') => () => {
+    const until = Date.now()
+    return get<Stats>(orgPath(org, `/stats${query({ since: until - range.ms, until, buckets: range.buckets, by })}`))
+  }
+  const byModel = useLoad(load('model'), [org, rangeId])
+  const byProvider = useLoad(load('provider'), [org, rangeId])
+  const usage = useLoad(() => {
+    const since = new Date(Date.now() - range.ms).toISOString()
+    return get<{ data: UsageRow[] }>(orgPath(org, `/usage${query({ since, groupBy: 'model' })}`))
+  }, [org, rangeId])
+
+  const m = byModel.data
+  const p = byProvider.data
+  const requests = m ? sum(m.series.flatMap((s) => s.requests)) : 0
+  const errors = m ? sum(m.series.flatMap((s) => s.errors)) : 0
+  const tokens = m ? sum(m.series.flatMap((s) => s.tokens)) : 0
+  const cost = m ? sum(m.series.flatMap((s) => s.costUsd)) : 0
+  const p95 = m ? Math.max(0, ...m.latencyMs.p95.map((v) => v ?? 0)) : 0
+  const p50s = m?.latencyMs.p50.filter((v): v is number => v !== null) ?? []
+  return (
+    <div class="stack">
+      <div class="toolbar">
+        <h1>Overview</h1>
+        <label class="field inline">
+          <span>Range</span>
+          <select value={rangeId} onChange={(e) => setRangeId(e.currentTarget.value as typeof rangeId)}>
+            {RANGES.map((r) => (
+              <option value={r.id} key={r.id}>
+                {r.label}
+              </option>
+            ))}
+          </select>
+        </label>
+      </div>
+      <ErrorNote error={byModel.error ?? byProvider.error} />
+      {m && requests === 0 ? (
+        <NoRequests org={org} />
+      ) : (
+        m &&
+        p && (
+          <>
+            <div class="tiles">
+              <Tile label="Requests" value={fmtInt(requests)} />
+              <Tile label="Errors" value={`${fmtInt(errors)} (${requests ? ((100 * errors) / requests).toFixed(1) : 0} %)`} />
+              <Tile label="Latency p50 (median of buckets)" value={fmtMs(p50s.length ? p50s.sort((a, b) => a - b)[p50s.length >> 1] : null)} />
+              <Tile label="Latency p95 (worst bucket)" value={fmtMs(p95)} />
+              <Tile label="Tokens" value={fmtInt(tokens)} />
+              <Tile label="Cost" value={fmtUsd(cost)} />
+            </div>
+            <div class="charts">
+              <TimeChart title="Requests by model" times={m.buckets} series={top(m, (s) => s.requests)} />
+              <TimeChart title="Errors by model" times={m.buckets} series={top(m, (s) => s.errors)} />
+              <TimeChart
+                title="Latency (ms)"
+                times={m.buckets}
+                series={[
+                  { label: 'p50', values: m.latencyMs.p50 },
+                  { label: 'p95', values: m.latencyMs.p95 },
+                ]}
+              />
+              <TimeChart
+                title="Time to first token, streams (ms)"
+                times={m.buckets}
+                series={[
+                  { label: 'p50', values: m.ttftMs.p50 },
+                  { label: 'p95', values: m.ttftMs.p95 },
+                ]}
+              />
+              <TimeChart title="Tokens by provider" times={p.buckets} series={top(p, (s) => s.tokens)} />
+              <TimeChart title="Cost by model (USD)" times={m.buckets} series={top(m, (s) => s.costUsd)} format={(v) => fmtUsd(v)} />
+            </div>
+          </>
+        )
+      )}
+      <Section title="Usage by model">
+        <ErrorNote error={usage.error} />
+        {usage.data && usage.data.data.length === 0 && <Empty title="No usage in this range." />}
+        {usage.data && usage.data.data.length > 0 && (
+          <table>
+            <thead>
+              <tr>
+                <th>Model</th>
+                <th class="num">Requests</th>
+                <th class="num">Errors</th>
+                <th class="num">Input</th>
+                <th class="num">Cached</th>
+                <th class="num">Output</th>
+                <th class="num">Cost</th>
+              </tr>
+            </thead>
+            <tbody>
+              {usage.data.data.map((r) => (
+                <tr key={r.key ?? ''}>
+                  <td>{r.key ?? '(none)'}</td>
+                  <td class="num">{fmtInt(r.requests)}</td>
+                  <td class="num">{fmtInt(r.errors)}</td>
+                  <td class="num">{fmtInt(r.tokens.input)}</td>
+                  <td class="num">{fmtInt(r.tokens.cachedInput)}</td>
+                  <td class="num">{fmtInt(r.tokens.output)}</td>
+                  <td class="num">{fmtUsd(r.costUsd)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )}
+      </Section>
+      <Budgets />
+    </div>
+  )
+}
+
+function Tile({ label, value }: { label: string; value: string }) {
+  return (
+    <div class="tile">
+      <span>{label}</span>
+      <strong>{value}</strong>
+    </div>
+  )
+}
+
+/** Budgets (PRODUCT §11) are not built yet: the panel says so instead of asking the server. */
+function Budgets() {
+  return (
+    <Section title="Budgets">
+      <Empty title="Budgets are not available in this version of gw yet.">
+        <p>When they are, each budget shows here with what was spent and what remains in its period.</p>
+      </Empty>
+    </Section>
+  )
+}
+
+export function NoRequests({ org }: { org: string }) {
+  const curl = `curl ${location.origin}/v1/chat/completions \\
+  -H "Authorization: GwKey $GW_KEY" -H "Content-Type: application/json" \\
+  -d '{"model": "openai/gpt-4o-mini", "messages": [{"role": "user", "content": "Hello"}]}'`
+  return (
+    <Empty title="No requests yet — here is a curl to make the first one.">
+      <p>
+        Create a service key for <strong>{org}</strong> on <a href="#/keys">Keys</a>, set it as <code>GW_KEY</code>, then:
+      </p>
+      <pre class="json">{curl}</pre>
+    </Empty>
+  )
+}
