@@ -41,7 +41,7 @@ export async function openBrowser(): Promise<Browser> {
     if (m.type() === 'error') errors.push(m.text())
   })
   page.on('pageerror', (e) => errors.push(`pageerror: ${e.message}`))
-  context.on('dialog', (d) => void d.accept())
+  // confirm() ("Revoke this key?") is answered yes.
   page.on('dialog', (d) => void d.accept())
   return {
     context,

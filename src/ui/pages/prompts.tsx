@@ -257,7 +257,10 @@ interface Usage {
 }
 
 function Playground({ org, slug, versions, published }: { org: string; slug: string; versions: PromptVersionInfo[]; published: number | null }) {
-  const [version, setVersion] = useState((published ?? (versions[versions.length - 1] as PromptVersionInfo).version) as number)
+  const newest = (versions[versions.length - 1] as PromptVersionInfo).version
+  const [version, setVersion] = useState(published ?? newest)
+  // A new publication (or a new version) selects what callers now get.
+  useEffect(() => setVersion(published ?? newest), [published, newest])
   const current = versions.find((v) => v.version === version)
   const [vars, setVars] = useState<Record<string, string>>({})
   const [answer, setAnswer] = useState('')
@@ -327,7 +330,8 @@ function Playground({ org, slug, versions, published }: { org: string; slug: str
       )}
       {usage && (
         <p class="hint">
-          {fmtInt(usage.prompt_tokens)} + {fmtInt(usage.completion_tokens)} tokens · {fmtUsd(usage.cost_usd ?? null)}
+          {fmtInt(usage.prompt_tokens)} + {fmtInt(usage.completion_tokens)} tokens
+          {usage.cost_usd !== undefined && ` · ${usage.cost_usd === null ? 'cost unknown' : fmtUsd(usage.cost_usd)}`}
           {requestId && (
             <>
               {' '}
