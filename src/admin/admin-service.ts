@@ -13,9 +13,10 @@ import {
   checkServiceKeyBody,
   checkSigningSecretBody,
 } from '../schemas/admin-bodies'
-import type { OidcConfig, Org, Policy, ProviderRecord, ServiceKeyRecord, SigningSecretRecord, Store } from '../store/types'
+import type { LogEntry, OidcConfig, Org, Policy, ProviderRecord, ServiceKeyRecord, SigningSecretRecord, Store } from '../store/types'
 import { pruneBefore } from '../store/log-retention'
 import type { UsageRow } from '../store/usage-rollup'
+import { parseLogQuery } from './log-query'
 import { PromptAdmin } from './prompt-admin'
 import { parseUsageQuery } from './usage-report'
 
@@ -85,6 +86,19 @@ export class AdminService {
   async listSigningSecrets(orgId: string) {
     await this.requireOrg(orgId)
     return { data: (await this.store.auth.listSigningSecrets(orgId)).map(publicSecret) }
+  }
+
+  /** A page of the org's request log (the §9 query), newest first. */
+  async listLogs(orgId: string, params: URLSearchParams) {
+    await this.requireOrg(orgId)
+    return this.store.logs.queryLogs(parseLogQuery(orgId, params))
+  }
+
+  async getLog(orgId: string, requestId: string): Promise<LogEntry> {
+    await this.requireOrg(orgId)
+    const entry = await this.store.logs.getLog(orgId, requestId)
+    if (!entry) throw notFound(`No log entry "${requestId}" in org "${orgId}"`)
+    return entry
   }
 
   async putPolicy(orgId: string, raw: unknown): Promise<Policy> {

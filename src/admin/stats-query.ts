@@ -1,7 +1,7 @@
 // The query string of GET /admin/orgs/:org/stats (docs/dashboard.md) → a checked store query.
 
 import { badRequest } from '../errors'
-import { time } from '../http/routes/logs'
+import { time } from './log-query'
 import type { LogStatsQuery } from '../store/types'
 
 const HOUR = 3_600_000

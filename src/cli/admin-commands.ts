@@ -8,6 +8,7 @@ import { GatewayError } from '../errors'
 import { openStore } from '../server'
 import { splitFrontMatter, versionBodyOf } from '../prompts/prompt-files'
 import { flag, parseArgs, requireFlag } from './args'
+import type { LogEntry } from '../store/types'
 import type { UsageRow } from '../store/usage-rollup'
 import { formatOutput, formatTable } from './table'
 
@@ -34,6 +35,8 @@ const USAGES = [
   'gw prompt show SLUG_OR_ID [--org ID]',
   'gw partial set NAME (--template T | --file F) [--org ID]',
   'gw usage [--org ID] [--since TIME] [--until TIME] [--group-by day|model|provider|key|endUser|metadata.KEY]',
+  'gw logs list [--org ID] [--model M] [--provider P] [--status success|error|CODE] [--user U] [--metadata K=V[,K2=V2]] [--since TIME] [--until TIME] [--limit N] [--cursor C]',
+  'gw logs show REQUEST_ID [--org ID]',
   'gw logs prune --older-than DURATION      (e.g. 30d, 12h, 90m; roll-ups are kept)',
 ]
 
@@ -153,6 +156,18 @@ const COMMANDS: Record<string, Command> = {
     const params = new URLSearchParams(pick({ since: flag(a, 'since'), until: flag(a, 'until'), groupBy: flag(a, 'group-by') }) as Record<string, string>)
     return admin.usage(orgOf(a), params)
   },
+  'logs list': async (admin, argv) => {
+    const a = parseArgs(argv)
+    const params = new URLSearchParams(
+      pick({ model: flag(a, 'model'), provider: flag(a, 'provider'), status: flag(a, 'status'), user: flag(a, 'user'), since: flag(a, 'since'), until: flag(a, 'until'), limit: flag(a, 'limit'), cursor: flag(a, 'cursor') }) as Record<string, string>,
+    )
+    for (const pair of (flag(a, 'metadata') ?? '').split(',').filter(Boolean)) params.append('metadata', pair.trim())
+    return admin.listLogs(orgOf(a), params)
+  },
+  'logs show': async (admin, argv) => {
+    const a = parseArgs(argv)
+    return admin.getLog(orgOf(a), positional(a, 'which request id?'))
+  },
   'logs prune': async (admin, argv) => admin.pruneLogs(duration(requireFlag(parseArgs(argv), 'older-than'), 'older-than')),
   'partial set': async (admin, argv) => {
     const a = parseArgs(argv)
@@ -206,6 +221,11 @@ const NOUNS = new Set([...USAGE_OF.keys()].map((k) => k.split(' ')[0] as string)
 
 /** Commands whose table is not the generic one; `argv` is what the command was given. */
 const TABLES: Record<string, (out: never, argv: string[]) => string> = {
+  'logs list': (page: { data: LogEntry[]; nextCursor: string | null }) =>
+    `${formatTable(
+      ['time', 'status', 'model', 'latency ms', 'tokens', 'cost USD', 'user', 'request id'],
+      page.data.map((e) => [e.createdAt, e.status, e.model ?? e.requestedModel, e.latencyMs, e.usage.totalTokens, e.costUsd, e.endUserId, e.requestId]),
+    )}${page.nextCursor ? `\n\nolder entries: --cursor ${page.nextCursor}` : ''}`,
   usage: (report: { data: UsageRow[] }, argv) =>
     formatTable(
       [flag(parseArgs(argv), 'group-by') ?? 'day', 'requests', 'errors', 'input', 'cached', 'cache write', 'output', 'reasoning', 'cost USD'],

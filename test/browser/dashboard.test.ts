@@ -221,6 +221,13 @@ t('the overview charts what happened', async () => {
   expect(Number(requests)).toBe(total)
   await page.locator('section', { hasText: 'Usage by model' }).getByRole('row').filter({ hasText: 'anthropic/claude-sonnet-4-5' }).waitFor()
   await shot('overview')
+  // Dark mode follows the system setting.
+  await page.emulateMedia({ colorScheme: 'dark' })
+  await page.reload()
+  await page.locator('.uplot').first().waitFor()
+  expect(await page.evaluate(() => getComputedStyle(document.body).backgroundColor)).toBe('rgb(11, 17, 32)')
+  await shot('overview-dark')
+  await page.emulateMedia({ colorScheme: 'light' })
 }, 30_000)
 
 t('the org switcher shows another org’s data', async () => {

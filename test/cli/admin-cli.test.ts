@@ -165,7 +165,7 @@ test('unknown flags and subcommands are errors naming them, before anything is d
   expect(extra.err).toContain('unexpected argument "now"')
   // Configuration flags are accepted by every command.
   expect(text('org', 'list', '--db', db).code).toBe(0)
-})
+}, 30_000)
 
 test('--help on every command and noun, --version', () => {
   const version = text('--version')
@@ -214,4 +214,24 @@ test('org, key, secret and prompt listings print tables by default and JSON with
   // policy set keeps its own --json value, and still takes the output switch.
   expect(gw('policy', 'set', '--org', 'listing', '--json', '{"maxTokens":5}').json()).toEqual({ maxTokens: 5 })
   expect(text('policy', 'set', '--org', 'listing', '--json', '{"maxTokens":6}').out).toMatch(/^maxTokens\s+6$/m)
-})
+}, 30_000)
+
+test('gw logs list and gw logs show read the request log written by a running gateway', () => {
+  // The previous test sent two requests through a gateway on this database.
+  const page = gw('logs', 'list').json()
+  expect(page.data.length).toBeGreaterThanOrEqual(2)
+  const [newest] = page.data as { requestId: string; model: string }[]
+  const table = text('logs', 'list', '--limit', '1')
+  expect(table.code).toBe(0)
+  expect(table.out).toMatch(new RegExp(`^\\S+\\s+200\\s+openai/gpt-4o\\s.*${newest?.requestId}$`, 'm'))
+  expect(table.out).toContain('older entries: --cursor ')
+  expect(gw('logs', 'list', '--provider', 'anthropic').json().data).toEqual([])
+  expect(gw('logs', 'list', '--status', 'error').json().data).toEqual([])
+  const shown = gw('logs', 'show', newest?.requestId as string).json()
+  expect(shown).toMatchObject({ requestId: newest?.requestId, attempts: [{ outcome: 'ok' }] })
+  expect(text('logs', 'show', newest?.requestId as string).out).toMatch(/^attempts:\n/m)
+  const missing = gw('logs', 'show', 'nope')
+  expect(missing.code).toBe(1)
+  expect(missing.err).toContain('No log entry "nope"')
+  expect(gw('logs', 'list', '--limit', '0').err).toContain('Invalid limit')
+}, 30_000)

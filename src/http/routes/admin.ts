@@ -9,7 +9,6 @@ import { handleAdminPromptRun } from '../../pipeline'
 import type { Deps } from '../../pipeline/context'
 import { CSRF_HEADER, SESSION_COOKIE, type SessionKeeper } from '../../ui/session'
 import { contextFor, cookieOf, readJsonBody, requestIdOf, sameOrigin } from '../request-context'
-import { parseLogQuery } from './logs'
 
 /**
  * The admin credential: `Authorization: Bearer $GW_ADMIN_TOKEN`, or a dashboard session cookie, which
@@ -63,17 +62,12 @@ export const adminRoutes = (deps: Deps, admin: AdminService, sessions: SessionKe
     .get('/orgs/:org/signing-secrets', async ({ request, params }) => json(request, await admin.listSigningSecrets(params.org)))
     .get('/orgs/:org/prompts', async ({ request, params }) => json(request, await admin.prompts.list(params.org)))
     .get('/orgs/:org/logs', async ({ request, params }) => {
-      await admin.requireOrg(params.org)
-      const q = parseLogQuery(params.org, new URL(request.url).searchParams)
       await deps.logs.flush()
-      return json(request, await deps.store.logs.queryLogs(q))
+      return json(request, await admin.listLogs(params.org, new URL(request.url).searchParams))
     })
-    .get('/orgs/:org/logs/:id', async ({ request, params }) => {
-      await admin.requireOrg(params.org)
-      const entry = deps.logs.pendingEntry(params.org, params.id) ?? (await deps.store.logs.getLog(params.org, params.id))
-      if (!entry) throw notFound(`No log entry "${params.id}" in org "${params.org}"`)
-      return json(request, entry)
-    })
+    .get('/orgs/:org/logs/:id', async ({ request, params }) =>
+      json(request, deps.logs.pendingEntry(params.org, params.id) ?? (await admin.getLog(params.org, params.id))),
+    )
     .get('/orgs/:org/stats', async ({ request, params }) => {
       await admin.requireOrg(params.org)
       const q = parseStatsQuery(params.org, new URL(request.url).searchParams)

@@ -7,20 +7,19 @@ import type { LogStats, LogStatsQuery } from '../types'
 const BIN_SCALE = 8
 const binValue = (bin: number) => Math.round(2 ** (bin / BIN_SCALE) - 1)
 
-interface SeriesSqlRow {
+/** One group of the single scan: a bucket, a model (or provider), a latency bin and a TTFT bin. */
+interface GroupSqlRow {
   bucket: number
   key: string | null
-  requests: number
+  lat: number
+  ttft: number | null
+  n: number
   errors: number
   tokens: number
   cost: number
 }
 
-interface BinSqlRow {
-  bucket: number
-  bin: number
-  n: number
-}
+type Histogram = { bins: Map<number, number>; total: number }
 
 /** The value below which `share` of the histogram's entries fall. */
 function percentile(bins: Map<number, number>, total: number, share: number): number {
@@ -33,59 +32,56 @@ function percentile(bins: Map<number, number>, total: number, share: number): nu
   return 0
 }
 
-function percentiles(rows: BinSqlRow[], count: number) {
-  const perBucket = Array.from({ length: count }, () => ({ bins: new Map<number, number>(), total: 0 }))
-  for (const r of rows) {
-    const b = perBucket[r.bucket]
-    if (!b) continue
-    b.bins.set(r.bin, r.n)
-    b.total += r.n
-  }
+function add(h: Histogram, bin: number, n: number): void {
+  h.bins.set(bin, (h.bins.get(bin) ?? 0) + n)
+  h.total += n
+}
+
+function percentiles(hs: Histogram[]) {
   return {
-    p50: perBucket.map((b) => (b.total ? percentile(b.bins, b.total, 0.5) : null)),
-    p95: perBucket.map((b) => (b.total ? percentile(b.bins, b.total, 0.95) : null)),
+    p50: hs.map((h) => (h.total ? percentile(h.bins, h.total, 0.5) : null)),
+    p95: hs.map((h) => (h.total ? percentile(h.bins, h.total, 0.95) : null)),
   }
 }
 
+/** One range scan of the covering index, grouped by bucket, series key and both histogram bins. */
 export function statsReport(db: Database, q: LogStatsQuery): LogStats {
   const count = Math.max(1, Math.ceil((q.until - q.since) / q.bucketMs))
   const buckets = Array.from({ length: count }, (_, i) => q.since + i * q.bucketMs)
-  const args = [q.orgId, q.since, q.until, q.bucketMs]
-  const range = 'FROM request_logs INDEXED BY request_logs_org_figures WHERE org_id = ?1 AND created_at >= ?2 AND created_at < ?3'
-  const bucket = '(created_at - ?2) / ?4'
   const column = q.by === 'model' ? 'model' : 'provider'
-  const seriesRows = db
-    .query<SeriesSqlRow, SQLQueryBindings[]>(
-      `SELECT ${bucket} AS bucket, ${column} AS key, count(*) AS requests, sum(status >= 400) AS errors,
-        sum(prompt_tokens + completion_tokens) AS tokens, coalesce(sum(cost_usd), 0) AS cost
-       ${range} GROUP BY 1, 2`,
+  const bin = (col: string) => `CAST(round(log2(${col} + 1) * ${BIN_SCALE}) AS INTEGER)`
+  const rows = db
+    .query<GroupSqlRow, SQLQueryBindings[]>(
+      `SELECT (created_at - ?2) / ?4 AS bucket, ${column} AS key, ${bin('latency_ms')} AS lat, ${bin('ttft_ms')} AS ttft,
+        count(*) AS n, sum(status >= 400) AS errors, sum(prompt_tokens + completion_tokens) AS tokens, coalesce(sum(cost_usd), 0) AS cost
+       FROM request_logs INDEXED BY request_logs_org_figures WHERE org_id = ?1 AND created_at >= ?2 AND created_at < ?3
+       GROUP BY 1, 2, 3, 4`,
     )
-    .all(...args)
+    .all(q.orgId, q.since, q.until, q.bucketMs)
+  const histograms = () => Array.from({ length: count }, (): Histogram => ({ bins: new Map(), total: 0 }))
+  const latency = histograms()
+  const ttft = histograms()
   const series = new Map<string | null, LogStats['series'][number]>()
-  for (const r of seriesRows) {
+  for (const r of rows) {
     let s = series.get(r.key)
     if (!s) {
       const zeros = () => new Array<number>(count).fill(0)
       s = { key: r.key, requests: zeros(), errors: zeros(), tokens: zeros(), costUsd: zeros() }
       series.set(r.key, s)
     }
-    s.requests[r.bucket] = r.requests
-    s.errors[r.bucket] = r.errors
-    s.tokens[r.bucket] = r.tokens
-    s.costUsd[r.bucket] = r.cost
+    const b = r.bucket
+    ;(s.requests[b] as number) += r.n
+    ;(s.errors[b] as number) += r.errors
+    ;(s.tokens[b] as number) += r.tokens
+    ;(s.costUsd[b] as number) += r.cost
+    add(latency[b] as Histogram, r.lat, r.n)
+    if (r.ttft !== null) add(ttft[b] as Histogram, r.ttft, r.n)
   }
-  const histogram = (col: string) =>
-    db
-      .query<BinSqlRow, SQLQueryBindings[]>(
-        `SELECT ${bucket} AS bucket, CAST(round(log2(${col} + 1) * ${BIN_SCALE}) AS INTEGER) AS bin, count(*) AS n
-         ${range} AND ${col} IS NOT NULL GROUP BY 1, 2`,
-      )
-      .all(...args)
   const total = (s: LogStats['series'][number]) => s.requests.reduce((a, b) => a + b, 0)
   return {
     buckets,
     series: [...series.values()].sort((a, b) => total(b) - total(a)),
-    latencyMs: percentiles(histogram('latency_ms'), count),
-    ttftMs: percentiles(histogram('ttft_ms'), count),
+    latencyMs: percentiles(latency),
+    ttftMs: percentiles(ttft),
   }
 }

@@ -24,22 +24,33 @@ function top(stats: Stats, pick: (s: Stats['series'][number]) => number[]) {
   return shown
 }
 
+/** Models are `provider/model`: the provider series are sums of the model series (one scan on the server, not two). */
+function byProvider(m: Stats): Stats {
+  const series = new Map<string | null, Stats['series'][number]>()
+  for (const s of m.series) {
+    const key = s.key?.split('/')[0] ?? null
+    const acc = series.get(key)
+    if (!acc) series.set(key, { ...s, key, requests: [...s.requests], errors: [...s.errors], tokens: [...s.tokens], costUsd: [...s.costUsd] })
+    else
+      for (const f of ['requests', 'errors', 'tokens', 'costUsd'] as const) s[f].forEach((v, i) => ((acc[f][i] as number) += v))
+  }
+  return { ...m, series: [...series.values()].sort((a, b) => sum(b.requests) - sum(a.requests)) }
+}
+
 export function OverviewPage({ org }: { org: string }) {
   const [rangeId, setRangeId] = useState<(typeof RANGES)[number]['id']>('24h')
   const range = RANGES.find((r) => r.id === rangeId) ?? RANGES[1]
-  const load = (by: 'model' | 'provider') => () => {
+  const byModel = useLoad(() => {
     const until = Date.now()
-    return get<Stats>(orgPath(org, `/stats${query({ since: until - range.ms, until, buckets: range.buckets, by })}`))
-  }
-  const byModel = useLoad(load('model'), [org, rangeId])
-  const byProvider = useLoad(load('provider'), [org, rangeId])
+    return get<Stats>(orgPath(org, `/stats${query({ since: until - range.ms, until, buckets: range.buckets, by: 'model' })}`))
+  }, [org, rangeId])
   const usage = useLoad(() => {
     const since = new Date(Date.now() - range.ms).toISOString()
     return get<{ data: UsageRow[] }>(orgPath(org, `/usage${query({ since, groupBy: 'model' })}`))
   }, [org, rangeId])
 
   const m = byModel.data
-  const p = byProvider.data
+  const p = m && byProvider(m)
   const requests = m ? sum(m.series.flatMap((s) => s.requests)) : 0
   const errors = m ? sum(m.series.flatMap((s) => s.errors)) : 0
   const tokens = m ? sum(m.series.flatMap((s) => s.tokens)) : 0
@@ -61,7 +72,7 @@ export function OverviewPage({ org }: { org: string }) {
           </select>
         </label>
       </div>
-      <ErrorNote error={byModel.error ?? byProvider.error} />
+      <ErrorNote error={byModel.error} />
       {m && requests === 0 ? (
         <NoRequests org={org} />
       ) : (

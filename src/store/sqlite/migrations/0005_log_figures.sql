@@ -24,3 +24,6 @@ CREATE INDEX request_logs_org_figures ON request_logs(
   org_id, created_at, model, provider, key_id, end_user_id, status,
   latency_ms, ttft_ms, prompt_tokens, cached_tokens, completion_tokens, cost_usd
 );
+
+-- `user=` filters on the log list seek here instead of scanning the org's entries in time order.
+CREATE INDEX request_logs_org_user ON request_logs(org_id, end_user_id, created_at DESC, request_id DESC);
