@@ -1,26 +1,42 @@
 // Admin operations (PRODUCT §6), shared by the HTTP admin API and the `gw` CLI subcommands.
 
 import { randomBytes } from 'node:crypto'
+import { oidcUrlProblem } from '../auth/oidc'
 import { newServiceKey } from '../auth/service-keys'
 import { MAX_TTL_SECONDS, signToken } from '../auth/signed-tokens'
-import { badRequest, GatewayError, notFound } from '../errors'
+import { badRequest, echo, GatewayError, notFound } from '../errors'
 import { toProviderId } from '../providers/provider-id'
 import {
   checkOidcBody,
   checkOrgBody,
   checkPolicyBody,
   checkProviderBody,
+  checkRouteBody,
   checkServiceKeyBody,
   checkSigningSecretBody,
 } from '../schemas/admin-bodies'
-import type { LogEntry, OidcConfig, Org, Policy, ProviderRecord, ServiceKeyRecord, SigningSecretRecord, Store } from '../store/types'
+import {
+  type LogEntry,
+  type OidcConfig,
+  ORG_ID,
+  type Org,
+  type Policy,
+  type ProviderRecord,
+  type Route,
+  type ServiceKeyRecord,
+  type SigningSecretRecord,
+  type Store,
+} from '../store/types'
+import type { BudgetLedger } from '../policy/budget-ledger'
+import { type BudgetStatus, budgetStatus } from '../policy/budgets'
 import { pruneBefore } from '../store/log-retention'
 import type { UsageRow } from '../store/usage-rollup'
+import { parseFallbackChain, parseModelRef } from '../pipeline/chat-input'
+import { ROUTE_NAME_PATTERN } from '../schemas/admin-bodies'
 import { parseLogQuery } from './log-query'
 import { PromptAdmin } from './prompt-admin'
 import { parseUsageQuery } from './usage-report'
 
-const ORG_ID = /^[a-z0-9][a-z0-9_-]{0,63}$/
 
 export function maskKey(key: string): string {
   return key.length <= 12 ? '****' : `${key.slice(0, 3)}…${key.slice(-4)}`
@@ -50,7 +66,7 @@ export class AdminService {
   async createOrg(raw: unknown): Promise<{ id: string; name: string }> {
     const body = checkOrgBody(raw)
     const id = body.id ?? crypto.randomUUID()
-    if (!ORG_ID.test(id)) throw badRequest(`Invalid org id "${id}": lowercase letters, digits, "-" and "_", at most 64`)
+    if (!ORG_ID.test(id)) throw badRequest(`Invalid org id ${echo(id)}: lowercase letters, digits, "-" and "_", at most 64`)
     if (await this.store.orgs.getOrg(id)) throw new GatewayError(409, 'gateway_error', `Org "${id}" already exists`)
     const org = await this.store.orgs.createOrg({ id, name: body.name })
     return { id: org.id, name: org.name }
@@ -61,12 +77,14 @@ export class AdminService {
     const providers = await this.store.orgs.getProviders(orgId)
     const keys = await this.store.keys.listServiceKeys(orgId)
     const secrets = await this.store.auth.listSigningSecrets(orgId)
+    const routes = await this.store.routes.getRoutes(orgId)
     return {
       id: org.id,
       name: org.name,
       createdAt: org.createdAt,
       policy: org.policy,
       providers: providers.map(publicProvider),
+      routes,
       serviceKeys: keys.map(publicKey),
       signingSecrets: secrets.map(publicSecret),
       oidc: publicOidc(await this.store.auth.getOidc(orgId)),
@@ -97,7 +115,7 @@ export class AdminService {
   async getLog(orgId: string, requestId: string): Promise<LogEntry> {
     await this.requireOrg(orgId)
     const entry = await this.store.logs.getLog(orgId, requestId)
-    if (!entry) throw notFound(`No log entry "${requestId}" in org "${orgId}"`)
+    if (!entry) throw notFound(`No log entry ${echo(requestId)} in org "${orgId}"`)
     return entry
   }
 
@@ -112,10 +130,10 @@ export class AdminService {
   async putProvider(orgId: string, providerName: string, raw: unknown) {
     await this.requireOrg(orgId)
     const provider = toProviderId(providerName)
-    if (!provider) throw badRequest(`Unknown provider "${providerName}" (openai, anthropic, google, mistral)`)
+    if (!provider) throw badRequest(`Unknown provider ${echo(providerName)} (openai, anthropic, google, mistral)`)
     const body = checkProviderBody(raw)
     if (body.baseUrl !== undefined && !/^https?:\/\/[^/]/.test(body.baseUrl))
-      throw badRequest(`Invalid baseUrl "${body.baseUrl}": expected an http(s) URL`)
+      throw badRequest(`Invalid baseUrl ${echo(body.baseUrl)}: expected an http(s) URL`)
     const rec = await this.store.orgs.putProvider(orgId, {
       provider,
       apiKey: body.apiKey,
@@ -136,10 +154,53 @@ export class AdminService {
     return { id, key }
   }
 
+  /** PUT /admin/orgs/:org/routes/:name: creates or replaces a route (PRODUCT §13). */
+  async putRoute(orgId: string, name: string, raw: unknown): Promise<Route> {
+    await this.requireOrg(orgId)
+    if (!new RegExp(ROUTE_NAME_PATTERN).test(name))
+      throw badRequest(`Invalid route name "${name.slice(0, 64)}": letters, digits, ".", "_", ":" and "-", at most 128, no "/"`)
+    const b = checkRouteBody(raw)
+    // Targets and fallback entries are provider/model names, checked like a request's.
+    b.targets.forEach((x, i) => parseModelRef(x.model, `targets[${i}].model`))
+    parseFallbackChain(b.fallback, 'fallback')
+    const route = await this.store.routes.putRoute(orgId, {
+      name,
+      targets: b.targets.map((x) => ({ model: x.model, weight: x.weight ?? 1 })),
+      strategy: b.strategy ?? 'weighted',
+      fallback: (b.fallback ?? []).map((e) => ({ model: e.model, ...(e.triggers ? { triggers: e.triggers } : {}) })),
+    })
+    this.changed(orgId)
+    return route
+  }
+
+  async listRoutes(orgId: string): Promise<{ data: Route[] }> {
+    await this.requireOrg(orgId)
+    return { data: await this.store.routes.getRoutes(orgId) }
+  }
+
+  async deleteRoute(orgId: string, name: string): Promise<void> {
+    await this.requireOrg(orgId)
+    if (!(await this.store.routes.deleteRoute(orgId, name))) throw notFound(`No route "${name.slice(0, 64)}" in org "${orgId}"`)
+    this.changed(orgId)
+  }
+
   /** The org's usage report (PRODUCT §11) for the query parameters of GET /admin/orgs/:org/usage. */
   async usage(orgId: string, params: URLSearchParams): Promise<{ data: UsageRow[] }> {
     await this.requireOrg(orgId)
     return { data: await this.store.logs.usage(parseUsageQuery(orgId, params)) }
+  }
+
+  /** The org's budgets with their spend in the current period: per live service key, per end user with spend. */
+  async budgets(orgId: string, ledger: BudgetLedger, now = Date.now()): Promise<{ data: BudgetStatus[] }> {
+    const org = await this.requireOrg(orgId)
+    const logs = this.store.logs
+    const data = await budgetStatus(ledger, logs, orgId, org.policy.budgets ?? [], async (scope, period) => {
+      const spenders = await logs.usage({ orgId, groupBy: scope, fromDay: period.fromDay, toDay: period.toDay })
+      const ids = new Set(spenders.flatMap((r) => (r.key === null ? [] : [r.key])))
+      if (scope === 'key') for (const k of await this.store.keys.listServiceKeys(orgId)) if (!k.revokedAt) ids.add(k.id)
+      return [...ids]
+    }, now)
+    return { data }
   }
 
   /** Deletes raw log entries older than `olderThanMs` now (roll-ups stay); returns how many. */
@@ -177,6 +238,10 @@ export class AdminService {
   async putOidc(orgId: string, raw: unknown) {
     await this.requireOrg(orgId)
     const body = checkOidcBody(raw)
+    for (const [field, url] of [['issuer', body.issuer], ['jwksUri', body.jwksUri]] as const) {
+      const problem = url === undefined ? undefined : oidcUrlProblem(url)
+      if (problem) throw badRequest(`Invalid ${field} ${echo(url)}: ${problem}`)
+    }
     const rec = await this.store.auth.putOidc({
       orgId,
       issuer: body.issuer,
@@ -192,7 +257,7 @@ export class AdminService {
   async signToken(orgId: string, req: TokenRequest): Promise<string> {
     await this.requireOrg(orgId)
     if (!Number.isInteger(req.ttl) || req.ttl < 1 || req.ttl > MAX_TTL_SECONDS)
-      throw badRequest(`Invalid ttl "${req.ttl}": whole seconds from 1 to ${MAX_TTL_SECONDS}`)
+      throw badRequest(`Invalid ttl ${echo(req.ttl)}: whole seconds from 1 to ${MAX_TTL_SECONDS}`)
     const secrets = await this.store.auth.listSigningSecrets(orgId)
     const secret = req.kid === undefined ? secrets.at(-1) : secrets.find((s) => s.kid === req.kid)
     if (!secret)

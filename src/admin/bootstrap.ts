@@ -7,6 +7,8 @@ import type { Store } from '../store/types'
 import type { AdminService } from './admin-service'
 
 export const DEFAULT_ORG = 'default'
+/** The name a key created from GW_SERVICE_KEY carries; a replaced one is revoked by it. */
+const ENV_KEY_NAME = 'GW_SERVICE_KEY'
 
 export interface BootstrapResult {
   /** A service key generated on this start, to be printed once. */
@@ -33,7 +35,10 @@ export async function bootstrap(store: Store, admin: AdminService, config: Confi
     const id = serviceKeyId(config.envServiceKey)
     const existing = await store.keys.getServiceKey(id)
     if (!existing)
-      await store.keys.createServiceKey({ id, orgId: DEFAULT_ORG, name: 'GW_SERVICE_KEY', hash: hashKey(config.envServiceKey) })
+      await store.keys.createServiceKey({ id, orgId: DEFAULT_ORG, name: ENV_KEY_NAME, hash: hashKey(config.envServiceKey) })
+    // A GW_SERVICE_KEY that was replaced in the environment stops working: the old one is revoked.
+    for (const k of keys)
+      if (k.name === ENV_KEY_NAME && k.id !== id && !k.revokedAt) await store.keys.revokeServiceKey(DEFAULT_ORG, k.id)
     return { generatedKey: undefined }
   }
   if (keys.length === 0) {

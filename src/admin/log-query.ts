@@ -1,20 +1,20 @@
 // The logs query (PRODUCT §9, plus provider): shared by GET /v1/logs, GET /admin/orgs/:org/logs and `gw logs list`.
 
-import { badRequest } from '../errors'
+import { badRequest, echo } from '../errors'
 import type { LogQuery } from '../store/types'
 
 /** A time parameter: ISO 8601 or epoch milliseconds; undefined when absent. */
 export function time(name: string, raw: string | null): number | undefined {
   if (raw === null || raw === '') return undefined
   const n = /^\d+$/.test(raw) ? Number(raw) : Date.parse(raw)
-  if (!Number.isFinite(n)) throw badRequest(`Invalid ${name} "${raw.slice(0, 64)}": expected an ISO 8601 time or epoch milliseconds`)
+  if (!Number.isFinite(n)) throw badRequest(`Invalid ${name} ${echo(raw)}: expected an ISO 8601 time or epoch milliseconds`)
   return n
 }
 
 export function parseLogQuery(orgId: string, params: URLSearchParams): LogQuery {
   const metadata = params.getAll('metadata').map((pair): [string, string] => {
     const eq = pair.indexOf('=')
-    if (eq < 1) throw badRequest(`Invalid metadata filter "${pair}": expected key=value`)
+    if (eq < 1) throw badRequest(`Invalid metadata filter ${echo(pair)}: expected key=value`)
     return [pair.slice(0, eq), pair.slice(eq + 1)]
   })
   const limitRaw = params.get('limit')

@@ -3,12 +3,13 @@
 import { readFileSync } from 'node:fs'
 import { AdminService } from '../admin/admin-service'
 import { DEFAULT_ORG, ensureDefaultOrg } from '../admin/bootstrap'
-import type { Config } from '../config'
+import { type Config, PROVIDER_KEY_VARIABLES } from '../config'
+import { toProviderId } from '../providers/provider-id'
 import { GatewayError } from '../errors'
 import { openStore } from '../server'
 import { splitFrontMatter, versionBodyOf } from '../prompts/prompt-files'
-import { flag, parseArgs, requireFlag } from './args'
-import type { LogEntry } from '../store/types'
+import { type Args, flag, parseArgs, requireFlag, secretArg } from './args'
+import type { LogEntry, Route } from '../store/types'
 import type { UsageRow } from '../store/usage-rollup'
 import { formatOutput, formatTable } from './table'
 
@@ -18,7 +19,8 @@ const USAGES = [
   'gw org list',
   'gw org show [--org ID]',
   "gw policy set [--org ID] (--json '{…}' | --file policy.json)",
-  'gw provider set PROVIDER --api-key KEY [--org ID] [--base-url URL] [--disabled]',
+  `gw provider set PROVIDER [--api-key -] [--org ID] [--base-url URL] [--disabled]
+                    (the key from stdin with --api-key -, else from OPENAI_API_KEY, ANTHROPIC_API_KEY, …)`,
   'gw key create [--org ID] [--name NAME] [--rpm N] [--tpm N]',
   'gw key list [--org ID]',
   'gw key revoke KEY_ID [--org ID]',
@@ -34,6 +36,9 @@ const USAGES = [
   'gw prompt publish SLUG_OR_ID VERSION [--org ID]',
   'gw prompt show SLUG_OR_ID [--org ID]',
   'gw partial set NAME (--template T | --file F) [--org ID]',
+  'gw route set NAME --targets P/MODEL[=WEIGHT],… [--strategy weighted|lowest-latency] [--fallback P/MODEL,…] [--org ID]',
+  'gw route list [--org ID]',
+  'gw route delete NAME [--org ID]',
   'gw usage [--org ID] [--since TIME] [--until TIME] [--group-by day|model|provider|key|endUser|metadata.KEY]',
   'gw logs list [--org ID] [--model M] [--provider P] [--status success|error|CODE] [--user U] [--metadata K=V[,K2=V2]] [--since TIME] [--until TIME] [--limit N] [--cursor C]',
   'gw logs show REQUEST_ID [--org ID]',
@@ -68,7 +73,7 @@ const COMMANDS: Record<string, Command> = {
     const provider = positional(a, 'which provider? (openai, anthropic, google, mistral)')
     const baseUrl = flag(a, 'base-url')
     return admin.putProvider(orgOf(a), provider, {
-      apiKey: requireFlag(a, 'api-key'),
+      apiKey: providerKeyArg(a, provider),
       enabled: !a.flags.has('disabled'),
       ...(baseUrl ? { baseUrl } : {}),
     })
@@ -151,6 +156,30 @@ const COMMANDS: Record<string, Command> = {
     const a = parseArgs(argv)
     return admin.prompts.describe(orgOf(a), positional(a, 'which prompt? (slug or id)'))
   },
+  'route set': async (admin, argv) => {
+    const a = parseArgs(argv)
+    const list = (name: string) => (flag(a, name) ?? '').split(',').filter(Boolean)
+    const targets = list('targets').map((t) => {
+      const eq = t.lastIndexOf('=')
+      if (eq < 0) return { model: t }
+      const weight = Number(t.slice(eq + 1))
+      if (!(weight > 0)) throw new Error(`--targets ${t}: the weight after "=" must be a number above 0`)
+      return { model: t.slice(0, eq), weight }
+    })
+    if (!targets.length) throw new Error('--targets is required, e.g. --targets openai/gpt-4o-mini=3,mistral/mistral-small-latest=1')
+    return admin.putRoute(orgOf(a), positional(a, 'which route name?'), {
+      targets,
+      ...pick({ strategy: flag(a, 'strategy') }),
+      fallback: list('fallback').map((model) => ({ model })),
+    })
+  },
+  'route list': async (admin, argv) => admin.listRoutes(orgOf(parseArgs(argv))),
+  'route delete': async (admin, argv) => {
+    const a = parseArgs(argv)
+    const name = positional(a, 'which route name?')
+    await admin.deleteRoute(orgOf(a), name)
+    return { deleted: name }
+  },
   usage: async (admin, argv) => {
     const a = parseArgs(argv)
     const params = new URLSearchParams(pick({ since: flag(a, 'since'), until: flag(a, 'until'), groupBy: flag(a, 'group-by') }) as Record<string, string>)
@@ -221,6 +250,17 @@ const NOUNS = new Set([...USAGE_OF.keys()].map((k) => k.split(' ')[0] as string)
 
 /** Commands whose table is not the generic one; `argv` is what the command was given. */
 const TABLES: Record<string, (out: never, argv: string[]) => string> = {
+  'route list': (routes: { data: Route[] }) =>
+    formatTable(
+      ['name', 'strategy', 'targets (weight)', 'fallback', 'updated'],
+      routes.data.map((r) => [
+        r.name,
+        r.strategy,
+        r.targets.map((t) => `${t.model} (${t.weight})`).join(', '),
+        r.fallback.map((f) => f.model).join(', ') || null,
+        r.updatedAt,
+      ]),
+    ),
   'logs list': (page: { data: LogEntry[]; nextCursor: string | null }) =>
     `${formatTable(
       ['time', 'status', 'model', 'latency ms', 'tokens', 'cost USD', 'user', 'request id'],
@@ -315,4 +355,16 @@ export async function runAdminCommand(config: Config, words: string[], configFla
     await store.close()
   }
   return true
+}
+
+/** `--api-key -` reads stdin; without it the provider's environment variable; never a value in argv. */
+function providerKeyArg(a: Args, provider: string): string {
+  const id = toProviderId(provider)
+  const variable = id && PROVIDER_KEY_VARIABLES[id]
+  const instead = variable ? `set ${variable}` : 'pass it on stdin'
+  const given = flag(a, 'api-key')
+  if (given !== undefined) return secretArg('api-key', given, instead)
+  const fromEnv = variable ? process.env[variable] : undefined
+  if (!fromEnv) throw new Error(`the API key is required: pass "--api-key -" and the key on stdin, or ${instead}`)
+  return fromEnv
 }

@@ -11,6 +11,7 @@ import type { ProviderAdapter, StreamPart, StreamTranslator, Target, UpstreamCom
 import type { ChatRequest } from '../providers/openai-types'
 import { clip } from '../providers/upstream-errors'
 import { SseDecoder } from '../sse/parse'
+import type { AttemptSpan } from '../observability/tracer'
 import type { Attempt } from '../store/types'
 import { estimatePromptTokens } from '../tokens'
 import type { AuthedContext, Deps, ModelRef } from './context'
@@ -90,6 +91,8 @@ export class UpstreamAttempt {
   private translator: StreamTranslator | undefined
   private ended = false
   private readonly onClientAbort = () => this.ac.abort()
+  /** This attempt's trace span (CLIENT), when tracing is on; ended in close(). */
+  private span: AttemptSpan | undefined
 
   constructor(
     private readonly deps: Deps,
@@ -136,9 +139,11 @@ export class UpstreamAttempt {
         })
     }
     const req = adapter.buildRequest(body, target)
+    this.span = deps.observer.attemptSpan(ctx)
+    const headers = this.span ? { ...req.headers, ...this.span.headers() } : req.headers
     ctx.signal.addEventListener('abort', this.onClientAbort, { once: true })
     this.arm(this.timeoutMs, 'headers')
-    const res = await deps.fetch(req.url, { method: 'POST', headers: req.headers, body: req.body, signal: this.ac.signal, redirect: 'manual' })
+    const res = await deps.fetch(req.url, { method: 'POST', headers, body: req.body, signal: this.ac.signal, redirect: 'manual' })
     this.headersMs = this.elapsed()
     this.status = res.status
     this.record.status = res.status
@@ -246,6 +251,7 @@ export class UpstreamAttempt {
     // Admitted but never judged (the client left, gw is stopping): the upstream told us nothing.
     if (this.admitted && !this.judged) this.deps.health.release(this.ctx.org.org.id, this.ref.name)
     if (!this.record.latencyMs) this.record.latencyMs = this.elapsed()
+    this.span?.end(this)
   }
 
   /** Translated parts from the next upstream bytes that produce any, or null at the body's end. */
@@ -303,6 +309,7 @@ export class UpstreamAttempt {
     this.deps.health.record(this.ctx.org.org.id, this.ref.name, 'ok')
     this.record.outcome = this.refusal ? 'refusal_detected' : 'ok'
     this.record.latencyMs = this.elapsed()
+    this.deps.latency.observe(this.ctx.org.org.id, this.ref.name, this.record.latencyMs)
   }
 
   private fail(failure: UpstreamFailure): AttemptResult {

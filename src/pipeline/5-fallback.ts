@@ -4,17 +4,11 @@
 import { GatewayError } from '../errors'
 import type { FailureKind, UpstreamFailure } from '../providers/adapter'
 import { adapterFor } from '../providers/registry'
-import type { Attempt } from '../store/types'
+import type { Attempt, Fallback, RequestWarning } from '../store/types'
 import { clamp } from './4-clamp'
 import type { Candidate } from './3-route'
 import { type Answer, UpstreamAttempt } from './5-attempt'
 import type { AuthedContext, ChatInput, Deps } from './context'
-
-export interface Fallback {
-  used: boolean
-  reason: FailureKind | null
-  model: string | null
-}
 
 export const NO_FALLBACK: Fallback = Object.freeze({ used: false, reason: null, model: null })
 
@@ -25,7 +19,7 @@ export interface Dispatched {
   attempt: UpstreamAttempt
   attempts: Attempt[]
   fallback: Fallback
-  warnings: string[]
+  warnings: RequestWarning[]
 }
 
 export interface DispatchFailed {

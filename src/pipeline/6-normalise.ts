@@ -1,6 +1,8 @@
 // Stage 6: turn the upstream answer into the OpenAI response the client gets — one JSON body, or an
 // SSE stream of chunks ending with a usage chunk and `data: [DONE]` — then hand the outcome to the log.
 
+import { errorShapeFor, GatewayError } from '../errors'
+import { costUsd, usageTokens } from '../catalog/catalog'
 import type { StreamPart, UpstreamFailure } from '../providers/adapter'
 import type { ChatChunk, ChatCompletion, ChunkChoice, FinishReason, ToolCall, Usage } from '../providers/openai-types'
 import { DONE_BYTES, SSE_HEADERS, sseData } from '../sse/encode'
@@ -10,13 +12,14 @@ import type { AuthedContext, Deps } from './context'
 import type { Outcome } from './7-log'
 import { checkStructuredOutput } from './structured-output'
 
-/** Headers every successful answer carries. */
-export function successHeaders(ctx: AuthedContext, d: Dispatched): Record<string, string> {
+/** Headers every successful answer carries; `x-gw-cost-usd` when the cost is known (non-streamed answers). */
+export function successHeaders(ctx: AuthedContext, d: Dispatched, cost: number | null = null): Record<string, string> {
   const h: Record<string, string> = {
     'x-gw-request-id': ctx.requestId,
     'x-gw-model': d.attempt.target.model.name,
     'x-gw-auth-mode': ctx.identity.authMode,
   }
+  if (cost !== null) h['x-gw-cost-usd'] = String(cost)
   if (d.fallback.used && d.fallback.model) {
     h['x-gw-fallback'] = 'true'
     h['x-gw-fallback-reason'] = d.fallback.reason ?? 'provider_error'
@@ -31,7 +34,10 @@ function estimateUsage(d: Dispatched, completionText: string): Usage {
   return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion }
 }
 
-function baseOutcome(d: Dispatched): Omit<Outcome, 'usage' | 'usageEstimated' | 'responseBody'> {
+/** What the answer cost at the catalog's prices (PRODUCT §11); null when the model's price is unknown. */
+const costOf = (d: Dispatched, usage: Usage) => costUsd(d.attempt.target.model, usageTokens(usage))
+
+function baseOutcome(d: Dispatched): Omit<Outcome, 'usage' | 'usageEstimated' | 'costUsd' | 'responseBody'> {
   return {
     status: 200,
     errorCode: null,
@@ -53,6 +59,7 @@ export function jsonAnswer(ctx: AuthedContext, d: Dispatched, finish: (o: Outcom
   const c = d.answer.completion
   const text = c.choices.map((ch) => ch.message.content ?? '').join('')
   const usage = c.usage ?? estimateUsage(d, text)
+  const cost = costOf(d, usage)
   const body: ChatCompletion = {
     ...c.extra,
     id: c.id ?? `chatcmpl-${ctx.requestId}`,
@@ -60,7 +67,7 @@ export function jsonAnswer(ctx: AuthedContext, d: Dispatched, finish: (o: Outcom
     created: Math.floor(Date.now() / 1000),
     model: d.attempt.target.model.name,
     choices: c.choices,
-    usage,
+    usage: { ...usage, cost_usd: cost },
   }
   const json = JSON.stringify(body)
   finish({
@@ -68,12 +75,13 @@ export function jsonAnswer(ctx: AuthedContext, d: Dispatched, finish: (o: Outcom
     structuredOutput: checkStructuredOutput(d.attempt.body, c.choices[0]?.message.content ?? null),
     usage,
     usageEstimated: !c.usage,
+    costUsd: cost,
     responseBody: body,
     responseBytes: json.length,
   })
   return new Response(json, {
     status: 200,
-    headers: { 'content-type': 'application/json', ...successHeaders(ctx, d) },
+    headers: { 'content-type': 'application/json', ...successHeaders(ctx, d, cost) },
   })
 }
 
@@ -128,6 +136,28 @@ export function streamAnswer(
     attempt.close()
   }
   deps.openStreams.add(terminate)
+  // A client that stops reading holds the upstream connection: once it has taken nothing for
+  // GW_CLIENT_READ_TIMEOUT_MS (time spent waiting for the upstream does not count), the stream is
+  // ended. One lazily armed timer; each pull only moves `waitingSince`.
+  const readTimeoutMs = deps.config.clientReadTimeoutMs
+  let waitingSince = 0
+  let readTimer: ReturnType<typeof setTimeout> | undefined
+  let stream: ReadableStreamDefaultController<Uint8Array> | undefined
+  const checkReader = () => {
+    readTimer = undefined
+    if (closed || waitingSince === 0) return
+    const left = waitingSince + readTimeoutMs - performance.now()
+    if (left > 1) {
+      readTimer = setTimeout(checkReader, left)
+      return
+    }
+    done(undefined, `the client read nothing for ${readTimeoutMs} ms: the stream was ended`)
+    stream?.error(new Error('the client stopped reading'))
+  }
+  const awaitReader = () => {
+    waitingSince = performance.now()
+    readTimer ??= setTimeout(checkReader, readTimeoutMs)
+  }
   const transcript: Transcript = { content: '', toolCalls: [], finish: null }
   const chunk = (choices: ChunkChoice[], extra?: { usage: Usage }): ChatChunk => ({
     id,
@@ -138,19 +168,32 @@ export function streamAnswer(
     ...extra,
   })
 
-  const done = (failure?: UpstreamFailure, clientLeft = false) => {
+  /** Usage (reported, else estimated) and cost, worked out once when the stream ends. */
+  let final: { usage: Usage; cost: number | null } | undefined
+  const settle = () => {
+    if (!final) {
+      const u = usage ?? estimateUsage(d, transcript.content)
+      final = { usage: u, cost: costOf(d, u) }
+    }
+    return final
+  }
+
+  /** Ends the stream once: `clientLeft` says why the client's side ended it early. */
+  const done = (failure?: UpstreamFailure, clientLeft?: string) => {
     if (closed) return
     closed = true
+    clearTimeout(readTimer)
     deps.openStreams.delete(terminate)
     attempt.close()
     finish({
       ...baseOutcome(d),
       structuredOutput: checkStructuredOutput(attempt.body, transcript.content),
       errorCode: failure ? 'provider_error' : null,
-      errorMessage: failure?.message ?? (clientLeft ? 'the client disconnected before the end of the stream' : null),
-      incomplete: !!failure || clientLeft,
-      usage: usage ?? estimateUsage(d, transcript.content),
+      errorMessage: failure?.message ?? clientLeft ?? null,
+      incomplete: !!failure || clientLeft !== undefined,
+      usage: settle().usage,
       usageEstimated: !usage,
+      costUsd: settle().cost,
       responseBody: {
         content: transcript.content,
         ...(transcript.toolCalls.length ? { tool_calls: transcript.toolCalls } : {}),
@@ -160,7 +203,8 @@ export function streamAnswer(
   }
 
   const complete = (controller: ReadableStreamDefaultController<Uint8Array>) => {
-    const u = usage ?? estimateUsage(d, transcript.content)
+    const { usage: reported, cost } = settle()
+    const u = { ...reported, cost_usd: cost }
     const last = finishing ?? [{ index: 0, delta: {}, finish_reason: 'stop' as const }]
     if (includeUsage) {
       controller.enqueue(sseData(chunk(last)))
@@ -173,7 +217,11 @@ export function streamAnswer(
   }
 
   const body = new ReadableStream<Uint8Array>({
+    start(controller) {
+      stream = controller
+    },
     async pull(controller) {
+      waitingSince = 0
       try {
         for (;;) {
           const parts: StreamPart[] | null = pending ?? (await attempt.next())
@@ -213,7 +261,10 @@ export function streamAnswer(
                 return
             }
           }
-          if (wrote) return
+          if (wrote) {
+            awaitReader()
+            return
+          }
         }
       } catch (err) {
         failStream(controller, { kind: 'provider_error', message: err instanceof Error ? err.message : String(err) })
@@ -221,7 +272,7 @@ export function streamAnswer(
       }
     },
     cancel() {
-      done(undefined, true)
+      done(undefined, 'the client disconnected before the end of the stream')
     },
   })
 
@@ -230,7 +281,8 @@ export function streamAnswer(
       ? 'gw is shutting down: the answer was cut short'
       : `The upstream stream failed after the answer had started (${failure.kind}): ${failure.message}`
     if (finishing) controller.enqueue(sseData(chunk(finishing)))
-    controller.enqueue(sseData({ error: true, code: 'provider_error', message, requestId: ctx.requestId }))
+    const error = new GatewayError(502, 'provider_error', message)
+    controller.enqueue(sseData(error.toBody(ctx.requestId, errorShapeFor(ctx.headers, deps.config.errorFormat))))
     controller.enqueue(DONE_BYTES)
     done(failure)
   }

@@ -1,11 +1,13 @@
 // Turns a raw chat-completions body into a validated ChatInput: gateway fields split from the upstream body.
 
-import { badRequest } from '../errors'
+import { badRequest, echo } from '../errors'
+import { schemaProblem } from '../json-schema-check'
 import { FAILURE_KINDS, type FailureKind } from '../providers/adapter'
 import type { ChatRequest } from '../providers/openai-types'
 import { modelName, PROVIDER_IDS, toProviderId } from '../providers/provider-id'
-import { checkChatBody, type ChatBodyT } from '../schemas/chat-body'
+import { checkChatBody, type ChatBodyT, MAX_IDENTIFIER_CHARS } from '../schemas/chat-body'
 import type { ChatInput, FallbackEntry, ModelRef, OutputSchema } from './context'
+import type { RouteChoice } from './route-choice'
 
 const GATEWAY_FIELDS = [
   'metadata',
@@ -23,12 +25,19 @@ export function parseModelRef(value: string, field = 'model'): ModelRef {
   const provider = slash > 0 ? toProviderId(value.slice(0, slash)) : undefined
   const id = slash > 0 ? value.slice(slash + 1).trim() : ''
   if (!provider || !id) {
-    const why = slash > 0 && !provider ? `unknown provider "${value.slice(0, slash)}"` : 'expected provider/model-name'
+    const why = slash > 0 && !provider ? `unknown provider ${echo(value.slice(0, slash))}` : 'expected provider/model-name'
     throw badRequest(
-      `Invalid ${field} "${value}": ${why} (providers: ${PROVIDER_IDS.join(', ')}; "gemini" is an alias of "google")`,
+      `Invalid ${field} ${echo(value)}: ${why} (providers: ${PROVIDER_IDS.join(', ')}; "gemini" is an alias of "google")`,
     )
   }
   return { provider, id, name: modelName(provider, id) }
+}
+
+/** `x-gw-end-user-id` is an identifier like `user`: at most MAX_IDENTIFIER_CHARS. */
+export function checkEndUserHeader(headers: Headers): void {
+  const v = headers.get('x-gw-end-user-id')
+  if (v !== null && v.length > MAX_IDENTIFIER_CHARS)
+    throw badRequest(`Invalid header "x-gw-end-user-id": at most ${MAX_IDENTIFIER_CHARS} characters (got ${v.length})`)
 }
 
 export type Metadata = Record<string, string | number | boolean>
@@ -41,7 +50,7 @@ export function parseMetadata(raw: unknown): Metadata {
   const entries = Object.entries(raw)
   if (entries.length > 100) throw badRequest(`Invalid metadata: ${entries.length} keys, at most 100 allowed`)
   for (const [k, v] of entries) {
-    if (k.length === 0 || k.length > 64) throw badRequest(`Invalid metadata key "${k.slice(0, 80)}": keys are 1 to 64 characters`)
+    if (k.length === 0 || k.length > 64) throw badRequest(`Invalid metadata key ${echo(k)}: keys are 1 to 64 characters`)
     if (typeof v === 'string') {
       if (v.length > 128) throw badRequest(`Invalid metadata value for "${k}": string values are at most 128 characters`)
     } else if (typeof v === 'number') {
@@ -59,21 +68,30 @@ function parseOutputSchema(raw: ChatBodyT['output_schema']): OutputSchema | unde
   if (!raw) return undefined
   if (raw.mode === 'json_object') return { mode: 'json_object', schema: undefined }
   const { mode: _mode, ...rest } = raw
-  return { mode: 'json_schema', schema: { type: 'object', ...rest } }
+  const schema = { type: 'object', ...rest }
+  checkSchemaBounded(schema, 'output_schema')
+  return { mode: 'json_schema', schema }
 }
 
-function parseTriggers(raw: string[] | undefined, i: number): FailureKind[] | undefined {
+/** A schema whose answers the gateway could not check in bounded work is refused up front (400). */
+function checkSchemaBounded(schema: Record<string, unknown>, field: string): void {
+  const why = schemaProblem(schema)
+  if (why) throw badRequest(`Invalid ${field}: the gateway will not check answers against this schema: ${why}`)
+}
+
+function parseTriggers(raw: string[] | undefined, i: number, field: string): FailureKind[] | undefined {
   if (raw === undefined) return undefined
   for (const t of raw)
     if (!(FAILURE_KINDS as readonly string[]).includes(t))
-      throw badRequest(`Invalid fallback_chain[${i}].triggers: unknown trigger "${t}" (allowed: ${FAILURE_KINDS.join(', ')})`)
+      throw badRequest(`Invalid ${field}[${i}].triggers: unknown trigger ${echo(t)} (allowed: ${FAILURE_KINDS.join(', ')})`)
   return raw as FailureKind[]
 }
 
-function parseChain(raw: ChatBodyT['fallback_chain']): FallbackEntry[] {
+/** Fallback entries (a request's `fallback_chain`, a route's `fallback`), errors naming `field[i]`. */
+export function parseFallbackChain(raw: ChatBodyT['fallback_chain'], field = 'fallback_chain'): FallbackEntry[] {
   return (raw ?? []).map((e, i) => ({
-    model: parseModelRef(e.model, `fallback_chain[${i}].model`),
-    triggers: parseTriggers(e.triggers, i),
+    model: parseModelRef(e.model, `${field}[${i}].model`),
+    triggers: parseTriggers(e.triggers, i, field),
   }))
 }
 
@@ -99,26 +117,37 @@ function checkToolsAndFormat(body: ChatBodyT): void {
   const choice = body.tool_choice
   if (typeof choice === 'object' && choice.type === 'function' && !choice.function)
     throw badRequest('Missing required field "tool_choice/function"')
-  if (body.response_format?.type === 'json_schema' && !body.response_format.json_schema)
-    throw badRequest('Missing required field "response_format/json_schema"')
+  if (body.response_format?.type === 'json_schema') {
+    const schema = body.response_format.json_schema?.schema
+    if (!body.response_format.json_schema) throw badRequest('Missing required field "response_format/json_schema"')
+    if (typeof schema === 'object' && schema !== null && !Array.isArray(schema))
+      checkSchemaBounded(schema as Record<string, unknown>, 'response_format/json_schema/schema')
+  }
 }
 
-export function parseChatInput(raw: unknown): ChatInput {
+/** An org's route by name, resolved to the target chosen for this request (see route-choice.ts). */
+export type RouteResolver = (name: string) => RouteChoice | undefined
+
+/** `model` is `provider/model-id`, or the name of one of the org's routes (no "/"). */
+export function parseChatInput(raw: unknown, routeOf?: RouteResolver): ChatInput {
   const b = checkChatBody(raw)
   checkMessages(b)
   checkToolsAndFormat(b)
-  const model = parseModelRef(b.model)
+  const routed = b.model.includes('/') ? undefined : routeOf?.(b.model)
+  const model = routed?.model ?? parseModelRef(b.model)
+  const chain = parseFallbackChain(b['x-gw-fallback-chain'] ?? b.fallback_chain)
   const body: Record<string, unknown> = { ...b }
   for (const f of GATEWAY_FIELDS) delete body[f]
   return {
     requestedModel: b.model,
+    route: routed?.route,
     model,
     body: body as ChatRequest,
     stream: b.stream === true,
     metadata: parseMetadata(b.metadata),
     user: b.user,
     outputSchema: parseOutputSchema(b['x-gw-output-schema'] ?? b.output_schema),
-    fallbackChain: parseChain(b['x-gw-fallback-chain'] ?? b.fallback_chain),
+    fallbackChain: routed ? [...routed.fallback, ...chain] : chain,
     promptRef: b['x-gw-prompt-id'] ?? b.prompt_id,
   }
 }

@@ -17,13 +17,16 @@
 // stream ends, fails or the client leaves.
 
 import { GatewayError, notFound } from '../errors'
+import { checkEndUserHeader } from './chat-input'
+import type { LogEntry } from '../store/types'
 import { authenticate } from './1-auth'
 import { type Charge, enforcePolicy, settleCharge } from './2-policy'
 import { route } from './3-route'
 import { dispatch } from './5-fallback'
 import { jsonAnswer, streamAnswer } from './6-normalise'
-import { failureOutcome, type Outcome, recordRequest } from './7-log'
-import { parseChatInput } from './chat-input'
+import { endUserId, failureOutcome, logEntry, type Outcome, recordRequest } from './7-log'
+import { parseChatInput, type RouteResolver } from './chat-input'
+import { chooseRoute } from './route-choice'
 import type { AuthedContext, ChatInput, Deps, RawBody, RequestContext } from './context'
 import { linkPrompt, parsePromptRun } from './prompt-input'
 
@@ -38,10 +41,10 @@ export async function authenticateRequest(deps: Deps, ctx: RequestContext): Prom
 
 /** POST /v1/chat/completions. */
 export async function handleChat(deps: Deps, request: RequestContext, readBody: BodyReader): Promise<Response> {
-  const ctx = await authenticateRequest(deps, request)
+  const ctx = await authenticateOrRecord(deps, request)
   const input = await parseOrLog(deps, ctx, async () => {
     ctx.rawBody = await readBody()
-    const parsed = parseChatInput(ctx.rawBody.value)
+    const parsed = parseChatInput(ctx.rawBody.value, routeResolver(deps, ctx))
     if (parsed.promptRef) ctx.prompt = await linkPrompt(deps.store, ctx.identity.orgId, parsed.promptRef)
     return parsed
   })
@@ -56,7 +59,7 @@ export async function handlePromptRun(
   selector: string | null,
   readBody: BodyReader,
 ): Promise<Response> {
-  return runPrompt(deps, await authenticateRequest(deps, request), ref, selector, readBody)
+  return runPrompt(deps, await authenticateOrRecord(deps, request), ref, selector, readBody)
 }
 
 /**
@@ -71,6 +74,7 @@ export async function handleAdminPromptRun(
   selector: string | null,
   readBody: BodyReader,
 ): Promise<Response> {
+  deps.observer.requestStarted(request)
   const org = await deps.orgs.get(orgId)
   if (!org) throw notFound(`Org "${orgId}" not found`)
   const ctx: AuthedContext = { ...request, identity: { orgId, authMode: 'Admin', subject: 'dashboard' }, org }
@@ -85,9 +89,30 @@ async function runPrompt(deps: Deps, ctx: AuthedContext, ref: string, selector: 
   return executeChat(deps, ctx, input)
 }
 
+/** Stage 1 for API requests: a refused credential is observed (metrics, access log), never logged. */
+async function authenticateOrRecord(deps: Deps, request: RequestContext): Promise<AuthedContext> {
+  deps.observer.requestStarted(request)
+  try {
+    return await authenticateRequest(deps, request)
+  } catch (err) {
+    const o = failureOf(err)
+    observe(deps, request, undefined, logEntry(deps, request, undefined, o), o)
+    throw err
+  }
+}
+
+/** The org's routes, each resolved to a target when a request names it (PRODUCT §13). */
+function routeResolver(deps: Deps, ctx: AuthedContext): RouteResolver {
+  return (name) => {
+    const route = ctx.org.routes.get(name)
+    return route && chooseRoute(route, ctx.identity.orgId, deps.health, deps.latency)
+  }
+}
+
 /** Input errors after authentication are logged like any other failure. */
 async function parseOrLog(deps: Deps, ctx: AuthedContext, parse: () => Promise<ChatInput>): Promise<ChatInput> {
   try {
+    checkEndUserHeader(ctx.headers)
     return await parse()
   } catch (err) {
     logFailure(deps, ctx, undefined, err)
@@ -101,11 +126,11 @@ export async function executeChat(deps: Deps, ctx: AuthedContext, input: ChatInp
   let logged = false
   const finish = (o: Outcome) => {
     logged = true
-    settleCharge(deps, charge, o.usage?.total_tokens ?? 0)
-    recordRequest(deps, ctx, input, o)
+    const entry = record(deps, ctx, input, o)
+    settleCharge(deps, charge, o.usage?.total_tokens ?? 0, entry.costUsd)
   }
   try {
-    charge = await enforcePolicy(deps, ctx.identity, ctx.org, input)
+    charge = await enforcePolicy(deps, ctx.identity, ctx.org, input, endUserId(ctx, input), ctx.signal)
     const candidates = route(deps, ctx.org, input)
     const d = await dispatch(deps, ctx, input, candidates)
     if (!d.ok) {
@@ -118,14 +143,38 @@ export async function executeChat(deps: Deps, ctx: AuthedContext, input: ChatInp
     return streamAnswer(deps, ctx, d, input.body.stream_options?.include_usage === true, finish)
   } catch (err) {
     if (!logged) {
-      settleCharge(deps, charge, 0)
+      settleCharge(deps, charge, 0, null)
       logFailure(deps, ctx, input, err)
     }
     throw err
   }
 }
 
-function logFailure(deps: Deps, ctx: AuthedContext, input: ChatInput | undefined, err: unknown): void {
+function failureOf(err: unknown): Outcome {
   const e = err instanceof GatewayError ? err : new GatewayError(500, 'gateway_error', 'Internal error')
-  recordRequest(deps, ctx, input, failureOutcome(e.status, e.code, e.message))
+  return failureOutcome(e.status, e.code, e.message, { rateLimitScope: e.scope })
+}
+
+function logFailure(deps: Deps, ctx: AuthedContext, input: ChatInput | undefined, err: unknown): void {
+  record(deps, ctx, input, failureOf(err))
+}
+
+/** Stage 7, then the observer: every API request ends here exactly once. */
+function record(deps: Deps, ctx: AuthedContext, input: ChatInput | undefined, o: Outcome): LogEntry {
+  const entry = recordRequest(deps, ctx, input, o)
+  observe(deps, ctx, input, entry, o)
+  return entry
+}
+
+/** Metrics, access log and trace of a finished API request. */
+function observe(deps: Deps, ctx: RequestContext, input: ChatInput | undefined, entry: LogEntry, o: Outcome): void {
+  deps.observer.requestFinished({
+    entry,
+    authenticated: 'identity' in ctx,
+    ctx,
+    known: o.target?.model.known,
+    rateLimitScope: o.rateLimitScope,
+    response: o.responseBody,
+    messages: input?.body.messages,
+  })
 }

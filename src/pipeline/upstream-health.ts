@@ -35,6 +35,14 @@ export class UpstreamHealth {
     this.openMs = opts.openMs ?? 30_000
   }
 
+  /** Would `admit` let a request through now? (Changes nothing: for choosing among route targets.) */
+  available(orgId: string, model: string): boolean {
+    const s = this.states.get(`${orgId}\u0000${model}`)
+    if (!s) return true
+    const now = this.now()
+    return s.cooldownUntil <= now && (s.failures < this.threshold || (s.openUntil <= now && !s.probing))
+  }
+
   /** May a request be sent to this org's model now? */
   admit(orgId: string, model: string): Admission {
     const s = this.states.get(`${orgId}\u0000${model}`)
@@ -85,6 +93,17 @@ export class UpstreamHealth {
   /** How many org/model pairs have a failure, cool-down or open breaker on record. */
   get tracked(): number {
     return this.states.size
+  }
+
+  /** Models with an open (or half-open) breaker, with how many orgs have it open. */
+  *openCircuits(): Iterable<[string, number]> {
+    const open = new Map<string, number>()
+    for (const [key, s] of this.states)
+      if (s.failures >= this.threshold) {
+        const model = key.slice(key.indexOf('\u0000') + 1)
+        open.set(model, (open.get(model) ?? 0) + 1)
+      }
+    yield* open
   }
 
   /** An admitted attempt ended without telling anything about the upstream (the client left). */

@@ -1,6 +1,7 @@
 // Records gw stores (orgs, policies, keys, log entries) and the storage interface the rest of the code uses.
 // One SQLite implementation today (src/store/sqlite); a Postgres one plugs in behind the same interface.
 
+import type { FailureKind } from '../providers/adapter'
 import type { ProviderId } from '../providers/provider-id'
 import type { UsageQuery, UsageRow } from './usage-rollup'
 
@@ -16,7 +17,27 @@ export interface Policy {
   requiredMetadata?: string[]
   /** Per-org override of GW_UPSTREAM_TIMEOUT_MS. */
   upstreamTimeoutMs?: number
+  /** Streams the org may have open at once (default 1,000). */
+  maxConcurrentStreams?: number
+  /** Streams one service key or token subject may have open at once (default 200). */
+  maxConcurrentStreamsPerKey?: number
+  /** Spending limits (PRODUCT §11). */
+  budgets?: Budget[]
+  /** Under a budget, models without a known price are refused unless this is true. */
+  allowUnpricedModels?: boolean
 }
+
+export type BudgetScope = 'org' | 'key' | 'endUser'
+export type BudgetPeriod = 'day' | 'month' | 'total'
+
+export interface Budget {
+  scope: BudgetScope
+  usd: number
+  period: BudgetPeriod
+}
+
+/** Org ids: lowercase letters, digits, "-" and "_", 1–64 characters, starting with a letter or digit. */
+export const ORG_ID = /^[a-z0-9][a-z0-9_-]{0,63}$/
 
 export interface Org {
   id: string
@@ -81,6 +102,23 @@ export interface OrgStore {
   /** `apiKey` arrives in clear; the store encrypts it at rest. */
   putProvider(orgId: string, rec: Omit<ProviderRecord, 'updatedAt'>): Promise<ProviderRecord>
   getProviders(orgId: string): Promise<ProviderRecord[]>
+}
+
+/** A model name of the org's own mapping to weighted targets (PRODUCT §13). */
+export interface Route {
+  name: string
+  targets: { model: string; weight: number }[]
+  strategy: 'weighted' | 'lowest-latency'
+  /** Fallback entries after the chosen target, as in a request's fallback_chain (PRODUCT §4a). */
+  fallback: { model: string; triggers?: string[] }[]
+  updatedAt: string
+}
+
+export interface RouteStore {
+  putRoute(orgId: string, route: Omit<Route, 'updatedAt'>): Promise<Route>
+  getRoutes(orgId: string): Promise<Route[]>
+  /** Returns false when the org has no such route. */
+  deleteRoute(orgId: string, name: string): Promise<boolean>
 }
 
 export interface KeyStore {
@@ -156,7 +194,24 @@ export interface PromptStore {
   getPartials(orgId: string): Promise<Map<string, string>>
 }
 
-export type FailureOutcome = 'ok' | 'rate_limit' | 'provider_error' | 'timeout' | 'context_limit' | 'refusal_detected' | 'skipped'
+/** How one attempt ended: answered, failed with a failure kind (PRODUCT §4a), or not tried at all. */
+export type FailureOutcome = 'ok' | FailureKind | 'skipped'
+
+/** Which chain entry answered and the failure kind that made it fire (`x-gw-fallback-*`). */
+export interface Fallback {
+  used: boolean
+  reason: FailureKind | null
+  model: string | null
+}
+
+/** Something gw changed in the request to fit the model it went to (PRODUCT §4), on the log entry. */
+export interface RequestWarning {
+  type: 'param_removed' | 'param_clamped' | 'param_relaxed'
+  /** The request field concerned (`temperature`, `max_tokens`, …). */
+  setting: string
+  /** What was done, for people: `clamped 1.5 to 1 for mistral/mistral-small-latest`. */
+  detail: string
+}
 
 export interface Attempt {
   model: string
@@ -179,13 +234,15 @@ export interface LogEntry {
   promptSlug: string | null
   promptVersion: number | null
   requestedModel: string | null
+  /** The org's route the request named, when it named one (`model` is then the target that answered). */
+  route: string | null
   model: string | null
   provider: string | null
   stream: boolean
   status: number
   errorCode: string | null
   errorMessage: string | null
-  fallback: { used: boolean; reason: string | null; model: string | null }
+  fallback: Fallback
   attempts: Attempt[]
   /** cachedTokens and cacheWriteTokens are parts of promptTokens, reasoningTokens of completionTokens. */
   usage: {
@@ -207,7 +264,7 @@ export interface LogEntry {
   /** A streamed answer that ended on an error after content had been sent. */
   incomplete: boolean
   refusal: boolean
-  warnings: string[]
+  warnings: RequestWarning[]
   metadata: Record<string, string | number | boolean>
   /** Structured-output outcome: did the answer parse as JSON and match the schema. */
   structuredOutput: { parsed: boolean; matchesSchema: boolean | null } | null
@@ -226,6 +283,15 @@ export interface LogQuery {
   until?: number
   limit: number
   cursor?: string
+}
+
+export interface SpendQuery {
+  orgId: string
+  /** A roll-up dimension: '' (the whole org), 'key' or 'endUser'. */
+  dim: string
+  value: string
+  fromDay: string
+  toDay: string
 }
 
 /** Time-bucketed figures for the dashboard's overview (`since` ≤ t < `until`, buckets of `bucketMs`). */
@@ -257,6 +323,8 @@ export interface LogStore {
   pruneLogs(before: number, limit: number): Promise<number>
   /** Usage report from the daily roll-ups (PRODUCT §11). */
   usage(q: UsageQuery): Promise<UsageRow[]>
+  /** Known cost summed over a roll-up dimension's value and days (inclusive): what a budget has spent. */
+  spend(q: SpendQuery): Promise<number>
   /** Time-bucketed figures for the dashboard's overview, from the raw entries. */
   stats(q: LogStatsQuery): Promise<LogStats>
 }
@@ -267,6 +335,7 @@ export interface Store {
   readonly keys: KeyStore
   readonly auth: AuthStore
   readonly prompts: PromptStore
+  readonly routes: RouteStore
   readonly logs: LogStore
   close(): Promise<void>
 }

@@ -1,6 +1,7 @@
 // Shapes the dashboard reads from the admin API (see docs/dashboard.md).
 
-export type { LogEntry, LogStats } from '../store/types'
+export type { LogEntry, LogStats, Route } from '../store/types'
+export type { BudgetStatus } from '../policy/budgets'
 export type { UsageRow } from '../store/usage-rollup'
 
 export interface OrgSummary {

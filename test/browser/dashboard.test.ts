@@ -167,6 +167,24 @@ t('a policy with an invalid value shows the server’s message; a valid one is s
   await page.getByRole('status').filter({ hasText: 'Saved.' }).first().waitFor()
   const org = (await (await gw.admin('GET', '/orgs/default')).json()) as { policy: object }
   expect(org.policy).toEqual({ maxTokens: 4000, allowedModels: ['openai/*', 'anthropic/*'] })
+
+  // A budget with a wrong period: the server's message; then a valid one, which the overview shows.
+  await page.getByLabel('Budgets (JSON)').fill('[{"scope": "org", "usd": 5, "period": "week"}]')
+  await page.getByRole('button', { name: 'Save policy' }).click()
+  await expect(page.getByRole('alert').textContent()).resolves.toContain('budgets')
+  expectErrors(1)
+  await page.getByLabel('Budgets (JSON)').fill('[{"scope": "org", "usd": 5, "period": "month"}]')
+  await page.getByRole('button', { name: 'Save policy' }).click()
+  await page.getByRole('status').filter({ hasText: 'Saved.' }).first().waitFor()
+
+  // A route set in the page is listed and answers requests.
+  await page.getByLabel('Route name').fill('fast')
+  await page.getByLabel('Targets').fill('openai/gpt-4o-mini=3, anthropic/claude-sonnet-4-5=1')
+  await page.getByRole('button', { name: 'Save route' }).click()
+  await page.getByRole('table', { name: 'Routes' }).getByText('openai/gpt-4o-mini (3), anthropic/claude-sonnet-4-5 (1)').waitFor()
+  const routed = await gw.chat({ model: 'fast', messages: hello })
+  expect(routed.status).toBe(200)
+  expect((await gw.log(routed.headers.get('x-gw-request-id') as string)).route).toBe('fast')
   await shot('policy')
 }, 30_000)
 
@@ -220,6 +238,9 @@ t('the overview charts what happened', async () => {
   const total = ((await (await gw.admin('GET', '/orgs/default/logs?limit=500')).json()) as { data: unknown[] }).data.length
   expect(Number(requests)).toBe(total)
   await page.locator('section', { hasText: 'Usage by model' }).getByRole('row').filter({ hasText: 'anthropic/claude-sonnet-4-5' }).waitFor()
+  const budget = page.getByRole('table', { name: 'Budgets' }).getByRole('row').filter({ hasText: 'month' })
+  await budget.waitFor()
+  expect(await budget.textContent()).toMatch(/^org\s*month\$5\.00\$0\.\d+/)
   await shot('overview')
   // Dark mode follows the system setting.
   await page.emulateMedia({ colorScheme: 'dark' })

@@ -16,6 +16,7 @@ export function logEntry(i: number, over: Partial<LogEntry> = {}): LogEntry {
     promptSlug: null,
     promptVersion: null,
     requestedModel: 'openai/gpt-4o',
+    route: null,
     model: 'openai/gpt-4o',
     provider: 'openai',
     stream: false,

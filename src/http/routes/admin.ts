@@ -14,11 +14,11 @@ import { contextFor, cookieOf, readJsonBody, requestIdOf, sameOrigin } from '../
  * The admin credential: `Authorization: Bearer $GW_ADMIN_TOKEN`, or a dashboard session cookie, which
  * must also carry its CSRF token (and a same-origin Origin, when the browser sends one) to change anything.
  */
-function checkAdmin(token: string | undefined, sessions: SessionKeeper | undefined, request: Request): void {
+export function checkAdmin(token: string | undefined, request: Request, sessions?: SessionKeeper): void {
   // Without GW_ADMIN_TOKEN the admin API does not exist.
-  if (!token || !sessions) throw notFound(`No route for ${request.method} ${new URL(request.url).pathname}`)
+  if (!token) throw notFound(`No route for ${request.method} ${new URL(request.url).pathname}`)
   const header = request.headers.get('authorization')
-  if (header === null) {
+  if (header === null && sessions) {
     const session = sessions.verify(cookieOf(request, SESSION_COOKIE))
     if (!session) throw unauthorized('Missing admin credential (expected "Authorization: Bearer <GW_ADMIN_TOKEN>")')
     if (request.method === 'GET' || request.method === 'HEAD') return
@@ -26,7 +26,7 @@ function checkAdmin(token: string | undefined, sessions: SessionKeeper | undefin
       throw new GatewayError(403, 'forbidden', `A change made with a dashboard session needs its ${CSRF_HEADER} header, from the dashboard's own origin`)
     return
   }
-  const m = /^Bearer\s+(\S+)\s*$/i.exec(header)
+  const m = /^Bearer\s+(\S+)\s*$/i.exec(header ?? '')
   if (!m) throw unauthorized('Missing admin credential (expected "Authorization: Bearer <GW_ADMIN_TOKEN>")')
   const given = Buffer.from(m[1] as string)
   const want = Buffer.from(token)
@@ -52,7 +52,7 @@ async function readOptionalBody(request: Request): Promise<unknown> {
 
 export const adminRoutes = (deps: Deps, admin: AdminService, sessions: SessionKeeper | undefined) =>
   new Elysia({ name: 'admin-routes', prefix: '/admin' })
-    .onBeforeHandle(({ request }) => checkAdmin(deps.config.adminToken, sessions, request))
+    .onBeforeHandle(({ request }) => checkAdmin(deps.config.adminToken, request, sessions))
     .post('/orgs', async ({ request }) => json(request, await admin.createOrg(await readAdminBody(request)), 201), {
       parse: 'none',
     })
@@ -77,6 +77,20 @@ export const adminRoutes = (deps: Deps, admin: AdminService, sessions: SessionKe
     .get('/orgs/:org/usage', async ({ request, params }) => {
       await deps.logs.flush()
       return json(request, await admin.usage(params.org, new URL(request.url).searchParams))
+    })
+    .get('/orgs/:org/routes', async ({ request, params }) => json(request, await admin.listRoutes(params.org)))
+    .put(
+      '/orgs/:org/routes/:name',
+      async ({ request, params }) => json(request, await admin.putRoute(params.org, params.name, await readAdminBody(request))),
+      { parse: 'none' },
+    )
+    .delete('/orgs/:org/routes/:name', async ({ request, params }) => {
+      await admin.deleteRoute(params.org, params.name)
+      return json(request, null, 204)
+    })
+    .get('/orgs/:org/budgets', async ({ request, params }) => {
+      await deps.logs.flush()
+      return json(request, await admin.budgets(params.org, deps.budgets))
     })
     .put(
       '/orgs/:org/policy',

@@ -2,7 +2,7 @@
 
 import { Elysia } from 'elysia'
 import { parseLogQuery } from '../../admin/log-query'
-import { GatewayError, notFound } from '../../errors'
+import { echo, GatewayError, notFound } from '../../errors'
 import { authenticateRequest } from '../../pipeline'
 import type { Deps, RequestContext } from '../../pipeline/context'
 import { parseUsageQuery } from '../../admin/usage-report'
@@ -26,7 +26,7 @@ export const logRoutes = (deps: Deps) =>
       const ctx = contextFor(request, '/v1/logs')
       const orgId = await authorize(deps, ctx)
       const entry = deps.logs.pendingEntry(orgId, params.requestId) ?? (await deps.store.logs.getLog(orgId, params.requestId))
-      if (!entry) throw notFound(`No log entry "${params.requestId}" in this org`)
+      if (!entry) throw notFound(`No log entry ${echo(params.requestId)} in this org`)
       return json(ctx, entry)
     })
     .get('/v1/logs', async ({ request }) => {

@@ -1,7 +1,7 @@
 // SQLite storage of orgs, their policies and their (encrypted) provider keys.
 
 import type { Database } from 'bun:sqlite'
-import type { SecretBox } from '../../crypto/secret-box'
+import { type SecretBox, sealedFor } from '../../crypto/secret-box'
 import { toProviderId } from '../../providers/provider-id'
 import type { Org, OrgStore, Policy, ProviderRecord } from '../types'
 
@@ -12,6 +12,7 @@ interface OrgRow {
   created_at: string
 }
 interface ProviderRow {
+  org_id: string
   provider: string
   api_key_enc: string
   base_url: string | null
@@ -67,7 +68,7 @@ export class SqliteOrgStore implements OrgStore {
     const row = this.q.putProvider.get(
       orgId,
       rec.provider,
-      this.box.seal(rec.apiKey),
+      this.box.seal(rec.apiKey, sealedFor.providerKey(orgId, rec.provider)),
       rec.baseUrl ?? null,
       rec.enabled ? 1 : 0,
       new Date().toISOString(),
@@ -85,7 +86,7 @@ export class SqliteOrgStore implements OrgStore {
     if (!provider) throw new Error(`unknown provider "${r.provider}" in provider_keys`)
     return {
       provider,
-      apiKey: this.box.open(r.api_key_enc),
+      apiKey: this.box.open(r.api_key_enc, sealedFor.providerKey(r.org_id, r.provider)),
       baseUrl: r.base_url ?? undefined,
       enabled: r.enabled === 1,
       updatedAt: r.updated_at,

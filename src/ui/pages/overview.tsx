@@ -3,8 +3,8 @@
 import { useState } from 'preact/hooks'
 import { get, orgPath, query } from '../api'
 import { TimeChart } from '../chart'
-import { Empty, ErrorNote, fmtInt, fmtMs, fmtUsd, Section, useLoad } from '../components'
-import type { LogStats, UsageRow } from '../types'
+import { Empty, ErrorNote, fmtInt, fmtMs, fmtTime, fmtUsd, Section, useLoad } from '../components'
+import type { BudgetStatus, LogStats, UsageRow } from '../types'
 
 type Stats = LogStats & { since: number; until: number; bucketMs: number }
 
@@ -144,7 +144,7 @@ export function OverviewPage({ org }: { org: string }) {
           </table>
         )}
       </Section>
-      <Budgets />
+      <Budgets org={org} />
     </div>
   )
 }
@@ -158,13 +158,53 @@ function Tile({ label, value }: { label: string; value: string }) {
   )
 }
 
-/** Budgets (PRODUCT §11) are not built yet: the panel says so instead of asking the server. */
-function Budgets() {
+/** Each budget of the policy with what was spent and what remains in its period (PRODUCT §11). */
+function Budgets({ org }: { org: string }) {
+  const budgets = useLoad(() => get<{ data: BudgetStatus[] }>(orgPath(org, '/budgets')), [org])
+  const list = budgets.data?.data ?? []
   return (
     <Section title="Budgets">
-      <Empty title="Budgets are not available in this version of gw yet.">
-        <p>When they are, each budget shows here with what was spent and what remains in its period.</p>
-      </Empty>
+      <ErrorNote error={budgets.error} />
+      {budgets.data && list.length === 0 && (
+        <Empty title="No budgets.">
+          <p>
+            Add them to the policy on <a href="#/settings">Policy &amp; access</a>, e.g. 50 USD a month for the org.
+          </p>
+        </Empty>
+      )}
+      {list.length > 0 && (
+        <table aria-label="Budgets">
+          <thead>
+            <tr>
+              <th>Scope</th>
+              <th>Period</th>
+              <th class="num">Budget</th>
+              <th class="num">Spent</th>
+              <th class="num">Reserved</th>
+              <th class="num">Remaining</th>
+              <th>Resets</th>
+            </tr>
+          </thead>
+          <tbody>
+            {list.map((b) => (
+              <tr key={`${b.scope}/${b.subject ?? ''}/${b.period}`}>
+                <td>
+                  {b.scope}
+                  {b.subject ? `: ${b.subject}` : ''}
+                </td>
+                <td>{b.period}</td>
+                <td class="num">{fmtUsd(b.usd)}</td>
+                <td class="num">{fmtUsd(b.spentUsd)}</td>
+                <td class="num">{fmtUsd(b.reservedUsd)}</td>
+                <td class="num">
+                  <meter min={0} max={b.usd} low={b.usd * 0.2} optimum={b.usd} value={Math.max(0, b.remainingUsd)} /> {fmtUsd(b.remainingUsd)}
+                </td>
+                <td>{b.resetsAt ? fmtTime(b.resetsAt) : 'never (total)'}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
     </Section>
   )
 }

@@ -1,11 +1,11 @@
-// Policy & access: the org's policy (validated by the server), OIDC, budgets and routes.
+// Policy & access: the org's policy with its budgets (validated by the server), OIDC, and routes.
 
 import { useState } from 'preact/hooks'
 import { api, get, orgPath } from '../api'
 import { Empty, ErrorNote, Field, Section, SubmitRow, useAction, useLoad } from '../components'
-import type { OrgDetail } from '../types'
+import type { OrgDetail, Route } from '../types'
 
-type FieldKind = 'list' | 'number' | 'boolean'
+type FieldKind = 'list' | 'number' | 'boolean' | 'json'
 const POLICY_FIELDS: { key: string; label: string; kind: FieldKind; hint: string }[] = [
   { key: 'allowedModels', label: 'Allowed models', kind: 'list', hint: 'Globs, comma-separated, e.g. openai/*, anthropic/claude-*. Empty: every model.' },
   { key: 'disabledProviders', label: 'Disabled providers', kind: 'list', hint: 'e.g. google, mistral' },
@@ -17,9 +17,17 @@ const POLICY_FIELDS: { key: string; label: string; kind: FieldKind; hint: string
   { key: 'blockedTerms', label: 'Blocked terms', kind: 'list', hint: 'Requests containing one are refused.' },
   { key: 'requiredMetadata', label: 'Required metadata keys', kind: 'list', hint: 'Requests without them are refused.' },
   { key: 'upstreamTimeoutMs', label: 'Upstream timeout (ms)', kind: 'number', hint: 'Overrides GW_UPSTREAM_TIMEOUT_MS for this org.' },
+  { key: 'allowUnpricedModels', label: 'Models without a known price under a budget', kind: 'boolean', hint: 'Refused by default.' },
+  {
+    key: 'budgets',
+    label: 'Budgets (JSON)',
+    kind: 'json',
+    hint: '[{"scope": "org" | "key" | "endUser", "usd": 50, "period": "day" | "month" | "total"}]; spend shows on the Overview.',
+  },
 ]
 
-const asText = (v: unknown) => (v === undefined ? '' : Array.isArray(v) ? v.join(', ') : String(v))
+const asText = (kind: FieldKind, v: unknown) =>
+  v === undefined ? '' : kind === 'json' ? JSON.stringify(v) : Array.isArray(v) ? v.join(', ') : String(v)
 
 /** Form text → the policy value; whatever does not parse is sent as typed, so the server's message explains it. */
 function fromText(kind: FieldKind, text: string): unknown {
@@ -31,6 +39,13 @@ function fromText(kind: FieldKind, text: string): unknown {
       .map((x) => x.trim())
       .filter(Boolean)
   if (kind === 'boolean') return t === 'true'
+  if (kind === 'json') {
+    try {
+      return JSON.parse(t)
+    } catch {
+      throw new Error(`Budgets must be JSON, e.g. [{"scope": "org", "usd": 50, "period": "month"}]`)
+    }
+  }
   return /^-?\d+(\.\d+)?$/.test(t) ? Number(t) : t
 }
 
@@ -42,22 +57,13 @@ export function SettingsPage({ org }: { org: string }) {
       <ErrorNote error={detail.error} />
       {detail.data && <PolicyForm org={org} policy={detail.data.policy} reload={detail.reload} />}
       {detail.data && <OidcForm org={org} oidc={detail.data.oidc} reload={detail.reload} />}
-      <Section title="Budgets">
-        <Empty title="Budgets are not available in this version of gw yet.">
-          <p>When they are, they are set here and their spend shows on the Overview.</p>
-        </Empty>
-      </Section>
-      <Section title="Routes">
-        <Empty title="Routes are not available in this version of gw yet.">
-          <p>Until then, pass a fallback chain per request (see the README's fallbacks section).</p>
-        </Empty>
-      </Section>
+      <Routes org={org} />
     </div>
   )
 }
 
 function PolicyForm({ org, policy, reload }: { org: string; policy: Record<string, unknown>; reload: () => void }) {
-  const [values, setValues] = useState(() => Object.fromEntries(POLICY_FIELDS.map((f) => [f.key, asText(policy[f.key])])))
+  const [values, setValues] = useState(() => Object.fromEntries(POLICY_FIELDS.map((f) => [f.key, asText(f.kind, policy[f.key])])))
   const [saved, setSaved] = useState(false)
   const [error, busy, run] = useAction()
   const save = (e: Event) => {
@@ -83,10 +89,12 @@ function PolicyForm({ org, policy, reload }: { org: string; policy: Record<strin
           <Field label={f.label} hint={f.hint} key={f.key}>
             {f.kind === 'boolean' ? (
               <select name={f.key} value={values[f.key]} onChange={(e) => setValues({ ...values, [f.key]: e.currentTarget.value })}>
-                <option value="">not set (allowed)</option>
+                <option value="">not set</option>
                 <option value="true">allowed</option>
                 <option value="false">refused</option>
               </select>
+            ) : f.kind === 'json' ? (
+              <textarea name={f.key} rows={3} value={values[f.key]} onInput={(e) => setValues({ ...values, [f.key]: e.currentTarget.value })} />
             ) : (
               <input
                 name={f.key}
@@ -140,6 +148,101 @@ function OidcForm({ org, oidc, reload }: { org: string; oidc: OrgDetail['oidc'];
           <input value={v.orgClaim} onInput={input('orgClaim')} />
         </Field>
         <SubmitRow label="Save OIDC" busy={busy} saved={saved} />
+      </form>
+      <ErrorNote error={error} />
+    </Section>
+  )
+}
+
+/** Routes (PRODUCT §13): one name, several deployments. Listed, set and deleted. */
+function Routes({ org }: { org: string }) {
+  const routes = useLoad(() => get<{ data: Route[] }>(orgPath(org, '/routes')), [org])
+  const [v, setV] = useState({ name: '', targets: '', strategy: 'weighted', fallback: '' })
+  const [error, busy, run] = useAction()
+  const list = routes.data?.data ?? []
+  const save = (e: Event) => {
+    e.preventDefault()
+    return run(async () => {
+      const targets = v.targets
+        .split(',')
+        .map((t) => t.trim())
+        .filter(Boolean)
+        .map((t) => {
+          const eq = t.lastIndexOf('=')
+          return eq < 0 ? { model: t } : { model: t.slice(0, eq), weight: Number(t.slice(eq + 1)) }
+        })
+      const fallback = v.fallback
+        .split(',')
+        .map((m) => m.trim())
+        .filter(Boolean)
+        .map((model) => ({ model }))
+      await api('PUT', orgPath(org, `/routes/${encodeURIComponent(v.name)}`), { targets, strategy: v.strategy, fallback })
+      routes.reload()
+    })
+  }
+  const remove = (name: string) =>
+    run(async () => {
+      if (!confirm(`Delete route ${name}? Requests naming it get an unknown-model error.`)) return
+      await api('DELETE', orgPath(org, `/routes/${encodeURIComponent(name)}`))
+      routes.reload()
+    })
+  const input = (k: keyof typeof v) => (e: Event) => setV({ ...v, [k]: (e.currentTarget as HTMLInputElement).value })
+  return (
+    <Section title="Routes">
+      <p class="hint">
+        A route is a model name of this org's own: <code>"model": "fast"</code> picks one of its targets by strategy, then falls back like a fallback chain.
+      </p>
+      <ErrorNote error={routes.error} />
+      {routes.data && list.length === 0 && <Empty title="No routes yet — define one below to spread a model name over several deployments." />}
+      {list.length > 0 && (
+        <table aria-label="Routes">
+          <thead>
+            <tr>
+              <th>Name</th>
+              <th>Strategy</th>
+              <th>Targets (weight)</th>
+              <th>Fallback</th>
+              <th />
+            </tr>
+          </thead>
+          <tbody>
+            {list.map((r) => (
+              <tr key={r.name}>
+                <td>
+                  <code>{r.name}</code>
+                </td>
+                <td>{r.strategy}</td>
+                <td>{r.targets.map((t) => `${t.model} (${t.weight})`).join(', ')}</td>
+                <td>{r.fallback.map((f) => f.model).join(', ') || '—'}</td>
+                <td>
+                  <button type="button" class="danger" onClick={() => remove(r.name)}>
+                    Delete
+                  </button>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      <form class="grid-form" onSubmit={save} aria-label="Set a route">
+        <Field label="Route name">
+          <input value={v.name} onInput={input('name')} required placeholder="fast" />
+        </Field>
+        <Field label="Targets" hint="provider/model=weight, comma-separated">
+          <input value={v.targets} onInput={input('targets')} placeholder="openai/gpt-4o-mini=3, mistral/mistral-small-latest=1" />
+        </Field>
+        <Field label="Strategy">
+          <select value={v.strategy} onChange={input('strategy')}>
+            <option value="weighted">weighted</option>
+            <option value="lowest-latency">lowest-latency</option>
+          </select>
+        </Field>
+        <Field label="Fallback (optional)" hint="provider/model, comma-separated">
+          <input value={v.fallback} onInput={input('fallback')} />
+        </Field>
+        <button type="submit" disabled={busy}>
+          Save route
+        </button>
       </form>
       <ErrorNote error={error} />
     </Section>
