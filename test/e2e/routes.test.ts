@@ -121,15 +121,16 @@ describe('requests', () => {
   })
 
   test('lowest-latency takes the faster target once both are measured', async () => {
+    // Models no other test uses, so neither has a latency on record yet.
     await putRoute('quick', {
-      targets: [{ model: 'openai/gpt-4o-mini' }, { model: 'mistral/mistral-small-latest' }],
+      targets: [{ model: 'openai/gpt-4.1-nano' }, { model: 'mistral/ministral-3b-2512' }],
       strategy: 'lowest-latency',
     })
     for (let i = 0; i < 40; i++) openai.enqueue({ kind: 'reply', delayMs: 60 })
     // Unmeasured targets go first, so the first two requests measure both.
     const firsts = [await ask('quick'), await ask('quick')].map((r) => r.body.model)
-    expect(new Set(firsts)).toEqual(new Set(['openai/gpt-4o-mini', 'mistral/mistral-small-latest']))
-    for (let i = 0; i < 8; i++) expect((await ask('quick')).body.model).toBe('mistral/mistral-small-latest')
+    expect(new Set(firsts)).toEqual(new Set(['openai/gpt-4.1-nano', 'mistral/ministral-3b-2512']))
+    for (let i = 0; i < 8; i++) expect((await ask('quick')).body.model).toBe('mistral/ministral-3b-2512')
   })
 
   test('the org policy applies to the target chosen', async () => {
