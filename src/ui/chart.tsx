@@ -30,8 +30,8 @@ export function TimeChart({ title, times, series, format }: { title: string; tim
             stroke: COLORS[i % COLORS.length],
             width: 2,
             spanGaps: false,
-            // A lone bucket between empty ones has no line to draw: show it as a point.
-            points: { show: true, size: 5 },
+            // Sparse series (percentiles are null in empty buckets) have lone values with no line to draw: dots.
+            points: { show: s.values.filter((v) => v !== null).length < times.length / 2, size: 5 },
             value: (_u: uPlot, v: number | null) => (v == null ? '—' : fmt(v)),
           })),
         ],

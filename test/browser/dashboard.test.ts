@@ -48,6 +48,7 @@ const nav = (name: string) => page.getByRole('navigation', { name: 'Pages' }).ge
 
 async function shot(name: string) {
   const path = join(SHOTS, `${name}.png`)
+  await page.evaluate(() => scrollTo(0, 0)) // the sticky header lands mid-page in a full-page shot otherwise
   await page.screenshot({ path, fullPage: true })
   expect(statSync(path).size).toBeGreaterThan(10_000)
 }
