@@ -30,6 +30,7 @@ function entry(over: Partial<LogEntry>): LogEntry {
     promptVersion: null,
     requestedModel: 'openai/gpt-4o-mini',
     route: null,
+    providerKey: null,
     model: 'openai/gpt-4o-mini',
     provider: 'openai',
     stream: false,

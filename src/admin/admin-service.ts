@@ -5,7 +5,7 @@ import { oidcUrlProblem } from '../auth/oidc'
 import { newServiceKey } from '../auth/service-keys'
 import { MAX_TTL_SECONDS, signToken } from '../auth/signed-tokens'
 import { badRequest, echo, GatewayError, notFound } from '../errors'
-import { toProviderId } from '../providers/provider-id'
+import { type ProviderId, toProviderId } from '../providers/provider-id'
 import {
   checkOidcBody,
   checkOrgBody,
@@ -43,8 +43,19 @@ export function maskKey(key: string): string {
 }
 
 function publicProvider(p: ProviderRecord) {
-  return { provider: p.provider, apiKey: maskKey(p.apiKey), baseUrl: p.baseUrl ?? null, enabled: p.enabled, updatedAt: p.updatedAt }
+  return {
+    provider: p.provider,
+    name: p.name,
+    apiKey: maskKey(p.apiKey),
+    baseUrl: p.baseUrl ?? null,
+    enabled: p.enabled,
+    weight: p.weight,
+    updatedAt: p.updatedAt,
+  }
 }
+
+/** Provider key names: what a log entry and an attempt show for the key that answered. */
+const KEY_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/
 
 export class AdminService {
   readonly prompts: PromptAdmin
@@ -127,21 +138,38 @@ export class AdminService {
     return policy
   }
 
-  async putProvider(orgId: string, providerName: string, raw: unknown) {
+  /** PUT /admin/orgs/:org/providers/:provider(/keys/:name): one of the org's keys for a provider (PRODUCT §13). */
+  async putProvider(orgId: string, providerName: string, raw: unknown, name = 'default') {
     await this.requireOrg(orgId)
-    const provider = toProviderId(providerName)
-    if (!provider) throw badRequest(`Unknown provider ${echo(providerName)} (openai, anthropic, google, mistral)`)
+    const provider = this.providerOf(providerName)
+    if (!KEY_NAME.test(name)) throw badRequest(`Invalid key name ${echo(name)}: letters, digits, ".", "_" and "-", at most 64`)
     const body = checkProviderBody(raw)
     if (body.baseUrl !== undefined && !/^https?:\/\/[^/]/.test(body.baseUrl))
       throw badRequest(`Invalid baseUrl ${echo(body.baseUrl)}: expected an http(s) URL`)
     const rec = await this.store.orgs.putProvider(orgId, {
       provider,
+      name,
       apiKey: body.apiKey,
       baseUrl: body.baseUrl?.replace(/\/+$/, ''),
       enabled: body.enabled ?? true,
+      weight: body.weight ?? 1,
     })
     this.changed(orgId)
     return publicProvider(rec)
+  }
+
+  async deleteProviderKey(orgId: string, providerName: string, name: string): Promise<void> {
+    await this.requireOrg(orgId)
+    const provider = this.providerOf(providerName)
+    if (!(await this.store.orgs.deleteProviderKey(orgId, provider, name)))
+      throw notFound(`No ${provider} key named ${echo(name)} in org "${orgId}"`)
+    this.changed(orgId)
+  }
+
+  private providerOf(name: string): ProviderId {
+    const provider = toProviderId(name)
+    if (!provider) throw badRequest(`Unknown provider ${echo(name)} (openai, anthropic, google, mistral)`)
+    return provider
   }
 
   async createServiceKey(orgId: string, raw: unknown = {}): Promise<{ id: string; key: string }> {

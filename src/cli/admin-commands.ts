@@ -21,6 +21,8 @@ const USAGES = [
   "gw policy set [--org ID] (--json '{…}' | --file policy.json)",
   `gw provider set PROVIDER [--api-key -] [--org ID] [--base-url URL] [--disabled]
                     (the key from stdin with --api-key -, else from OPENAI_API_KEY, ANTHROPIC_API_KEY, …)`,
+  'gw provider key add PROVIDER NAME [--api-key -] [--weight N] [--base-url URL] [--disabled] [--org ID]',
+  'gw provider key remove PROVIDER NAME [--org ID]',
   'gw key create [--org ID] [--name NAME] [--rpm N] [--tpm N]',
   'gw key list [--org ID]',
   'gw key revoke KEY_ID [--org ID]',
@@ -49,8 +51,8 @@ export const ADMIN_USAGE = `${USAGES.map((u) => `  ${u}`).join('\n')}
 
   Admin commands print tables; add --json for JSON (for scripts). --help after any command explains it.`
 
-/** `noun verb` (or a lone `noun`, as in `gw usage`) → its usage line. */
-const USAGE_OF = new Map(USAGES.map((u) => [(/^gw ([a-z]+(?: [a-z]+)?)(?= |$)/.exec(u) as RegExpExecArray)[1] as string, u]))
+/** A command's words (`org create`, `provider key add`, a lone `usage`) → its usage line. */
+const USAGE_OF = new Map(USAGES.map((u) => [(/^gw ([a-z]+(?: [a-z]+){0,2})(?= |$)/.exec(u) as RegExpExecArray)[1] as string, u]))
 
 type Command = (admin: AdminService, argv: string[]) => Promise<unknown>
 
@@ -68,15 +70,16 @@ const COMMANDS: Record<string, Command> = {
     const text = file ? readFileSync(file, 'utf8') : requireFlag(a, 'json')
     return admin.putPolicy(orgOf(a), JSON.parse(text))
   },
-  'provider set': async (admin, argv) => {
+  'provider set': async (admin, argv) => providerKey(admin, parseArgs(argv, ['disabled']), 'default'),
+  'provider key add': async (admin, argv) => {
     const a = parseArgs(argv, ['disabled'])
-    const provider = positional(a, 'which provider? (openai, anthropic, google, mistral)')
-    const baseUrl = flag(a, 'base-url')
-    return admin.putProvider(orgOf(a), provider, {
-      apiKey: providerKeyArg(a, provider),
-      enabled: !a.flags.has('disabled'),
-      ...(baseUrl ? { baseUrl } : {}),
-    })
+    return providerKey(admin, a, keyName(a))
+  },
+  'provider key remove': async (admin, argv) => {
+    const a = parseArgs(argv)
+    const name = keyName(a)
+    await admin.deleteProviderKey(orgOf(a), positional(a, 'which provider?'), name)
+    return { removed: name }
   },
   'key create': async (admin, argv) => {
     const a = parseArgs(argv)
@@ -206,6 +209,13 @@ const COMMANDS: Record<string, Command> = {
   },
 }
 
+/** The NAME of `gw provider key add|remove PROVIDER NAME`. */
+function keyName(a: Args): string {
+  const name = a.positionals[1]
+  if (!name) throw new Error('which key name? (gw provider key add PROVIDER NAME)')
+  return name
+}
+
 /** `--org`, or the default org. */
 function orgOf(a: ReturnType<typeof parseArgs>): string {
   return flag(a, 'org') ?? DEFAULT_ORG
@@ -283,10 +293,9 @@ const TABLES: Record<string, (out: never, argv: string[]) => string> = {
     ),
 }
 
-/** The usage lines of a noun (`gw key --help`), or undefined when no command starts with it. */
-export function nounUsage(noun: string): string | undefined {
-  if (!NOUNS.has(noun)) return undefined
-  return USAGES.filter((u) => u.startsWith(`gw ${noun} `)).map((u) => `  ${u}`).join('\n')
+/** The usage lines of the commands starting with `prefix` (`gw key --help`, `gw provider key --help`). */
+function prefixUsage(prefix: string): string {
+  return USAGES.filter((u) => u.startsWith(`gw ${prefix} `)).map((u) => `  ${u}`).join('\n')
 }
 
 /** Flags a command accepts: those its usage line names, plus --json, --help and the configuration flags. */
@@ -320,22 +329,24 @@ export class UsageError extends Error {}
  * flag is a UsageError naming it.
  */
 export async function runAdminCommand(config: Config, words: string[], configFlags: ReadonlySet<string>): Promise<boolean> {
-  const noun = words[0] ?? ''
-  if (!NOUNS.has(noun)) return false
-  const lone = USAGE_OF.has(noun)
-  const verb = lone ? '' : (words[1] ?? '')
-  const name = lone ? noun : `${noun} ${verb}`
-  const usage = USAGE_OF.get(name)
-  const command = COMMANDS[name]
-  const argv = words.slice(lone ? 1 : 2)
+  if (!NOUNS.has(words[0] ?? '')) return false
   const wantsHelp = (xs: string[]) => xs.includes('--help') || xs.includes('-h')
-  if (!usage || !command) {
-    if (verb === '' || wantsHelp([verb])) {
-      console.log(`usage:\n${nounUsage(noun)}`)
+  const lead = (n: number) => words.slice(0, n).join(' ')
+  // The longest run of leading words that names a command: `provider key add`, `org create`, `usage`.
+  const name = [3, 2, 1].map(lead).find((k) => USAGE_OF.has(k))
+  const usage = name && USAGE_OF.get(name)
+  const command = name && COMMANDS[name]
+  if (!name || !usage || !command) {
+    // Words that only begin commands (`gw key`, `gw provider key`): their usage, or the unknown word named.
+    const n = [2, 1].find((k) => USAGES.some((u) => u.startsWith(`gw ${lead(k)} `))) ?? 1
+    const next = words[n]
+    if (next === undefined || wantsHelp([next])) {
+      console.log(`usage:\n${prefixUsage(lead(n))}`)
       return true
     }
-    throw new UsageError(`unknown subcommand "${noun} ${verb}"\n\nusage:\n${nounUsage(noun)}`)
+    throw new UsageError(`unknown subcommand "${lead(n)} ${next}"\n\nusage:\n${prefixUsage(lead(n))}`)
   }
+  const argv = words.slice(name.split(' ').length)
   if (wantsHelp(argv)) {
     console.log(`usage: ${usage}\n\nAdd --json for JSON output.`)
     return true
@@ -358,6 +369,21 @@ export async function runAdminCommand(config: Config, words: string[], configFla
 }
 
 /** `--api-key -` reads stdin; without it the provider's environment variable; never a value in argv. */
+/** Sets one of the org's keys for a provider (`default` is the key of `gw provider set`). */
+function providerKey(admin: AdminService, a: Args, name: string) {
+  const provider = positional(a, 'which provider? (openai, anthropic, google, mistral)')
+  return admin.putProvider(
+    orgOf(a),
+    provider,
+    {
+      apiKey: providerKeyArg(a, provider),
+      enabled: !a.flags.has('disabled'),
+      ...pick({ baseUrl: flag(a, 'base-url'), weight: num(a, 'weight') }),
+    },
+    name,
+  )
+}
+
 function providerKeyArg(a: Args, provider: string): string {
   const id = toProviderId(provider)
   const variable = id && PROVIDER_KEY_VARIABLES[id]

@@ -15,7 +15,9 @@ const b64 = (b: Uint8Array) => Buffer.from(b).toString('base64')
  * into another row (another org, another provider, another kid) does not decrypt.
  */
 export const sealedFor = {
-  providerKey: (orgId: string, provider: string) => `provider_keys/${orgId}/${provider}`,
+  /** The key named `default` keeps the binding it had before keys had names. */
+  providerKey: (orgId: string, provider: string, name = 'default') =>
+    `provider_keys/${orgId}/${provider}${name === 'default' ? '' : `/${name}`}`,
   signingSecret: (orgId: string, kid: string) => `signing_secrets/${orgId}/${kid}`,
 }
 

@@ -92,6 +92,7 @@ export function logEntry(deps: Deps, ctx: RequestContext | AuthedContext, input:
     promptVersion: authed?.prompt?.version ?? null,
     requestedModel: input?.requestedModel ?? null,
     route: input?.route ?? null,
+    providerKey: target?.keyName ?? null,
     model: target ? target.model.name : (o.model ?? null),
     provider: target?.provider ?? (o.model ? (o.model.split('/')[0] ?? null) : null),
     stream: input?.stream ?? false,

@@ -56,7 +56,8 @@ export interface Identity {
 /** An org as the pipeline needs it: policy and usable provider records. */
 export interface OrgContext {
   org: Org
-  providers: ReadonlyMap<ProviderId, ProviderRecord>
+  /** Every key of each provider (enabled or not), by provider. */
+  providers: ReadonlyMap<ProviderId, readonly ProviderRecord[]>
   /** The org's routes by name (PRODUCT §13). */
   routes: ReadonlyMap<string, Route>
   /** GwSigned secrets, decrypted. */

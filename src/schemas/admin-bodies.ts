@@ -60,7 +60,12 @@ export const checkOrgBody = validator(
 export const checkPolicyBody = validator(PolicyBody)
 export const checkProviderBody = validator(
   t.Object(
-    { apiKey: t.String({ minLength: 1 }), baseUrl: t.Optional(t.String()), enabled: t.Optional(t.Boolean()) },
+    {
+      apiKey: t.String({ minLength: 1 }),
+      baseUrl: t.Optional(t.String()),
+      enabled: t.Optional(t.Boolean()),
+      weight: t.Optional(t.Number({ exclusiveMinimum: 0, maximum: 1e6 })),
+    },
     { additionalProperties: false },
   ),
 )

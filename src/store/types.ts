@@ -46,9 +46,13 @@ export interface Org {
   createdAt: string
 }
 
-/** An org's provider record; `apiKey` is decrypted only in memory, never returned by the admin API. */
+/** One of an org's keys for a provider; `apiKey` is decrypted only in memory, never returned by the admin API. */
 export interface ProviderRecord {
   provider: ProviderId
+  /** `default` for the key of PUT /admin/orgs/:org/providers/:provider (PRODUCT §13). */
+  name: string
+  /** Share of the provider's traffic among its enabled keys. */
+  weight: number
   apiKey: string
   baseUrl: string | undefined
   enabled: boolean
@@ -101,7 +105,10 @@ export interface OrgStore {
   putPolicy(orgId: string, policy: Policy): Promise<void>
   /** `apiKey` arrives in clear; the store encrypts it at rest. */
   putProvider(orgId: string, rec: Omit<ProviderRecord, 'updatedAt'>): Promise<ProviderRecord>
+  /** Every key of every provider, by provider then name. */
   getProviders(orgId: string): Promise<ProviderRecord[]>
+  /** Returns false when the org has no such key. */
+  deleteProviderKey(orgId: string, provider: ProviderId, name: string): Promise<boolean>
 }
 
 /** A model name of the org's own mapping to weighted targets (PRODUCT §13). */
@@ -215,6 +222,8 @@ export interface RequestWarning {
 
 export interface Attempt {
   model: string
+  /** The name of the org's provider key used (PRODUCT §13); absent when none was (a skipped entry). */
+  key?: string
   outcome: FailureOutcome
   status: number | null
   latencyMs: number
@@ -236,6 +245,8 @@ export interface LogEntry {
   requestedModel: string | null
   /** The org's route the request named, when it named one (`model` is then the target that answered). */
   route: string | null
+  /** The name of the provider key that answered (PRODUCT §13). */
+  providerKey: string | null
   model: string | null
   provider: string | null
   stream: boolean

@@ -1,11 +1,14 @@
 // `gw usage` (a table, or --json) and `gw logs prune`, run as a user would on a gateway's database file.
 
-import { afterAll, beforeAll, expect, test } from 'bun:test'
+import { afterAll, beforeAll, expect, setDefaultTimeout, test } from 'bun:test'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { type FakeUpstream, startFake } from '../fakes/upstream'
 import { startTestGateway } from '../helpers/gateway'
+
+// Each test spawns gw several times; on a loaded machine one spawn can take a second or more.
+setDefaultTimeout(60_000)
 
 const dir = mkdtempSync(join(tmpdir(), 'gw-usage-cli-'))
 const db = join(dir, 'gw.db')

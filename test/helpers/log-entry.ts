@@ -17,6 +17,7 @@ export function logEntry(i: number, over: Partial<LogEntry> = {}): LogEntry {
     promptVersion: null,
     requestedModel: 'openai/gpt-4o',
     route: null,
+    providerKey: null,
     model: 'openai/gpt-4o',
     provider: 'openai',
     stream: false,

@@ -1,5 +1,5 @@
 // The dashboard's stats report on SQLite: buckets, series per model or provider, approximate percentiles, and
-// migration 0006 filling the figure columns of entries written before it.
+// migration 0007 filling the figure columns of entries written before it.
 
 import { expect, test } from 'bun:test'
 import { mkdtempSync, rmSync } from 'node:fs'
@@ -61,7 +61,7 @@ test('buckets, series and percentiles within 10 % of the exact values', async ()
   await store.close()
 })
 
-test('migration 0006 fills the figure columns of entries already in the database', () => {
+test('migration 0007 fills the figure columns of entries already in the database', () => {
   const dir = mkdtempSync(join(tmpdir(), 'gw-mig-'))
   try {
     const path = join(dir, 'gw.db')

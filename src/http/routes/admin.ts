@@ -103,6 +103,16 @@ export const adminRoutes = (deps: Deps, admin: AdminService, sessions: SessionKe
         json(request, await admin.putProvider(params.org, params.provider, await readAdminBody(request))),
       { parse: 'none' },
     )
+    .put(
+      '/orgs/:org/providers/:provider/keys/:name',
+      async ({ request, params }) =>
+        json(request, await admin.putProvider(params.org, params.provider, await readAdminBody(request), params.name)),
+      { parse: 'none' },
+    )
+    .delete('/orgs/:org/providers/:provider/keys/:name', async ({ request, params }) => {
+      await admin.deleteProviderKey(params.org, params.provider, params.name)
+      return json(request, null, 204)
+    })
     .post(
       '/orgs/:org/service-keys',
       async ({ request, params }) =>
