@@ -9,6 +9,7 @@ import { GatewayError } from '../errors'
 import { openStore } from '../server'
 import { splitFrontMatter, versionBodyOf } from '../prompts/prompt-files'
 import { type Args, flag, parseArgs, requireFlag, secretArg } from './args'
+import { MemoryBudgetLedger } from '../policy/budget-ledger'
 import type { LogEntry, Route } from '../store/types'
 import type { UsageRow } from '../store/usage-rollup'
 import { formatOutput, formatTable } from './table'
@@ -41,6 +42,9 @@ const USAGES = [
   'gw route set NAME --targets P/MODEL[=WEIGHT],… [--strategy weighted|lowest-latency] [--fallback P/MODEL,…] [--org ID]',
   'gw route list [--org ID]',
   'gw route delete NAME [--org ID]',
+  'gw budget set --scope org|key|endUser --period day|month|total --usd N [--org ID]',
+  'gw budget remove --scope org|key|endUser --period day|month|total [--org ID]',
+  'gw budget list [--org ID]        (spent, reserved and remaining in the current period)',
   'gw usage [--org ID] [--since TIME] [--until TIME] [--group-by day|model|provider|key|endUser|metadata.KEY]',
   'gw logs list [--org ID] [--model M] [--provider P] [--status success|error|CODE] [--user U] [--metadata K=V[,K2=V2]] [--since TIME] [--until TIME] [--limit N] [--cursor C]',
   'gw logs show REQUEST_ID [--org ID]',
@@ -64,6 +68,27 @@ const COMMANDS: Record<string, Command> = {
   },
   'org list': async (admin) => admin.listOrgs(),
   'org show': async (admin, argv) => admin.describeOrg(orgOf(parseArgs(argv))),
+  'budget set': async (admin, argv) => {
+    const a = parseArgs(argv)
+    const scope = requireFlag(a, 'scope')
+    const period = requireFlag(a, 'period')
+    const org = orgOf(a)
+    const policy = (await admin.requireOrg(org)).policy
+    const others = (policy.budgets ?? []).filter((b) => b.scope !== scope || b.period !== period)
+    return admin.putPolicy(org, { ...policy, budgets: [...others, { scope, period, usd: num(a, 'usd') ?? requireFlag(a, 'usd') }] })
+  },
+  'budget remove': async (admin, argv) => {
+    const a = parseArgs(argv)
+    const scope = requireFlag(a, 'scope')
+    const period = requireFlag(a, 'period')
+    const org = orgOf(a)
+    const policy = (await admin.requireOrg(org)).policy
+    const budgets = (policy.budgets ?? []).filter((b) => b.scope !== scope || b.period !== period)
+    if (budgets.length === policy.budgets?.length) throw new Error(`org "${org}" has no ${scope} budget per ${period}`)
+    return admin.putPolicy(org, { ...policy, budgets })
+  },
+  // A CLI process holds no reservations: spent is what the roll-ups say.
+  'budget list': async (admin, argv) => admin.budgets(orgOf(parseArgs(argv)), new MemoryBudgetLedger()),
   'policy set': async (admin, argv) => {
     const a = parseArgs(argv)
     const file = flag(a, 'file')

@@ -119,6 +119,8 @@ export interface RequestContext {
   /** performance.now() when the request arrived. */
   start: number
   receivedAt: Date
+  /** HTTP method, for traces. */
+  method: string
   endpoint: string
   headers: Headers
   /** Aborts when the client goes away. */

@@ -24,7 +24,7 @@ import { type Charge, enforcePolicy, settleCharge } from './2-policy'
 import { route } from './3-route'
 import { dispatch } from './5-fallback'
 import { jsonAnswer, streamAnswer } from './6-normalise'
-import { endUserId, failureOutcome, logEntry, type Outcome, recordRequest } from './7-log'
+import { answeredOutcome, endUserId, failureOutcome, logEntry, type Outcome, recordRequest } from './7-log'
 import { parseChatInput, type RouteResolver } from './chat-input'
 import { chooseRoute } from './route-choice'
 import type { AuthedContext, ChatInput, Deps, RawBody, RequestContext } from './context'
@@ -87,6 +87,34 @@ async function runPrompt(deps: Deps, ctx: AuthedContext, ref: string, selector: 
     return parsePromptRun(deps.store, ctx, ref, selector, ctx.rawBody.value)
   })
   return executeChat(deps, ctx, input)
+}
+
+/**
+ * The other API routes (models, logs, usage): no log entry, but the metrics, the access log and the
+ * trace see them like chat requests. `handle` authenticates through the function it is given.
+ */
+export async function handleApiRequest(
+  deps: Deps,
+  request: RequestContext,
+  handle: (authenticate: () => Promise<AuthedContext>) => Promise<Response>,
+): Promise<Response> {
+  deps.observer.requestStarted(request)
+  let ctx: RequestContext = request
+  let o: Outcome | undefined
+  try {
+    const res = await handle(async () => {
+      const authed = await authenticateRequest(deps, request)
+      ctx = authed
+      return authed
+    })
+    o = answeredOutcome(res.status)
+    return res
+  } catch (err) {
+    o = failureOf(err)
+    throw err
+  } finally {
+    if (o) observe(deps, ctx, undefined, logEntry(deps, ctx, undefined, o), o)
+  }
 }
 
 /** Stage 1 for API requests: a refused credential is observed (metrics, access log), never logged. */
