@@ -22,6 +22,9 @@ export interface ServiceKeyInfo {
 
 export interface ProviderInfo {
   provider: string
+  /** Several keys per provider (PRODUCT §13); `gw provider set` names its key `default`. */
+  name: string
+  weight: number
   apiKey: string
   baseUrl: string | null
   enabled: boolean

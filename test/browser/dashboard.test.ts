@@ -153,6 +153,18 @@ t('a key created in the dashboard is shown once, works on /v1/chat/completions, 
   await row.getByRole('button', { name: 'Revoke' }).click() // the confirm dialog is accepted
   await row.getByText('revoked').waitFor()
   expect((await call(key)).status).toBe(401)
+
+  // A provider key is set from the page and shown masked only.
+  const form = page.getByRole('form', { name: 'Set a provider key' })
+  await form.getByLabel('Provider').selectOption('mistral')
+  await form.getByLabel('Key name').fill('backup')
+  await form.getByLabel('API key').fill('mistral-secret-key-00004321')
+  await form.getByLabel('Weight').fill('2')
+  await form.getByRole('button', { name: 'Save provider key' }).click()
+  const keyRow = page.getByRole('table', { name: 'Provider keys' }).getByRole('row').filter({ hasText: 'mistral' })
+  await keyRow.waitFor()
+  expect(await keyRow.textContent()).toContain('mis…4321')
+  expect(await page.content()).not.toContain('mistral-secret-key')
 }, 30_000)
 
 t('a policy with an invalid value shows the server’s message; a valid one is saved', async () => {

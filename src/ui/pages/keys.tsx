@@ -98,6 +98,8 @@ function ServiceKeys({ org }: { org: string }) {
 
 function ProviderKeys({ org, detail, reload }: { org: string; detail: OrgDetail; reload: () => void }) {
   const [provider, setProvider] = useState('openai')
+  const [name, setName] = useState('default')
+  const [weight, setWeight] = useState('1')
   const [apiKey, setApiKey] = useState('')
   const [baseUrl, setBaseUrl] = useState('')
   const [enabled, setEnabled] = useState(true)
@@ -105,13 +107,21 @@ function ProviderKeys({ org, detail, reload }: { org: string; detail: OrgDetail;
   const save = (e: Event) => {
     e.preventDefault()
     return run(async () => {
-      await api('PUT', orgPath(org, `/providers/${provider}`), { apiKey, enabled, ...(baseUrl ? { baseUrl } : {}) })
+      const w = /^\d+(\.\d+)?$/.test(weight.trim()) ? Number(weight) : weight
+      await api('PUT', orgPath(org, `/providers/${provider}/keys/${encodeURIComponent(name)}`), { apiKey, enabled, weight: w, ...(baseUrl ? { baseUrl } : {}) })
       setApiKey('')
       reload()
     })
   }
+  const remove = (p: string, n: string) =>
+    run(async () => {
+      if (!confirm(`Remove the ${p} key "${n}"?`)) return
+      await api('DELETE', orgPath(org, `/providers/${p}/keys/${encodeURIComponent(n)}`))
+      reload()
+    })
   return (
     <Section title="Provider keys">
+      <p class="hint">Several keys per provider share its traffic by weight; a key that meets a 429 or keeps failing sits out for a while.</p>
       {detail.providers.length === 0 ? (
         <Empty title="No provider keys for this org yet — add one below (the default org also uses OPENAI_API_KEY etc. from the environment)." />
       ) : (
@@ -119,22 +129,32 @@ function ProviderKeys({ org, detail, reload }: { org: string; detail: OrgDetail;
           <thead>
             <tr>
               <th>Provider</th>
+              <th>Name</th>
               <th>Key</th>
+              <th class="num">Weight</th>
               <th>Base URL</th>
               <th>Enabled</th>
               <th>Updated</th>
+              <th />
             </tr>
           </thead>
           <tbody>
             {detail.providers.map((p) => (
-              <tr key={p.provider}>
+              <tr key={`${p.provider}/${p.name}`}>
                 <td>{p.provider}</td>
+                <td>{p.name}</td>
                 <td>
                   <code>{p.apiKey}</code>
                 </td>
+                <td class="num">{p.weight}</td>
                 <td>{p.baseUrl ?? 'default'}</td>
                 <td>{p.enabled ? 'yes' : 'no'}</td>
                 <td>{fmtTime(p.updatedAt)}</td>
+                <td>
+                  <button type="button" class="danger" onClick={() => remove(p.provider, p.name)} aria-label={`Remove ${p.provider} key ${p.name}`}>
+                    Remove
+                  </button>
+                </td>
               </tr>
             ))}
           </tbody>
@@ -148,8 +168,14 @@ function ProviderKeys({ org, detail, reload }: { org: string; detail: OrgDetail;
             ))}
           </select>
         </Field>
+        <Field label="Key name">
+          <input value={name} onInput={(e) => setName(e.currentTarget.value)} required />
+        </Field>
         <Field label="API key">
           <input type="password" autocomplete="off" value={apiKey} onInput={(e) => setApiKey(e.currentTarget.value)} required />
+        </Field>
+        <Field label="Weight">
+          <input value={weight} onInput={(e) => setWeight(e.currentTarget.value)} inputMode="decimal" />
         </Field>
         <Field label="Base URL (optional)">
           <input value={baseUrl} onInput={(e) => setBaseUrl(e.currentTarget.value)} placeholder="https://…" />
