@@ -83,6 +83,8 @@ function listen(app: ReturnType<typeof createApp>, config: Config, idleTimeoutSe
       // No Bun limit: Bun's own 413 has a bare body. GW_MAX_BODY_BYTES is enforced by gw instead, in
       // readJsonBody (after authentication): a declared Content-Length up front, a chunked body as it streams in.
       maxRequestBodySize: Number.MAX_SAFE_INTEGER,
+      // The dashboard's bundle: rebuilt on change with hot reload under `npm run dev`, built once otherwise.
+      development: config.dev ? { hmr: true, console: true } : false,
     })
   } catch (err) {
     const code = typeof err === 'object' && err !== null && 'code' in err ? (err as { code: unknown }).code : undefined
