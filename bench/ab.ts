@@ -6,6 +6,7 @@ import { mkdtempSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { ensureWrk, freePort, wrk } from './load'
+import { BENCH_SECRET } from './log-store'
 const [scenario = 'openai-stream', ...trees] = process.argv.slice(2)
 const wrkPath = await ensureWrk()
 if (!wrkPath) throw new Error('wrk is needed')
@@ -25,7 +26,7 @@ for (let round = 0; round < 3; round++)
     const work = mkdtempSync(join(tmpdir(), 'gw-ab-'))
     const port = freePort()
     const gw = Bun.spawn(['taskset', '-c', '0', process.execPath, join(tree, 'src/main.ts'), 'serve'], {
-      env: { PATH: process.env.PATH ?? '', BUN_CONFIG_MAX_HTTP_REQUESTS: '4096', GW_PORT: String(port), GW_DB: join(work, 'gw.db'), GW_SECRET: 'gw-bench-secret', GW_ADMIN_TOKEN: ADMIN, GW_SERVICE_KEY: KEY, GW_PROMPTS_DIR: work, GW_OPENAI_BASE_URL: `${upstream}/v1`, GW_ANTHROPIC_BASE_URL: `${upstream}/v1`, OPENAI_API_KEY: 'sk-bench-openai', ANTHROPIC_API_KEY: 'sk-ant-bench' },
+      env: { PATH: process.env.PATH ?? '', BUN_CONFIG_MAX_HTTP_REQUESTS: '4096', GW_PORT: String(port), GW_DB: join(work, 'gw.db'), GW_SECRET: BENCH_SECRET, GW_ADMIN_TOKEN: ADMIN, GW_SERVICE_KEY: KEY, GW_PROMPTS_DIR: work, GW_OPENAI_BASE_URL: `${upstream}/v1`, GW_ANTHROPIC_BASE_URL: `${upstream}/v1`, OPENAI_API_KEY: 'sk-bench-openai', ANTHROPIC_API_KEY: 'sk-ant-bench' },
       stdout: 'ignore', stderr: 'inherit',
     })
     const url = `http://127.0.0.1:${port}`

@@ -7,6 +7,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { ensureWrk, freePort, wrk } from './load'
+import { BENCH_SECRET } from './log-store'
 
 const [provider = 'openai', kind = 'json', secondsArg = '10'] = process.argv.slice(2)
 const ROOT = join(import.meta.dir, '..')
@@ -85,7 +86,7 @@ const gw = Bun.spawn(['taskset', '-c', '0', BUN, '--cpu-prof', `--cpu-prof-dir=$
     ...process.env,
     GW_PORT: String(port),
     GW_DB: join(work, 'gw.db'),
-    GW_SECRET: 'gw-bench-secret',
+    GW_SECRET: BENCH_SECRET,
     GW_ADMIN_TOKEN: ADMIN,
     GW_SERVICE_KEY: KEY,
     GW_PROMPTS_DIR: work,

@@ -6,7 +6,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, wri
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { closedLoop, closedLoopFor, ensureWrk, fixedRate, freePort, type Percentiles, percentiles, sequential, type Target, wrk } from './load'
-import { seed, writerRate } from './log-store'
+import { BENCH_SECRET, seed, writerRate } from './log-store'
 import { observabilityCosts } from './observability'
 import { markdown, type Results } from './report'
 
@@ -71,7 +71,7 @@ async function startGw(upstream: string, extra: Record<string, string> = {}) {
     BUN_CONFIG_MAX_HTTP_REQUESTS: '4096',
     GW_PORT: String(port),
     GW_DB: join(work, `gw-${gwSeq}.db`),
-    GW_SECRET: 'gw-bench-secret',
+    GW_SECRET: BENCH_SECRET,
     GW_ADMIN_TOKEN: ADMIN,
     GW_SERVICE_KEY: KEY,
     GW_LOG_BODIES: 'true',
