@@ -6,6 +6,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, wri
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { closedLoop, closedLoopFor, ensureWrk, fixedRate, freePort, type Percentiles, percentiles, sequential, type Target, wrk } from './load'
+import { MIGRATIONS } from '../src/store/sqlite/open'
 import { BENCH_SECRET, seed, writerRate } from './log-store'
 import { observabilityCosts } from './observability'
 import { markdown, type Results } from './report'
@@ -86,7 +87,14 @@ async function startGw(upstream: string, extra: Record<string, string> = {}) {
   children.push(proc)
   const url = `http://127.0.0.1:${port}`
   await waitHealthy(url)
-  const policy = { requestsPerMinute: 100_000_000, tokensPerMinute: 1_000_000_000_000, maxTokens: 4096 }
+  // Limits set high enough never to refuse, concurrent streams included (the memory run opens 1,000 on one key).
+  const policy = {
+    requestsPerMinute: 100_000_000,
+    tokensPerMinute: 1_000_000_000_000,
+    maxTokens: 4096,
+    maxConcurrentStreams: 100_000,
+    maxConcurrentStreamsPerKey: 100_000,
+  }
   const res = await fetch(`${url}/admin/orgs/default/policy`, {
     method: 'PUT',
     headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' },
@@ -307,7 +315,8 @@ async function main() {
   console.log('log writer rate…')
   results.logWriterEntriesPerSecond = Math.round(await writerRate(join(work, 'writer.db'), QUICK ? 50_000 : 200_000))
   console.log(`  ${results.logWriterEntriesPerSecond} entries/s`)
-  const seeded = join(ROOT, 'bench/.cache', `logs-${LOG_ROWS}.db`)
+  // Keyed on the schema version: a cache from an older schema would be migrated on every run.
+  const seeded = join(ROOT, 'bench/.cache', `logs-${LOG_ROWS}-schema${MIGRATIONS.length}.db`)
   if (!existsSync(seeded)) {
     console.log(`seeding ${LOG_ROWS} log entries (cached in bench/.cache)…`)
     mkdirSync(join(ROOT, 'bench/.cache'), { recursive: true })
