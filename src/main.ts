@@ -8,10 +8,25 @@ import { startGateway } from './server'
 
 const USAGE = `gw — self-hosted AI gateway
 
-  gw [serve] [--host H] [--port P] [--db FILE] [--admin-token T] [--prompts-dir DIR] [--catalog FILE]
+  gw [serve] [--host H] [--port P] [--db FILE] [--admin-token -] [--prompts-dir DIR] [--catalog FILE]
+  gw healthcheck      (exit 0 when the gateway on GW_HOST:GW_PORT answers /health; used by the Docker HEALTHCHECK)
 ${ADMIN_USAGE}
 
 Configuration comes from the environment (GW_PORT, GW_DB, OPENAI_API_KEY, …); flags override it.`
+
+/** Asks the local gateway's /health (a wildcard listen address is reached on loopback); sets the exit code. */
+async function healthcheck(config: ReturnType<typeof loadConfig>): Promise<void> {
+  const wildcard: Record<string, string> = { '0.0.0.0': '127.0.0.1', '::': '::1' }
+  const host = wildcard[config.host] ?? config.host
+  const url = `http://${host.includes(':') ? `[${host}]` : host}:${config.port}/health`
+  const res = await fetch(url, { signal: AbortSignal.timeout(4000) }).catch(() => undefined)
+  if (res?.status === 200) {
+    console.log(`gw: healthy (${url})`)
+    return
+  }
+  console.error(`gw: unhealthy: ${url} ${res ? `answered ${res.status}` : 'did not answer'}`)
+  process.exitCode = 1
+}
 
 async function serve(config: ReturnType<typeof loadConfig>): Promise<void> {
   const gw = await startGateway(config)
@@ -56,6 +71,7 @@ async function main(argv: string[]): Promise<void> {
   }
   const config = loadConfig({ ...process.env, ...overrides })
   if (rest.length === 0 || rest[0] === 'serve') return serve(config)
+  if (rest[0] === 'healthcheck' && rest.length === 1) return healthcheck(config)
   if (await runAdminCommand(config, rest)) return
   console.error(`gw: unknown command "${rest.join(' ')}"\n\n${USAGE}`)
   process.exitCode = 2
