@@ -13,8 +13,21 @@ import { modelRoutes } from './http/routes/models'
 import { promptRoutes } from './http/routes/prompts'
 import type { Deps } from './pipeline/context'
 
-export function createApp(deps: Deps, admin = new AdminService(deps.store, (org) => deps.orgs.invalidate(org))) {
-  return new Elysia({ name: 'gw' })
+/**
+ * Which routes a listener serves: everything (one listener, the default), the client API only
+ * (`public`, when GW_ADMIN_PORT gives the admin API a listener of its own), or the admin API,
+ * /metrics and /health (`admin`).
+ */
+export type Surface = 'all' | 'public' | 'admin'
+
+/** Stands for a group of routes a listener does not serve. */
+const off = () => new Elysia()
+
+export function createApp(deps: Deps, admin = new AdminService(deps.store, (org) => deps.orgs.invalidate(org)), surface: Surface = 'all') {
+  const clients = surface !== 'admin'
+  const operators = surface !== 'public'
+  const metrics = operators || deps.config.metrics === 'public'
+  return new Elysia({ name: `gw-${surface}` })
     // No body is looked at here: each route reads its body (with the size limit) only after the
     // caller is authenticated, so an unauthenticated caller gets 401 whatever it sends (PRODUCT §4).
     .onRequest(({ request }) => {
@@ -22,12 +35,12 @@ export function createApp(deps: Deps, admin = new AdminService(deps.store, (org)
     })
     .onError({ as: 'global' }, ({ error, code, request }) => errorResponse(error, request, code))
     .use(healthRoutes(deps))
-    .use(metricsRoutes(deps))
-    .use(chatRoutes(deps))
-    .use(promptRoutes(deps))
-    .use(modelRoutes(deps))
-    .use(logRoutes(deps))
-    .use(adminRoutes(deps, admin))
+    .use(metrics ? metricsRoutes(deps) : off())
+    .use(clients ? chatRoutes(deps) : off())
+    .use(clients ? promptRoutes(deps) : off())
+    .use(clients ? modelRoutes(deps) : off())
+    .use(clients ? logRoutes(deps) : off())
+    .use(operators ? adminRoutes(deps, admin) : off())
 }
 
 export type App = ReturnType<typeof createApp>

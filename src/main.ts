@@ -35,7 +35,7 @@ async function serve(config: ReturnType<typeof loadConfig>): Promise<void> {
   const say = (msg: string, extra: Record<string, unknown> = {}) =>
     console.log(json ? JSON.stringify({ time: new Date().toISOString(), msg, ...extra }) : `gw: ${msg}`)
   const warn = (msg: string) => (json ? say(msg, { level: 'warn' }) : console.error(`gw: ${msg}`))
-  for (const line of startupLines(config, startupSummary(config, { url: gw.url, providers: gw.providers }))) console.log(line)
+  for (const line of startupLines(config, startupSummary(config, { url: gw.url, adminUrl: gw.adminUrl, providers: gw.providers }))) console.log(line)
   if (!gw.prompts) warn(`GW_PROMPTS_DIR "${config.promptsDir}" does not exist: no prompt files loaded`)
   else {
     const p = gw.prompts

@@ -45,6 +45,8 @@ export interface Gateway {
   admin: AdminService
   url: string
   port: number
+  /** The admin listener's URL when GW_ADMIN_PORT gives it one. */
+  adminUrl: string | undefined
   generatedKey: string | undefined
   /** Providers the `default` org has an enabled key for, at start. */
   providers: ProviderId[]
@@ -113,24 +115,32 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
   const providers = (await store.orgs.getProviders(DEFAULT_ORG)).filter((p) => p.enabled && p.apiKey).map((p) => p.provider).sort((a, b) => PROVIDER_IDS.indexOf(a) - PROVIDER_IDS.indexOf(b))
   const promptFiles = await readPromptFiles(config.promptsDir, config.promptsDir === DEFAULT_PROMPTS_DIR)
   const prompts = promptFiles && (await loadPromptFiles(store, admin.prompts, promptFiles))
-  const app = createApp(deps, admin)
-  if (opts.listen !== false)
-    app.listen({
-      hostname: config.host,
-      port: config.port,
+  const split = config.adminListener
+  const app = createApp(deps, admin, split ? 'public' : 'all')
+  const adminApp = split && createApp(deps, admin, 'admin')
+  const listen = (a: typeof app, hostname: string, port: number) =>
+    a.listen({
+      hostname,
+      port,
       // Slow or silent clients are cut after this; chat routes lift it once their body is read.
       idleTimeout: opts.idleTimeoutSeconds ?? 120,
       // No Bun limit: Bun's own 413 has a bare body. GW_MAX_BODY_BYTES is enforced by gw instead, in
       // readJsonBody (after authentication): a declared Content-Length up front, a chunked body as it streams in.
       maxRequestBodySize: Number.MAX_SAFE_INTEGER,
     })
+  if (opts.listen !== false) {
+    listen(app, config.host, config.port)
+    if (split && adminApp) listen(adminApp, split.host, split.port)
+  }
   const port = app.server?.port ?? config.port
+  const hostUrl = (host: string, p: number) => `http://${host.includes(':') ? `[${host}]` : host}:${p}`
   let stopping: Promise<void> | undefined
   return {
     deps,
     admin,
     port,
-    url: `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`,
+    url: hostUrl(config.host, port),
+    adminUrl: split && adminApp?.server ? hostUrl(split.host, adminApp.server.port ?? split.port) : undefined,
     generatedKey,
     providers,
     prompts,
@@ -146,6 +156,7 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
           for (const end of [...deps.openStreams]) end()
           await Promise.race([closed, Bun.sleep(2000)])
         }
+        await adminApp?.server?.stop(true)
         await retention.stop()
         await logs.close()
         await deps.observer.close()

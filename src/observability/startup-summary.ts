@@ -2,11 +2,13 @@
 // log's format (one JSON line with GW_LOG_FORMAT=json, short lines otherwise).
 
 import { resolve } from 'node:path'
-import type { Config } from '../config'
+import { type Config, PROVIDER_KEY_VARIABLES } from '../config'
 import { PROVIDER_IDS, type ProviderId } from '../providers/provider-id'
 
 export interface StartupFacts {
   url: string
+  /** The admin listener, when GW_ADMIN_PORT gives it one. */
+  adminUrl?: string
   /** Providers the `default` org has a key for. */
   providers: ProviderId[]
 }
@@ -15,6 +17,7 @@ export interface StartupSummary {
   time: string
   msg: 'gw started'
   address: string
+  admin: string
   store: string
   rateLimits: string
   redis: string
@@ -24,26 +27,21 @@ export interface StartupSummary {
   accessLog: string
 }
 
-const KEY_VARS: Record<ProviderId, string> = {
-  openai: 'OPENAI_API_KEY',
-  anthropic: 'ANTHROPIC_API_KEY',
-  google: 'GEMINI_API_KEY',
-  mistral: 'MISTRAL_API_KEY',
-}
-
 export function startupSummary(config: Config, facts: StartupFacts): StartupSummary {
+  const adminBase = facts.adminUrl ?? facts.url
   const metrics =
     config.metrics === 'off'
       ? 'off'
       : config.metrics === 'public'
         ? `${facts.url}/metrics (public)`
         : config.adminToken
-          ? `${facts.url}/metrics (admin token)`
+          ? `${adminBase}/metrics (admin token)`
           : 'off until GW_ADMIN_TOKEN is set (or GW_METRICS=public)'
   return {
     time: new Date().toISOString(),
     msg: 'gw started',
     address: facts.url,
+    admin: !config.adminToken ? 'off (GW_ADMIN_TOKEN unset)' : facts.adminUrl ? `${facts.adminUrl} (its own listener)` : `${facts.url}/admin`,
     store: `sqlite ${config.dbPath === ':memory:' ? ':memory:' : resolve(config.dbPath)}`,
     rateLimits: 'in memory (this instance)',
     redis: 'not used',
@@ -56,7 +54,7 @@ export function startupSummary(config: Config, facts: StartupFacts): StartupSumm
 
 /** The hint printed when no provider can be reached yet. */
 export function noProviderHint(url: string): string {
-  const vars = PROVIDER_IDS.map((p) => KEY_VARS[p]).join(', ')
+  const vars = PROVIDER_IDS.map((p) => PROVIDER_KEY_VARIABLES[p]).join(', ')
   return (
     `no provider key is configured yet, so every chat request will fail. Set one of ${vars} and restart, ` +
     `or add one at run time: curl -X PUT ${url}/admin/orgs/default/providers/openai -H "Authorization: Bearer $GW_ADMIN_TOKEN" -d '{"apiKey":"sk-…"}'`
@@ -69,6 +67,7 @@ export function startupLines(config: Config, s: StartupSummary): string[] {
   if (config.logFormat === 'json') return [JSON.stringify(hint ? { ...s, warning: hint } : s)]
   const lines = [
     `gw: listening on ${s.address}`,
+    `gw: admin API ${s.admin}`,
     `gw: store ${s.store}; rate limits ${s.rateLimits}`,
     `gw: providers: ${s.providers.length ? s.providers.join(', ') : 'none'}`,
     `gw: metrics ${s.metrics}; tracing ${s.tracing}; access log ${s.accessLog}`,
