@@ -26,6 +26,8 @@ export function entry(i: number, createdAt: number): LogEntry {
     promptSlug: null,
     promptVersion: null,
     requestedModel: 'openai/gpt-4o-mini',
+    route: null,
+    providerKey: null,
     model: 'openai/gpt-4o-mini',
     provider: 'openai',
     stream: i % 2 === 0,

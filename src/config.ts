@@ -2,6 +2,8 @@
 
 import { secretArg } from './cli/args'
 import { MIN_SECRET_CHARS } from './crypto/secret-box'
+import type { ErrorShape } from './errors'
+import type { LogFormat } from './observability/access-log'
 import type { ProviderId } from './providers/provider-id'
 
 export interface Config {
@@ -24,6 +26,8 @@ export interface Config {
   jwksRefreshMs: number
   promptsDir: string
   catalogPath: string | undefined
+  /** GW_CONFIG: a YAML file of provider keys and routes applied at start (PRODUCT §13). */
+  configFile: string | undefined
   logBodies: boolean
   /** Raw log entries older than this many days are pruned (0 keeps everything). */
   logRetentionDays: number
@@ -32,12 +36,16 @@ export interface Config {
   /** Provider keys of the `default` org, from OPENAI_API_KEY etc. */
   envProviderKeys: Partial<Record<ProviderId, string>>
   envServiceKey: string | undefined
+  /** GW_ERROR_FORMAT: the shape of error bodies unless a request asks otherwise (PRODUCT §4). */
+  errorFormat: ErrorShape
+  /** GW_CORS_ORIGINS: origins browsers may call from (`*` for any); empty = no CORS headers. */
+  corsOrigins: readonly string[]
   /** GET /metrics: admin token (default), open, or off (PRODUCT §14). */
   metrics: 'admin' | 'public' | 'off'
   /** An `org` label on the request, token and cost counters. */
   metricsOrgLabel: boolean
   /** Access log lines on stdout; default `pretty` on a terminal, otherwise `off`. */
-  logFormat: 'json' | 'pretty' | 'off'
+  logFormat: LogFormat
   /** Prompt and completion text on spans. */
   traceContent: boolean
   /** OTLP/HTTP trace export, from the standard OTEL_* variables; undefined when no endpoint is set. */
@@ -71,6 +79,7 @@ const FLAGS: Record<string, string> = {
   'admin-port': 'GW_ADMIN_PORT',
   'prompts-dir': 'GW_PROMPTS_DIR',
   catalog: 'GW_CATALOG',
+  config: 'GW_CONFIG',
   'upstream-timeout-ms': 'GW_UPSTREAM_TIMEOUT_MS',
   'client-read-timeout-ms': 'GW_CLIENT_READ_TIMEOUT_MS',
   'max-body-bytes': 'GW_MAX_BODY_BYTES',
@@ -204,11 +213,17 @@ export function loadConfig(env: Env): Config {
     jwksRefreshMs: int('GW_JWKS_REFRESH_MS', 30_000, 0, 3_600_000),
     promptsDir: str('GW_PROMPTS_DIR', DEFAULT_PROMPTS_DIR),
     catalogPath: opt('GW_CATALOG'),
+    configFile: opt('GW_CONFIG'),
     logBodies: bool('GW_LOG_BODIES', true),
     logRetentionDays: num('GW_LOG_RETENTION_DAYS', 30, 0, 36_500),
     logBodyMaxBytes: int('GW_LOG_BODY_MAX_BYTES', 65_536, 256, 1_073_741_824),
     envProviderKeys,
     envServiceKey,
+    errorFormat: oneOf('GW_ERROR_FORMAT', ['gw', 'openai'] as const, 'gw'),
+    corsOrigins: (opt('GW_CORS_ORIGINS') ?? '')
+      .split(',')
+      .map((o) => o.trim().replace(/\/+$/, ''))
+      .filter(Boolean),
     metrics: oneOf('GW_METRICS', ['admin', 'public', 'off'], 'admin'),
     metricsOrgLabel: bool('GW_METRICS_ORG_LABEL', false),
     logFormat: oneOf('GW_LOG_FORMAT', ['json', 'pretty', 'off'], process.stdout.isTTY ? 'pretty' : 'off'),

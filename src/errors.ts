@@ -18,6 +18,21 @@ export interface ErrorBody {
   requestId: string
 }
 
+/** The same error in OpenAI's shape (GW_ERROR_FORMAT=openai), which the OpenAI SDKs can print. */
+export interface OpenAiErrorBody {
+  error: { message: string; type: ErrorCode; code: ErrorCode; param: null }
+  requestId: string
+}
+
+/** `gw` (the seed's shape) or `openai`; the same names as the Config's ErrorFormat. */
+export type ErrorShape = 'gw' | 'openai'
+
+/** Which shape a request's errors take: its `x-gw-error-format` header, else the configured default. */
+export function errorShapeFor(headers: Headers, configured: ErrorShape): ErrorShape {
+  const asked = headers.get('x-gw-error-format')?.trim().toLowerCase()
+  return asked === 'openai' || asked === 'gw' ? asked : configured
+}
+
 export interface GatewayErrorOptions {
   cause?: unknown
   /** Extra response headers (e.g. `retry-after`). */
@@ -45,7 +60,8 @@ export class GatewayError extends Error {
     this.scope = opts.scope
   }
 
-  toBody(requestId: string): ErrorBody {
+  toBody(requestId: string, shape: ErrorShape = 'gw'): ErrorBody | OpenAiErrorBody {
+    if (shape === 'openai') return { error: { message: this.message, type: this.code, code: this.code, param: null }, requestId }
     return { error: true, code: this.code, message: this.message, requestId }
   }
 }

@@ -17,9 +17,11 @@ import { Tracer } from './observability/tracer'
 import { OrgDirectory } from './pipeline/org-directory'
 import { PROVIDER_IDS, type ProviderId } from './providers/provider-id'
 import { type HealthOptions, UpstreamHealth } from './pipeline/upstream-health'
+import { RecentLatency } from './pipeline/route-choice'
 import { MemoryBudgetLedger } from './policy/budget-ledger'
 import { MemoryRateLimiter } from './policy/rate-limiter'
 import { StreamSlots } from './policy/stream-slots'
+import { applyConfigFile, readConfigFile } from './config-file'
 import { type LoadReport, loadPromptFiles, readPromptFiles } from './prompts/prompt-files'
 import { type LogRetentionOptions, startLogRetention } from './store/log-retention'
 import { LogWriter } from './store/log-writer'
@@ -68,7 +70,37 @@ export interface StartOptions {
   idleTimeoutSeconds?: number
 }
 
+/**
+ * Listens on the configured port, alone: Elysia turns SO_REUSEPORT on by default, which lets a second
+ * gw share a port with the first and split its requests (PRODUCT §4). A taken port fails the start.
+ */
+function listen(
+  app: ReturnType<typeof createApp>,
+  at: { host: string; port: number; portVar: string },
+  idleTimeoutSeconds: number | undefined,
+): void {
+  try {
+    app.listen({
+      hostname: at.host,
+      port: at.port,
+      reusePort: false,
+      // Slow or silent clients are cut after this; chat routes lift it once their body is read.
+      idleTimeout: idleTimeoutSeconds ?? 120,
+      // No Bun limit: Bun's own 413 has a bare body. GW_MAX_BODY_BYTES is enforced by gw instead, in
+      // readJsonBody (after authentication): a declared Content-Length up front, a chunked body as it streams in.
+      maxRequestBodySize: Number.MAX_SAFE_INTEGER,
+    })
+  } catch (err) {
+    const code = typeof err === 'object' && err !== null && 'code' in err ? (err as { code: unknown }).code : undefined
+    if (code === 'EADDRINUSE')
+      throw new Error(`port ${at.port} on ${at.host} is already in use (another gw, or another program): stop it, or set ${at.portVar} to a free port`)
+    throw err
+  }
+}
+
 export async function startGateway(config: Config, opts: StartOptions = {}): Promise<Gateway> {
+  // A bad GW_CONFIG stops the start before anything is opened.
+  const configured = config.configFile ? readConfigFile(config.configFile) : []
   const store = openStore(config)
   const catalog = loadCatalog(config.catalogPath ? readCatalogFile(config.catalogPath) : undefined)
   const orgs = new OrgDirectory(store)
@@ -107,31 +139,31 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
     limiter: new MemoryRateLimiter(),
     streams: new StreamSlots(),
     budgets: new MemoryBudgetLedger(),
+    latency: new RecentLatency(),
     oidc: new OidcVerifier(store.auth, { refreshCooldownMs: config.jwksRefreshMs }),
     fetch: opts.fetch ?? fetch,
     openStreams: new Set(),
   }
   const { generatedKey } = await bootstrap(store, admin, config)
-  const providers = (await store.orgs.getProviders(DEFAULT_ORG)).filter((p) => p.enabled && p.apiKey).map((p) => p.provider).sort((a, b) => PROVIDER_IDS.indexOf(a) - PROVIDER_IDS.indexOf(b))
+  await applyConfigFile(store, configured)
+  const providers = [...new Set((await store.orgs.getProviders(DEFAULT_ORG)).filter((p) => p.enabled && p.apiKey).map((p) => p.provider))].sort(
+    (a, b) => PROVIDER_IDS.indexOf(a) - PROVIDER_IDS.indexOf(b),
+  )
   const promptFiles = await readPromptFiles(config.promptsDir, config.promptsDir === DEFAULT_PROMPTS_DIR)
   const prompts = promptFiles && (await loadPromptFiles(store, admin.prompts, promptFiles))
   const split = config.adminListener
   const app = createApp(deps, admin, split ? 'public' : 'all')
-  const adminApp = split && createApp(deps, admin, 'admin')
-  const listen = (a: typeof app, hostname: string, port: number) =>
-    a.listen({
-      hostname,
-      port,
-      // Slow or silent clients are cut after this; chat routes lift it once their body is read.
-      idleTimeout: opts.idleTimeoutSeconds ?? 120,
-      // No Bun limit: Bun's own 413 has a bare body. GW_MAX_BODY_BYTES is enforced by gw instead, in
-      // readJsonBody (after authentication): a declared Content-Length up front, a chunked body as it streams in.
-      maxRequestBodySize: Number.MAX_SAFE_INTEGER,
-    })
-  if (opts.listen !== false) {
-    listen(app, config.host, config.port)
-    if (split && adminApp) listen(adminApp, split.host, split.port)
-  }
+  const adminApp = split ? createApp(deps, admin, 'admin') : undefined
+  if (opts.listen !== false)
+    try {
+      listen(app, { host: config.host, port: config.port, portVar: 'GW_PORT (or --port)' }, opts.idleTimeoutSeconds)
+      if (split && adminApp) listen(adminApp, { ...split, portVar: 'GW_ADMIN_PORT' }, opts.idleTimeoutSeconds)
+    } catch (err) {
+      await app.server?.stop(true)
+      await logs.close()
+      await store.close()
+      throw err
+    }
   const port = app.server?.port ?? config.port
   const hostUrl = (host: string, p: number) => `http://${host.includes(':') ? `[${host}]` : host}:${p}`
   let stopping: Promise<void> | undefined

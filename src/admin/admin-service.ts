@@ -5,20 +5,23 @@ import { oidcUrlProblem } from '../auth/oidc'
 import { newServiceKey } from '../auth/service-keys'
 import { MAX_TTL_SECONDS, signToken } from '../auth/signed-tokens'
 import { badRequest, echo, GatewayError, notFound } from '../errors'
-import { toProviderId } from '../providers/provider-id'
+import { type ProviderId, toProviderId } from '../providers/provider-id'
 import {
   checkOidcBody,
   checkOrgBody,
   checkPolicyBody,
   checkProviderBody,
+  checkRouteBody,
   checkServiceKeyBody,
   checkSigningSecretBody,
 } from '../schemas/admin-bodies'
-import { type OidcConfig, ORG_ID, type Org, type Policy, type ProviderRecord, type Store } from '../store/types'
+import { type OidcConfig, ORG_ID, type Org, type Policy, type ProviderRecord, type Route, type Store } from '../store/types'
 import type { BudgetLedger } from '../policy/budget-ledger'
 import { type BudgetStatus, budgetStatus } from '../policy/budgets'
 import { pruneBefore } from '../store/log-retention'
 import type { UsageRow } from '../store/usage-rollup'
+import { parseFallbackChain, parseModelRef } from '../pipeline/chat-input'
+import { ROUTE_NAME_PATTERN } from '../schemas/admin-bodies'
 import { PromptAdmin } from './prompt-admin'
 import { parseUsageQuery } from './usage-report'
 
@@ -28,7 +31,57 @@ export function maskKey(key: string): string {
 }
 
 function publicProvider(p: ProviderRecord) {
-  return { provider: p.provider, apiKey: maskKey(p.apiKey), baseUrl: p.baseUrl ?? null, enabled: p.enabled, updatedAt: p.updatedAt }
+  return {
+    provider: p.provider,
+    name: p.name,
+    apiKey: maskKey(p.apiKey),
+    baseUrl: p.baseUrl ?? null,
+    enabled: p.enabled,
+    weight: p.weight,
+    updatedAt: p.updatedAt,
+  }
+}
+
+/** Provider key names: what a log entry and an attempt show for the key that answered. */
+const KEY_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/
+
+function providerOf(name: string): ProviderId {
+  const provider = toProviderId(name)
+  if (!provider) throw badRequest(`Unknown provider ${echo(name)} (openai, anthropic, google, mistral)`)
+  return provider
+}
+
+/** One of an org's provider keys as given to the admin API or a config file, checked (400 otherwise). */
+export function checkProviderKey(providerName: string, name: string, raw: unknown): Omit<ProviderRecord, 'updatedAt'> {
+  const provider = providerOf(providerName)
+  if (!KEY_NAME.test(name)) throw badRequest(`Invalid key name ${echo(name)}: letters, digits, ".", "_" and "-", at most 64`)
+  const body = checkProviderBody(raw)
+  if (body.baseUrl !== undefined && !/^https?:\/\/[^/]/.test(body.baseUrl))
+    throw badRequest(`Invalid baseUrl ${echo(body.baseUrl)}: expected an http(s) URL`)
+  return {
+    provider,
+    name,
+    apiKey: body.apiKey,
+    baseUrl: body.baseUrl?.replace(/\/+$/, ''),
+    enabled: body.enabled ?? true,
+    weight: body.weight ?? 1,
+  }
+}
+
+/** A route as given to the admin API or a config file, checked (400 otherwise). */
+export function checkRoute(name: string, raw: unknown): Omit<Route, 'updatedAt'> {
+  if (!new RegExp(ROUTE_NAME_PATTERN).test(name))
+    throw badRequest(`Invalid route name ${echo(name)}: letters, digits, ".", "_", ":" and "-", at most 128, no "/"`)
+  const b = checkRouteBody(raw)
+  // Targets and fallback entries are provider/model names, checked like a request's.
+  b.targets.forEach((x, i) => parseModelRef(x.model, `targets[${i}].model`))
+  parseFallbackChain(b.fallback, 'fallback')
+  return {
+    name,
+    targets: b.targets.map((x) => ({ model: x.model, weight: x.weight ?? 1 })),
+    strategy: b.strategy ?? 'weighted',
+    fallback: (b.fallback ?? []).map((e) => ({ model: e.model, ...(e.triggers ? { triggers: e.triggers } : {}) })),
+  }
 }
 
 export class AdminService {
@@ -62,12 +115,14 @@ export class AdminService {
     const providers = await this.store.orgs.getProviders(orgId)
     const keys = await this.store.keys.listServiceKeys(orgId)
     const secrets = await this.store.auth.listSigningSecrets(orgId)
+    const routes = await this.store.routes.getRoutes(orgId)
     return {
       id: org.id,
       name: org.name,
       createdAt: org.createdAt,
       policy: org.policy,
       providers: providers.map(publicProvider),
+      routes,
       serviceKeys: keys.map((k) => ({
         id: k.id,
         name: k.name ?? null,
@@ -89,22 +144,22 @@ export class AdminService {
     return policy
   }
 
-  async putProvider(orgId: string, providerName: string, raw: unknown) {
+  /** PUT /admin/orgs/:org/providers/:provider(/keys/:name): one of the org's keys for a provider (PRODUCT §13). */
+  async putProvider(orgId: string, providerName: string, raw: unknown, name = 'default') {
     await this.requireOrg(orgId)
-    const provider = toProviderId(providerName)
-    if (!provider) throw badRequest(`Unknown provider ${echo(providerName)} (openai, anthropic, google, mistral)`)
-    const body = checkProviderBody(raw)
-    if (body.baseUrl !== undefined && !/^https?:\/\/[^/]/.test(body.baseUrl))
-      throw badRequest(`Invalid baseUrl ${echo(body.baseUrl)}: expected an http(s) URL`)
-    const rec = await this.store.orgs.putProvider(orgId, {
-      provider,
-      apiKey: body.apiKey,
-      baseUrl: body.baseUrl?.replace(/\/+$/, ''),
-      enabled: body.enabled ?? true,
-    })
+    const rec = await this.store.orgs.putProvider(orgId, checkProviderKey(providerName, name, raw))
     this.changed(orgId)
     return publicProvider(rec)
   }
+
+  async deleteProviderKey(orgId: string, providerName: string, name: string): Promise<void> {
+    await this.requireOrg(orgId)
+    const provider = providerOf(providerName)
+    if (!(await this.store.orgs.deleteProviderKey(orgId, provider, name)))
+      throw notFound(`No ${provider} key named ${echo(name)} in org "${orgId}"`)
+    this.changed(orgId)
+  }
+
 
   async createServiceKey(orgId: string, raw: unknown = {}): Promise<{ id: string; key: string }> {
     await this.requireOrg(orgId)
@@ -114,6 +169,25 @@ export class AdminService {
     const limits = { ...(requestsPerMinute ? { requestsPerMinute } : {}), ...(tokensPerMinute ? { tokensPerMinute } : {}) }
     await this.store.keys.createServiceKey({ id, orgId, name: body.name, hash, limits })
     return { id, key }
+  }
+
+  /** PUT /admin/orgs/:org/routes/:name: creates or replaces a route (PRODUCT §13). */
+  async putRoute(orgId: string, name: string, raw: unknown): Promise<Route> {
+    await this.requireOrg(orgId)
+    const route = await this.store.routes.putRoute(orgId, checkRoute(name, raw))
+    this.changed(orgId)
+    return route
+  }
+
+  async listRoutes(orgId: string): Promise<{ data: Route[] }> {
+    await this.requireOrg(orgId)
+    return { data: await this.store.routes.getRoutes(orgId) }
+  }
+
+  async deleteRoute(orgId: string, name: string): Promise<void> {
+    await this.requireOrg(orgId)
+    if (!(await this.store.routes.deleteRoute(orgId, name))) throw notFound(`No route "${name.slice(0, 64)}" in org "${orgId}"`)
+    this.changed(orgId)
   }
 
   /** The org's usage report (PRODUCT §11) for the query parameters of GET /admin/orgs/:org/usage. */

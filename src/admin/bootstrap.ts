@@ -23,11 +23,19 @@ export async function ensureDefaultOrg(store: Store): Promise<void> {
 export async function bootstrap(store: Store, admin: AdminService, config: Config): Promise<BootstrapResult> {
   await ensureDefaultOrg(store)
 
-  const current = new Map((await store.orgs.getProviders(DEFAULT_ORG)).map((p) => [p.provider, p]))
+  // Environment keys are the default org's keys named `default`.
+  const current = new Map((await store.orgs.getProviders(DEFAULT_ORG)).filter((p) => p.name === 'default').map((p) => [p.provider, p]))
   for (const [provider, apiKey] of Object.entries(config.envProviderKeys) as [ProviderId, string][]) {
     const rec = current.get(provider)
     if (rec?.apiKey === apiKey) continue
-    await store.orgs.putProvider(DEFAULT_ORG, { provider, apiKey, baseUrl: rec?.baseUrl, enabled: rec?.enabled ?? true })
+    await store.orgs.putProvider(DEFAULT_ORG, {
+      provider,
+      name: 'default',
+      apiKey,
+      baseUrl: rec?.baseUrl,
+      enabled: rec?.enabled ?? true,
+      weight: rec?.weight ?? 1,
+    })
   }
 
   const keys = await store.keys.listServiceKeys(DEFAULT_ORG)

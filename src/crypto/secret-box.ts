@@ -15,7 +15,9 @@ const b64 = (b: Uint8Array) => Buffer.from(b).toString('base64')
  * into another row (another org, another provider, another kid) does not decrypt.
  */
 export const sealedFor = {
-  providerKey: (orgId: string, provider: string) => `provider_keys/${orgId}/${provider}`,
+  /** The key named `default` keeps the binding it had before keys had names. */
+  providerKey: (orgId: string, provider: string, name = 'default') =>
+    `provider_keys/${orgId}/${provider}${name === 'default' ? '' : `/${name}`}`,
   signingSecret: (orgId: string, kid: string) => `signing_secrets/${orgId}/${kid}`,
 }
 
@@ -92,7 +94,7 @@ export function resolveSecret(envSecret: string | undefined, dbPath: string): st
       throw new Error(`the secret file ${file} is empty; restore it, or delete it if no provider keys are stored yet`)
     return secret
   }
-  mkdirSync(dirname(file), { recursive: true })
+  mkdirSync(dirname(file), { recursive: true, mode: 0o700 })
   const secret = randomBytes(32).toString('base64url')
   // Written whole or not at all: a full disk must not leave an empty secret file behind.
   const partial = `${file}.${process.pid}.tmp`

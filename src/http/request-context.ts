@@ -28,6 +28,7 @@ export function contextFor(request: Request, endpoint: string): RequestContext {
     requestId: a.id,
     start: a.start,
     receivedAt: a.at,
+    method: request.method,
     endpoint,
     headers: request.headers,
     signal: request.signal,

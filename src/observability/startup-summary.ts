@@ -27,6 +27,19 @@ export interface StartupSummary {
   accessLog: string
 }
 
+
+/** A URL as it may be printed: user and password taken out. */
+function withoutCredentials(url: string): string {
+  try {
+    const u = new URL(url)
+    u.username = ''
+    u.password = ''
+    return u.toString()
+  } catch {
+    return '(invalid URL)'
+  }
+}
+
 export function startupSummary(config: Config, facts: StartupFacts): StartupSummary {
   const adminBase = facts.adminUrl ?? facts.url
   const metrics =
@@ -47,16 +60,16 @@ export function startupSummary(config: Config, facts: StartupFacts): StartupSumm
     redis: 'not used',
     providers: facts.providers,
     metrics,
-    tracing: config.otel ? `OTLP ${config.otel.protocol} to ${config.otel.tracesUrl}` : 'off',
+    tracing: config.otel ? `OTLP ${config.otel.protocol} to ${withoutCredentials(config.otel.tracesUrl)}` : 'off',
     accessLog: config.logFormat,
   }
 }
 
 /** The hint printed when no provider can be reached yet. */
-export function noProviderHint(url: string): string {
+function noProviderHint(url: string): string {
   const vars = PROVIDER_IDS.map((p) => PROVIDER_KEY_VARIABLES[p]).join(', ')
   return (
-    `no provider key is configured yet, so every chat request will fail. Set one of ${vars} and restart, ` +
+    `no provider key is configured yet for the "default" org, so its chat requests will fail. Set one of ${vars} and restart, ` +
     `or add one at run time: curl -X PUT ${url}/admin/orgs/default/providers/openai -H "Authorization: Bearer $GW_ADMIN_TOKEN" -d '{"apiKey":"sk-…"}'`
   )
 }

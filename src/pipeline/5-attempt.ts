@@ -104,7 +104,7 @@ export class UpstreamAttempt {
     readonly body: ChatRequest,
     private readonly timeoutMs: number,
   ) {
-    this.record = { model: ref.name, outcome: 'ok', status: null, latencyMs: 0 }
+    this.record = { model: ref.name, key: target.keyName, outcome: 'ok', status: null, latencyMs: 0 }
   }
 
   /** Sends the request and reads the answer (a stream up to its first content byte). Throws only when the client left. */
@@ -123,7 +123,7 @@ export class UpstreamAttempt {
 
   private async exchange(): Promise<AttemptResult> {
     const { deps, ctx, target, body, adapter } = this
-    const admission = deps.health.admit(ctx.org.org.id, this.ref.name)
+    const admission = deps.health.admit(ctx.org.org.id, this.ref.name, target.keyName)
     if (!admission.ok) {
       this.record.outcome = admission.kind
       this.record.message = admission.message
@@ -249,7 +249,7 @@ export class UpstreamAttempt {
       this.reader.cancel().catch(() => {})
     }
     // Admitted but never judged (the client left, gw is stopping): the upstream told us nothing.
-    if (this.admitted && !this.judged) this.deps.health.release(this.ctx.org.org.id, this.ref.name)
+    if (this.admitted && !this.judged) this.deps.health.release(this.ctx.org.org.id, this.ref.name, this.target.keyName)
     if (!this.record.latencyMs) this.record.latencyMs = this.elapsed()
     this.span?.end(this)
   }
@@ -306,15 +306,16 @@ export class UpstreamAttempt {
 
   private succeed(): void {
     this.judged = true
-    this.deps.health.record(this.ctx.org.org.id, this.ref.name, 'ok')
+    this.deps.health.record(this.ctx.org.org.id, this.ref.name, 'ok', undefined, this.target.keyName)
     this.record.outcome = this.refusal ? 'refusal_detected' : 'ok'
     this.record.latencyMs = this.elapsed()
+    this.deps.latency.observe(this.ctx.org.org.id, this.ref.name, this.record.latencyMs)
   }
 
   private fail(failure: UpstreamFailure): AttemptResult {
     const f = { ...failure, message: redact(failure.message, this.target.apiKey) }
     this.judged = true
-    this.deps.health.record(this.ctx.org.org.id, this.ref.name, f.kind, f.retryAfterMs)
+    this.deps.health.record(this.ctx.org.org.id, this.ref.name, f.kind, f.retryAfterMs, this.target.keyName)
     this.record.outcome = f.kind
     this.record.status = f.status ?? null
     this.record.message = f.message
@@ -325,7 +326,7 @@ export class UpstreamAttempt {
   /** A failure after the commit point: the answer had started, so it is recorded, not retried. */
   private failLate(failure: UpstreamFailure): void {
     failure.message = redact(failure.message, this.target.apiKey)
-    this.deps.health.record(this.ctx.org.org.id, this.ref.name, failure.kind)
+    this.deps.health.record(this.ctx.org.org.id, this.ref.name, failure.kind, undefined, this.target.keyName)
     this.record.outcome = failure.kind
     this.record.message = failure.message
     this.close()

@@ -1,6 +1,7 @@
 // Stage 6: turn the upstream answer into the OpenAI response the client gets — one JSON body, or an
 // SSE stream of chunks ending with a usage chunk and `data: [DONE]` — then hand the outcome to the log.
 
+import { errorShapeFor, GatewayError } from '../errors'
 import { costUsd, usageTokens } from '../catalog/catalog'
 import type { StreamPart, UpstreamFailure } from '../providers/adapter'
 import type { ChatChunk, ChatCompletion, ChunkChoice, FinishReason, ToolCall, Usage } from '../providers/openai-types'
@@ -280,7 +281,8 @@ export function streamAnswer(
       ? 'gw is shutting down: the answer was cut short'
       : `The upstream stream failed after the answer had started (${failure.kind}): ${failure.message}`
     if (finishing) controller.enqueue(sseData(chunk(finishing)))
-    controller.enqueue(sseData({ error: true, code: 'provider_error', message, requestId: ctx.requestId }))
+    const error = new GatewayError(502, 'provider_error', message)
+    controller.enqueue(sseData(error.toBody(ctx.requestId, errorShapeFor(ctx.headers, deps.config.errorFormat))))
     controller.enqueue(DONE_BYTES)
     done(failure)
   }

@@ -3,9 +3,9 @@
 import { usageTokens } from '../catalog/catalog'
 import type { Target } from '../providers/adapter'
 import type { Usage } from '../providers/openai-types'
-import type { Attempt, LogEntry } from '../store/types'
+import type { Attempt, Fallback, LogEntry, RequestWarning } from '../store/types'
 import type { AuthedContext, ChatInput, Deps, RequestContext } from './context'
-import { type Fallback, NO_FALLBACK } from './5-fallback'
+import { NO_FALLBACK } from './5-fallback'
 
 export interface Outcome {
   status: number
@@ -24,7 +24,7 @@ export interface Outcome {
   ttftMs: number | null
   incomplete: boolean
   refusal: boolean
-  warnings: string[]
+  warnings: RequestWarning[]
   structuredOutput: LogEntry['structuredOutput']
   responseBody: unknown
   /** Serialized size of responseBody when the caller already knows it. */
@@ -53,6 +53,11 @@ export function failureOutcome(status: number, code: string, message: string, ex
     responseBody: undefined,
     ...extra,
   }
+}
+
+/** The outcome of an API request that is not a chat (models, logs, usage): only its status. */
+export function answeredOutcome(status: number): Outcome {
+  return { ...failureOutcome(status, '', ''), errorCode: null, errorMessage: null }
 }
 
 /** A body over GW_LOG_BODY_MAX_BYTES is stored as `{truncated, bytes, preview}` (PRODUCT §11). */
@@ -91,6 +96,8 @@ export function logEntry(deps: Deps, ctx: RequestContext | AuthedContext, input:
     promptSlug: authed?.prompt?.slug ?? null,
     promptVersion: authed?.prompt?.version ?? null,
     requestedModel: input?.requestedModel ?? null,
+    route: input?.route ?? null,
+    providerKey: target?.keyName ?? null,
     model: target ? target.model.name : (o.model ?? null),
     provider: target?.provider ?? (o.model ? (o.model.split('/')[0] ?? null) : null),
     stream: input?.stream ?? false,

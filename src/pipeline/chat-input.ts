@@ -7,6 +7,7 @@ import type { ChatRequest } from '../providers/openai-types'
 import { modelName, PROVIDER_IDS, toProviderId } from '../providers/provider-id'
 import { checkChatBody, type ChatBodyT, MAX_IDENTIFIER_CHARS } from '../schemas/chat-body'
 import type { ChatInput, FallbackEntry, ModelRef, OutputSchema } from './context'
+import type { RouteChoice } from './route-choice'
 
 const GATEWAY_FIELDS = [
   'metadata',
@@ -78,18 +79,19 @@ function checkSchemaBounded(schema: Record<string, unknown>, field: string): voi
   if (why) throw badRequest(`Invalid ${field}: the gateway will not check answers against this schema: ${why}`)
 }
 
-function parseTriggers(raw: string[] | undefined, i: number): FailureKind[] | undefined {
+function parseTriggers(raw: string[] | undefined, i: number, field: string): FailureKind[] | undefined {
   if (raw === undefined) return undefined
   for (const t of raw)
     if (!(FAILURE_KINDS as readonly string[]).includes(t))
-      throw badRequest(`Invalid fallback_chain[${i}].triggers: unknown trigger ${echo(t)} (allowed: ${FAILURE_KINDS.join(', ')})`)
+      throw badRequest(`Invalid ${field}[${i}].triggers: unknown trigger ${echo(t)} (allowed: ${FAILURE_KINDS.join(', ')})`)
   return raw as FailureKind[]
 }
 
-function parseChain(raw: ChatBodyT['fallback_chain']): FallbackEntry[] {
+/** Fallback entries (a request's `fallback_chain`, a route's `fallback`), errors naming `field[i]`. */
+export function parseFallbackChain(raw: ChatBodyT['fallback_chain'], field = 'fallback_chain'): FallbackEntry[] {
   return (raw ?? []).map((e, i) => ({
-    model: parseModelRef(e.model, `fallback_chain[${i}].model`),
-    triggers: parseTriggers(e.triggers, i),
+    model: parseModelRef(e.model, `${field}[${i}].model`),
+    triggers: parseTriggers(e.triggers, i, field),
   }))
 }
 
@@ -123,22 +125,29 @@ function checkToolsAndFormat(body: ChatBodyT): void {
   }
 }
 
-export function parseChatInput(raw: unknown): ChatInput {
+/** An org's route by name, resolved to the target chosen for this request (see route-choice.ts). */
+export type RouteResolver = (name: string) => RouteChoice | undefined
+
+/** `model` is `provider/model-id`, or the name of one of the org's routes (no "/"). */
+export function parseChatInput(raw: unknown, routeOf?: RouteResolver): ChatInput {
   const b = checkChatBody(raw)
   checkMessages(b)
   checkToolsAndFormat(b)
-  const model = parseModelRef(b.model)
+  const routed = b.model.includes('/') ? undefined : routeOf?.(b.model)
+  const model = routed?.model ?? parseModelRef(b.model)
+  const chain = parseFallbackChain(b['x-gw-fallback-chain'] ?? b.fallback_chain)
   const body: Record<string, unknown> = { ...b }
   for (const f of GATEWAY_FIELDS) delete body[f]
   return {
     requestedModel: b.model,
+    route: routed?.route,
     model,
     body: body as ChatRequest,
     stream: b.stream === true,
     metadata: parseMetadata(b.metadata),
     user: b.user,
     outputSchema: parseOutputSchema(b['x-gw-output-schema'] ?? b.output_schema),
-    fallbackChain: parseChain(b['x-gw-fallback-chain'] ?? b.fallback_chain),
+    fallbackChain: routed ? [...routed.fallback, ...chain] : chain,
     promptRef: b['x-gw-prompt-id'] ?? b.prompt_id,
   }
 }

@@ -12,8 +12,9 @@ import type { LogWriter } from '../store/log-writer'
 import type { BudgetLedger } from '../policy/budget-ledger'
 import type { RateLimiter } from '../policy/rate-limiter'
 import type { StreamSlots } from '../policy/stream-slots'
-import type { Org, ProviderRecord, RateLimits, SigningSecretRecord, Store } from '../store/types'
+import type { Org, ProviderRecord, RateLimits, Route, SigningSecretRecord, Store } from '../store/types'
 import type { OrgDirectory } from './org-directory'
+import type { RecentLatency } from './route-choice'
 import type { UpstreamHealth } from './upstream-health'
 
 export interface Deps {
@@ -29,6 +30,8 @@ export interface Deps {
   /** Open streams per org and per credential. */
   streams: StreamSlots
   budgets: BudgetLedger
+  /** Recent upstream latency per org and model, for lowest-latency routes. */
+  latency: RecentLatency
   oidc: OidcVerifier
   /** Metrics, access log and traces of finished requests. */
   observer: Observer
@@ -52,7 +55,10 @@ export interface Identity {
 /** An org as the pipeline needs it: policy and usable provider records. */
 export interface OrgContext {
   org: Org
-  providers: ReadonlyMap<ProviderId, ProviderRecord>
+  /** Every key of each provider (enabled or not), by provider. */
+  providers: ReadonlyMap<ProviderId, readonly ProviderRecord[]>
+  /** The org's routes by name (PRODUCT §13). */
+  routes: ReadonlyMap<string, Route>
   /** GwSigned secrets, decrypted. */
   signingSecrets: readonly SigningSecretRecord[]
 }
@@ -78,6 +84,8 @@ export interface OutputSchema {
 /** A validated chat request with the gateway's own fields separated from what goes upstream. */
 export interface ChatInput {
   requestedModel: string
+  /** The org's route named by `model`, when it named one; `model` is then the target chosen. */
+  route: string | undefined
   model: ModelRef
   /** The OpenAI body minus gateway-only fields (metadata, output_schema, fallback_chain, prompt_id). */
   body: ChatRequest
@@ -110,6 +118,8 @@ export interface RequestContext {
   /** performance.now() when the request arrived. */
   start: number
   receivedAt: Date
+  /** HTTP method, for traces. */
+  method: string
   endpoint: string
   headers: Headers
   /** Aborts when the client goes away. */

@@ -24,8 +24,9 @@ import { type Charge, enforcePolicy, settleCharge } from './2-policy'
 import { route } from './3-route'
 import { dispatch } from './5-fallback'
 import { jsonAnswer, streamAnswer } from './6-normalise'
-import { endUserId, failureOutcome, logEntry, type Outcome, recordRequest } from './7-log'
-import { parseChatInput } from './chat-input'
+import { answeredOutcome, endUserId, failureOutcome, logEntry, type Outcome, recordRequest } from './7-log'
+import { parseChatInput, type RouteResolver } from './chat-input'
+import { chooseRoute } from './route-choice'
 import type { AuthedContext, ChatInput, Deps, RawBody, RequestContext } from './context'
 import { linkPrompt, parsePromptRun } from './prompt-input'
 
@@ -43,7 +44,7 @@ export async function handleChat(deps: Deps, request: RequestContext, readBody: 
   const ctx = await authenticateOrRecord(deps, request)
   const input = await parseOrLog(deps, ctx, async () => {
     ctx.rawBody = await readBody()
-    const parsed = parseChatInput(ctx.rawBody.value)
+    const parsed = parseChatInput(ctx.rawBody.value, routeResolver(deps, ctx))
     if (parsed.promptRef) ctx.prompt = await linkPrompt(deps.store, ctx.identity.orgId, parsed.promptRef)
     return parsed
   })
@@ -66,6 +67,34 @@ export async function handlePromptRun(
   return executeChat(deps, ctx, input)
 }
 
+/**
+ * The other API routes (models, logs, usage): no log entry, but the metrics, the access log and the
+ * trace see them like chat requests. `handle` authenticates through the function it is given.
+ */
+export async function handleApiRequest(
+  deps: Deps,
+  request: RequestContext,
+  handle: (authenticate: () => Promise<AuthedContext>) => Promise<Response>,
+): Promise<Response> {
+  deps.observer.requestStarted(request)
+  let ctx: RequestContext = request
+  let o: Outcome | undefined
+  try {
+    const res = await handle(async () => {
+      const authed = await authenticateRequest(deps, request)
+      ctx = authed
+      return authed
+    })
+    o = answeredOutcome(res.status)
+    return res
+  } catch (err) {
+    o = failureOf(err)
+    throw err
+  } finally {
+    if (o) observe(deps, ctx, undefined, logEntry(deps, ctx, undefined, o), o)
+  }
+}
+
 /** Stage 1 for API requests: a refused credential is observed (metrics, access log), never logged. */
 async function authenticateOrRecord(deps: Deps, request: RequestContext): Promise<AuthedContext> {
   deps.observer.requestStarted(request)
@@ -75,6 +104,14 @@ async function authenticateOrRecord(deps: Deps, request: RequestContext): Promis
     const o = failureOf(err)
     observe(deps, request, undefined, logEntry(deps, request, undefined, o), o)
     throw err
+  }
+}
+
+/** The org's routes, each resolved to a target when a request names it (PRODUCT §13). */
+function routeResolver(deps: Deps, ctx: AuthedContext): RouteResolver {
+  return (name) => {
+    const route = ctx.org.routes.get(name)
+    return route && chooseRoute(route, ctx.identity.orgId, deps.health, deps.latency)
   }
 }
 

@@ -54,9 +54,10 @@ export class OrgDirectory {
   private async load(orgId: string): Promise<OrgContext | undefined> {
     const org = await this.store.orgs.getOrg(orgId)
     if (!org) return undefined
-    const providers = new Map<ProviderId, ProviderRecord>()
-    for (const p of await this.store.orgs.getProviders(orgId)) providers.set(p.provider, p)
+    const providers = new Map<ProviderId, ProviderRecord[]>()
+    for (const p of await this.store.orgs.getProviders(orgId)) providers.set(p.provider, [...(providers.get(p.provider) ?? []), p])
     if (org.policy.maxPromptTokens !== undefined) void warmTokenizer()
-    return { org, providers, signingSecrets: await this.store.auth.listSigningSecrets(orgId) }
+    const routes = new Map((await this.store.routes.getRoutes(orgId)).map((r) => [r.name, r]))
+    return { org, providers, routes, signingSecrets: await this.store.auth.listSigningSecrets(orgId) }
   }
 }

@@ -17,8 +17,8 @@ export function modelUnavailable(org: OrgContext, ref: ModelRef): string | undef
     return `provider "${ref.provider}" is disabled for org "${org.org.id}"`
   if (policy.allowedModels && !policy.allowedModels.some((g) => globMatch(g, ref.name)))
     return `model ${echo(ref.name)} is not in the allowed models of org "${org.org.id}"`
-  const rec = org.providers.get(ref.provider)
-  if (!rec) return `no ${ref.provider} API key is configured for org "${org.org.id}"`
-  if (!rec.enabled) return `provider "${ref.provider}" is disabled for org "${org.org.id}"`
+  const keys = org.providers.get(ref.provider)
+  if (!keys?.length) return `no ${ref.provider} API key is configured for org "${org.org.id}"`
+  if (!keys.some((k) => k.enabled)) return `provider "${ref.provider}" is disabled for org "${org.org.id}"`
   return undefined
 }

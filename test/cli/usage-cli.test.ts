@@ -1,4 +1,4 @@
-// `gw usage` (a table, or --json) and `gw logs prune`, run as a user would on a gateway's database file.
+// `gw usage` (a table, or --json), `gw logs prune` and `gw budget set|list|remove`, run as a user would on a gateway's database file.
 
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { mkdtempSync, rmSync } from 'node:fs'
@@ -62,4 +62,18 @@ test('gw logs prune deletes raw entries and keeps the report', () => {
   expect(gw('logs', 'prune', '--older-than', 'soon').err).toContain('--older-than must be a duration')
   expect(gw('logs', 'prune', '--older-than', '0s').out).toContain('"deleted": 3')
   expect(JSON.parse(gw('usage', '--json').out).data[0]).toMatchObject({ requests: 3, costUsd: 0.00721 })
+})
+
+test('gw budget set, list and remove edit the policy and show the spend', () => {
+  const set = gw('budget', 'set', '--scope', 'org', '--period', 'month', '--usd', '0.05')
+  expect(set.code).toBe(0)
+  expect(JSON.parse(set.out).budgets).toEqual([{ scope: 'org', period: 'month', usd: 0.05 }])
+  // Setting the same scope and period again replaces it.
+  expect(JSON.parse(gw('budget', 'set', '--scope', 'org', '--period', 'month', '--usd', '0.1').out).budgets).toEqual([{ scope: 'org', period: 'month', usd: 0.1 }])
+  const [row] = JSON.parse(gw('budget', 'list').out).data
+  expect(row).toMatchObject({ scope: 'org', period: 'month', usd: 0.1, spentUsd: 0.00721, reservedUsd: 0 })
+  expect(row.remainingUsd).toBeCloseTo(0.1 - 0.00721, 9)
+  expect(gw('budget', 'set', '--scope', 'team', '--period', 'month', '--usd', '1').err).toContain('budgets')
+  expect(JSON.parse(gw('budget', 'remove', '--scope', 'org', '--period', 'month').out).budgets).toEqual([])
+  expect(gw('budget', 'remove', '--scope', 'org', '--period', 'month').err).toContain('has no org budget per month')
 })

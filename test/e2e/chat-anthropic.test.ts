@@ -62,8 +62,8 @@ describe('request', () => {
     expect(log.user).toBe('end-user-9')
     // Claude 4.5 models refuse temperature together with top_p: the catalog says so, top_p goes.
     expect(log.warnings).toEqual([
-      expect.stringContaining('temperature 1.5 clamped to 1'),
-      expect.stringContaining('top_p removed'),
+      { type: 'param_clamped', setting: 'temperature', detail: expect.stringContaining('temperature 1.5 clamped to 1') },
+      { type: 'param_removed', setting: 'top_p', detail: expect.stringContaining('top_p removed') },
     ])
   })
 
@@ -77,7 +77,7 @@ describe('request', () => {
     const { res } = await chat({ model: 'anthropic/claude-sonnet-4-5', messages: hello, temperature: 0.2, top_p: 0.5 })
     expect(sent().temperature).toBe(0.2)
     expect(sent().top_p).toBeUndefined()
-    expect((await logOf(res)).warnings).toEqual([expect.stringContaining('top_p removed')])
+    expect((await logOf(res)).warnings).toEqual([{ type: 'param_removed', setting: 'top_p', detail: expect.stringContaining('top_p removed') }])
   })
 
   test('models with fixed sampling get no sampling parameters', async () => {
@@ -90,7 +90,9 @@ describe('request', () => {
     const { res } = await chat({ model: 'anthropic/claude-sonnet-5-5', messages: hello, tools, tool_choice: 'required' })
     expect(res.status).toBe(200)
     expect(sent().tool_choice).toEqual({ type: 'auto' })
-    expect((await logOf(res)).warnings).toEqual([expect.stringContaining('tool_choice "required" relaxed to "auto"')])
+    expect((await logOf(res)).warnings).toEqual([
+      { type: 'param_relaxed', setting: 'tool_choice', detail: expect.stringContaining('tool_choice "required" relaxed to "auto"') },
+    ])
   })
 
   test('images: data URLs become base64 sources, links url sources', async () => {

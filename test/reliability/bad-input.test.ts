@@ -653,24 +653,29 @@ describe('content types', () => {
 })
 
 describe('methods and routes', () => {
-  test.each(['GET', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'])('%s on the chat route: 404 in the seed shape', async (method) => {
+  test.each(['GET', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'])('%s on the chat route: 405 with Allow, in the seed shape', async (method) => {
     const res = await fetch(`${gw.url}/v1/chat/completions`, {
       method,
       headers: { authorization: `GwKey ${gw.key}` },
       ...(method === 'GET' || method === 'OPTIONS' ? {} : { body: '{}' }),
     })
-    const { message } = await expectSeedError(res, 404)
-    expect(message).toContain(`${method} /v1/chat/completions`)
+    expect(res.headers.get('allow')).toBe('POST')
+    const { message } = await expectSeedError(res, 405)
+    expect(message).toContain(`${method} is not allowed on /v1/chat/completions`)
   })
 
-  test('HEAD on the chat route: 404 with the request id (HEAD answers carry no body)', async () => {
+  test('HEAD on the chat route: 405 with Allow and the request id (HEAD answers carry no body)', async () => {
     const res = await fetch(`${gw.url}/v1/chat/completions`, { method: 'HEAD' })
-    expect(res.status).toBe(404)
+    expect(res.status).toBe(405)
+    expect(res.headers.get('allow')).toBe('POST')
     expect(res.headers.get('x-gw-request-id')).toBeTruthy()
   })
 
-  test('POST on /health: 404 in the seed shape', async () => {
-    await expectSeedError(await fetch(`${gw.url}/health`, { method: 'POST', body: '{}' }), 404)
+  test('POST on /health: 405 with Allow: GET; an unknown path stays 404', async () => {
+    const res = await fetch(`${gw.url}/health`, { method: 'POST', body: '{}' })
+    expect(res.headers.get('allow')).toBe('GET')
+    await expectSeedError(res, 405)
+    await expectSeedError(await fetch(`${gw.url}/v1/chat/completion`, { method: 'POST', body: '{}' }), 404)
   })
 })
 

@@ -2,14 +2,14 @@
 
 import { Elysia } from 'elysia'
 import { badRequest, echo, GatewayError, notFound } from '../../errors'
-import { authenticateRequest } from '../../pipeline'
-import type { Deps, RequestContext } from '../../pipeline/context'
+import { handleApiRequest } from '../../pipeline'
+import type { AuthedContext, Deps, RequestContext } from '../../pipeline/context'
 import { parseUsageQuery } from '../../admin/usage-report'
 import type { LogQuery } from '../../store/types'
 import { contextFor } from '../request-context'
 
-async function authorize(deps: Deps, ctx: RequestContext): Promise<string> {
-  const { identity } = await authenticateRequest(deps, ctx)
+async function authorize(authenticate: () => Promise<AuthedContext>): Promise<string> {
+  const { identity } = await authenticate()
   if (identity.authMode !== 'GwKey')
     throw new GatewayError(403, 'forbidden', 'Only service keys (GwKey) may read request logs and usage')
   return identity.orgId
@@ -60,24 +60,28 @@ const json = (ctx: RequestContext, body: unknown) =>
 
 export const logRoutes = (deps: Deps) =>
   new Elysia({ name: 'log-routes' })
-    .get('/v1/logs/:requestId', async ({ request, params }) => {
-      const ctx = contextFor(request, '/v1/logs')
-      const orgId = await authorize(deps, ctx)
-      const entry = deps.logs.pendingEntry(orgId, params.requestId) ?? (await deps.store.logs.getLog(orgId, params.requestId))
-      if (!entry) throw notFound(`No log entry ${echo(params.requestId)} in this org`)
-      return json(ctx, entry)
+    .get('/v1/logs/:requestId', ({ request, params }) => {
+      const ctx = contextFor(request, '/v1/logs/:requestId')
+      return handleApiRequest(deps, ctx, async (authenticate) => {
+        const orgId = await authorize(authenticate)
+        const entry = deps.logs.pendingEntry(orgId, params.requestId) ?? (await deps.store.logs.getLog(orgId, params.requestId))
+        if (!entry) throw notFound(`No log entry ${echo(params.requestId)} in this org`)
+        return json(ctx, entry)
+      })
     })
-    .get('/v1/logs', async ({ request }) => {
+    .get('/v1/logs', ({ request }) => {
       const ctx = contextFor(request, '/v1/logs')
-      const orgId = await authorize(deps, ctx)
-      const q = parseLogQuery(orgId, new URL(request.url).searchParams)
-      await deps.logs.flush()
-      return json(ctx, await deps.store.logs.queryLogs(q))
+      return handleApiRequest(deps, ctx, async (authenticate) => {
+        const q = parseLogQuery(await authorize(authenticate), new URL(request.url).searchParams)
+        await deps.logs.flush()
+        return json(ctx, await deps.store.logs.queryLogs(q))
+      })
     })
-    .get('/v1/usage', async ({ request }) => {
+    .get('/v1/usage', ({ request }) => {
       const ctx = contextFor(request, '/v1/usage')
-      const orgId = await authorize(deps, ctx)
-      const q = parseUsageQuery(orgId, new URL(request.url).searchParams)
-      await deps.logs.flush()
-      return json(ctx, { data: await deps.store.logs.usage(q) })
+      return handleApiRequest(deps, ctx, async (authenticate) => {
+        const q = parseUsageQuery(await authorize(authenticate), new URL(request.url).searchParams)
+        await deps.logs.flush()
+        return json(ctx, { data: await deps.store.logs.usage(q) })
+      })
     })

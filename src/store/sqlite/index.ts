@@ -10,6 +10,7 @@ import { SqliteLogStore } from './logs'
 import { openDatabase } from './open'
 import { SqliteOrgStore } from './orgs'
 import { SqlitePromptStore } from './prompts'
+import { SqliteRouteStore } from './routes'
 
 export function createSqliteStore(path: string, box: SecretBox): Store {
   const db = openDatabase(path)
@@ -27,6 +28,7 @@ export function createSqliteStore(path: string, box: SecretBox): Store {
     keys,
     auth: new SqliteAuthStore(db, box),
     prompts: new SqlitePromptStore(db),
+    routes: new SqliteRouteStore(db),
     logs: new SqliteLogStore(db, writeDb),
     async close() {
       await checkpointer?.stop()
