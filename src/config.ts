@@ -67,7 +67,7 @@ export type Env = Record<string, string | undefined>
 
 export const DEFAULT_PROMPTS_DIR = './prompts'
 /** An operator-chosen GW_SERVICE_KEY must be at least this long. */
-export const MIN_SERVICE_KEY_CHARS = 32
+const MIN_SERVICE_KEY_CHARS = 32
 
 /** CLI flag → env variable it overrides. */
 const FLAGS: Record<string, string> = {

@@ -5,7 +5,7 @@ export const DEFAULT_MAX_STREAMS_PER_ORG = 4_096
 /** Streams one credential (service key, or a token's subject) may have open at once unless the policy says otherwise. */
 export const DEFAULT_MAX_STREAMS_PER_KEY = 1_024
 
-export interface SlotClaim {
+interface SlotClaim {
   key: string
   limit: number
 }
