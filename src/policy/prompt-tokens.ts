@@ -87,6 +87,7 @@ export async function countPromptTokens(
   opts: { extra?: unknown; stopAbove?: number; signal?: AbortSignal } = {},
 ): Promise<number> {
   const count = await warmTokenizer()
+  opts.signal?.throwIfAborted()
   const stopAbove = opts.stopAbove ?? Infinity
   let n = 0
   let since = performance.now()
