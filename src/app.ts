@@ -14,7 +14,9 @@ import { logRoutes } from './http/routes/logs'
 import { metricsRoutes } from './http/routes/metrics'
 import { modelRoutes } from './http/routes/models'
 import { promptRoutes } from './http/routes/prompts'
+import { uiPageRoutes, uiRoutes } from './http/routes/ui'
 import type { Deps } from './pipeline/context'
+import { SessionKeeper } from './ui/session'
 
 /**
  * Which routes a listener serves: everything (one listener, the default), the client API only
@@ -30,8 +32,10 @@ export function createApp(deps: Deps, admin = new AdminService(deps.store, (org)
   const clients = surface !== 'admin'
   const operators = surface !== 'public'
   const metrics = operators || deps.config.metrics === 'public'
+  const token = deps.config.adminToken
+  const sessions = token ? new SessionKeeper(token) : undefined
   const cors = new Cors(deps.config.corsOrigins)
-  const app = new Elysia({ name: `gw-${surface}` })
+  const app = new Elysia({ name: `gw-${surface}`, serve: { routes: operators ? uiPageRoutes(token) : {} } })
     // No body is looked at here: each route reads its body (with the size limit) only after the
     // caller is authenticated, so an unauthenticated caller gets 401 whatever it sends (PRODUCT §4).
     .onRequest(({ request, set }) => {
@@ -54,7 +58,8 @@ export function createApp(deps: Deps, admin = new AdminService(deps.store, (org)
     .use(clients ? promptRoutes(deps) : off())
     .use(clients ? modelRoutes(deps) : off())
     .use(clients ? logRoutes(deps) : off())
-    .use(operators ? adminRoutes(deps, admin) : off())
+    .use(operators ? adminRoutes(deps, admin, sessions) : off())
+    .use(operators ? uiRoutes(token, sessions) : off())
   const allowedMethods = methodsByPath(app.routes.filter((r) => deps.config.adminToken || !r.path.startsWith('/admin')))
   return app
 }

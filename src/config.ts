@@ -29,6 +29,8 @@ export interface Config {
   /** GW_CONFIG: a YAML file of provider keys and routes applied at start (PRODUCT §13). */
   configFile: string | undefined
   logBodies: boolean
+  /** NODE_ENV=development (`npm run dev`): the dashboard is bundled on request, with hot reload. */
+  dev: boolean
   /** Raw log entries older than this many days are pruned (0 keeps everything). */
   logRetentionDays: number
   /** Each stored request/response body is capped at this size and then stored as a truncated preview. */
@@ -89,6 +91,12 @@ const FLAGS: Record<string, string> = {
   'log-retention-days': 'GW_LOG_RETENTION_DAYS',
   'log-body-max-bytes': 'GW_LOG_BODY_MAX_BYTES',
 }
+
+/** Names of the configuration flags (`--port`, `--db`, …), accepted by every command. */
+export const CONFIG_FLAGS: ReadonlySet<string> = new Set(Object.keys(FLAGS))
+
+/** `--flag  VARIABLE` lines for the help text. */
+export const CONFIG_FLAG_HELP = Object.entries(FLAGS).map(([flag, env]) => `--${flag} ${env === 'GW_ADMIN_TOKEN' ? '-' : 'VALUE'}`.padEnd(32) + `overrides ${env}`)
 
 /** The environment variable holding each provider's key (the `default` org's, and `gw provider set`'s). */
 export const PROVIDER_KEY_VARIABLES: Record<ProviderId, string> = {
@@ -215,6 +223,7 @@ export function loadConfig(env: Env): Config {
     catalogPath: opt('GW_CATALOG'),
     configFile: opt('GW_CONFIG'),
     logBodies: bool('GW_LOG_BODIES', true),
+    dev: env.NODE_ENV === 'development',
     logRetentionDays: num('GW_LOG_RETENTION_DAYS', 30, 0, 36_500),
     logBodyMaxBytes: int('GW_LOG_BODY_MAX_BYTES', 65_536, 256, 1_073_741_824),
     envProviderKeys,

@@ -78,6 +78,7 @@ function listen(
   app: ReturnType<typeof createApp>,
   at: { host: string; port: number; portVar: string },
   idleTimeoutSeconds: number | undefined,
+  dev: boolean,
 ): void {
   try {
     app.listen({
@@ -89,6 +90,8 @@ function listen(
       // No Bun limit: Bun's own 413 has a bare body. GW_MAX_BODY_BYTES is enforced by gw instead, in
       // readJsonBody (after authentication): a declared Content-Length up front, a chunked body as it streams in.
       maxRequestBodySize: Number.MAX_SAFE_INTEGER,
+      // The dashboard's bundle: rebuilt on change with hot reload under `npm run dev`, built once otherwise.
+      development: dev ? { hmr: true, console: true } : false,
     })
   } catch (err) {
     const code = typeof err === 'object' && err !== null && 'code' in err ? (err as { code: unknown }).code : undefined
@@ -156,8 +159,8 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
   const adminApp = split ? createApp(deps, admin, 'admin') : undefined
   if (opts.listen !== false)
     try {
-      listen(app, { host: config.host, port: config.port, portVar: 'GW_PORT (or --port)' }, opts.idleTimeoutSeconds)
-      if (split && adminApp) listen(adminApp, { ...split, portVar: 'GW_ADMIN_PORT' }, opts.idleTimeoutSeconds)
+      listen(app, { host: config.host, port: config.port, portVar: 'GW_PORT (or --port)' }, opts.idleTimeoutSeconds, config.dev)
+      if (split && adminApp) listen(adminApp, { ...split, portVar: 'GW_ADMIN_PORT' }, opts.idleTimeoutSeconds, config.dev)
     } catch (err) {
       await app.server?.stop(true)
       await logs.close()

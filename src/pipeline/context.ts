@@ -39,7 +39,8 @@ export interface Deps {
   openStreams: Set<() => void>
 }
 
-export type AuthMode = 'GwKey' | 'GwSigned' | 'Bearer'
+/** `Admin`: a prompt run from the dashboard's playground, on the admin credential. */
+export type AuthMode = 'GwKey' | 'GwSigned' | 'Bearer' | 'Admin'
 
 export interface Identity {
   orgId: string

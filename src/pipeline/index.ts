@@ -16,7 +16,7 @@
 // own clamping. The log entry is written when the answer is complete: for streams, when the
 // stream ends, fails or the client leaves.
 
-import { GatewayError } from '../errors'
+import { GatewayError, notFound } from '../errors'
 import { checkEndUserHeader } from './chat-input'
 import type { LogEntry } from '../store/types'
 import { authenticate } from './1-auth'
@@ -59,7 +59,29 @@ export async function handlePromptRun(
   selector: string | null,
   readBody: BodyReader,
 ): Promise<Response> {
-  const ctx = await authenticateOrRecord(deps, request)
+  return runPrompt(deps, await authenticateOrRecord(deps, request), ref, selector, readBody)
+}
+
+/**
+ * POST /admin/orgs/:org/prompts/:idOrSlug/run (the dashboard's playground): the admin credential was
+ * checked by the admin API, so stage 1 only loads the org; the rest is a prompt run like any other.
+ */
+export async function handleAdminPromptRun(
+  deps: Deps,
+  request: RequestContext,
+  orgId: string,
+  ref: string,
+  selector: string | null,
+  readBody: BodyReader,
+): Promise<Response> {
+  deps.observer.requestStarted(request)
+  const org = await deps.orgs.get(orgId)
+  if (!org) throw notFound(`Org "${orgId}" not found`)
+  const ctx: AuthedContext = { ...request, identity: { orgId, authMode: 'Admin', subject: 'dashboard' }, org }
+  return runPrompt(deps, ctx, ref, selector, readBody)
+}
+
+async function runPrompt(deps: Deps, ctx: AuthedContext, ref: string, selector: string | null, readBody: BodyReader): Promise<Response> {
   const input = await parseOrLog(deps, ctx, async () => {
     ctx.rawBody = await readBody()
     return parsePromptRun(deps.store, ctx, ref, selector, ctx.rawBody.value)

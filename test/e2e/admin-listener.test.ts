@@ -1,4 +1,4 @@
-// GW_ADMIN_HOST/GW_ADMIN_PORT: the admin API and /metrics on a listener of their own; the public listener serves only the client API.
+// GW_ADMIN_HOST/GW_ADMIN_PORT: the admin API, the dashboard and /metrics on a listener of their own; the public listener serves only the client API.
 
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { startFake, type FakeUpstream } from '../fakes/upstream'
@@ -20,24 +20,26 @@ afterAll(async () => {
 
 const asAdmin = { authorization: `Bearer ${ADMIN_TOKEN}` }
 
-test('the public listener answers clients and health, and 404s /admin and /metrics even with the admin token', async () => {
+test('the public listener answers clients and health, and 404s /admin, /metrics and /ui even with the admin token', async () => {
   expect(adminUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/)
   expect(adminUrl).not.toBe(gw.url)
   expect((await gw.chat({ model: 'openai/gpt-4o', messages: [{ role: 'user', content: 'hi' }] })).status).toBe(200)
   expect((await fetch(`${gw.url}/health`)).status).toBe(200)
-  for (const path of ['/admin/orgs/default', '/metrics']) {
+  for (const path of ['/admin/orgs/default', '/metrics', '/ui']) {
     const res = await fetch(`${gw.url}${path}`, { headers: asAdmin })
     expect({ path, status: res.status }).toEqual({ path, status: 404 })
     expect(((await res.json()) as { error: boolean }).error).toBe(true)
   }
 })
 
-test('the admin listener serves the admin API, /metrics and health, and not the client API', async () => {
+test('the admin listener serves the admin API, the dashboard, /metrics and health, and not the client API', async () => {
   const org = await fetch(`${adminUrl}/admin/orgs/default`, { headers: asAdmin })
   expect(org.status).toBe(200)
   expect(((await org.json()) as { id: string }).id).toBe('default')
   expect((await fetch(`${adminUrl}/metrics`, { headers: asAdmin })).status).toBe(200)
   expect((await fetch(`${adminUrl}/health`)).status).toBe(200)
+  const ui = await fetch(`${adminUrl}/ui`)
+  expect({ status: ui.status, html: (await ui.text()).includes('<html') }).toEqual({ status: 200, html: true })
   const chat = await fetch(`${adminUrl}/v1/chat/completions`, {
     method: 'POST',
     headers: { authorization: `GwKey ${gw.key}`, 'content-type': 'application/json' },
