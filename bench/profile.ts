@@ -85,7 +85,7 @@ const gw = Bun.spawn(['taskset', '-c', '0', BUN, '--cpu-prof', `--cpu-prof-dir=$
     ...process.env,
     GW_PORT: String(port),
     GW_DB: join(work, 'gw.db'),
-    GW_SECRET: 'gw-bench-secret',
+    GW_SECRET: 'gw-bench-secret-0123456789abcdef0123',
     GW_ADMIN_TOKEN: ADMIN,
     GW_SERVICE_KEY: KEY,
     GW_PROMPTS_DIR: work,

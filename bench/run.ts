@@ -71,7 +71,7 @@ async function startGw(upstream: string, extra: Record<string, string> = {}) {
     BUN_CONFIG_MAX_HTTP_REQUESTS: '4096',
     GW_PORT: String(port),
     GW_DB: join(work, `gw-${gwSeq}.db`),
-    GW_SECRET: 'gw-bench-secret',
+    GW_SECRET: 'gw-bench-secret-0123456789abcdef0123',
     GW_ADMIN_TOKEN: ADMIN,
     GW_SERVICE_KEY: KEY,
     GW_LOG_BODIES: 'true',
