@@ -1,5 +1,6 @@
 // Reads gw's configuration from the environment (PRODUCT §2), with CLI flags overriding, and validates it.
 
+import { dirname, join } from 'node:path'
 import { secretArg } from './cli/args'
 import { MIN_SECRET_CHARS } from './crypto/secret-box'
 import type { ErrorShape } from './errors'
@@ -38,6 +39,16 @@ export interface Config {
   /** Provider keys of the `default` org, from OPENAI_API_KEY etc. */
   envProviderKeys: Partial<Record<ProviderId, string>>
   envServiceKey: string | undefined
+  /** GW_DATABASE_URL: PostgreSQL instead of SQLite at dbPath (PRODUCT §10). */
+  databaseUrl: string | undefined
+  /** GW_REDIS_URL: counters, breaker state and change notices shared by every instance. */
+  redisUrl: string | undefined
+  /** GW_REDIS_REQUIRED: limited requests get 503 while Redis is unreachable (else local counters). */
+  redisRequired: boolean
+  /** GW_REDIS_PREFIX: prefix of every Redis key and channel, so several gateways can share one Redis. */
+  redisPrefix: string
+  /** GW_SPOOL_DIR: where log entries wait while the database is unreachable. */
+  spoolDir: string
   /** GW_ERROR_FORMAT: the shape of error bodies unless a request asks otherwise (PRODUCT §4). */
   errorFormat: ErrorShape
   /** GW_CORS_ORIGINS: origins browsers may call from (`*` for any); empty = no CORS headers. */
@@ -189,6 +200,14 @@ export function loadConfig(env: Env): Config {
   if (adminToken !== undefined && adminToken.length < 16)
     problems.push('GW_ADMIN_TOKEN must be at least 16 characters')
 
+  const dbPath = str('GW_DB', './data/gw.db')
+  const databaseUrl = opt('GW_DATABASE_URL')
+  if (databaseUrl !== undefined && !/^postgres(ql)?:\/\/./.test(databaseUrl))
+    problems.push('GW_DATABASE_URL must be a postgres:// (or postgresql://) URL')
+  if (databaseUrl !== undefined && !opt('GW_SECRET'))
+    problems.push('GW_SECRET must be set with GW_DATABASE_URL: every instance must seal and open provider keys with the same secret')
+  const redisUrl = opt('GW_REDIS_URL')
+  if (redisUrl !== undefined && !/^rediss?:\/\/./.test(redisUrl)) problems.push('GW_REDIS_URL must be a redis:// (or rediss://) URL')
   const envServiceKey = opt('GW_SERVICE_KEY')
   if (envServiceKey !== undefined && envServiceKey.length < MIN_SERVICE_KEY_CHARS)
     problems.push(`GW_SERVICE_KEY must be at least ${MIN_SERVICE_KEY_CHARS} characters (gw's own keys have 50)`)
@@ -205,7 +224,7 @@ export function loadConfig(env: Env): Config {
       opt('GW_ADMIN_PORT') === undefined
         ? undefined
         : { host: str('GW_ADMIN_HOST', '127.0.0.1'), port: int('GW_ADMIN_PORT', 0, 0, 65535) },
-    dbPath: str('GW_DB', './data/gw.db'),
+    dbPath,
     adminToken,
     secret,
     baseUrls: {
@@ -228,6 +247,11 @@ export function loadConfig(env: Env): Config {
     logBodyMaxBytes: int('GW_LOG_BODY_MAX_BYTES', 65_536, 256, 1_073_741_824),
     envProviderKeys,
     envServiceKey,
+    databaseUrl,
+    redisUrl,
+    redisRequired: bool('GW_REDIS_REQUIRED', false),
+    redisPrefix: str('GW_REDIS_PREFIX', 'gw:'),
+    spoolDir: str('GW_SPOOL_DIR', join(dbPath === ':memory:' ? './data' : dirname(dbPath), 'spool')),
     errorFormat: oneOf('GW_ERROR_FORMAT', ['gw', 'openai'] as const, 'gw'),
     corsOrigins: (opt('GW_CORS_ORIGINS') ?? '')
       .split(',')

@@ -4,6 +4,7 @@
 import pkg from '../package.json' with { type: 'json' }
 import { ADMIN_USAGE, runAdminCommand, UsageError } from './cli/admin-commands'
 import { CONFIG_FLAG_HELP, CONFIG_FLAGS, ConfigError, loadConfig, parseFlags } from './config'
+import { MIGRATE_USAGE, runMigrate } from './cli/migrate'
 import { startupLines, startupSummary } from './observability/startup-summary'
 import { startGateway } from './server'
 
@@ -20,6 +21,7 @@ const USAGE = `gw ${pkg.version} — self-hosted AI gateway
   gw --version
   ${HEALTHCHECK_USAGE}
 ${ADMIN_USAGE}
+${MIGRATE_USAGE}
 
 Configuration comes from the environment (GW_PORT, GW_DB, OPENAI_API_KEY, …); flags override it.
 The dashboard is at /ui when GW_ADMIN_TOKEN is set.`
@@ -46,7 +48,8 @@ async function serve(config: ReturnType<typeof loadConfig>): Promise<void> {
     console.log(json ? JSON.stringify({ time: new Date().toISOString(), msg, ...extra }) : `gw: ${msg}`)
   const warn = (msg: string) => (json ? say(msg, { level: 'warn' }) : console.error(`gw: ${msg}`))
   for (const line of startupLines(config, startupSummary(config, { url: gw.url, adminUrl: gw.adminUrl, providers: gw.providers }))) console.log(line)
-  if (!gw.prompts) warn(`GW_PROMPTS_DIR "${config.promptsDir}" does not exist: no prompt files loaded`)
+  if (gw.waitingForStore) warn('the database is unreachable; serving starts now, set-up and log writes follow when it is back')
+  else if (!gw.prompts) warn(`GW_PROMPTS_DIR "${config.promptsDir}" does not exist: no prompt files loaded`)
   else {
     const p = gw.prompts
     if (p.prompts + p.partials)
@@ -92,6 +95,12 @@ async function main(argv: string[]): Promise<void> {
     if (args.includes('--help') || args.includes('-h')) return void console.log(`usage: ${HEALTHCHECK_USAGE}`)
     if (args[0] !== undefined) throw new UsageError(`unexpected argument "${args[0].split('=')[0]}" for "gw healthcheck"\n\nusage: ${HEALTHCHECK_USAGE}`)
     return healthcheck(config)
+  }
+  if (first === 'migrate') {
+    if (args.includes('--help') || args.includes('-h')) return void console.log(`usage: ${MIGRATE_USAGE.trimStart()}`)
+    const unknown = args.find((a) => a.startsWith('--') && !/^--from(=|$)/.test(a))
+    if (unknown) throw new UsageError(`unknown flag "${unknown.split('=')[0]}" for "gw migrate"\n\nusage:\n${MIGRATE_USAGE}`)
+    return runMigrate(config, args)
   }
   if (await runAdminCommand(config, rest, CONFIG_FLAGS)) return
   throw new UsageError(`unknown command "${first}"\n\n${USAGE}`)

@@ -348,5 +348,11 @@ export interface Store {
   readonly prompts: PromptStore
   readonly routes: RouteStore
   readonly logs: LogStore
+  /** Migrations are done: the store can serve (false while a database down at start is awaited). */
+  readonly ready: boolean
+  /** Resolves once `ready` (a PostgreSQL store retries an unreachable database until then); rejects on close. */
+  readonly whenReady: Promise<void>
+  /** Resolves when the database answers; rejects (StoreUnavailableError) when it does not. */
+  ping(): Promise<void>
   close(): Promise<void>
 }
