@@ -8,6 +8,7 @@ import { adminRoutes } from './http/routes/admin'
 import { chatRoutes } from './http/routes/chat'
 import { healthRoutes } from './http/routes/health'
 import { logRoutes } from './http/routes/logs'
+import { messagesRoutes } from './http/routes/messages'
 import { modelRoutes } from './http/routes/models'
 import { promptRoutes } from './http/routes/prompts'
 import type { Deps } from './pipeline/context'
@@ -22,6 +23,7 @@ export function createApp(deps: Deps, admin = new AdminService(deps.store, (org)
     .onError({ as: 'global' }, ({ error, code, request }) => errorResponse(error, request, code))
     .use(healthRoutes(deps))
     .use(chatRoutes(deps))
+    .use(messagesRoutes(deps))
     .use(promptRoutes(deps))
     .use(modelRoutes(deps))
     .use(logRoutes(deps))

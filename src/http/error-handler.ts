@@ -1,5 +1,6 @@
 // Maps every failure (ours, Elysia's, unexpected ones) to the seed's error body with a request id.
 
+import { errorBodyFor } from '../apis/error-shapes'
 import { badRequest, GatewayError, notFound } from '../errors'
 import { requestIdOf } from './request-context'
 
@@ -17,7 +18,7 @@ export function errorResponse(err: unknown, request: Request, elysiaCode?: strin
     console.error(`gw: unexpected error in request ${requestId}:`, err instanceof Error ? err.stack : err)
     e = new GatewayError(500, 'gateway_error', 'Internal error')
   }
-  return new Response(JSON.stringify(e.toBody(requestId)), {
+  return new Response(JSON.stringify(errorBodyFor(request, e, requestId)), {
     status: e.status,
     headers: { 'content-type': 'application/json', 'x-gw-request-id': requestId, ...e.headers },
   })

@@ -8,6 +8,7 @@
 import { GatewayError } from '../errors'
 import type { FailureKind, ProviderAdapter, StreamPart, Target, UpstreamCompletion, UpstreamFailure } from '../providers/adapter'
 import type { ChatRequest } from '../providers/openai-types'
+import type { ProviderId } from '../providers/provider-id'
 import { adapterFor } from '../providers/registry'
 import { clip } from '../providers/upstream-errors'
 import type { Attempt } from '../store/types'
@@ -16,6 +17,9 @@ import { clamp } from './4-clamp'
 import type { Candidate } from './3-route'
 import type { ChatInput, Deps, RequestContext } from './context'
 import { UpstreamStream } from './upstream-stream'
+
+/** The adapter that speaks to a provider for this endpoint; undefined when the provider does not serve it. */
+export type AdapterLookup = (provider: ProviderId) => ProviderAdapter | undefined
 
 export type Answer =
   | { kind: 'json'; completion: UpstreamCompletion; refusal: boolean }
@@ -249,6 +253,7 @@ export async function dispatch(
   ctx: RequestContext,
   input: ChatInput,
   candidates: Candidate[],
+  adapters: AdapterLookup = adapterFor,
 ): Promise<Dispatched | DispatchFailed> {
   const org = ctx.org
   if (!org) throw new Error('dispatch before auth')
@@ -273,7 +278,11 @@ export async function dispatch(
       skip(c, c.unavailable ?? `provider "${c.ref.provider}" is not available`)
       continue
     }
-    const adapter = adapterFor(c.ref.provider)
+    const adapter = adapters(c.ref.provider)
+    if (!adapter) {
+      skip(c, `provider "${c.ref.provider}" does not serve ${ctx.endpoint}`)
+      continue
+    }
     const firedBy = i > 0 ? (kind ?? null) : null
     const admission = deps.health.admit(org.org.id, c.ref.name)
     if (!admission.ok) {

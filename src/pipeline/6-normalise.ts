@@ -1,21 +1,99 @@
-// Stage 6: turn the upstream answer into the OpenAI response the client gets — one JSON body, or an
-// SSE stream of chunks ending with a usage chunk and `data: [DONE]` — then hand the outcome to the log.
+// Stage 6: turn the upstream answer into the response the client gets — one JSON body, or an SSE
+// stream — in the endpoint's shape (OpenAI chat here; Anthropic Messages and OpenAI Responses in
+// src/apis/), then hand the outcome to the log.
 
-import type { StreamPart, Target, UpstreamFailure } from '../providers/adapter'
+import type { StreamPart, Target, UpstreamCompletion, UpstreamFailure } from '../providers/adapter'
 import type { ChatChunk, ChatCompletion, ChunkChoice, FinishReason, ToolCall, Usage } from '../providers/openai-types'
-import { DONE_BYTES, SSE_HEADERS, sseData } from '../sse/encode'
+import { SSE_HEADERS } from '../sse/encode'
 import { estimatePromptTokens, estimateTokens } from '../tokens'
 import type { Dispatched } from './5-dispatch'
 import type { Deps, RequestContext } from './context'
 import type { Outcome } from './7-log'
 import { checkStructuredOutput } from './structured-output'
 
+/** What every shape knows about the answer it writes. */
+export interface AnswerInfo {
+  requestId: string
+  /** `provider/model-id` of the answering model. */
+  model: string
+  created: number
+  /** Prompt tokens estimated before the upstream reported any (for events that need a count up front). */
+  estimatedPromptTokens: number
+}
+
+/** Writes one stream in an endpoint's format; each method returns the SSE text to send ('' = nothing). */
+export interface StreamEncoder {
+  /** The upstream's answer id, when it gives one. */
+  meta(id: string): void
+  choices(choices: ChunkChoice[]): string
+  /** An upstream event relayed as it came (pass-through). */
+  raw(part: Extract<StreamPart, { type: 'raw' }>): string
+  /** The answer is complete: the closing events, with the usage the upstream reported (or estimated). */
+  end(usage: Usage, finish: FinishReason | null): string
+  /** The stream failed after its first byte: the endpoint's error event, then its end. */
+  fail(message: string): string
+}
+
+/** The response format of an endpoint. */
+export interface AnswerShape {
+  /** Body of a non-streamed answer. */
+  json(c: UpstreamCompletion, usage: Usage, info: AnswerInfo): unknown
+  stream(info: AnswerInfo): StreamEncoder
+}
+
+const sse = (value: unknown) => `data: ${JSON.stringify(value)}\n\n`
+const DONE = 'data: [DONE]\n\n'
+
+/** OpenAI chat completions: gw's own format. */
+export const CHAT_SHAPE: AnswerShape = {
+  json(c, usage, info): ChatCompletion {
+    return {
+      ...c.extra,
+      id: c.id ?? `chatcmpl-${info.requestId}`,
+      object: 'chat.completion',
+      created: info.created,
+      model: info.model,
+      choices: c.choices,
+      usage,
+    }
+  },
+  stream(info) {
+    let id = `chatcmpl-${info.requestId}`
+    let finished = false
+    const chunk = (choices: ChunkChoice[], extra?: { usage: Usage }): ChatChunk => ({
+      id,
+      object: 'chat.completion.chunk',
+      created: info.created,
+      model: info.model,
+      choices,
+      ...extra,
+    })
+    return {
+      meta(upstreamId) {
+        id = upstreamId
+      },
+      choices(choices) {
+        if (choices.some((c) => c.index === 0 && c.finish_reason)) finished = true
+        return sse(chunk(choices))
+      },
+      raw: () => '',
+      end(usage) {
+        const stop = finished ? '' : sse(chunk([{ index: 0, delta: {}, finish_reason: 'stop' }]))
+        return `${stop}${sse(chunk([], { usage }))}${DONE}`
+      },
+      fail(message) {
+        return `${sse({ error: true, code: 'provider_error', message, requestId: info.requestId })}${DONE}`
+      },
+    }
+  },
+}
+
 export function modelName(t: Target): string {
   return `${t.provider}/${t.model.id}`
 }
 
 /** Headers every successful answer carries. */
-export function successHeaders(ctx: RequestContext, d: Dispatched): Record<string, string> {
+export function successHeaders(ctx: RequestContext, d: Dispatched, costUsd: number | null = null): Record<string, string> {
   const h: Record<string, string> = {
     'x-gw-request-id': ctx.requestId,
     'x-gw-model': modelName(d.target),
@@ -26,6 +104,7 @@ export function successHeaders(ctx: RequestContext, d: Dispatched): Record<strin
     h['x-gw-fallback-reason'] = d.fallback.reason ?? 'provider_error'
     h['x-gw-fallback-model'] = d.fallback.model
   }
+  if (costUsd !== null) h['x-gw-cost-usd'] = String(costUsd)
   return h
 }
 
@@ -52,22 +131,29 @@ function baseOutcome(d: Dispatched, refusal: boolean): Omit<Outcome, 'usage' | '
   }
 }
 
-export function jsonAnswer(ctx: RequestContext, d: Dispatched, finish: (o: Outcome) => void): Response {
+function answerInfo(ctx: RequestContext, d: Dispatched): AnswerInfo {
+  return {
+    requestId: ctx.requestId,
+    model: modelName(d.target),
+    created: Math.floor(Date.now() / 1000),
+    estimatedPromptTokens: estimatePromptTokens(d.sent.messages),
+  }
+}
+
+/** `finish` logs the outcome and returns its cost (null when unknown), sent as `x-gw-cost-usd`. */
+export function jsonAnswer(
+  ctx: RequestContext,
+  d: Dispatched,
+  finish: (o: Outcome) => number | null,
+  shape: AnswerShape = CHAT_SHAPE,
+): Response {
   if (d.answer.kind !== 'json') throw new Error('jsonAnswer needs a JSON answer')
   const c = d.answer.completion
   const text = c.choices.map((ch) => ch.message.content ?? '').join('')
   const usage = c.usage ?? estimateUsage(d, text)
-  const body: ChatCompletion = {
-    ...c.extra,
-    id: c.id ?? `chatcmpl-${ctx.requestId}`,
-    object: 'chat.completion',
-    created: Math.floor(Date.now() / 1000),
-    model: modelName(d.target),
-    choices: c.choices,
-    usage,
-  }
+  const body = shape.json(c, usage, answerInfo(ctx, d))
   const json = JSON.stringify(body)
-  finish({
+  const cost = finish({
     ...baseOutcome(d, d.answer.refusal),
     structuredOutput: checkStructuredOutput(d.sent, c.choices[0]?.message.content ?? null),
     usage,
@@ -77,7 +163,7 @@ export function jsonAnswer(ctx: RequestContext, d: Dispatched, finish: (o: Outco
   })
   return new Response(json, {
     status: 200,
-    headers: { 'content-type': 'application/json', ...successHeaders(ctx, d) },
+    headers: { 'content-type': 'application/json', ...successHeaders(ctx, d, cost) },
   })
 }
 
@@ -103,13 +189,19 @@ function noteChoices(t: Transcript, choices: ChunkChoice[]): void {
   }
 }
 
-export function streamAnswer(deps: Deps, ctx: RequestContext, d: Dispatched, finish: (o: Outcome) => void): Response {
+export function streamAnswer(
+  deps: Deps,
+  ctx: RequestContext,
+  d: Dispatched,
+  finish: (o: Outcome) => unknown,
+  shape: AnswerShape = CHAT_SHAPE,
+): Response {
   if (d.answer.kind !== 'stream') throw new Error('streamAnswer needs a stream answer')
   const { upstream } = d.answer
   let pending: StreamPart[] = d.answer.head
   const model = modelName(d.target)
-  const created = Math.floor(Date.now() / 1000)
-  let id = `chatcmpl-${ctx.requestId}`
+  const encoder = shape.stream(answerInfo(ctx, d))
+  const bytes = new TextEncoder()
   let usage: Usage | undefined
   let ended = false
   let closed = false
@@ -120,14 +212,10 @@ export function streamAnswer(deps: Deps, ctx: RequestContext, d: Dispatched, fin
   }
   deps.openStreams.add(terminate)
   const transcript: Transcript = { content: '', toolCalls: [], finish: null }
-  const chunk = (choices: ChunkChoice[], extra?: { usage: Usage }): ChatChunk => ({
-    id,
-    object: 'chat.completion.chunk',
-    created,
-    model,
-    choices,
-    ...extra,
-  })
+  const write = (controller: ReadableStreamDefaultController<Uint8Array>, text: string) => {
+    if (text) controller.enqueue(bytes.encode(text))
+    return text !== ''
+  }
 
   const done = (failure?: UpstreamFailure, clientLeft = false) => {
     if (closed) return
@@ -167,10 +255,7 @@ export function streamAnswer(deps: Deps, ctx: RequestContext, d: Dispatched, fin
           if (closed) return
           if (parts === null) {
             if (ended) {
-              if (!transcript.finish) controller.enqueue(sseData(chunk([{ index: 0, delta: {}, finish_reason: 'stop' }])))
-              const u = usage ?? estimateUsage(d, transcript.content)
-              controller.enqueue(sseData(chunk([], { usage: u })))
-              controller.enqueue(DONE_BYTES)
+              write(controller, encoder.end(usage ?? estimateUsage(d, transcript.content), transcript.finish))
               done()
             } else {
               failStream(controller, { kind: 'provider_error', message: 'the upstream stream ended before it was complete' })
@@ -182,12 +267,14 @@ export function streamAnswer(deps: Deps, ctx: RequestContext, d: Dispatched, fin
           for (const p of parts) {
             switch (p.type) {
               case 'meta':
-                if (p.id) id = p.id
+                if (p.id) encoder.meta(p.id)
                 break
               case 'choices':
                 noteChoices(transcript, p.choices)
-                controller.enqueue(sseData(chunk(p.choices)))
-                wrote = true
+                if (write(controller, encoder.choices(p.choices))) wrote = true
+                break
+              case 'raw':
+                if (write(controller, encoder.raw(p))) wrote = true
                 break
               case 'usage':
                 usage = p.usage
@@ -220,8 +307,7 @@ export function streamAnswer(deps: Deps, ctx: RequestContext, d: Dispatched, fin
     const message = shuttingDown
       ? 'gw is shutting down: the answer was cut short'
       : `The upstream stream failed after the answer had started (${failure.kind}): ${failure.message}`
-    controller.enqueue(sseData({ error: true, code: 'provider_error', message, requestId: ctx.requestId }))
-    controller.enqueue(DONE_BYTES)
+    write(controller, encoder.fail(message))
     done(failure)
   }
 

@@ -66,9 +66,10 @@ export function endUserId(ctx: RequestContext, input: ChatInput | undefined): st
   return ctx.identity?.endUserId ?? ctx.headers.get('x-gw-end-user-id') ?? input?.user ?? null
 }
 
-export function recordRequest(deps: Deps, ctx: RequestContext, input: ChatInput | undefined, o: Outcome): void {
+/** Queues the entry; returns its cost (null when unknown or not logged). */
+export function recordRequest(deps: Deps, ctx: RequestContext, input: ChatInput | undefined, o: Outcome): number | null {
   const identity = ctx.identity
-  if (!identity) return // unauthenticated requests belong to no org and are not logged
+  if (!identity) return null // unauthenticated requests belong to no org and are not logged
   const target = o.target
   const usage = o.usage
   const cached = usage?.prompt_tokens_details?.cached_tokens ?? 0
@@ -123,4 +124,5 @@ export function recordRequest(deps: Deps, ctx: RequestContext, input: ChatInput 
     if (o.responseBody !== undefined) entry.responseBody = capped(o.responseBody, undefined, o.responseBytes)
   }
   deps.logs.write(entry)
+  return entry.costUsd
 }

@@ -4,7 +4,7 @@ import { badRequest } from '../errors'
 import { FAILURE_KINDS, type FailureKind } from '../providers/adapter'
 import type { ChatRequest } from '../providers/openai-types'
 import { PROVIDER_IDS, toProviderId } from '../providers/provider-id'
-import { checkChatBody, type ChatBodyT } from '../schemas/chat-body'
+import { checkChatBody, checkFallbackHeader, type ChatBodyT } from '../schemas/chat-body'
 import type { ChatInput, FallbackEntry, ModelRef, OutputSchema } from './context'
 
 const GATEWAY_FIELDS = [
@@ -121,4 +121,32 @@ export function parseChatInput(raw: unknown): ChatInput {
     fallbackChain: parseChain(b['x-gw-fallback-chain'] ?? b.fallback_chain),
     promptRef: b['x-gw-prompt-id'] ?? b.prompt_id,
   }
+}
+
+function headerJson(headers: Headers, name: string): unknown {
+  const raw = headers.get(name)
+  if (raw === null) return undefined
+  try {
+    return JSON.parse(raw)
+  } catch {
+    throw badRequest(`Invalid ${name} header: expected JSON (${raw.slice(0, 64)})`)
+  }
+}
+
+/**
+ * Gateway fields given as headers, for clients that can only set headers (PRODUCT §12):
+ * `x-gw-fallback-chain` (JSON array of `provider/model` strings or `{model, triggers}`),
+ * `x-gw-metadata` (JSON object), `x-gw-prompt-id`. A header wins over the body's field.
+ */
+export function applyGatewayHeaders(input: ChatInput, headers: Headers): ChatInput {
+  const chain = headerJson(headers, 'x-gw-fallback-chain')
+  if (chain !== undefined) {
+    const entries = Array.isArray(chain) ? chain.map((e) => (typeof e === 'string' ? { model: e } : e)) : chain
+    input.fallbackChain = parseChain(checkFallbackHeader(entries))
+  }
+  const metadata = headerJson(headers, 'x-gw-metadata')
+  if (metadata !== undefined) input.metadata = parseMetadata(metadata)
+  const promptId = headers.get('x-gw-prompt-id')?.trim()
+  if (promptId) input.promptRef = promptId
+  return input
 }

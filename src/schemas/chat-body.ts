@@ -118,3 +118,7 @@ export function validator<S extends Parameters<typeof TypeCompiler.Compile>[0]>(
 }
 
 export const checkChatBody = validator(ChatBody)
+
+const checkFallbackHeaderField = validator(t.Object({ 'x-gw-fallback-chain': t.Array(FallbackEntryBody, { maxItems: 10 }) }))
+/** `x-gw-fallback-chain` once parsed as JSON; errors name the header. */
+export const checkFallbackHeader = (value: unknown) => checkFallbackHeaderField({ 'x-gw-fallback-chain': value })['x-gw-fallback-chain']

@@ -299,10 +299,10 @@ function validateBody(body: Obj, headers: Record<string, string>): Validation {
 }
 
 function usageOf(r: Reply, outputTokens: number): Obj {
-  const { prompt, cached } = r.usage
+  const { prompt, cached, cacheWrite } = r.usage
   return {
-    input_tokens: Math.max(0, prompt - cached),
-    cache_creation_input_tokens: 0,
+    input_tokens: Math.max(0, prompt - cached - cacheWrite),
+    cache_creation_input_tokens: cacheWrite,
     cache_read_input_tokens: cached,
     cache_creation: { ephemeral_5m_input_tokens: 0, ephemeral_1h_input_tokens: 0 },
     output_tokens: outputTokens,
@@ -356,7 +356,9 @@ export const anthropic: ProviderImpl = {
   refusalText: '',
 
   route(method, url) {
-    return method === 'POST' && url.pathname === '/v1/messages' ? {} : undefined
+    if (method !== 'POST') return undefined
+    if (url.pathname === '/v1/messages') return {}
+    return url.pathname === '/v1/messages/count_tokens' ? { endpoint: 'count_tokens' } : undefined
   },
 
   notFound() {
@@ -470,7 +472,7 @@ export const anthropic: ProviderImpl = {
         delta: { stop_reason: STOP_REASON[r.finish], stop_sequence: null, stop_details: stopDetails(r) },
         usage: {
           input_tokens: u.input_tokens,
-          cache_creation_input_tokens: 0,
+          cache_creation_input_tokens: u.cache_creation_input_tokens,
           cache_read_input_tokens: u.cache_read_input_tokens,
           output_tokens: u.output_tokens,
         },
@@ -492,4 +494,16 @@ export const anthropic: ProviderImpl = {
   malformed() {
     return 'event: content_block_delta\ndata: {not json\n\n'
   },
+
+  /** count_tokens: the messages are checked like a generation request's; the answer is `{input_tokens}`. */
+  extra(_endpoint, body, isJson, headers) {
+    if (!isJson || !isObj(body)) return anthropicError(400, 'invalid_request_error', 'There was an issue with your request body: invalid JSON')
+    for (const k of Object.keys(body))
+      if (!COUNT_FIELDS.has(k)) return anthropicError(400, 'invalid_request_error', `${k}: Extra inputs are not permitted`)
+    const v = validateBody({ ...body, max_tokens: 1 }, headers)
+    if (!v.ok) return v.reply
+    return jsonReply(200, { input_tokens: promptTokens(body) }, baseHeaders(requestId()))
+  },
 }
+
+const COUNT_FIELDS = new Set(['model', 'messages', 'system', 'tools', 'tool_choice', 'thinking', 'output_config'])

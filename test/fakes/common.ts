@@ -186,6 +186,7 @@ export function planReply(
     prompt: b.usage?.prompt ?? ctx.promptTokens,
     completion: b.usage?.completion ?? completion,
     cached: b.usage?.cached ?? 0,
+    cacheWrite: b.usage?.cacheWrite ?? 0,
     thinking: b.usage?.thinking ?? countWords(thinkingText),
   }
   return { model: ctx.model, text, pieces: splitText(text, b.chunks), toolCalls, finish, thinkingText, usage }

@@ -1,0 +1,26 @@
+// A stream translator for pass-through endpoints: every upstream event is relayed as it came (a `raw`
+// part), while the provider's own translator still reads it for usage, the first-byte commit and the log.
+
+import type { StreamPart, StreamTranslator } from '../providers/adapter'
+import type { SseEvent } from '../sse/parse'
+
+/** The SSE text of one event, as the upstream framed it (`event:` line when named, one `data:` line per line). */
+export function encodeEvent(ev: SseEvent): string {
+  const data = ev.data
+    .split('\n')
+    .map((line) => `data: ${line}`)
+    .join('\n')
+  return ev.event === undefined ? `${data}\n\n` : `event: ${ev.event}\n${data}\n\n`
+}
+
+export class RawRelay implements StreamTranslator {
+  constructor(private readonly inner: StreamTranslator) {}
+
+  push(ev: SseEvent): StreamPart[] {
+    return [{ type: 'raw', event: ev.event, text: encodeEvent(ev) }, ...this.inner.push(ev)]
+  }
+
+  end(): StreamPart[] {
+    return this.inner.end()
+  }
+}
