@@ -1,9 +1,9 @@
-// createApp(deps): the Elysia HTTP edge — request ids, one error shape, body limit, and the routes.
+// createApp(deps): the Elysia HTTP edge — request ids, one error shape, and the routes.
 
 import { Elysia } from 'elysia'
 import { AdminService } from './admin/admin-service'
 import { errorResponse } from './http/error-handler'
-import { markArrival, tooLarge } from './http/request-context'
+import { markArrival } from './http/request-context'
 import { adminRoutes } from './http/routes/admin'
 import { chatRoutes } from './http/routes/chat'
 import { healthRoutes } from './http/routes/health'
@@ -15,10 +15,10 @@ import type { Deps } from './pipeline/context'
 
 export function createApp(deps: Deps, admin = new AdminService(deps.store, (org) => deps.orgs.invalidate(org))) {
   return new Elysia({ name: 'gw' })
+    // No body is looked at here: each route reads its body (with the size limit) only after the
+    // caller is authenticated, so an unauthenticated caller gets 401 whatever it sends (PRODUCT §4).
     .onRequest(({ request }) => {
       markArrival(request)
-      const declared = Number(request.headers.get('content-length'))
-      if (declared > deps.config.maxBodyBytes) throw tooLarge(deps.config.maxBodyBytes)
     })
     .onError({ as: 'global' }, ({ error, code, request }) => errorResponse(error, request, code))
     .use(healthRoutes(deps))

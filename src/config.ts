@@ -19,6 +19,10 @@ export interface Config {
   promptsDir: string
   catalogPath: string | undefined
   logBodies: boolean
+  /** Raw log entries older than this many days are pruned (0 keeps everything). */
+  logRetentionDays: number
+  /** Each stored request/response body is capped at this size and then stored as a truncated preview. */
+  logBodyMaxBytes: number
   /** Provider keys of the `default` org, from OPENAI_API_KEY etc. */
   envProviderKeys: Partial<Record<ProviderId, string>>
   envServiceKey: string | undefined
@@ -41,6 +45,8 @@ const FLAGS: Record<string, string> = {
   'drain-ms': 'GW_DRAIN_MS',
   'jwks-refresh-ms': 'GW_JWKS_REFRESH_MS',
   'log-bodies': 'GW_LOG_BODIES',
+  'log-retention-days': 'GW_LOG_RETENTION_DAYS',
+  'log-body-max-bytes': 'GW_LOG_BODY_MAX_BYTES',
 }
 
 export class ConfigError extends Error {
@@ -76,16 +82,17 @@ export function loadConfig(env: Env): Config {
     const v = env[name]
     return v === undefined || v === '' ? undefined : v
   }
-  const int = (name: string, dflt: number, min: number, max: number) => {
+  const num = (name: string, dflt: number, min: number, max: number, whole = false) => {
     const raw = opt(name)
     if (raw === undefined) return dflt
     const n = Number(raw)
-    if (!Number.isInteger(n) || n < min || n > max) {
-      problems.push(`${name} must be an integer from ${min} to ${max}, got "${raw}"`)
+    if (!(whole ? Number.isInteger(n) : Number.isFinite(n)) || n < min || n > max) {
+      problems.push(`${name} must be ${whole ? 'an integer' : 'a number'} from ${min} to ${max}, got "${raw}"`)
       return dflt
     }
     return n
   }
+  const int = (name: string, dflt: number, min: number, max: number) => num(name, dflt, min, max, true)
   const bool = (name: string, dflt: boolean) => {
     const raw = opt(name)
     if (raw === undefined) return dflt
@@ -135,6 +142,8 @@ export function loadConfig(env: Env): Config {
     promptsDir: str('GW_PROMPTS_DIR', DEFAULT_PROMPTS_DIR),
     catalogPath: opt('GW_CATALOG'),
     logBodies: bool('GW_LOG_BODIES', true),
+    logRetentionDays: num('GW_LOG_RETENTION_DAYS', 30, 0, 36_500),
+    logBodyMaxBytes: int('GW_LOG_BODY_MAX_BYTES', 65_536, 256, 1_073_741_824),
     envProviderKeys,
     envServiceKey: opt('GW_SERVICE_KEY'),
   }

@@ -13,6 +13,7 @@ import { OrgDirectory } from './pipeline/org-directory'
 import { type HealthOptions, UpstreamHealth } from './pipeline/upstream-health'
 import { MemoryRateLimiter } from './policy/rate-limiter'
 import { type LoadReport, loadPromptFiles, readPromptFiles } from './prompts/prompt-files'
+import { type LogRetentionOptions, startLogRetention } from './store/log-retention'
 import { LogWriter } from './store/log-writer'
 import { createSqliteStore } from './store/sqlite'
 import type { Store } from './store/types'
@@ -48,6 +49,7 @@ export interface StartOptions {
   /** Listen (default true); false builds everything but the socket, for tests using app.handle. */
   listen?: boolean
   logWriter?: ConstructorParameters<typeof LogWriter>[1]
+  retention?: LogRetentionOptions
   health?: HealthOptions
   /** Seconds of silence after which Bun drops a connection (chat routes lift it per request). */
   idleTimeoutSeconds?: number
@@ -62,6 +64,10 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
     onError: (err, attempt) =>
       console.error(`gw: writing request logs failed (attempt ${attempt}), will retry:`, err instanceof Error ? err.message : err),
     ...opts.logWriter,
+  })
+  const retention = startLogRetention(store.logs, config.logRetentionDays, {
+    onError: (err) => console.error('gw: pruning old log entries failed, will retry:', err instanceof Error ? err.message : err),
+    ...opts.retention,
   })
   const deps: Deps = {
     config,
@@ -86,7 +92,7 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
       // Slow or silent clients are cut after this; chat routes lift it once their body is read.
       idleTimeout: opts.idleTimeoutSeconds ?? 120,
       // No Bun limit: Bun's own 413 has a bare body. GW_MAX_BODY_BYTES is enforced by gw instead, in
-      // onRequest for a declared Content-Length and in readJsonBody while a chunked body streams in.
+      // readJsonBody (after authentication): a declared Content-Length up front, a chunked body as it streams in.
       maxRequestBodySize: Number.MAX_SAFE_INTEGER,
     })
   const port = app.server?.port ?? config.port
@@ -110,6 +116,7 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
           for (const end of [...deps.openStreams]) end()
           await Promise.race([closed, Bun.sleep(2000)])
         }
+        await retention.stop()
         await logs.close()
         await store.close()
       })()

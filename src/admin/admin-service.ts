@@ -14,7 +14,10 @@ import {
   checkSigningSecretBody,
 } from '../schemas/admin-bodies'
 import type { OidcConfig, Org, Policy, ProviderRecord, Store } from '../store/types'
+import { pruneBefore } from '../store/log-retention'
+import type { UsageRow } from '../store/usage-rollup'
 import { PromptAdmin } from './prompt-admin'
+import { parseUsageQuery } from './usage-report'
 
 const ORG_ID = /^[a-z0-9][a-z0-9_-]{0,63}$/
 
@@ -109,6 +112,17 @@ export class AdminService {
     const limits = { ...(requestsPerMinute ? { requestsPerMinute } : {}), ...(tokensPerMinute ? { tokensPerMinute } : {}) }
     await this.store.keys.createServiceKey({ id, orgId, name: body.name, hash, limits })
     return { id, key }
+  }
+
+  /** The org's usage report (PRODUCT §11) for the query parameters of GET /admin/orgs/:org/usage. */
+  async usage(orgId: string, params: URLSearchParams): Promise<{ data: UsageRow[] }> {
+    await this.requireOrg(orgId)
+    return { data: await this.store.logs.usage(parseUsageQuery(orgId, params)) }
+  }
+
+  /** Deletes raw log entries older than `olderThanMs` now (roll-ups stay); returns how many. */
+  async pruneLogs(olderThanMs: number): Promise<{ deleted: number }> {
+    return { deleted: await pruneBefore(this.store.logs, Date.now() - olderThanMs) }
   }
 
   async revokeServiceKey(orgId: string, id: string): Promise<void> {

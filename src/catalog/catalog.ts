@@ -2,14 +2,29 @@
 // resolved as provider defaults < matching family rules < the model's own entry.
 
 import { readFileSync } from 'node:fs'
-import { PROVIDER_IDS, type ProviderId } from '../providers/provider-id'
+import { modelName, PROVIDER_IDS, type ProviderId } from '../providers/provider-id'
 import builtin from './models.json'
 
-export interface ModelPrice {
+/** USD per million tokens of each kind a provider bills. */
+export interface TokenPrices {
   input: number
   output: number
+  /** Input read from the provider's cache; `input` when absent. */
   cachedInput?: number
+  /** Input written to the provider's cache; `input` when absent. */
   cacheWrite?: number
+  /** Reasoning (thinking) output; `output` when absent. */
+  reasoning?: number
+}
+
+/** A long-context tier: the whole request is billed at these prices once its prompt exceeds `aboveInputTokens`. */
+export interface PriceTier extends TokenPrices {
+  aboveInputTokens: number
+}
+
+export interface ModelPrice extends TokenPrices {
+  /** Ascending by threshold; the highest one the prompt exceeds applies. */
+  tiers?: PriceTier[]
 }
 
 export interface ModelInfo {
@@ -38,6 +53,8 @@ export interface ModelInfo {
 export interface ResolvedModel {
   provider: ProviderId
   id: string
+  /** `provider/model-id` (modelName). */
+  name: string
   /** Listed in the catalog (an unlisted id is still routed, with its provider's defaults). */
   known: boolean
   info: ModelInfo
@@ -50,6 +67,8 @@ export interface UsageForCost {
   cachedTokens?: number
   /** Part of promptTokens, written to the provider's cache. */
   cacheWriteTokens?: number
+  /** Part of completionTokens spent on reasoning. */
+  reasoningTokens?: number
 }
 
 export interface Catalog {
@@ -57,6 +76,8 @@ export interface Catalog {
   /** The listed models of a provider, in file order. */
   list(provider: ProviderId): ResolvedModel[]
   readonly checked: string
+  /** Version of the price table (built-in, plus GW_CATALOG's when it sets one); stored on every log entry. */
+  readonly priceVersion: string
 }
 
 type Fields = Record<string, unknown>
@@ -99,15 +120,32 @@ function checkFields(f: Fields, at: string): Fields {
   if (f.aliasOf !== undefined && typeof f.aliasOf !== 'string') throw new Error(`${at}.aliasOf must be a model id`)
   const price = f.price
   if (price !== undefined && price !== null) {
-    if (!isObject(price)) throw new Error(`${at}.price must be an object`)
-    for (const k of ['input', 'output', 'cachedInput', 'cacheWrite']) {
-      const v = price[k]
-      const required = k === 'input' || k === 'output'
-      if ((required || v !== undefined) && (typeof v !== 'number' || !(v >= 0)))
-        throw new Error(`${at}.price.${k} must be a number ≥ 0 (USD per 1M tokens)`)
+    checkPrices(price, `${at}.price`)
+    const tiers = (price as Fields).tiers
+    if (tiers !== undefined) {
+      if (!Array.isArray(tiers)) throw new Error(`${at}.price.tiers must be a list`)
+      let last = 0
+      tiers.forEach((tier, i) => {
+        const t = checkPrices(tier, `${at}.price.tiers[${i}]`)
+        const above = t.aboveInputTokens
+        if (typeof above !== 'number' || !Number.isInteger(above) || above <= last)
+          throw new Error(`${at}.price.tiers[${i}].aboveInputTokens must be a whole number above the previous tier's`)
+        last = above
+      })
     }
   }
   return f
+}
+
+function checkPrices(price: unknown, at: string): Fields {
+  if (!isObject(price)) throw new Error(`${at} must be an object`)
+  for (const k of ['input', 'output', 'cachedInput', 'cacheWrite', 'reasoning']) {
+    const v = price[k]
+    const required = k === 'input' || k === 'output'
+    if ((required || v !== undefined) && (typeof v !== 'number' || !(v >= 0)))
+      throw new Error(`${at}.${k} must be a number ≥ 0 (USD per 1M tokens)`)
+  }
+  return price
 }
 
 /** Merges a catalog document (built-in or a user's) into the sections. */
@@ -150,7 +188,13 @@ export function loadCatalog(extra?: unknown): Catalog {
     PROVIDER_IDS.map((p) => [p, { defaults: {}, families: [], models: new Map() }]),
   )
   mergeDocument(sections, builtin, 'built-in catalog')
-  if (extra !== undefined) mergeDocument(sections, extra, 'GW_CATALOG')
+  let priceVersion = builtin.priceVersion
+  if (extra !== undefined) {
+    mergeDocument(sections, extra, 'GW_CATALOG')
+    const own = (extra as Fields).priceVersion
+    if (own !== undefined && typeof own !== 'string') throw new Error('GW_CATALOG: priceVersion must be a string')
+    priceVersion = own ? `${priceVersion}+${own}` : `${priceVersion}+custom`
+  }
   const patterns = new Map<string, RegExp>()
   const cache = new Map<string, ResolvedModel>()
 
@@ -163,7 +207,7 @@ export function loadCatalog(extra?: unknown): Catalog {
   }
 
   const resolve = (provider: ProviderId, id: string): ResolvedModel => {
-    const key = `${provider}/${id}`
+    const key = modelName(provider, id)
     const hit = cache.get(key)
     if (hit) return hit
     const section = sections.get(provider) as ProviderSection
@@ -176,13 +220,14 @@ export function loadCatalog(extra?: unknown): Catalog {
     const own = ownFields(section, id)
     if (own) Object.assign(info, own)
     delete info.aliasOf
-    const resolved: ResolvedModel = { provider, id, known: own !== undefined, info: info as unknown as ModelInfo }
+    const resolved: ResolvedModel = { provider, id, name: key, known: own !== undefined, info: info as unknown as ModelInfo }
     if (cache.size < 10_000) cache.set(key, resolved)
     return resolved
   }
 
   return {
     checked: typeof builtin.checked === 'string' ? builtin.checked : 'unknown',
+    priceVersion,
     resolve,
     list: (provider) => [...(sections.get(provider)?.models.keys() ?? [])].map((id) => resolve(provider, id)),
   }
@@ -203,15 +248,32 @@ export function readCatalogFile(path: string): unknown {
   }
 }
 
-/** USD cost of a request; null when the model's price is unknown. */
+/** The prices that apply to a prompt of this size: the highest long-context tier it exceeds, else the base. */
+export function pricesFor(price: ModelPrice, promptTokens: number): TokenPrices {
+  let applied: TokenPrices = price
+  for (const tier of price.tiers ?? []) if (promptTokens > tier.aboveInputTokens) applied = tier
+  return applied
+}
+
+/**
+ * USD cost of a request; null when the model's price is unknown. The token kinds are disjoint:
+ * fresh input, cached input, cache writes (parts of promptTokens), reasoning and the rest of the
+ * output (parts of completionTokens).
+ */
 export function costUsd(model: ResolvedModel, usage: UsageForCost): number | null {
-  const p = model.info.price
-  if (!p) return null
+  if (!model.info.price) return null
+  const p = pricesFor(model.info.price, usage.promptTokens)
   const cached = usage.cachedTokens ?? 0
   const written = usage.cacheWriteTokens ?? 0
   const fresh = Math.max(0, usage.promptTokens - cached - written)
+  const reasoning = Math.min(usage.reasoningTokens ?? 0, usage.completionTokens)
+  const output = usage.completionTokens - reasoning
   const usd =
-    (fresh * p.input + cached * (p.cachedInput ?? p.input) + written * (p.cacheWrite ?? p.input) + usage.completionTokens * p.output) /
+    (fresh * p.input +
+      cached * (p.cachedInput ?? p.input) +
+      written * (p.cacheWrite ?? p.input) +
+      output * p.output +
+      reasoning * (p.reasoning ?? p.output)) /
     1e6
   return Math.round(usd * 1e9) / 1e9
 }

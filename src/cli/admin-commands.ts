@@ -8,6 +8,7 @@ import { GatewayError } from '../errors'
 import { openStore } from '../server'
 import { splitFrontMatter, versionBodyOf } from '../prompts/prompt-files'
 import { flag, parseArgs, requireFlag } from './args'
+import { formatTable } from './table'
 
 export const ADMIN_USAGE = `  gw org create --name NAME [--id ID]
   gw org show [--org ID]
@@ -24,7 +25,9 @@ export const ADMIN_USAGE = `  gw org create --name NAME [--id ID]
                     [--variables '[{"name":"x","type":"string","required":true}]'] [--temperature N] [--max-tokens N]) [--publish] [--org ID]
   gw prompt publish SLUG_OR_ID VERSION [--org ID]
   gw prompt show SLUG_OR_ID [--org ID]
-  gw partial set NAME (--template T | --file F) [--org ID]`
+  gw partial set NAME (--template T | --file F) [--org ID]
+  gw usage [--org ID] [--since TIME] [--until TIME] [--group-by day|model|provider|key|endUser|metadata.KEY] [--json]
+  gw logs prune --older-than DURATION      (e.g. 30d, 12h, 90m; roll-ups are kept)`
 
 type Command = (admin: AdminService, argv: string[]) => Promise<unknown>
 
@@ -126,6 +129,27 @@ const COMMANDS: Record<string, Command> = {
     const a = parseArgs(argv)
     return admin.prompts.describe(orgOf(a), positional(a, 'which prompt? (slug or id)'))
   },
+  usage: async (admin, argv) => {
+    const a = parseArgs(argv, ['json'])
+    const params = new URLSearchParams(pick({ since: flag(a, 'since'), until: flag(a, 'until'), groupBy: flag(a, 'group-by') }) as Record<string, string>)
+    const report = await admin.usage(orgOf(a), params)
+    if (a.flags.has('json')) return report
+    return formatTable(
+      [params.get('groupBy') ?? 'day', 'requests', 'errors', 'input', 'cached', 'cache write', 'output', 'reasoning', 'cost USD'],
+      report.data.map((r) => [
+        r.key,
+        r.requests,
+        r.errors,
+        r.tokens.input,
+        r.tokens.cachedInput,
+        r.tokens.cacheWrite,
+        r.tokens.output,
+        r.tokens.reasoning,
+        r.costUsd === null ? null : Number(r.costUsd.toFixed(6)),
+      ]),
+    )
+  },
+  'logs prune': async (admin, argv) => admin.pruneLogs(duration(requireFlag(parseArgs(argv), 'older-than'), 'older-than')),
   'partial set': async (admin, argv) => {
     const a = parseArgs(argv)
     const file = flag(a, 'file')
@@ -153,6 +177,15 @@ function num(a: ReturnType<typeof parseArgs>, name: string): number | undefined 
   return n
 }
 
+const UNIT_MS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }
+
+/** `30d`, `12h`, `90m`, `45s` → milliseconds. */
+function duration(v: string, name: string): number {
+  const m = /^(\d+(?:\.\d+)?)([smhd])$/.exec(v)
+  if (!m) throw new Error(`--${name} must be a duration such as 30d, 12h, 90m or 45s`)
+  return Number(m[1]) * (UNIT_MS[m[2] as string] as number)
+}
+
 /** Drops undefined fields, so bodies carry only what was given. */
 function pick<T extends Record<string, unknown>>(o: T): Partial<T> {
   return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>
@@ -167,13 +200,14 @@ function int(a: ReturnType<typeof parseArgs>, name: string): number | undefined 
 
 /** Runs `gw <noun> <verb> …`; returns false when the words name no admin command. */
 export async function runAdminCommand(config: Config, words: string[]): Promise<boolean> {
-  const command = COMMANDS[`${words[0]} ${words[1]}`]
+  const two = COMMANDS[`${words[0]} ${words[1]}`]
+  const command = two ?? COMMANDS[words[0] as string]
   if (!command) return false
   const store = openStore(config)
   try {
     await ensureDefaultOrg(store)
-    const out = await command(new AdminService(store), words.slice(2))
-    console.log(JSON.stringify(out, null, 2))
+    const out = await command(new AdminService(store), words.slice(two ? 2 : 1))
+    console.log(typeof out === 'string' ? out : JSON.stringify(out, null, 2))
   } catch (err) {
     const msg = err instanceof GatewayError || err instanceof Error ? err.message : String(err)
     console.error(`gw: ${msg}`)

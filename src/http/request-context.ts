@@ -34,7 +34,7 @@ export function contextFor(request: Request, endpoint: string): RequestContext {
   }
 }
 
-export function tooLarge(limit: number): GatewayError {
+function tooLarge(limit: number): GatewayError {
   return new GatewayError(413, 'gateway_error', `Request body is larger than the ${limit}-byte limit (GW_MAX_BODY_BYTES)`)
 }
 

@@ -21,7 +21,7 @@ export function clamp(input: ChatInput, target: Target, adapter: ProviderAdapter
   const info = target.model.info
   const body: ChatRequest = { ...input.body, model: target.model.id }
   const warnings: string[] = []
-  const name = `${target.provider}/${target.model.id}`
+  const name = target.model.name
   if (input.outputSchema) body.response_format = toResponseFormat(input.outputSchema)
   if (input.stream) body.stream = true
   else delete body.stream

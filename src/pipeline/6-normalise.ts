@@ -2,12 +2,12 @@
 // stream — in the endpoint's shape (OpenAI chat here; Anthropic Messages and OpenAI Responses in
 // src/apis/), then hand the outcome to the log.
 
-import type { StreamPart, Target, UpstreamCompletion, UpstreamFailure } from '../providers/adapter'
+import type { StreamPart, UpstreamCompletion, UpstreamFailure } from '../providers/adapter'
 import type { ChatChunk, ChatCompletion, ChunkChoice, FinishReason, ToolCall, Usage } from '../providers/openai-types'
 import { SSE_HEADERS } from '../sse/encode'
 import { estimatePromptTokens, estimateTokens } from '../tokens'
-import type { Dispatched } from './5-dispatch'
-import type { Deps, RequestContext } from './context'
+import type { Dispatched } from './5-fallback'
+import type { AuthedContext, Deps } from './context'
 import type { Outcome } from './7-log'
 import { checkStructuredOutput } from './structured-output'
 
@@ -21,7 +21,7 @@ export interface AnswerInfo {
   estimatedPromptTokens: number
 }
 
-/** Writes one stream in an endpoint's format; each method returns the SSE text to send ('' = nothing). */
+/** Writes one stream in an endpoint's format; each method returns the SSE text to send ('' = nothing yet). */
 export interface StreamEncoder {
   /** The upstream's answer id, when it gives one. */
   meta(id: string): void
@@ -44,60 +44,68 @@ export interface AnswerShape {
 const sse = (value: unknown) => `data: ${JSON.stringify(value)}\n\n`
 const DONE = 'data: [DONE]\n\n'
 
-/** OpenAI chat completions: gw's own format. */
-export const CHAT_SHAPE: AnswerShape = {
-  json(c, usage, info): ChatCompletion {
-    return {
-      ...c.extra,
-      id: c.id ?? `chatcmpl-${info.requestId}`,
-      object: 'chat.completion',
-      created: info.created,
-      model: info.model,
-      choices: c.choices,
-      usage,
-    }
-  },
-  stream(info) {
-    let id = `chatcmpl-${info.requestId}`
-    let finished = false
-    const chunk = (choices: ChunkChoice[], extra?: { usage: Usage }): ChatChunk => ({
-      id,
-      object: 'chat.completion.chunk',
-      created: info.created,
-      model: info.model,
-      choices,
-      ...extra,
-    })
-    return {
-      meta(upstreamId) {
-        id = upstreamId
-      },
-      choices(choices) {
-        if (choices.some((c) => c.index === 0 && c.finish_reason)) finished = true
-        return sse(chunk(choices))
-      },
-      raw: () => '',
-      end(usage) {
-        const stop = finished ? '' : sse(chunk([{ index: 0, delta: {}, finish_reason: 'stop' }]))
-        return `${stop}${sse(chunk([], { usage }))}${DONE}`
-      },
-      fail(message) {
-        return `${sse({ error: true, code: 'provider_error', message, requestId: info.requestId })}${DONE}`
-      },
-    }
-  },
-}
-
-export function modelName(t: Target): string {
-  return `${t.provider}/${t.model.id}`
+/**
+ * OpenAI chat completions, gw's own format. Usage goes where PRODUCT §4 puts it: with
+ * `stream_options.include_usage`, in a last chunk with `choices: []` (OpenAI's shape); without it, on
+ * the chunk that carries the finish_reason (held back until the usage is known), so
+ * `chunk.choices[0]` is always safe.
+ */
+export function chatShape(includeUsage: boolean): AnswerShape {
+  return {
+    json(c, usage, info): ChatCompletion {
+      return {
+        ...c.extra,
+        id: c.id ?? `chatcmpl-${info.requestId}`,
+        object: 'chat.completion',
+        created: info.created,
+        model: info.model,
+        choices: c.choices,
+        usage,
+      }
+    },
+    stream(info) {
+      let id = `chatcmpl-${info.requestId}`
+      /** The chunk with the finish_reason, held back to carry the usage (without include_usage). */
+      let finishing: ChunkChoice[] | undefined
+      const chunk = (choices: ChunkChoice[], extra?: { usage: Usage }): ChatChunk => ({
+        id,
+        object: 'chat.completion.chunk',
+        created: info.created,
+        model: info.model,
+        choices,
+        ...extra,
+      })
+      return {
+        meta(upstreamId) {
+          id = upstreamId
+        },
+        choices(choices) {
+          if (!choices.some((c) => c.finish_reason !== null)) return sse(chunk(choices))
+          // Held back to carry the usage; a later finish (other choices) joins it.
+          finishing = finishing ? [...finishing, ...choices] : choices
+          return ''
+        },
+        raw: () => '',
+        end(usage) {
+          const last = finishing ?? [{ index: 0, delta: {}, finish_reason: 'stop' as const }]
+          const closing = includeUsage ? sse(chunk(last)) + sse(chunk([], { usage })) : sse(chunk(last, { usage }))
+          return closing + DONE
+        },
+        fail(message) {
+          const held = finishing ? sse(chunk(finishing)) : ''
+          return `${held}${sse({ error: true, code: 'provider_error', message, requestId: info.requestId })}${DONE}`
+        },
+      }
+    },
+  }
 }
 
 /** Headers every successful answer carries. */
-export function successHeaders(ctx: RequestContext, d: Dispatched, costUsd: number | null = null): Record<string, string> {
+export function successHeaders(ctx: AuthedContext, d: Dispatched, costUsd: number | null = null): Record<string, string> {
   const h: Record<string, string> = {
     'x-gw-request-id': ctx.requestId,
-    'x-gw-model': modelName(d.target),
-    'x-gw-auth-mode': ctx.identity?.authMode ?? 'GwKey',
+    'x-gw-model': d.attempt.target.model.name,
+    'x-gw-auth-mode': ctx.identity.authMode,
   }
   if (d.fallback.used && d.fallback.model) {
     h['x-gw-fallback'] = 'true'
@@ -109,44 +117,39 @@ export function successHeaders(ctx: RequestContext, d: Dispatched, costUsd: numb
 }
 
 function estimateUsage(d: Dispatched, completionText: string): Usage {
-  const prompt = estimatePromptTokens(d.sent.messages)
+  const prompt = estimatePromptTokens(d.attempt.body.messages)
   const completion = estimateTokens(completionText)
   return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion }
 }
 
-function baseOutcome(d: Dispatched, refusal: boolean): Omit<Outcome, 'usage' | 'usageEstimated' | 'responseBody'> {
+function baseOutcome(d: Dispatched): Omit<Outcome, 'usage' | 'usageEstimated' | 'responseBody'> {
   return {
     status: 200,
     errorCode: null,
     errorMessage: null,
-    target: d.target,
+    target: d.attempt.target,
     attempts: d.attempts,
     fallback: d.fallback,
-    upstreamLatencyMs: d.upstreamLatencyMs,
-    ttftMs: d.ttftMs,
+    upstreamLatencyMs: d.attempt.headersMs,
+    ttftMs: d.attempt.ttftMs,
     incomplete: false,
-    refusal,
+    refusal: d.attempt.refusal,
     warnings: d.warnings,
     structuredOutput: null,
   }
 }
 
-function answerInfo(ctx: RequestContext, d: Dispatched): AnswerInfo {
+function answerInfo(ctx: AuthedContext, d: Dispatched): AnswerInfo {
   return {
     requestId: ctx.requestId,
-    model: modelName(d.target),
+    model: d.attempt.target.model.name,
     created: Math.floor(Date.now() / 1000),
-    estimatedPromptTokens: estimatePromptTokens(d.sent.messages),
+    estimatedPromptTokens: estimatePromptTokens(d.attempt.body.messages),
   }
 }
 
 /** `finish` logs the outcome and returns its cost (null when unknown), sent as `x-gw-cost-usd`. */
-export function jsonAnswer(
-  ctx: RequestContext,
-  d: Dispatched,
-  finish: (o: Outcome) => number | null,
-  shape: AnswerShape = CHAT_SHAPE,
-): Response {
+export function jsonAnswer(ctx: AuthedContext, d: Dispatched, finish: (o: Outcome) => number | null, shape: AnswerShape): Response {
   if (d.answer.kind !== 'json') throw new Error('jsonAnswer needs a JSON answer')
   const c = d.answer.completion
   const text = c.choices.map((ch) => ch.message.content ?? '').join('')
@@ -154,8 +157,8 @@ export function jsonAnswer(
   const body = shape.json(c, usage, answerInfo(ctx, d))
   const json = JSON.stringify(body)
   const cost = finish({
-    ...baseOutcome(d, d.answer.refusal),
-    structuredOutput: checkStructuredOutput(d.sent, c.choices[0]?.message.content ?? null),
+    ...baseOutcome(d),
+    structuredOutput: checkStructuredOutput(d.attempt.body, c.choices[0]?.message.content ?? null),
     usage,
     usageEstimated: !c.usage,
     responseBody: body,
@@ -189,17 +192,11 @@ function noteChoices(t: Transcript, choices: ChunkChoice[]): void {
   }
 }
 
-export function streamAnswer(
-  deps: Deps,
-  ctx: RequestContext,
-  d: Dispatched,
-  finish: (o: Outcome) => unknown,
-  shape: AnswerShape = CHAT_SHAPE,
-): Response {
+/** The SSE answer, written by the endpoint's stream encoder. */
+export function streamAnswer(deps: Deps, ctx: AuthedContext, d: Dispatched, finish: (o: Outcome) => unknown, shape: AnswerShape): Response {
   if (d.answer.kind !== 'stream') throw new Error('streamAnswer needs a stream answer')
-  const { upstream } = d.answer
-  let pending: StreamPart[] = d.answer.head
-  const model = modelName(d.target)
+  const { attempt } = d.answer
+  let pending: StreamPart[] | null = d.answer.head
   const encoder = shape.stream(answerInfo(ctx, d))
   const bytes = new TextEncoder()
   let usage: Usage | undefined
@@ -208,7 +205,7 @@ export function streamAnswer(
   let shuttingDown = false
   const terminate = () => {
     shuttingDown = true
-    upstream.cancel()
+    attempt.close()
   }
   deps.openStreams.add(terminate)
   const transcript: Transcript = { content: '', toolCalls: [], finish: null }
@@ -221,22 +218,14 @@ export function streamAnswer(
     if (closed) return
     closed = true
     deps.openStreams.delete(terminate)
-    const u = usage ?? estimateUsage(d, transcript.content)
-    const last = d.attempts[d.attempts.length - 1]
-    if (failure && !shuttingDown) {
-      if (last) Object.assign(last, { outcome: failure.kind, message: failure.message })
-      deps.health.record(ctx.identity?.orgId ?? '', model, failure.kind)
-    }
-    // A refusal can also come at the end of a stream that had started normally (Anthropic, Gemini).
-    const refusal = d.answer.refusal || transcript.finish === 'content_filter'
-    if (refusal && last?.outcome === 'ok') last.outcome = 'refusal_detected'
+    attempt.close()
     finish({
-      ...baseOutcome(d, refusal),
-      structuredOutput: checkStructuredOutput(d.sent, transcript.content),
+      ...baseOutcome(d),
+      structuredOutput: checkStructuredOutput(attempt.body, transcript.content),
       errorCode: failure ? 'provider_error' : null,
       errorMessage: failure?.message ?? (clientLeft ? 'the client disconnected before the end of the stream' : null),
       incomplete: !!failure || clientLeft,
-      usage: u,
+      usage: usage ?? estimateUsage(d, transcript.content),
       usageEstimated: !usage,
       responseBody: {
         content: transcript.content,
@@ -246,20 +235,21 @@ export function streamAnswer(
     })
   }
 
+  const complete = (controller: ReadableStreamDefaultController<Uint8Array>) => {
+    write(controller, encoder.end(usage ?? estimateUsage(d, transcript.content), transcript.finish))
+    done()
+  }
+
   const body = new ReadableStream<Uint8Array>({
     async pull(controller) {
       try {
         for (;;) {
-          const parts = pending.length ? pending : await upstream.next()
-          pending = []
+          const parts: StreamPart[] | null = pending ?? (await attempt.next())
+          pending = null
           if (closed) return
           if (parts === null) {
-            if (ended) {
-              write(controller, encoder.end(usage ?? estimateUsage(d, transcript.content), transcript.finish))
-              done()
-            } else {
-              failStream(controller, { kind: 'provider_error', message: 'the upstream stream ended before it was complete' })
-            }
+            if (ended) complete(controller)
+            else failStream(controller, { kind: 'provider_error', message: 'the upstream stream ended before it was complete' })
             controller.close()
             return
           }
@@ -283,7 +273,6 @@ export function streamAnswer(
                 ended = true
                 break
               case 'failure':
-                upstream.cancel()
                 failStream(controller, p.failure)
                 controller.close()
                 return
@@ -292,13 +281,11 @@ export function streamAnswer(
           if (wrote) return
         }
       } catch (err) {
-        upstream.cancel()
         failStream(controller, { kind: 'provider_error', message: err instanceof Error ? err.message : String(err) })
         controller.close()
       }
     },
     cancel() {
-      upstream.cancel()
       done(undefined, true)
     },
   })

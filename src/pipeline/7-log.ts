@@ -4,11 +4,8 @@ import { costUsd } from '../catalog/catalog'
 import type { Target } from '../providers/adapter'
 import type { Usage } from '../providers/openai-types'
 import type { Attempt, LogEntry } from '../store/types'
-import type { ChatInput, Deps, RequestContext } from './context'
-import type { Fallback } from './5-dispatch'
-
-/** Bodies larger than this are stored as a truncated preview. */
-const BODY_CAP = 64 * 1024
+import type { AuthedContext, ChatInput, Deps } from './context'
+import { type Fallback, NO_FALLBACK } from './5-fallback'
 
 export interface Outcome {
   status: number
@@ -32,8 +29,6 @@ export interface Outcome {
   responseBytes?: number
 }
 
-const NO_FALLBACK = { used: false, reason: null, model: null }
-
 export function failureOutcome(status: number, code: string, message: string, extra: Partial<Outcome> = {}): Outcome {
   return {
     status,
@@ -55,24 +50,34 @@ export function failureOutcome(status: number, code: string, message: string, ex
   }
 }
 
-function capped(value: unknown, text: string | undefined, bytes: number | undefined): unknown {
-  const size = bytes ?? text?.length
-  if (size === undefined || size <= BODY_CAP) return value
-  const preview = (text ?? JSON.stringify(value)).slice(0, BODY_CAP)
+/** A body over GW_LOG_BODY_MAX_BYTES is stored as `{truncated, bytes, preview}` (PRODUCT §11). */
+function capped(value: unknown, text: string | undefined, bytes: number | undefined, max: number): unknown {
+  const size = bytes ?? (text === undefined ? undefined : Buffer.byteLength(text))
+  if (size === undefined || size <= max) return value
+  // At most `max` bytes, cut on a character boundary.
+  const buf = Buffer.from((text ?? JSON.stringify(value)).slice(0, max))
+  let end = Math.min(max, buf.length)
+  while (end > 0 && end < buf.length && ((buf[end] as number) & 0xc0) === 0x80) end--
+  const preview = buf.subarray(0, end).toString('utf8')
   return { truncated: true, bytes: size, preview }
 }
 
-export function endUserId(ctx: RequestContext, input: ChatInput | undefined): string | null {
-  return ctx.identity?.endUserId ?? ctx.headers.get('x-gw-end-user-id') ?? input?.user ?? null
+export function endUserId(ctx: AuthedContext, input: ChatInput | undefined): string | null {
+  return ctx.identity.endUserId ?? ctx.headers.get('x-gw-end-user-id') ?? input?.user ?? null
 }
 
-/** Queues the entry; returns its cost (null when unknown or not logged). */
-export function recordRequest(deps: Deps, ctx: RequestContext, input: ChatInput | undefined, o: Outcome): number | null {
+/** Queues the entry; returns its cost (null when unknown). */
+export function recordRequest(deps: Deps, ctx: AuthedContext, input: ChatInput | undefined, o: Outcome): number | null {
   const identity = ctx.identity
-  if (!identity) return null // unauthenticated requests belong to no org and are not logged
   const target = o.target
   const usage = o.usage
-  const cached = usage?.prompt_tokens_details?.cached_tokens ?? 0
+  const tokens = {
+    promptTokens: usage?.prompt_tokens ?? 0,
+    completionTokens: usage?.completion_tokens ?? 0,
+    cachedTokens: usage?.prompt_tokens_details?.cached_tokens ?? 0,
+    cacheWriteTokens: usage?.prompt_tokens_details?.cache_write_tokens ?? 0,
+    reasoningTokens: usage?.completion_tokens_details?.reasoning_tokens ?? 0,
+  }
   const entry: LogEntry = {
     requestId: ctx.requestId,
     createdAt: ctx.receivedAt.toISOString(),
@@ -86,7 +91,7 @@ export function recordRequest(deps: Deps, ctx: RequestContext, input: ChatInput 
     promptSlug: ctx.prompt?.slug ?? null,
     promptVersion: ctx.prompt?.version ?? null,
     requestedModel: input?.requestedModel ?? null,
-    model: target ? `${target.provider}/${target.model.id}` : (o.model ?? null),
+    model: target ? target.model.name : (o.model ?? null),
     provider: target?.provider ?? (o.model ? (o.model.split('/')[0] ?? null) : null),
     stream: input?.stream ?? false,
     status: o.status,
@@ -94,22 +99,9 @@ export function recordRequest(deps: Deps, ctx: RequestContext, input: ChatInput 
     errorMessage: o.errorMessage,
     fallback: o.fallback,
     attempts: o.attempts,
-    usage: {
-      promptTokens: usage?.prompt_tokens ?? 0,
-      completionTokens: usage?.completion_tokens ?? 0,
-      totalTokens: usage?.total_tokens ?? 0,
-      cachedTokens: cached,
-      estimated: o.usageEstimated,
-    },
-    costUsd:
-      target && usage
-        ? costUsd(target.model, {
-            promptTokens: usage.prompt_tokens,
-            completionTokens: usage.completion_tokens,
-            cachedTokens: cached,
-            cacheWriteTokens: usage.prompt_tokens_details?.cache_write_tokens ?? 0,
-          })
-        : null,
+    usage: { ...tokens, totalTokens: usage?.total_tokens ?? 0, estimated: o.usageEstimated },
+    costUsd: target && usage ? costUsd(target.model, tokens) : null,
+    priceVersion: deps.catalog.priceVersion,
     latencyMs: Math.round(performance.now() - ctx.start),
     upstreamLatencyMs: o.upstreamLatencyMs,
     ttftMs: o.ttftMs,
@@ -120,8 +112,9 @@ export function recordRequest(deps: Deps, ctx: RequestContext, input: ChatInput 
     structuredOutput: o.structuredOutput,
   }
   if (deps.config.logBodies) {
-    if (ctx.rawBody) entry.requestBody = capped(ctx.rawBody.value, ctx.rawBody.text, ctx.rawBody.bytes)
-    if (o.responseBody !== undefined) entry.responseBody = capped(o.responseBody, undefined, o.responseBytes)
+    const max = deps.config.logBodyMaxBytes
+    if (ctx.rawBody) entry.requestBody = capped(ctx.rawBody.value, ctx.rawBody.text, ctx.rawBody.bytes, max)
+    if (o.responseBody !== undefined) entry.responseBody = capped(o.responseBody, undefined, o.responseBytes, max)
   }
   deps.logs.write(entry)
   return entry.costUsd

@@ -3,7 +3,7 @@
 import { badRequest } from '../errors'
 import { FAILURE_KINDS, type FailureKind } from '../providers/adapter'
 import type { ChatRequest } from '../providers/openai-types'
-import { PROVIDER_IDS, toProviderId } from '../providers/provider-id'
+import { modelName, PROVIDER_IDS, toProviderId } from '../providers/provider-id'
 import { checkChatBody, checkFallbackHeader, type ChatBodyT } from '../schemas/chat-body'
 import type { ChatInput, FallbackEntry, ModelRef, OutputSchema } from './context'
 
@@ -28,7 +28,7 @@ export function parseModelRef(value: string, field = 'model'): ModelRef {
       `Invalid ${field} "${value}": ${why} (providers: ${PROVIDER_IDS.join(', ')}; "gemini" is an alias of "google")`,
     )
   }
-  return { provider, id, name: `${provider}/${id}` }
+  return { provider, id, name: modelName(provider, id) }
 }
 
 export type Metadata = Record<string, string | number | boolean>

@@ -88,6 +88,14 @@ export interface PromptLink {
   version: number | null
 }
 
+/** A request body as received: the parsed value, its text and size (for the log). */
+export interface RawBody {
+  value: unknown
+  text: string
+  bytes: number
+}
+
+/** What is known of a request before its credential is checked. */
 export interface RequestContext {
   requestId: string
   /** performance.now() when the request arrived. */
@@ -97,9 +105,13 @@ export interface RequestContext {
   headers: Headers
   /** Aborts when the client goes away. */
   signal: AbortSignal
-  identity?: Identity
-  org?: OrgContext
+}
+
+/** A request whose credential has been verified (stage 1): who is calling, for which org. */
+export interface AuthedContext extends RequestContext {
+  readonly identity: Identity
+  readonly org: OrgContext
   prompt?: PromptLink
-  /** The request body as received, for the log. */
-  rawBody?: { value: unknown; text: string; bytes: number }
+  /** The request body as received, read only after authentication. */
+  rawBody?: RawBody
 }

@@ -1,13 +1,14 @@
 // The chat pipeline: the only place its stages are called, in the seed's order.
 //
 //  stage        file           adds / produces                                   fails with
-//  1 auth       1-auth.ts      ctx.identity {orgId, authMode, subject}, ctx.org   401 unauthorized
+//  1 auth       1-auth.ts      AuthedContext {identity, org}; only then the body   401 unauthorized
 //  - input      chat-input.ts  ChatInput (gateway fields split off, validated)    400 gateway_error
 //               prompt-input.ts  (prompt runs: version, variables, rendering)    400/404 gateway_error
 //  2 policy     2-policy.ts    rate-limit charge (settled with the real usage)    403/400/429 (PRODUCT §5)
 //  3 route      3-route.ts     Candidate[]: primary + fallback chain → Target      –
 //  4 clamp      4-clamp.ts     per attempt: body fitted to the target, warnings    –
-//  5 dispatch   5-dispatch.ts  Dispatched: answer, attempts, fallback info         502/504 provider_error
+//  5 dispatch   5-fallback.ts  Dispatched: answer, attempts, fallback info         502/504 provider_error
+//               5-attempt.ts   one upstream attempt: timers, abort, commit point, health record
 //  6 normalise  6-normalise.ts OpenAI JSON body or SSE stream, x-gw-* headers      –
 //  7 log        7-log.ts       one log entry per request, queued for the writer   –
 //
@@ -19,11 +20,11 @@ import { GatewayError } from '../errors'
 import { authenticate } from './1-auth'
 import { type Charge, enforcePolicy, settleCharge } from './2-policy'
 import { route } from './3-route'
-import { type AdapterLookup, dispatch } from './5-dispatch'
-import { type AnswerShape, CHAT_SHAPE, jsonAnswer, streamAnswer } from './6-normalise'
+import { type AdapterLookup, dispatch } from './5-fallback'
+import { type AnswerShape, chatShape, jsonAnswer, streamAnswer } from './6-normalise'
 import { failureOutcome, type Outcome, recordRequest } from './7-log'
 import { applyGatewayHeaders, parseChatInput } from './chat-input'
-import type { ChatInput, Deps, RequestContext } from './context'
+import type { AuthedContext, ChatInput, Deps, RawBody, RequestContext } from './context'
 import { linkPrompt, parsePromptRun } from './prompt-input'
 import { MESSAGES_SHAPE } from '../apis/anthropic-messages/answer'
 import { estimateCount } from '../apis/anthropic-messages/count-tokens'
@@ -31,19 +32,22 @@ import { anthropicCountTokens, anthropicPassThrough } from '../apis/anthropic-me
 import { parseCountTokensInput, parseMessagesInput } from '../apis/anthropic-messages/request'
 import { adapterFor } from '../providers/registry'
 
-/** Stage 1, on its own: the prompt-run endpoint authenticates before it loads the prompt. */
-export async function authenticateRequest(deps: Deps, ctx: RequestContext): Promise<void> {
+/** Reads the request body; called only once the caller is authenticated. */
+export type BodyReader = () => Promise<RawBody>
+
+/** Stage 1: the request's context once its credential is verified (401 otherwise). */
+export async function authenticateRequest(deps: Deps, ctx: RequestContext): Promise<AuthedContext> {
   const { identity, org } = await authenticate(deps, ctx.headers)
-  ctx.identity = identity
-  ctx.org = org
+  return { ...ctx, identity, org }
 }
 
 /** POST /v1/chat/completions. */
-export async function handleChat(deps: Deps, ctx: RequestContext, raw: unknown): Promise<Response> {
-  await authenticateRequest(deps, ctx)
+export async function handleChat(deps: Deps, request: RequestContext, readBody: BodyReader): Promise<Response> {
+  const ctx = await authenticateRequest(deps, request)
   const input = await parseOrLog(deps, ctx, async () => {
-    const parsed = applyGatewayHeaders(parseChatInput(raw), ctx.headers)
-    if (parsed.promptRef) ctx.prompt = await linkPrompt(deps.store, ctx.identity?.orgId as string, parsed.promptRef)
+    ctx.rawBody = await readBody()
+    const parsed = applyGatewayHeaders(parseChatInput(ctx.rawBody.value), ctx.headers)
+    if (parsed.promptRef) ctx.prompt = await linkPrompt(deps.store, ctx.identity.orgId, parsed.promptRef)
     return parsed
   })
   return executeChat(deps, ctx, input)
@@ -52,20 +56,26 @@ export async function handleChat(deps: Deps, ctx: RequestContext, raw: unknown):
 /** POST /v1/prompts/:idOrSlug/run: the saved prompt rendered into a chat request, then the same stages. */
 export async function handlePromptRun(
   deps: Deps,
-  ctx: RequestContext,
+  request: RequestContext,
   ref: string,
   selector: string | null,
-  raw: unknown,
+  readBody: BodyReader,
 ): Promise<Response> {
-  await authenticateRequest(deps, ctx)
-  const input = await parseOrLog(deps, ctx, () => parsePromptRun(deps.store, ctx, ref, selector, raw))
+  const ctx = await authenticateRequest(deps, request)
+  const input = await parseOrLog(deps, ctx, async () => {
+    ctx.rawBody = await readBody()
+    return parsePromptRun(deps.store, ctx, ref, selector, ctx.rawBody.value)
+  })
   return executeChat(deps, ctx, input)
 }
 
 /** POST /v1/messages: Anthropic Messages in; Anthropic answers relayed, the other providers translated. */
-export async function handleMessages(deps: Deps, ctx: RequestContext, raw: unknown): Promise<Response> {
-  await authenticateRequest(deps, ctx)
-  const { input, native } = await parseOrLog(deps, ctx, () => withGatewayHeaders(deps, ctx, parseMessagesInput(raw)))
+export async function handleMessages(deps: Deps, request: RequestContext, readBody: BodyReader): Promise<Response> {
+  const ctx = await authenticateRequest(deps, request)
+  const { input, native } = await parseOrLog(deps, ctx, async () => {
+    ctx.rawBody = await readBody()
+    return withGatewayHeaders(deps, ctx, parseMessagesInput(ctx.rawBody.value))
+  })
   const passThrough = anthropicPassThrough(native, ctx.headers)
   return executeChat(deps, ctx, input, {
     shape: MESSAGES_SHAPE,
@@ -74,25 +84,26 @@ export async function handleMessages(deps: Deps, ctx: RequestContext, raw: unkno
 }
 
 /** POST /v1/messages/count_tokens: Anthropic's count, or gw's own estimate for other providers. */
-export async function handleCountTokens(deps: Deps, ctx: RequestContext, raw: unknown): Promise<Response> {
-  await authenticateRequest(deps, ctx)
-  const { input, native } = await parseOrLog(deps, ctx, () => withGatewayHeaders(deps, ctx, parseCountTokensInput(raw)))
-  if (input.model.provider === 'anthropic') {
-    const counter = anthropicCountTokens(native, ctx.headers)
-    return executeChat(deps, ctx, input, { shape: MESSAGES_SHAPE, adapters: (p) => (p === 'anthropic' ? counter : undefined) })
-  }
-  return estimateCount(deps, ctx, input)
+export async function handleCountTokens(deps: Deps, request: RequestContext, readBody: BodyReader): Promise<Response> {
+  const ctx = await authenticateRequest(deps, request)
+  const { input, native } = await parseOrLog(deps, ctx, async () => {
+    ctx.rawBody = await readBody()
+    return withGatewayHeaders(deps, ctx, parseCountTokensInput(ctx.rawBody.value))
+  })
+  if (input.model.provider !== 'anthropic') return estimateCount(deps, ctx, input)
+  const counter = anthropicCountTokens(native, ctx.headers)
+  return executeChat(deps, ctx, input, { shape: MESSAGES_SHAPE, adapters: (p) => (p === 'anthropic' ? counter : undefined) })
 }
 
-/** Applies the `x-gw-*` gateway headers and links `prompt_id` (both win over / come from the body). */
-async function withGatewayHeaders<T extends { input: ChatInput }>(deps: Deps, ctx: RequestContext, parsed: T): Promise<T> {
+/** Applies the `x-gw-*` gateway headers and links `prompt_id` (both as chat completions does). */
+async function withGatewayHeaders<T extends { input: ChatInput }>(deps: Deps, ctx: AuthedContext, parsed: T): Promise<T> {
   applyGatewayHeaders(parsed.input, ctx.headers)
-  if (parsed.input.promptRef) ctx.prompt = await linkPrompt(deps.store, ctx.identity?.orgId as string, parsed.input.promptRef)
+  if (parsed.input.promptRef) ctx.prompt = await linkPrompt(deps.store, ctx.identity.orgId, parsed.input.promptRef)
   return parsed
 }
 
 /** Input errors after authentication are logged like any other failure. */
-async function parseOrLog<T>(deps: Deps, ctx: RequestContext, parse: () => Promise<T>): Promise<T> {
+async function parseOrLog<T>(deps: Deps, ctx: AuthedContext, parse: () => Promise<T>): Promise<T> {
   try {
     return await parse()
   } catch (err) {
@@ -103,24 +114,16 @@ async function parseOrLog<T>(deps: Deps, ctx: RequestContext, parse: () => Promi
 
 /**
  * What differs between the endpoints that run these stages: which adapter talks to each provider
- * (chat translators by default; pass-through or embeddings adapters elsewhere) and the answer's shape.
+ * (the chat translators by default; pass-through or embeddings adapters elsewhere) and the answer's shape.
  */
 export interface Endpoint {
   adapters?: AdapterLookup
   shape: AnswerShape
 }
 
-const CHAT_ENDPOINT: Endpoint = { shape: CHAT_SHAPE }
-
 /** Stages 2–7 for an authenticated request (chat completions, prompt runs and the endpoints of src/apis/). */
-export async function executeChat(
-  deps: Deps,
-  ctx: RequestContext,
-  input: ChatInput,
-  endpoint: Endpoint = CHAT_ENDPOINT,
-): Promise<Response> {
-  const { org, identity } = ctx
-  if (!org || !identity) throw new Error('executeChat needs an authenticated context')
+export async function executeChat(deps: Deps, ctx: AuthedContext, input: ChatInput, endpoint?: Endpoint): Promise<Response> {
+  const shape = endpoint?.shape ?? chatShape(input.body.stream_options?.include_usage === true)
   let charge: Charge | undefined
   let logged = false
   const finish = (o: Outcome) => {
@@ -129,18 +132,17 @@ export async function executeChat(
     return recordRequest(deps, ctx, input, o)
   }
   try {
-    charge = await enforcePolicy(deps, identity, org, input)
-    const candidates = route(deps, org, input)
-    const d = await dispatch(deps, ctx, input, candidates, endpoint.adapters)
+    charge = await enforcePolicy(deps, ctx.identity, ctx.org, input)
+    const candidates = route(deps, ctx.org, input)
+    const d = await dispatch(deps, ctx, input, candidates, endpoint?.adapters)
     if (!d.ok) {
       const { status, code, message } = d.error
-      finish(failureOutcome(status, code, message, { attempts: d.attempts, fallback: d.fallback, model: d.lastModel }))
+      finish(failureOutcome(status, code, message, { attempts: d.attempts, model: d.lastModel }))
       throw d.error
     }
     logged = true
-    return d.answer.kind === 'json'
-      ? jsonAnswer(ctx, d, finish, endpoint.shape)
-      : streamAnswer(deps, ctx, d, finish, endpoint.shape)
+    if (d.answer.kind === 'json') return jsonAnswer(ctx, d, finish, shape)
+    return streamAnswer(deps, ctx, d, finish, shape)
   } catch (err) {
     if (!logged) {
       settleCharge(deps, charge, 0)
@@ -150,7 +152,7 @@ export async function executeChat(
   }
 }
 
-function logFailure(deps: Deps, ctx: RequestContext, input: ChatInput | undefined, err: unknown): void {
+function logFailure(deps: Deps, ctx: AuthedContext, input: ChatInput | undefined, err: unknown): void {
   const e = err instanceof GatewayError ? err : new GatewayError(500, 'gateway_error', 'Internal error')
   recordRequest(deps, ctx, input, failureOutcome(e.status, e.code, e.message))
 }

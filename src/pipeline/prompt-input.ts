@@ -6,7 +6,7 @@ import { resolveVariables } from '../prompts/variables'
 import { checkRunBody, RUN_PASSED_THROUGH } from '../schemas/prompt-run-body'
 import type { PromptRecord, PromptVersion, Store } from '../store/types'
 import { applyGatewayHeaders, parseChatInput } from './chat-input'
-import type { ChatInput, PromptLink, RequestContext } from './context'
+import type { AuthedContext, ChatInput, PromptLink } from './context'
 
 /** `published` (default), `current` or a version number. */
 export async function selectVersion(store: Store, p: PromptRecord, selector: string | null): Promise<PromptVersion> {
@@ -30,12 +30,12 @@ export async function selectVersion(store: Store, p: PromptRecord, selector: str
 /** Loads, renders and assembles the run's chat request; sets ctx.prompt. */
 export async function parsePromptRun(
   store: Store,
-  ctx: RequestContext,
+  ctx: AuthedContext,
   ref: string,
   selector: string | null,
   raw: unknown,
 ): Promise<ChatInput> {
-  const orgId = ctx.identity?.orgId as string
+  const orgId = ctx.identity.orgId
   const prompt = await store.prompts.findPrompt(orgId, ref)
   if (!prompt) throw notFound(`Prompt "${ref.slice(0, 128)}" not found`)
   const version = await selectVersion(store, prompt, selector)

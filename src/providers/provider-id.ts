@@ -3,6 +3,11 @@
 export const PROVIDER_IDS = ['openai', 'anthropic', 'google', 'mistral'] as const
 export type ProviderId = (typeof PROVIDER_IDS)[number]
 
+/** `provider/model-id`: the one way gw names a model (responses, headers, log entries, the catalog). */
+export function modelName(provider: ProviderId, id: string): string {
+  return `${provider}/${id}`
+}
+
 /** Prefix aliases accepted in model strings (`gemini/…` is `google/…`). */
 const ALIASES: Record<string, ProviderId> = { gemini: 'google' }
 

@@ -2,6 +2,7 @@
 // One SQLite implementation today (src/store/sqlite); a Postgres one plugs in behind the same interface.
 
 import type { ProviderId } from '../providers/provider-id'
+import type { UsageQuery, UsageRow } from './usage-rollup'
 
 export interface Policy {
   disabledProviders?: string[]
@@ -184,8 +185,20 @@ export interface LogEntry {
   errorMessage: string | null
   fallback: { used: boolean; reason: string | null; model: string | null }
   attempts: Attempt[]
-  usage: { promptTokens: number; completionTokens: number; totalTokens: number; cachedTokens: number; estimated: boolean }
+  /** cachedTokens and cacheWriteTokens are parts of promptTokens, reasoningTokens of completionTokens. */
+  usage: {
+    promptTokens: number
+    completionTokens: number
+    totalTokens: number
+    cachedTokens: number
+    cacheWriteTokens: number
+    reasoningTokens: number
+    estimated: boolean
+  }
+  /** null when the model's price is unknown (never 0). */
   costUsd: number | null
+  /** The catalog's price table version the cost was computed with. */
+  priceVersion: string
   latencyMs: number
   upstreamLatencyMs: number | null
   ttftMs: number | null
@@ -218,6 +231,10 @@ export interface LogStore {
   getLog(orgId: string, requestId: string): Promise<LogEntry | undefined>
   queryLogs(q: LogQuery): Promise<{ data: LogEntry[]; nextCursor: string | null }>
   countLogs(orgId?: string): Promise<number>
+  /** Deletes up to `limit` of the oldest entries created before `before` (epoch ms), bodies and tags included; roll-ups stay. Returns how many. */
+  pruneLogs(before: number, limit: number): Promise<number>
+  /** Usage report from the daily roll-ups (PRODUCT §11). */
+  usage(q: UsageQuery): Promise<UsageRow[]>
 }
 
 export interface Store {

@@ -76,6 +76,37 @@ test('cost: cached tokens at their own price, cache writes at theirs', () => {
   )
 })
 
+test('cost: reasoning tokens at the output price unless the model has its own reasoning price', () => {
+  const o3 = catalog.resolve('openai', 'o3') // 2 in, 8 out
+  expect(costUsd(o3, { promptTokens: 1000, completionTokens: 900, reasoningTokens: 600 })).toBeCloseTo((1000 * 2 + 900 * 8) / 1e6, 12)
+  const c = loadCatalog({ providers: { openai: { models: { r: { price: { input: 1, output: 4, reasoning: 2 } } } } } })
+  expect(costUsd(c.resolve('openai', 'r'), { promptTokens: 1000, completionTokens: 900, reasoningTokens: 600 })).toBeCloseTo(
+    (1000 * 1 + 300 * 4 + 600 * 2) / 1e6,
+    12,
+  )
+  // A provider that reports more reasoning than output is held to its output count.
+  expect(costUsd(c.resolve('openai', 'r'), { promptTokens: 0, completionTokens: 10, reasoningTokens: 50 })).toBeCloseTo((10 * 2) / 1e6, 12)
+})
+
+test('cost: a long-context tier prices the whole request once the prompt exceeds it', () => {
+  const m = catalog.resolve('openai', 'gpt-5.4') // 2.5/15, cached 0.25; >272K: 5/22.5, cached 0.5
+  expect(costUsd(m, { promptTokens: 272_000, completionTokens: 1000 })).toBeCloseTo((272_000 * 2.5 + 1000 * 15) / 1e6, 9)
+  expect(costUsd(m, { promptTokens: 272_001, cachedTokens: 100_000, completionTokens: 1000 })).toBeCloseTo(
+    (172_001 * 5 + 100_000 * 0.5 + 1000 * 22.5) / 1e6,
+    9,
+  )
+  const sonnet = catalog.resolve('anthropic', 'claude-sonnet-4-5') // >200K: 6/22.5
+  expect(costUsd(sonnet, { promptTokens: 250_000, completionTokens: 0 })).toBeCloseTo((250_000 * 6) / 1e6, 9)
+})
+
+test('every price names its source and the table has a version', () => {
+  for (const section of Object.values(builtin.providers) as { models: Record<string, { price?: unknown; source?: string }> }[])
+    for (const [id, m] of Object.entries(section.models)) if (m.price) expect({ id, source: m.source }).toMatchObject({ source: expect.any(String) })
+  expect(catalog.priceVersion).toBe(builtin.priceVersion)
+  expect(loadCatalog({ priceVersion: 'acme-3', providers: {} }).priceVersion).toBe(`${builtin.priceVersion}+acme-3`)
+  expect(loadCatalog({ providers: {} }).priceVersion).toBe(`${builtin.priceVersion}+custom`)
+})
+
 describe('GW_CATALOG', () => {
   test('adds models, overrides prices and families', () => {
     const c = loadCatalog({
@@ -97,6 +128,10 @@ describe('GW_CATALOG', () => {
     [{ providers: { openai: { models: { x: { price: { input: 'cheap', output: 1 } } } } } }, /providers\.openai\.models\.x\.price\.input/],
     [{ providers: { openai: { families: [{ contextWindow: 1 }] } } }, /families\[0\]/],
     [{ providers: { anthropic: { models: { y: { structuredOutput: 'magic' } } } } }, /structuredOutput/],
+    [{ providers: { openai: { models: { x: { price: { input: 1, output: 1, reasoning: -1 } } } } } }, /price\.reasoning/],
+    [{ providers: { openai: { models: { x: { price: { input: 1, output: 1, tiers: [{ aboveInputTokens: 10, input: 2 }] } } } } } }, /tiers\[0\]\.output/],
+    [{ providers: { openai: { models: { x: { price: { input: 1, output: 1, tiers: [{ aboveInputTokens: 10, input: 2, output: 2 }, { aboveInputTokens: 5, input: 3, output: 3 }] } } } } } }, /tiers\[1\]\.aboveInputTokens/],
+    [{ priceVersion: 3, providers: {} }, /priceVersion/],
   ])('a bad file says what is wrong (%#)', (doc, why) => {
     expect(() => loadCatalog(doc)).toThrow(why)
   })

@@ -48,7 +48,7 @@ test('sends only fields Mistral accepts: no user, no stream_options, no metadata
   expect(log.warnings).toEqual([expect.stringContaining('temperature 1.5 clamped to 1')])
 })
 
-test('streams with usage in its own chunk before [DONE], split from Mistral’s last content chunk', async () => {
+test('streams with usage on the finish chunk (Mistral puts it on its last content chunk), or in its own chunk with include_usage', async () => {
   const res = await gw.chat({ model: 'mistral/mistral-small-latest', messages: hello, stream: true })
   expect(res.status).toBe(200)
   const events = await readSse(res)
@@ -58,13 +58,22 @@ test('streams with usage in its own chunk before [DONE], split from Mistral’s 
   const sent = mistral.requests[0]?.body as Record<string, unknown>
   expect(sent.stream).toBe(true)
   expect(sent.stream_options).toBeUndefined()
-  const usageChunk = chunks.at(-1) as Record<string, any>
-  expect(usageChunk.choices).toEqual([])
-  expect(usageChunk.usage).toMatchObject({ prompt_tokens: 6, completion_tokens: 4, total_tokens: 10 })
-  const finishChunk = chunks.at(-2) as Record<string, any>
+  // PRODUCT §4: without include_usage, choices are never empty and usage rides on the finish chunk.
+  for (const c of chunks) expect(c.choices[0]).toBeDefined()
+  const finishChunk = chunks.at(-1) as Record<string, any>
   expect(finishChunk.choices[0].finish_reason).toBe('stop')
-  expect(finishChunk.usage).toBeUndefined()
+  expect(finishChunk.usage).toMatchObject({ prompt_tokens: 6, completion_tokens: 4, total_tokens: 10 })
+  expect(chunks.slice(0, -1).every((c) => c.usage === undefined)).toBe(true)
   expect(chunks.map((c) => c.choices[0]?.delta.content ?? '').join('')).toBe('Hello from fake-mistral (mistral-small-latest).')
+
+  const withUsage = await gw.chat({ model: 'mistral/mistral-small-latest', messages: hello, stream: true, stream_options: { include_usage: true } })
+  const split = ((await readSse(withUsage)).slice(0, -1)) as Record<string, any>[]
+  for (const c of split) assertChatChunk(c)
+  expect((mistral.requests[1]?.body as Record<string, unknown>).stream_options).toBeUndefined()
+  expect(split.at(-1)?.choices).toEqual([])
+  expect(split.at(-1)?.usage).toMatchObject({ total_tokens: 10 })
+  expect(split.at(-2)?.choices[0].finish_reason).toBe('stop')
+  expect(split.at(-2)?.usage).toBeUndefined()
 })
 
 test('a Mistral 422 becomes a 502 provider_error naming provider, status and text', async () => {

@@ -108,12 +108,26 @@ describe('streaming', () => {
     expect(text).toBe('Hello from fake-openai (gpt-4o).')
     const finishes = chunks.flatMap((c) => c.choices.map((ch: any) => ch.finish_reason)).filter(Boolean)
     expect(finishes).toEqual(['stop'])
+    // PRODUCT §4: the client did not ask for include_usage, so usage rides on the finish chunk and
+    // `chunk.choices[0]` is safe in every chunk.
+    for (const c of chunks) expect(c.choices[0]).toBeDefined()
     const last = chunks[chunks.length - 1] as Record<string, any>
-    expect(last.choices).toEqual([])
+    expect(last.choices[0].finish_reason).toBe('stop')
     expect(last.usage).toMatchObject({ prompt_tokens: 6, completion_tokens: 4, total_tokens: 10 })
     expect(new Set(chunks.map((c) => c.id)).size).toBe(1)
     // gw asks OpenAI for usage even though the client did not.
     expect((openai.requests[0]?.body as any).stream_options).toEqual({ include_usage: true })
+  })
+
+  test('with stream_options.include_usage: OpenAI’s shape, a last chunk with choices [] and the usage', async () => {
+    const res = await gw.chat({ model: 'openai/gpt-4o', messages: hello, stream: true, stream_options: { include_usage: true } })
+    const chunks = (await readSse(res)).slice(0, -1) as Record<string, any>[]
+    for (const c of chunks) assertChatChunk(c)
+    const last = chunks.at(-1) as Record<string, any>
+    expect(last.choices).toEqual([])
+    expect(last.usage).toMatchObject({ prompt_tokens: 6, completion_tokens: 4, total_tokens: 10 })
+    expect(chunks.at(-2)?.choices[0].finish_reason).toBe('stop')
+    expect(chunks.slice(0, -1).every((c) => c.usage === undefined)).toBe(true)
   })
 
   test('the log entry of a stream has usage, cost and time to first token', async () => {

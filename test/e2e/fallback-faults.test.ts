@@ -115,7 +115,9 @@ describe('before the first byte: fall back', () => {
     try {
       const res = await other.chat({ model: 'openai/gpt-4o', messages: hello })
       expect(res.status).toBe(502)
-      expect(((await res.json()) as { message: string }).message).toContain('connection failed')
+      // The provider and what happened, nothing of the runtime's own wording ("pass `verbose: true`…").
+      const { message } = (await res.json()) as { message: string }
+      expect(message).toBe('Upstream openai/gpt-4o → provider_error: the connection to openai failed: connection refused')
     } finally {
       await other.stop()
     }

@@ -299,13 +299,14 @@ function validateBody(body: Obj, headers: Record<string, string>): Validation {
 }
 
 function usageOf(r: Reply, outputTokens: number): Obj {
-  const { prompt, cached, cacheWrite } = r.usage
+  const { prompt, cached, cacheWrite, thinking } = r.usage
   return {
     input_tokens: Math.max(0, prompt - cached - cacheWrite),
     cache_creation_input_tokens: cacheWrite,
     cache_read_input_tokens: cached,
-    cache_creation: { ephemeral_5m_input_tokens: 0, ephemeral_1h_input_tokens: 0 },
+    cache_creation: { ephemeral_5m_input_tokens: cacheWrite, ephemeral_1h_input_tokens: 0 },
     output_tokens: outputTokens,
+    ...(thinking ? { output_tokens_details: { thinking_tokens: thinking } } : {}),
     service_tier: 'standard',
   }
 }
@@ -475,6 +476,7 @@ export const anthropic: ProviderImpl = {
           cache_creation_input_tokens: u.cache_creation_input_tokens,
           cache_read_input_tokens: u.cache_read_input_tokens,
           output_tokens: u.output_tokens,
+          ...(u.output_tokens_details ? { output_tokens_details: u.output_tokens_details } : {}),
         },
       }),
     )

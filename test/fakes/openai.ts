@@ -309,12 +309,12 @@ function validateBody(body: Obj, headers: Record<string, string>): Validation {
 }
 
 function usageOf(r: Reply): Obj {
-  const { prompt, completion, cached, thinking } = r.usage
+  const { prompt, completion, cached, cacheWrite, thinking } = r.usage
   return {
     prompt_tokens: prompt,
     completion_tokens: completion + thinking,
     total_tokens: prompt + completion + thinking,
-    prompt_tokens_details: { cached_tokens: cached, audio_tokens: 0 },
+    prompt_tokens_details: { cached_tokens: cached, audio_tokens: 0, ...(cacheWrite ? { cache_write_tokens: cacheWrite } : {}) },
     completion_tokens_details: { reasoning_tokens: thinking, audio_tokens: 0, accepted_prediction_tokens: 0, rejected_prediction_tokens: 0 },
   }
 }

@@ -31,7 +31,7 @@ export interface UsageSpec {
   /** Visible completion tokens, without thinking. */
   completion: number
   cached?: number
-  /** Prompt tokens written to the cache (Anthropic `cache_creation_input_tokens`); part of `prompt`. */
+  /** Prompt tokens written to the cache (Anthropic cache_creation_input_tokens, OpenAI cache_write_tokens). */
   cacheWrite?: number
   thinking?: number
 }

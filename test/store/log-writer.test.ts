@@ -19,6 +19,12 @@ function memoryStore(failFirst = 0) {
     async getLog() {
       return undefined
     },
+    async pruneLogs() {
+      return 0
+    },
+    async usage() {
+      return []
+    },
     async queryLogs() {
       return { data: [], nextCursor: null }
     },

@@ -8,43 +8,7 @@ import { join } from 'node:path'
 import { SecretBox } from '../../src/crypto/secret-box'
 import { createSqliteStore } from '../../src/store/sqlite'
 import { MIGRATIONS, migrate, openDatabase } from '../../src/store/sqlite/open'
-import type { LogEntry } from '../../src/store/types'
-
-function entry(i: number, over: Partial<LogEntry> = {}): LogEntry {
-  return {
-    requestId: `req-${String(i).padStart(6, '0')}`,
-    createdAt: new Date(1_700_000_000_000 + i * 1000).toISOString(),
-    orgId: 'o1',
-    endpoint: '/v1/chat/completions',
-    authMode: 'GwKey',
-    subject: 'sk_x',
-    endUserId: null,
-    user: null,
-    promptId: null,
-    promptSlug: null,
-    promptVersion: null,
-    requestedModel: 'openai/gpt-4o',
-    model: 'openai/gpt-4o',
-    provider: 'openai',
-    stream: false,
-    status: 200,
-    errorCode: null,
-    errorMessage: null,
-    fallback: { used: false, reason: null, model: null },
-    attempts: [],
-    usage: { promptTokens: 1, completionTokens: 1, totalTokens: 2, cachedTokens: 0, estimated: false },
-    costUsd: null,
-    latencyMs: 1,
-    upstreamLatencyMs: 1,
-    ttftMs: null,
-    incomplete: false,
-    refusal: false,
-    warnings: [],
-    metadata: { env: i % 2 ? 'prod' : 'dev', shard: i % 3 },
-    structuredOutput: null,
-    ...over,
-  }
-}
+import { logEntry as entry } from '../helpers/log-entry'
 
 test('a fresh database gets every migration once; running them again changes nothing', () => {
   const db = openDatabase(':memory:')

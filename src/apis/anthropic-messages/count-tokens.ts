@@ -2,14 +2,13 @@
 // estimate (`x-gw-estimated: true`), and the request is logged like any other.
 
 import { GatewayError } from '../../errors'
-import type { ChatInput, Deps, RequestContext } from '../../pipeline/context'
+import type { AuthedContext, ChatInput, Deps } from '../../pipeline/context'
 import { failureOutcome, recordRequest } from '../../pipeline/7-log'
 import { modelUnavailable } from '../../policy/model-access'
 import { countPromptTokens } from '../../policy/prompt-tokens'
 
-export async function estimateCount(deps: Deps, ctx: RequestContext, input: ChatInput): Promise<Response> {
-  const org = ctx.org
-  const why = org ? modelUnavailable(org, input.model) : 'not authenticated'
+export async function estimateCount(deps: Deps, ctx: AuthedContext, input: ChatInput): Promise<Response> {
+  const why = modelUnavailable(ctx.org, input.model)
   if (why) {
     const e = new GatewayError(403, 'model_not_allowed', `Model not allowed: ${why}`)
     recordRequest(deps, ctx, input, failureOutcome(e.status, e.code, e.message))
@@ -31,7 +30,7 @@ export async function estimateCount(deps: Deps, ctx: RequestContext, input: Chat
       'content-type': 'application/json',
       'x-gw-request-id': ctx.requestId,
       'x-gw-model': input.model.name,
-      'x-gw-auth-mode': ctx.identity?.authMode ?? 'GwKey',
+      'x-gw-auth-mode': ctx.identity.authMode,
       'x-gw-estimated': 'true',
     },
   })

@@ -41,6 +41,10 @@ export const adminRoutes = (deps: Deps, admin: AdminService) =>
       parse: 'none',
     })
     .get('/orgs/:org', async ({ request, params }) => json(request, await admin.describeOrg(params.org)))
+    .get('/orgs/:org/usage', async ({ request, params }) => {
+      await deps.logs.flush()
+      return json(request, await admin.usage(params.org, new URL(request.url).searchParams))
+    })
     .put(
       '/orgs/:org/policy',
       async ({ request, params }) => json(request, await admin.putPolicy(params.org, await readAdminBody(request))),

@@ -1,18 +1,17 @@
-// GET /v1/logs/:requestId and GET /v1/logs: the org's request log, for service keys only.
+// GET /v1/logs/:requestId, GET /v1/logs and GET /v1/usage: the org's request log and usage report, for service keys only.
 
 import { Elysia } from 'elysia'
 import { badRequest, GatewayError, notFound } from '../../errors'
 import { authenticateRequest } from '../../pipeline'
 import type { Deps, RequestContext } from '../../pipeline/context'
+import { parseUsageQuery } from '../../admin/usage-report'
 import type { LogQuery } from '../../store/types'
 import { contextFor } from '../request-context'
 
 async function authorize(deps: Deps, ctx: RequestContext): Promise<string> {
-  await authenticateRequest(deps, ctx)
-  const identity = ctx.identity
-  if (!identity) throw new Error('unauthenticated')
+  const { identity } = await authenticateRequest(deps, ctx)
   if (identity.authMode !== 'GwKey')
-    throw new GatewayError(403, 'forbidden', 'Only service keys (GwKey) may read request logs')
+    throw new GatewayError(403, 'forbidden', 'Only service keys (GwKey) may read request logs and usage')
   return identity.orgId
 }
 
@@ -74,4 +73,11 @@ export const logRoutes = (deps: Deps) =>
       const q = parseLogQuery(orgId, new URL(request.url).searchParams)
       await deps.logs.flush()
       return json(ctx, await deps.store.logs.queryLogs(q))
+    })
+    .get('/v1/usage', async ({ request }) => {
+      const ctx = contextFor(request, '/v1/usage')
+      const orgId = await authorize(deps, ctx)
+      const q = parseUsageQuery(orgId, new URL(request.url).searchParams)
+      await deps.logs.flush()
+      return json(ctx, { data: await deps.store.logs.usage(q) })
     })

@@ -9,17 +9,15 @@ import { contextFor } from '../request-context'
 
 export const modelRoutes = (deps: Deps) =>
   new Elysia({ name: 'model-routes' }).get('/v1/models', async ({ request }) => {
-    const ctx = contextFor(request, '/v1/models')
-    await authenticateRequest(deps, ctx)
+    const ctx = await authenticateRequest(deps, contextFor(request, '/v1/models'))
     const org = ctx.org
     const data = []
-    if (org)
-      for (const provider of PROVIDER_IDS)
-        for (const m of deps.catalog.list(provider)) {
-          const ref = { provider, id: m.id, name: `${provider}/${m.id}` }
-          if (!modelUnavailable(org, ref)) data.push({ id: ref.name, object: 'model', created: 0, owned_by: provider })
-        }
+    for (const provider of PROVIDER_IDS)
+      for (const m of deps.catalog.list(provider)) {
+        const ref = { provider, id: m.id, name: m.name }
+        if (!modelUnavailable(org, ref)) data.push({ id: ref.name, object: 'model', created: 0, owned_by: provider })
+      }
     return new Response(JSON.stringify({ object: 'list', data }), {
-      headers: { 'content-type': 'application/json', 'x-gw-request-id': ctx.requestId, 'x-gw-auth-mode': ctx.identity?.authMode ?? '' },
+      headers: { 'content-type': 'application/json', 'x-gw-request-id': ctx.requestId, 'x-gw-auth-mode': ctx.identity.authMode },
     })
   })

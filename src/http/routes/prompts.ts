@@ -8,12 +8,17 @@ import { contextFor, readJsonBody } from '../request-context'
 export const promptRoutes = (deps: Deps) =>
   new Elysia({ name: 'prompt-routes' }).post(
     '/v1/prompts/:idOrSlug/run',
-    async ({ request, server, params }) => {
-      const ctx = contextFor(request, '/v1/prompts/run')
-      ctx.rawBody = await readJsonBody(request, deps.config.maxBodyBytes, {})
-      server?.timeout(request, 0)
-      const version = new URL(request.url).searchParams.get('version')
-      return handlePromptRun(deps, ctx, params.idOrSlug, version, ctx.rawBody.value)
-    },
+    ({ request, server, params }) =>
+      handlePromptRun(
+        deps,
+        contextFor(request, '/v1/prompts/run'),
+        params.idOrSlug,
+        new URL(request.url).searchParams.get('version'),
+        async () => {
+          const body = await readJsonBody(request, deps.config.maxBodyBytes, {})
+          server?.timeout(request, 0)
+          return body
+        },
+      ),
     { parse: 'none' },
   )

@@ -2,6 +2,20 @@
 
 import type { Database, SQLQueryBindings } from 'bun:sqlite'
 import type { LogEntry, LogQuery, LogStore } from '../types'
+import { dimensionOf, rollup, type UsageQuery, type UsageRow } from '../usage-rollup'
+
+interface UsageSumRow {
+  key: string
+  requests: number
+  errors: number
+  input: number
+  cached: number
+  written: number
+  output: number
+  reasoning: number
+  cost: number
+  priced: number
+}
 
 interface EntryRow {
   entry: string
@@ -28,6 +42,7 @@ function withoutBodies(e: LogEntry): Omit<LogEntry, 'requestBody' | 'responseBod
 
 export class SqliteLogStore implements LogStore {
   private readonly insertBatch: (entries: LogEntry[]) => void
+  private readonly pruneBatch: (before: number, limit: number) => number
   private readonly q
 
   /** `writeDb`: the connection batches are written on (see createSqliteStore); reads use `db`. */
@@ -45,13 +60,22 @@ export class SqliteLogStore implements LogStore {
     const bodies = writeDb.query(
       'INSERT OR IGNORE INTO request_log_bodies (request_id, request_body, response_body) VALUES (?1, ?2, ?3)',
     )
+    const addUsage = writeDb.query(
+      `INSERT INTO usage_daily VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)
+       ON CONFLICT (org_id, dim, day, value) DO UPDATE SET requests = requests + excluded.requests, errors = errors + excluded.errors,
+         input_tokens = input_tokens + excluded.input_tokens, cached_input_tokens = cached_input_tokens + excluded.cached_input_tokens,
+         cache_write_tokens = cache_write_tokens + excluded.cache_write_tokens, output_tokens = output_tokens + excluded.output_tokens,
+         reasoning_tokens = reasoning_tokens + excluded.reasoning_tokens, cost_usd = cost_usd + excluded.cost_usd, priced = priced + excluded.priced`,
+    )
     this.insertBatch = writeDb.transaction((entries: LogEntry[]) => {
+      const written: LogEntry[] = []
       for (const e of entries) {
         const at = Date.parse(e.createdAt)
         const inserted = insert.run(
           e.requestId, e.orgId, at, e.model, e.requestedModel, e.status, e.endUserId, JSON.stringify(withoutBodies(e)),
         )
         if (inserted.changes === 0) continue // already written: a retried batch never duplicates
+        written.push(e)
         for (const [k, v] of Object.entries(e.metadata)) meta.run(e.orgId, k, String(v), at, e.requestId)
         if (e.requestBody !== undefined || e.responseBody !== undefined)
           bodies.run(
@@ -60,6 +84,29 @@ export class SqliteLogStore implements LogStore {
             e.responseBody === undefined ? null : JSON.stringify(e.responseBody),
           )
       }
+      for (const c of rollup(written)) {
+        const t = c.tokens
+        addUsage.run(c.orgId, c.dim, c.day, c.value, c.requests, c.errors, t.input, t.cachedInput, t.cacheWrite, t.output, t.reasoning, c.costUsd, c.priced)
+      }
+    })
+    const oldest = writeDb.query<{ request_id: string; org_id: string; entry: string }, [number, number]>(
+      'SELECT request_id, org_id, entry FROM request_logs WHERE created_at < ?1 ORDER BY created_at LIMIT ?2',
+    )
+    const dropLog = writeDb.query('DELETE FROM request_logs WHERE request_id = ?1')
+    const dropBodies = writeDb.query('DELETE FROM request_log_bodies WHERE request_id = ?1')
+    const dropMeta = writeDb.query(
+      'DELETE FROM request_log_metadata WHERE org_id = ?1 AND key = ?2 AND value = ?3 AND created_at = ?4 AND request_id = ?5',
+    )
+    this.pruneBatch = writeDb.transaction((before: number, limit: number): number => {
+      const rows = oldest.all(before, limit)
+      for (const r of rows) {
+        const e = JSON.parse(r.entry) as LogEntry
+        const at = Date.parse(e.createdAt)
+        for (const [k, v] of Object.entries(e.metadata ?? {})) dropMeta.run(r.org_id, k, String(v), at, r.request_id)
+        dropBodies.run(r.request_id)
+        dropLog.run(r.request_id)
+      }
+      return rows.length
     })
     this.q = {
       get: db.query<EntryRow, [string, string]>(
@@ -126,6 +173,30 @@ export class SqliteLogStore implements LogStore {
       data: page.map((r) => JSON.parse(r.entry) as LogEntry),
       nextCursor: rows.length > q.limit && last ? encodeCursor(last.created_at, last.request_id) : null,
     }
+  }
+
+  async pruneLogs(before: number, limit: number): Promise<number> {
+    return this.pruneBatch(before, limit)
+  }
+
+  async usage(q: UsageQuery): Promise<UsageRow[]> {
+    const { dim, byDay } = dimensionOf(q.groupBy)
+    const rows = this.db
+      .query<UsageSumRow, [string, string, string, string]>(
+        `SELECT ${byDay ? 'day' : 'value'} AS key, sum(requests) AS requests, sum(errors) AS errors, sum(input_tokens) AS input,
+           sum(cached_input_tokens) AS cached, sum(cache_write_tokens) AS written, sum(output_tokens) AS output,
+           sum(reasoning_tokens) AS reasoning, sum(cost_usd) AS cost, sum(priced) AS priced
+         FROM usage_daily WHERE org_id = ?1 AND dim = ?2 AND day >= ?3 AND day <= ?4
+         GROUP BY 1 ORDER BY ${byDay ? '1' : 'cost DESC, requests DESC, 1'}`,
+      )
+      .all(q.orgId, dim, q.fromDay, q.toDay)
+    return rows.map((r) => ({
+      key: r.key === '' ? null : r.key,
+      requests: r.requests,
+      errors: r.errors,
+      tokens: { input: r.input, cachedInput: r.cached, cacheWrite: r.written, output: r.output, reasoning: r.reasoning },
+      costUsd: r.priced > 0 ? Math.round(r.cost * 1e9) / 1e9 : null,
+    }))
   }
 
   async countLogs(orgId?: string): Promise<number> {

@@ -6,9 +6,10 @@ import { dirname } from 'node:path'
 import core from './migrations/0001_core.sql' with { type: 'text' }
 import auth from './migrations/0002_auth.sql' with { type: 'text' }
 import prompts from './migrations/0003_prompts.sql' with { type: 'text' }
+import usage from './migrations/0004_usage.sql' with { type: 'text' }
 
 /** Every migration, in order; index + 1 is the schema version it brings the database to. */
-export const MIGRATIONS: readonly string[] = [core, auth, prompts]
+export const MIGRATIONS: readonly string[] = [core, auth, prompts, usage]
 
 /**
  * `busyTimeoutMs` is how long a statement waits for another connection's lock. bun:sqlite is

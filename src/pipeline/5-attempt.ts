@@ -1,0 +1,333 @@
+// Stage 5, one upstream attempt: the object that owns it from admission to its last byte — the
+// header and stall timer, the abort wiring to the client's signal, the first-content-byte commit
+// point, cancel, the health/cool-down record and the finished Attempt record (PRODUCT §4a).
+//
+// run() returns a failure or an answer. A JSON answer is complete and the attempt is closed. A
+// streamed answer is handed over at its commit point: the reader (stage 6) pulls the rest with
+// next() and calls close() when it is done with it; every resource is released there, once.
+
+import { GatewayError } from '../errors'
+import type { ProviderAdapter, StreamPart, StreamTranslator, Target, UpstreamCompletion, UpstreamFailure } from '../providers/adapter'
+import type { ChatRequest } from '../providers/openai-types'
+import { clip } from '../providers/upstream-errors'
+import { SseDecoder } from '../sse/parse'
+import type { Attempt } from '../store/types'
+import { estimatePromptTokens } from '../tokens'
+import type { AuthedContext, Deps, ModelRef } from './context'
+
+export type Answer =
+  | { kind: 'json'; completion: UpstreamCompletion; refusal: boolean }
+  | { kind: 'stream'; head: StreamPart[]; attempt: UpstreamAttempt; refusal: boolean }
+
+export type AttemptResult = { ok: true; answer: Answer } | { ok: false; failure: UpstreamFailure }
+
+/** Status used (in the log only) when the client went away before the answer was ready. */
+export const CLIENT_CLOSED = 499
+const clientGone = () => new GatewayError(CLIENT_CLOSED, 'gateway_error', 'The client closed the request before the answer was ready')
+
+const redact = (text: string, secret: string) => (secret.length >= 4 ? text.split(secret).join('[redacted]') : text)
+
+/** Did this part put something the client can see on the wire? */
+function isContent(p: StreamPart): boolean {
+  return (
+    p.type === 'choices' &&
+    p.choices.some((c) => !!c.delta.content || !!c.delta.refusal || !!c.delta.tool_calls?.length || c.finish_reason !== null)
+  )
+}
+
+function isRefusal(p: StreamPart): boolean {
+  return p.type === 'choices' && p.choices.some((c) => !!c.delta.refusal || c.finish_reason === 'content_filter')
+}
+
+function completionIsRefusal(c: UpstreamCompletion): boolean {
+  return c.choices.some((ch) => ch.message.refusal !== null || ch.finish_reason === 'content_filter')
+}
+
+/** What went wrong with a connection, in a few words: never the runtime's own message (it gives advice to its developers). */
+export function connectionTrouble(err: unknown): string {
+  const code = typeof err === 'object' && err !== null && 'code' in err ? String((err as { code: unknown }).code) : ''
+  const known: Record<string, string> = {
+    ConnectionRefused: 'connection refused',
+    ECONNREFUSED: 'connection refused',
+    ECONNRESET: 'connection reset',
+    ConnectionClosed: 'connection closed before the answer was complete',
+    FailedToOpenSocket: 'could not open a connection',
+    ENOTFOUND: 'host not found',
+    UNABLE_TO_VERIFY_LEAF_SIGNATURE: 'TLS certificate not trusted',
+    CERT_HAS_EXPIRED: 'TLS certificate expired',
+  }
+  return known[code] ?? (code ? `connection failed (${code})` : 'connection failed')
+}
+
+export class UpstreamAttempt {
+  /** This attempt's line in the log entry; later outcomes (a stream failing or refusing late) land here. */
+  readonly record: Attempt
+  /** HTTP status of the upstream's answer. */
+  status = 0
+  /** Time from the attempt's start to the upstream's response headers. */
+  headersMs = 0
+  /** Streams: time from the request's start to the first content byte. */
+  ttftMs: number | null = null
+  /** The answer is (or turned into) a refusal. */
+  refusal = false
+
+  private readonly ac = new AbortController()
+  private readonly started = performance.now()
+  private admitted = false
+  /** The health tracker has been told how this attempt went. */
+  private judged = false
+  private closed = false
+  private handedOver = false
+  // One timer for the whole attempt: it fires at `deadline`, which the reading side moves forward
+  // with a plain assignment per chunk (no timer or Promise per chunk).
+  private timer: ReturnType<typeof setTimeout> | undefined
+  private deadline = 0
+  private phase: 'headers' | 'stall' = 'headers'
+  private firstContentBy = Infinity
+  private timedOut: 'headers' | 'first-content' | 'stall' | undefined
+  private reader: ReadableStreamDefaultReader<Uint8Array> | undefined
+  private decoder: SseDecoder | undefined
+  private translator: StreamTranslator | undefined
+  private ended = false
+  private readonly onClientAbort = () => this.ac.abort()
+
+  constructor(
+    private readonly deps: Deps,
+    private readonly ctx: AuthedContext,
+    readonly ref: ModelRef,
+    private readonly adapter: ProviderAdapter,
+    readonly target: Target,
+    /** The body sent upstream (after clamping). */
+    readonly body: ChatRequest,
+    private readonly timeoutMs: number,
+  ) {
+    this.record = { model: ref.name, outcome: 'ok', status: null, latencyMs: 0 }
+  }
+
+  /** Sends the request and reads the answer (a stream up to its first content byte). Throws only when the client left. */
+  async run(): Promise<AttemptResult> {
+    try {
+      return await this.exchange()
+    } catch (err) {
+      if (this.ctx.signal.aborted) throw clientGone()
+      if (err instanceof GatewayError) throw err
+      if (this.timedOut) return this.fail({ kind: 'timeout', message: this.timeoutMessage() })
+      return this.fail({ kind: 'provider_error', message: `the connection to ${this.target.provider} failed: ${connectionTrouble(err)}` })
+    } finally {
+      if (!this.handedOver) this.close()
+    }
+  }
+
+  private async exchange(): Promise<AttemptResult> {
+    const { deps, ctx, target, body, adapter } = this
+    const admission = deps.health.admit(ctx.org.org.id, this.ref.name)
+    if (!admission.ok) {
+      this.record.outcome = admission.kind
+      this.record.message = admission.message
+      return { ok: false, failure: { kind: admission.kind, message: admission.message, retryAfterMs: admission.retryAfterMs } }
+    }
+    this.admitted = true
+    if (target.model.known) {
+      const tokens = estimatePromptTokens(body.messages)
+      if (tokens > target.model.info.contextWindow)
+        return this.fail({
+          kind: 'context_limit',
+          message: `the prompt (about ${tokens} tokens) exceeds the ${target.model.info.contextWindow}-token context window`,
+        })
+    }
+    const req = adapter.buildRequest(body, target)
+    ctx.signal.addEventListener('abort', this.onClientAbort, { once: true })
+    this.arm(this.timeoutMs, 'headers')
+    const res = await deps.fetch(req.url, { method: 'POST', headers: req.headers, body: req.body, signal: this.ac.signal, redirect: 'manual' })
+    this.headersMs = this.elapsed()
+    this.status = res.status
+    this.record.status = res.status
+
+    if (res.status >= 300 && res.status < 400) {
+      res.body?.cancel().catch(() => {})
+      return this.fail({ kind: 'provider_error', status: res.status, message: `${target.provider}: redirected (HTTP ${res.status}); redirects are not followed` })
+    }
+    if (!res.ok) return this.fail(adapter.parseError(res.status, await res.text(), res.headers))
+
+    if (!target.stream) {
+      this.arm(this.timeoutMs, 'headers')
+      const text = await res.text()
+      let completion: UpstreamCompletion
+      try {
+        completion = adapter.parseResponse(JSON.parse(text), target, body)
+      } catch (err) {
+        const why = err instanceof Error ? err.message : String(err)
+        return this.fail({ kind: 'provider_error', status: res.status, message: `malformed answer (${why}): ${clip(text, 200)}` })
+      }
+      this.refusal = completionIsRefusal(completion)
+      this.succeed()
+      return { ok: true, answer: { kind: 'json', completion, refusal: this.refusal } }
+    }
+
+    const contentType = res.headers.get('content-type') ?? ''
+    if (!res.body || !contentType.includes('text/event-stream')) {
+      const text = await res.text().catch(() => '')
+      return this.fail({ kind: 'provider_error', status: res.status, message: `expected an event stream, got "${contentType}": ${clip(text, 200)}` })
+    }
+    this.reader = res.body.getReader()
+    this.decoder = new SseDecoder()
+    this.translator = adapter.createStream(target, body)
+    // The first content byte must come within the limit too, even if the upstream sends pings.
+    this.firstContentBy = performance.now() + this.timeoutMs
+    let head: StreamPart[] = []
+    for (let committed = false; !committed; ) {
+      const parts = await this.read()
+      if (ctx.signal.aborted) throw clientGone()
+      if (parts === null) return this.fail({ kind: 'provider_error', status: res.status, message: 'the stream ended before any content' })
+      for (const p of parts) {
+        if (!committed && p.type === 'failure') return this.fail({ ...p.failure, status: p.failure.status ?? res.status })
+        head.push(p)
+        if (isContent(p) || p.type === 'end') committed = true
+      }
+    }
+    // Committed: from here on the client's disconnect reaches us through the response stream (close()).
+    this.firstContentBy = Infinity
+    ctx.signal.removeEventListener('abort', this.onClientAbort)
+    this.ttftMs = Math.round(performance.now() - ctx.start)
+    this.succeed()
+    this.handedOver = true
+    head = this.observe(head)
+    return { ok: true, answer: { kind: 'stream', head, attempt: this, refusal: this.refusal } }
+  }
+
+  /**
+   * After the commit point: the next translated parts, or null once the stream is over (after its
+   * `end` part, or after close()). A failure is recorded here and returned as the last part.
+   */
+  async next(): Promise<StreamPart[] | null> {
+    if (this.closed || this.ended) return null
+    let parts: StreamPart[] | null
+    try {
+      parts = await this.read()
+    } catch (err) {
+      if (this.closed) return null
+      parts = [
+        {
+          type: 'failure',
+          failure: this.timedOut
+            ? { kind: 'timeout', message: this.timeoutMessage() }
+            : { kind: 'provider_error', message: `the connection to ${this.target.provider} was lost mid-stream: ${connectionTrouble(err)}` },
+        },
+      ]
+    }
+    if (this.closed) return null
+    return this.observe(parts ?? [{ type: 'failure', failure: { kind: 'provider_error', message: 'the upstream stream ended before it was complete' } }])
+  }
+
+  /** Parts past the commit point: notes the end and a late refusal; a failure is recorded and is the last part. */
+  private observe(parts: StreamPart[]): StreamPart[] {
+    for (let i = 0; i < parts.length; i++) {
+      const p = parts[i] as StreamPart
+      if (p.type === 'failure') {
+        this.failLate(p.failure)
+        return parts.slice(0, i + 1)
+      }
+      if (p.type === 'end') this.ended = true
+      else if (!this.refusal && isRefusal(p)) this.markRefusal()
+    }
+    return parts
+  }
+
+  /** Ends the attempt: timers, listener, the upstream connection and the health record. Safe to call twice. */
+  close(): void {
+    if (this.closed) return
+    this.closed = true
+    clearTimeout(this.timer)
+    this.ctx.signal.removeEventListener('abort', this.onClientAbort)
+    if (this.reader && !this.ended) {
+      this.ac.abort()
+      this.reader.cancel().catch(() => {})
+    }
+    // Admitted but never judged (the client left, gw is stopping): the upstream told us nothing.
+    if (this.admitted && !this.judged) this.deps.health.release(this.ctx.org.org.id, this.ref.name)
+    if (!this.record.latencyMs) this.record.latencyMs = this.elapsed()
+  }
+
+  /** Translated parts from the next upstream bytes that produce any, or null at the body's end. */
+  private async read(): Promise<StreamPart[] | null> {
+    const reader = this.reader as ReadableStreamDefaultReader<Uint8Array>
+    const decoder = this.decoder as SseDecoder
+    const translator = this.translator as StreamTranslator
+    for (;;) {
+      this.arm(this.firstContentBy === Infinity ? this.timeoutMs : Math.min(this.timeoutMs, this.firstContentBy - performance.now()), 'stall')
+      const chunk = await reader.read()
+      if (chunk.done) {
+        const parts: StreamPart[] = []
+        for (const e of decoder.end()) parts.push(...translator.push(e))
+        parts.push(...translator.end())
+        return parts.length ? parts : null
+      }
+      const events = decoder.push(chunk.value)
+      if (!events.length) continue
+      const parts = events.length === 1 ? translator.push(events[0] as (typeof events)[0]) : events.flatMap((e) => translator.push(e))
+      if (parts.length) return parts
+    }
+  }
+
+  /** Moves the deadline `ms` from now; the one timer is created lazily and re-armed only when it fires early. */
+  private arm(ms: number, phase: 'headers' | 'stall'): void {
+    this.deadline = performance.now() + Math.max(0, ms)
+    this.phase = phase
+    if (this.timer === undefined) this.timer = setTimeout(this.onTimer, Math.max(1, ms))
+  }
+
+  private readonly onTimer = () => {
+    this.timer = undefined
+    if (this.closed) return
+    const left = this.deadline - performance.now()
+    if (left > 0.5) {
+      this.timer = setTimeout(this.onTimer, Math.max(1, left))
+      return
+    }
+    this.timedOut = this.phase === 'headers' ? 'headers' : this.deadline >= this.firstContentBy - 0.5 ? 'first-content' : 'stall'
+    this.ac.abort()
+  }
+
+  private timeoutMessage(): string {
+    if (this.timedOut === 'first-content') return 'no content before the deadline'
+    if (this.timedOut === 'stall') return `upstream stream stalled: no data for ${this.timeoutMs} ms`
+    return `no answer within ${this.timeoutMs} ms`
+  }
+
+  private elapsed(): number {
+    return Math.round(performance.now() - this.started)
+  }
+
+  private succeed(): void {
+    this.judged = true
+    this.deps.health.record(this.ctx.org.org.id, this.ref.name, 'ok')
+    this.record.outcome = this.refusal ? 'refusal_detected' : 'ok'
+    this.record.latencyMs = this.elapsed()
+  }
+
+  private fail(failure: UpstreamFailure): AttemptResult {
+    const f = { ...failure, message: redact(failure.message, this.target.apiKey) }
+    this.judged = true
+    this.deps.health.record(this.ctx.org.org.id, this.ref.name, f.kind, f.retryAfterMs)
+    this.record.outcome = f.kind
+    this.record.status = f.status ?? null
+    this.record.message = f.message
+    this.record.latencyMs = this.elapsed()
+    return { ok: false, failure: f }
+  }
+
+  /** A failure after the commit point: the answer had started, so it is recorded, not retried. */
+  private failLate(failure: UpstreamFailure): void {
+    failure.message = redact(failure.message, this.target.apiKey)
+    this.deps.health.record(this.ctx.org.org.id, this.ref.name, failure.kind)
+    this.record.outcome = failure.kind
+    this.record.message = failure.message
+    this.close()
+  }
+
+  /** A refusal can also come late in a stream that had started normally (Anthropic, Gemini). */
+  private markRefusal(): void {
+    this.refusal = true
+    if (this.record.outcome === 'ok') this.record.outcome = 'refusal_detected'
+  }
+}

@@ -1,0 +1,137 @@
+// Stage 5, the walk down the fallback chain (PRODUCT §4a): primary first, then each chain entry
+// whose triggers match the last failure; one UpstreamAttempt per model tried, every one recorded.
+
+import { GatewayError } from '../errors'
+import type { FailureKind, ProviderAdapter, UpstreamFailure } from '../providers/adapter'
+import type { ProviderId } from '../providers/provider-id'
+import { adapterFor } from '../providers/registry'
+import type { Attempt } from '../store/types'
+import { clamp } from './4-clamp'
+import type { Candidate } from './3-route'
+import { type Answer, UpstreamAttempt } from './5-attempt'
+import type { AuthedContext, ChatInput, Deps } from './context'
+
+/** The adapter that speaks to a provider for this endpoint; undefined when the provider does not serve it. */
+export type AdapterLookup = (provider: ProviderId) => ProviderAdapter | undefined
+
+export interface Fallback {
+  used: boolean
+  reason: FailureKind | null
+  model: string | null
+}
+
+export const NO_FALLBACK: Fallback = Object.freeze({ used: false, reason: null, model: null })
+
+export interface Dispatched {
+  ok: true
+  answer: Answer
+  /** The attempt that answered (its target, the body sent, its timings and record). */
+  attempt: UpstreamAttempt
+  attempts: Attempt[]
+  fallback: Fallback
+  warnings: string[]
+}
+
+export interface DispatchFailed {
+  ok: false
+  error: GatewayError
+  attempts: Attempt[]
+  lastModel: string | null
+}
+
+function describe(a: Attempt): string {
+  const what = a.status ? `HTTP ${a.status}` : a.outcome
+  return `${a.model} → ${what}${a.message ? `: ${a.message}` : ''}`
+}
+
+function exhausted(attempts: Attempt[], last: UpstreamFailure): GatewayError {
+  const tried = attempts.filter((a) => a.outcome !== 'skipped')
+  const status = last.kind === 'timeout' ? 504 : 502
+  const message =
+    tried.length === 1 && tried[0]
+      ? `Upstream ${describe(tried[0])}`
+      : `All ${tried.length} models failed: ${tried.map(describe).join('; ')}`
+  const headers = last.retryAfterMs ? { 'retry-after': String(Math.ceil(last.retryAfterMs / 1000)) } : undefined
+  return new GatewayError(status, 'provider_error', message, headers ? { headers } : {})
+}
+
+/** Should this chain entry fire after a failure of this kind? */
+function fires(c: Candidate, kind: FailureKind): boolean {
+  return c.triggers ? c.triggers.includes(kind) : kind !== 'refusal_detected'
+}
+
+/** Ends a stream kept as the refusal to fall back on, once something better answered or the client left. */
+function drop(d: Dispatched | undefined): void {
+  if (d?.answer.kind === 'stream') d.answer.attempt.close()
+}
+
+export async function dispatch(
+  deps: Deps,
+  ctx: AuthedContext,
+  input: ChatInput,
+  candidates: Candidate[],
+  adapters: AdapterLookup = adapterFor,
+): Promise<Dispatched | DispatchFailed> {
+  const timeoutMs = ctx.org.org.policy.upstreamTimeoutMs ?? deps.config.upstreamTimeoutMs
+  const attempts: Attempt[] = []
+  const skip = (c: Candidate, message: string) => attempts.push({ model: c.ref.name, outcome: 'skipped', status: null, latencyMs: 0, message })
+  let kind: FailureKind | undefined
+  let last: UpstreamFailure | undefined
+  let refused: Dispatched | undefined
+
+  for (let i = 0; i < candidates.length; i++) {
+    const c = candidates[i] as Candidate
+    if (i > 0) {
+      if (kind === undefined) break
+      if (!fires(c, kind)) {
+        skip(c, `its triggers do not include ${kind}`)
+        continue
+      }
+    }
+    if (!c.target) {
+      skip(c, c.unavailable ?? `provider "${c.ref.provider}" is not available`)
+      continue
+    }
+    const firedBy = i > 0 ? (kind ?? null) : null
+    const adapter = adapters(c.ref.provider)
+    if (!adapter) {
+      skip(c, `provider "${c.ref.provider}" does not serve ${ctx.endpoint}`)
+      continue
+    }
+    const prepared = clamp(input, c.target, adapter)
+    const attempt = new UpstreamAttempt(deps, ctx, c.ref, adapter, c.target, prepared.body, timeoutMs)
+    attempts.push(attempt.record)
+    let r: Awaited<ReturnType<UpstreamAttempt['run']>>
+    try {
+      r = await attempt.run()
+    } catch (err) {
+      drop(refused)
+      throw err
+    }
+    if (!r.ok) {
+      kind = r.failure.kind
+      last = r.failure
+      continue
+    }
+    const done: Dispatched = {
+      ok: true,
+      answer: r.answer,
+      attempt,
+      attempts,
+      fallback: i > 0 ? { used: true, reason: firedBy, model: c.ref.name } : NO_FALLBACK,
+      warnings: prepared.warnings,
+    }
+    drop(refused)
+    if (!r.answer.refusal) return done
+    // A refusal is an answer: it is returned unless a chain entry that names refusal_detected does better.
+    refused = done
+    kind = 'refusal_detected'
+  }
+  if (refused) return refused
+  return {
+    ok: false,
+    error: exhausted(attempts, last ?? { kind: 'provider_error', message: 'no model could be tried' }),
+    attempts,
+    lastModel: attempts.findLast((a) => a.outcome !== 'skipped')?.model ?? null,
+  }
+}

@@ -1,0 +1,112 @@
+// Daily usage roll-ups (PRODUCT §11): what one log entry adds to each report group, and the report's
+// shape. Store-agnostic: each store keeps the rows its own way and sums them on request.
+
+import type { LogEntry } from './types'
+
+/** Report groups. `metadata.<key>` groups by one metadata key's values. */
+export type UsageGroupBy = 'day' | 'model' | 'provider' | 'key' | 'endUser' | `metadata.${string}`
+
+/** Disjoint token kinds (the same split as the cost). */
+export interface UsageTokens {
+  input: number
+  cachedInput: number
+  cacheWrite: number
+  output: number
+  reasoning: number
+}
+
+export interface UsageTotals {
+  requests: number
+  errors: number
+  tokens: UsageTokens
+  /** Sum of the known costs; null when no request of the group had a known price. */
+  costUsd: number | null
+}
+
+export interface UsageRow extends UsageTotals {
+  /** The group's value: a day `YYYY-MM-DD`, a model, a provider, a service-key id, an end-user id, a metadata value; null for requests without one. */
+  key: string | null
+}
+
+export interface UsageQuery {
+  orgId: string
+  groupBy: UsageGroupBy
+  /** Inclusive, `YYYY-MM-DD` (UTC). */
+  fromDay: string
+  /** Inclusive, `YYYY-MM-DD` (UTC). */
+  toDay: string
+}
+
+/** One roll-up cell: an org's day, a dimension ('' for the whole day) and that dimension's value ('' for none). */
+export interface RollupCell extends Omit<UsageTotals, 'costUsd'> {
+  orgId: string
+  day: string
+  dim: string
+  value: string
+  costUsd: number
+  /** Requests whose cost was known (so a group of unpriced requests reports null, not 0). */
+  priced: number
+}
+
+export const dayOf = (iso: string): string => iso.slice(0, 10)
+
+/** Dimensions stored per entry; `metadata.<key>` for each metadata key. */
+function cellsOf(e: LogEntry): [dim: string, value: string][] {
+  const cells: [string, string][] = [
+    ['', ''],
+    ['model', e.model ?? e.requestedModel ?? ''],
+    ['provider', e.provider ?? ''],
+    // A service key is its id; signed tokens and OIDC callers have no key and group by auth mode.
+    ['key', e.authMode === 'GwKey' ? (e.subject ?? '') : (e.authMode ?? '')],
+    ['endUser', e.endUserId ?? ''],
+  ]
+  for (const [k, v] of Object.entries(e.metadata)) cells.push([`metadata.${k}`, String(v)])
+  return cells
+}
+
+/** Sums a batch of entries into roll-up cells (one per org/day/dimension/value). */
+export function rollup(entries: Iterable<LogEntry>): RollupCell[] {
+  const cells = new Map<string, RollupCell>()
+  for (const e of entries) {
+    const day = dayOf(e.createdAt)
+    const u = e.usage
+    const cached = u.cachedTokens
+    const written = u.cacheWriteTokens ?? 0
+    const reasoning = Math.min(u.reasoningTokens ?? 0, u.completionTokens)
+    for (const [dim, value] of cellsOf(e)) {
+      const id = `${e.orgId}\u0000${day}\u0000${dim}\u0000${value}`
+      let c = cells.get(id)
+      if (!c) {
+        c = {
+          orgId: e.orgId,
+          day,
+          dim,
+          value,
+          requests: 0,
+          errors: 0,
+          tokens: { input: 0, cachedInput: 0, cacheWrite: 0, output: 0, reasoning: 0 },
+          costUsd: 0,
+          priced: 0,
+        }
+        cells.set(id, c)
+      }
+      c.requests++
+      if (e.status >= 400) c.errors++
+      c.tokens.input += Math.max(0, u.promptTokens - cached - written)
+      c.tokens.cachedInput += cached
+      c.tokens.cacheWrite += written
+      c.tokens.output += u.completionTokens - reasoning
+      c.tokens.reasoning += reasoning
+      if (e.costUsd !== null) {
+        c.costUsd += e.costUsd
+        c.priced++
+      }
+    }
+  }
+  return [...cells.values()]
+}
+
+/** The roll-up dimension a report group reads, and whether its rows are keyed by day. */
+export function dimensionOf(groupBy: UsageGroupBy): { dim: string; byDay: boolean } {
+  return groupBy === 'day' ? { dim: '', byDay: true } : { dim: groupBy, byDay: false }
+}
