@@ -8,6 +8,7 @@ import { adminRoutes } from './http/routes/admin'
 import { chatRoutes } from './http/routes/chat'
 import { healthRoutes } from './http/routes/health'
 import { logRoutes } from './http/routes/logs'
+import { embeddingsRoutes } from './http/routes/embeddings'
 import { messagesRoutes } from './http/routes/messages'
 import { modelRoutes } from './http/routes/models'
 import { promptRoutes } from './http/routes/prompts'
@@ -24,6 +25,7 @@ export function createApp(deps: Deps, admin = new AdminService(deps.store, (org)
     .use(healthRoutes(deps))
     .use(chatRoutes(deps))
     .use(messagesRoutes(deps))
+    .use(embeddingsRoutes(deps))
     .use(promptRoutes(deps))
     .use(modelRoutes(deps))
     .use(logRoutes(deps))

@@ -16,7 +16,7 @@
 // own clamping. The log entry is written when the answer is complete: for streams, when the
 // stream ends, fails or the client leaves.
 
-import { GatewayError } from '../errors'
+import { badRequest, GatewayError } from '../errors'
 import { authenticate } from './1-auth'
 import { type Charge, enforcePolicy, settleCharge } from './2-policy'
 import { route } from './3-route'
@@ -30,6 +30,8 @@ import { MESSAGES_SHAPE } from '../apis/anthropic-messages/answer'
 import { estimateCount } from '../apis/anthropic-messages/count-tokens'
 import { anthropicCountTokens, anthropicPassThrough } from '../apis/anthropic-messages/pass-through'
 import { parseCountTokensInput, parseMessagesInput } from '../apis/anthropic-messages/request'
+import { EMBEDDINGS_SHAPE, embeddingsAdapters } from '../apis/embeddings/adapters'
+import { parseEmbeddingsInput } from '../apis/embeddings/request'
 import { adapterFor } from '../providers/registry'
 
 /** Reads the request body; called only once the caller is authenticated. */
@@ -93,6 +95,19 @@ export async function handleCountTokens(deps: Deps, request: RequestContext, rea
   if (input.model.provider !== 'anthropic') return estimateCount(deps, ctx, input)
   const counter = anthropicCountTokens(native, ctx.headers)
   return executeChat(deps, ctx, input, { shape: MESSAGES_SHAPE, adapters: (p) => (p === 'anthropic' ? counter : undefined) })
+}
+
+/** POST /v1/embeddings: OpenAI's shape in and out; OpenAI, Mistral and Google (Anthropic has none: 400). */
+export async function handleEmbeddings(deps: Deps, request: RequestContext, readBody: BodyReader): Promise<Response> {
+  const ctx = await authenticateRequest(deps, request)
+  const { input, request: embeddings } = await parseOrLog(deps, ctx, async () => {
+    ctx.rawBody = await readBody()
+    const parsed = await withGatewayHeaders(deps, ctx, parseEmbeddingsInput(ctx.rawBody.value))
+    if (parsed.input.model.provider === 'anthropic')
+      throw badRequest(`Anthropic has no embeddings models ("${parsed.input.model.name.slice(0, 64)}"): use openai/, mistral/ or google/`)
+    return parsed
+  })
+  return executeChat(deps, ctx, input, { shape: EMBEDDINGS_SHAPE, adapters: embeddingsAdapters(embeddings) })
 }
 
 /** Applies the `x-gw-*` gateway headers and links `prompt_id` (both as chat completions does). */

@@ -498,7 +498,7 @@ export const anthropic: ProviderImpl = {
   },
 
   /** count_tokens: the messages are checked like a generation request's; the answer is `{input_tokens}`. */
-  extra(_endpoint, body, isJson, headers) {
+  extra(_route, body, isJson, headers) {
     if (!isJson || !isObj(body)) return anthropicError(400, 'invalid_request_error', 'There was an issue with your request body: invalid JSON')
     for (const k of Object.keys(body))
       if (!COUNT_FIELDS.has(k)) return anthropicError(400, 'invalid_request_error', `${k}: Extra inputs are not permitted`)

@@ -1,5 +1,6 @@
 // Fake OpenAI Chat Completions upstream: validates requests like api.openai.com and answers in its JSON / SSE wire format.
 
+import { openaiEmbeddings } from './embeddings.ts'
 import {
   countWords,
   defaultErrorType,
@@ -374,7 +375,13 @@ export const openai: ProviderImpl = {
   refusalText: "I'm sorry, but I can't help with that request.",
 
   route(method, url) {
-    return method === 'POST' && url.pathname === '/v1/chat/completions' ? {} : undefined
+    if (method !== 'POST') return undefined
+    if (url.pathname === '/v1/chat/completions') return {}
+    return url.pathname === '/v1/embeddings' ? { endpoint: 'embeddings' } : undefined
+  },
+
+  extra(_route, body) {
+    return openaiEmbeddings(body)
   },
 
   notFound(method, url) {

@@ -173,7 +173,7 @@ export interface ProviderImpl {
   /** One broken event (`data: {not json`), written after `written` events. */
   malformed(ctx: RequestCtx, written: number): string
   /** Endpoints besides chat (route.endpoint set): validates and answers after auth; `error` behaviours apply first. */
-  extra?(endpoint: string, body: unknown, isJson: boolean, headers: Record<string, string>, b: Behavior): NativeReply | ExtraStream
+  extra?(route: Route, body: unknown, isJson: boolean, headers: Record<string, string>, b: Behavior): NativeReply | ExtraStream
 }
 
 /** A streamed answer of an extra endpoint. */

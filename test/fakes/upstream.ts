@@ -15,6 +15,7 @@ import type {
   RecordedRequest,
   ReplyBehavior,
   RequestCtx,
+  Route,
 } from './types.ts'
 
 export type {
@@ -156,7 +157,7 @@ class Fake implements FakeUpstream {
 
     const authErr = impl.authenticate(headers, url, this.apiKey)
     if (authErr) return done(toResponse(authErr))
-    if (route.endpoint && impl.extra) return this.extra(ex, route.endpoint, body, isJson, headers, b)
+    if (route.endpoint && impl.extra) return this.extra(ex, route, body, isJson, headers, b)
     const v = impl.validate(body, isJson, route, headers)
     if (!v.ok) return done(toResponse(v.reply))
     const ctx = v.ctx
@@ -182,7 +183,7 @@ class Fake implements FakeUpstream {
   }
 
   /** Endpoints besides chat: a queued `error` answers in the provider's shape; otherwise the provider's handler. */
-  private extra(ex: Exchange, endpoint: string, body: unknown, isJson: boolean, headers: Record<string, string>, b: Behavior): Response {
+  private extra(ex: Exchange, route: Route, body: unknown, isJson: boolean, headers: Record<string, string>, b: Behavior): Response {
     const impl = this.impl
     if (b.kind === 'error') {
       const native = impl.error(b, { model: isObj(body) && typeof body.model === 'string' ? body.model : '', promptTokens: 0, apiKey: this.apiKey })
@@ -191,7 +192,7 @@ class Fake implements FakeUpstream {
       const override = b.body === undefined ? undefined : typeof b.body === 'string' ? b.body : JSON.stringify(b.body)
       return done(ex, toResponse({ ...native, status: b.status }, extra, override))
     }
-    const answer = impl.extra?.(endpoint, body, isJson, headers, b)
+    const answer = impl.extra?.(route, body, isJson, headers, b)
     if (!answer) return done(ex, new Response('no handler', { status: 500 }))
     if ('events' in answer) return this.write(ex, 200, answer.headers, answer.events, 'close')
     return done(ex, toResponse(answer))
