@@ -8,6 +8,7 @@ export type ErrorCode =
   | 'rate_limit_exceeded'
   | 'model_not_allowed'
   | 'token_limit_exceeded'
+  | 'budget_exceeded'
   | 'provider_error'
 
 export interface ErrorBody {

@@ -11,6 +11,7 @@ import { resolveSecret, SecretBox } from './crypto/secret-box'
 import type { Deps } from './pipeline/context'
 import { OrgDirectory } from './pipeline/org-directory'
 import { type HealthOptions, UpstreamHealth } from './pipeline/upstream-health'
+import { MemoryBudgetLedger } from './policy/budget-ledger'
 import { MemoryRateLimiter } from './policy/rate-limiter'
 import { type LoadReport, loadPromptFiles, readPromptFiles } from './prompts/prompt-files'
 import { type LogRetentionOptions, startLogRetention } from './store/log-retention'
@@ -77,6 +78,7 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
     orgs,
     health: new UpstreamHealth(opts.health),
     limiter: new MemoryRateLimiter(),
+    budgets: new MemoryBudgetLedger(),
     oidc: new OidcVerifier(store.auth, { refreshCooldownMs: config.jwksRefreshMs }),
     fetch: opts.fetch ?? fetch,
     openStreams: new Set(),

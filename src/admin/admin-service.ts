@@ -14,6 +14,8 @@ import {
   checkSigningSecretBody,
 } from '../schemas/admin-bodies'
 import type { OidcConfig, Org, Policy, ProviderRecord, Store } from '../store/types'
+import type { BudgetLedger } from '../policy/budget-ledger'
+import { type BudgetStatus, budgetStatus } from '../policy/budgets'
 import { pruneBefore } from '../store/log-retention'
 import type { UsageRow } from '../store/usage-rollup'
 import { PromptAdmin } from './prompt-admin'
@@ -118,6 +120,19 @@ export class AdminService {
   async usage(orgId: string, params: URLSearchParams): Promise<{ data: UsageRow[] }> {
     await this.requireOrg(orgId)
     return { data: await this.store.logs.usage(parseUsageQuery(orgId, params)) }
+  }
+
+  /** The org's budgets with their spend in the current period: per live service key, per end user with spend. */
+  async budgets(orgId: string, ledger: BudgetLedger, now = Date.now()): Promise<{ data: BudgetStatus[] }> {
+    const org = await this.requireOrg(orgId)
+    const logs = this.store.logs
+    const data = await budgetStatus(ledger, logs, orgId, org.policy.budgets ?? [], async (scope, period) => {
+      const spenders = await logs.usage({ orgId, groupBy: scope, fromDay: period.fromDay, toDay: period.toDay })
+      const ids = new Set(spenders.flatMap((r) => (r.key === null ? [] : [r.key])))
+      if (scope === 'key') for (const k of await this.store.keys.listServiceKeys(orgId)) if (!k.revokedAt) ids.add(k.id)
+      return [...ids]
+    }, now)
+    return { data }
   }
 
   /** Deletes raw log entries older than `olderThanMs` now (roll-ups stay); returns how many. */

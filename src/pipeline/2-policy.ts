@@ -3,22 +3,30 @@
 import { GatewayError } from '../errors'
 import { modelUnavailable } from '../policy/model-access'
 import { countPromptTokens } from '../policy/prompt-tokens'
+import { applicableBudgets, type BudgetHold, maxCostUsd, reserveBudgets, settleBudgets } from '../policy/budgets'
 import type { LimitCheck } from '../policy/rate-limiter'
 import { estimatePromptTokens, messageText } from '../tokens'
 import type { RateLimits } from '../store/types'
 import type { ChatInput, Deps, Identity, OrgContext } from './context'
 
-/** What a request was charged against the rate limits, to be corrected with its real usage. */
+/** What a request was charged against the rate limits and budgets, to be corrected with its real usage and cost. */
 export interface Charge {
   tokenKeys: string[]
   tokens: number
   at: number
+  budget: BudgetHold | undefined
 }
 
 const violation = (message: string) => new GatewayError(403, 'policy_violation', message)
 const tooMany = (message: string) => new GatewayError(400, 'token_limit_exceeded', message)
 
-export async function enforcePolicy(deps: Deps, identity: Identity, org: OrgContext, input: ChatInput): Promise<Charge | undefined> {
+export async function enforcePolicy(
+  deps: Deps,
+  identity: Identity,
+  org: OrgContext,
+  input: ChatInput,
+  endUserId: string | null,
+): Promise<Charge | undefined> {
   const policy = org.org.policy
   const why = modelUnavailable(org, input.model)
   if (why) throw new GatewayError(403, 'model_not_allowed', `Model not allowed: ${why}`)
@@ -41,7 +49,44 @@ export async function enforcePolicy(deps: Deps, identity: Identity, org: OrgCont
     if (promptTokens > policy.maxPromptTokens)
       throw tooMany(`The prompt has ${promptTokens} tokens, over the org's limit of ${policy.maxPromptTokens}`)
   }
-  return chargeRateLimits(deps, identity, org, () => promptTokens ?? estimatePromptTokens(input.body.messages))
+  const budget = await reserveBudget(deps, identity, org, input, endUserId)
+  try {
+    const rate = await chargeRateLimits(deps, identity, org, () => promptTokens ?? estimatePromptTokens(input.body.messages))
+    return rate || budget ? { tokenKeys: [], tokens: 0, at: 0, ...rate, budget } : undefined
+  } catch (err) {
+    settleBudgets(deps.budgets, budget, 0)
+    throw err
+  }
+}
+
+/** Reserves the request's largest possible cost (over every model it may reach) on the budgets it falls under. */
+async function reserveBudget(
+  deps: Deps,
+  identity: Identity,
+  org: OrgContext,
+  input: ChatInput,
+  endUserId: string | null,
+): Promise<BudgetHold | undefined> {
+  const policy = org.org.policy
+  if (!policy.budgets?.length) return undefined
+  const now = Date.now()
+  const subjects = { orgId: org.org.id, keyId: identity.authMode === 'GwKey' ? identity.subject : undefined, endUserId: endUserId ?? undefined }
+  const budgets = applicableBudgets(policy.budgets, subjects, now)
+  if (!budgets.length) return undefined
+  const bytes = Buffer.byteLength(JSON.stringify(input.body))
+  let images = 0
+  for (const m of input.body.messages) if (Array.isArray(m.content)) for (const p of m.content) if (p.type === 'image_url') images++
+  const maxOut = input.body.max_completion_tokens ?? input.body.max_tokens
+  let amount = 0
+  for (const ref of [input.model, ...input.fallbackChain.map((e) => e.model)]) {
+    const cost = maxCostUsd(deps.catalog.resolve(ref.provider, ref.id).info, bytes, images, maxOut)
+    if (cost === null && !policy.allowUnpricedModels)
+      throw violation(
+        `Model "${ref.name.slice(0, 64)}" has no known price and org "${org.org.id}" has a budget: use a priced model, or set allowUnpricedModels: true in the policy`,
+      )
+    amount = Math.max(amount, cost ?? 0)
+  }
+  return reserveBudgets(deps.budgets, deps.store.logs, budgets, org.org.id, amount, now)
 }
 
 /** First blocked term found (case-insensitive) in the message text, if any. */
@@ -58,7 +103,12 @@ interface Scope {
 }
 
 /** Charges the org's (and the key's own) per-minute limits; the prompt is counted only when a token limit applies. */
-async function chargeRateLimits(deps: Deps, identity: Identity, org: OrgContext, promptTokens: () => number): Promise<Charge | undefined> {
+async function chargeRateLimits(
+  deps: Deps,
+  identity: Identity,
+  org: OrgContext,
+  promptTokens: () => number,
+): Promise<Omit<Charge, 'budget'> | undefined> {
   const scopes: Scope[] = [{ key: `org:${org.org.id}`, limits: org.org.policy, what: `org "${org.org.id}"` }]
   if (identity.keyLimits) scopes.push({ key: `key:${identity.subject}`, limits: identity.keyLimits, what: 'this service key' })
   const checks: (LimitCheck & { scope: Scope })[] = []
@@ -89,7 +139,9 @@ async function chargeRateLimits(deps: Deps, identity: Identity, org: OrgContext,
   return tokenKeys.length ? { tokenKeys, tokens, at } : undefined
 }
 
-/** Replaces a request's token charge by what the provider reported it used. */
-export function settleCharge(deps: Deps, charge: Charge | undefined, usedTokens: number): void {
-  if (charge) void deps.limiter.adjust(charge.tokenKeys, usedTokens - charge.tokens, charge.at)
+/** Replaces a request's token charge and budget reservation by what it really used and cost. */
+export function settleCharge(deps: Deps, charge: Charge | undefined, usedTokens: number, costUsd: number | null): void {
+  if (!charge) return
+  if (charge.tokenKeys.length) void deps.limiter.adjust(charge.tokenKeys, usedTokens - charge.tokens, charge.at)
+  settleBudgets(deps.budgets, charge.budget, costUsd)
 }

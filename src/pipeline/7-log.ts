@@ -66,8 +66,8 @@ export function endUserId(ctx: AuthedContext, input: ChatInput | undefined): str
   return ctx.identity.endUserId ?? ctx.headers.get('x-gw-end-user-id') ?? input?.user ?? null
 }
 
-/** Queues the entry; returns its cost (null when unknown). */
-export function recordRequest(deps: Deps, ctx: AuthedContext, input: ChatInput | undefined, o: Outcome): number | null {
+/** Builds the request's log entry, queues it for writing and returns it. */
+export function recordRequest(deps: Deps, ctx: AuthedContext, input: ChatInput | undefined, o: Outcome): LogEntry {
   const identity = ctx.identity
   const target = o.target
   const usage = o.usage
@@ -117,5 +117,5 @@ export function recordRequest(deps: Deps, ctx: AuthedContext, input: ChatInput |
     if (o.responseBody !== undefined) entry.responseBody = capped(o.responseBody, undefined, o.responseBytes, max)
   }
   deps.logs.write(entry)
-  return entry.costUsd
+  return entry
 }

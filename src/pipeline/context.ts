@@ -7,6 +7,7 @@ import type { FailureKind } from '../providers/adapter'
 import type { ChatRequest } from '../providers/openai-types'
 import type { ProviderId } from '../providers/provider-id'
 import type { LogWriter } from '../store/log-writer'
+import type { BudgetLedger } from '../policy/budget-ledger'
 import type { RateLimiter } from '../policy/rate-limiter'
 import type { Org, ProviderRecord, RateLimits, SigningSecretRecord, Store } from '../store/types'
 import type { OrgDirectory } from './org-directory'
@@ -22,6 +23,7 @@ export interface Deps {
   /** Injected for tests; defaults to global fetch. */
   fetch: typeof fetch
   limiter: RateLimiter
+  budgets: BudgetLedger
   oidc: OidcVerifier
   /** Streams being answered, each with a way to end it early (used at shutdown). */
   openStreams: Set<() => void>

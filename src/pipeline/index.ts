@@ -22,7 +22,7 @@ import { type Charge, enforcePolicy, settleCharge } from './2-policy'
 import { route } from './3-route'
 import { type AdapterLookup, dispatch } from './5-fallback'
 import { type AnswerShape, chatShape, jsonAnswer, streamAnswer } from './6-normalise'
-import { failureOutcome, type Outcome, recordRequest } from './7-log'
+import { endUserId, failureOutcome, type Outcome, recordRequest } from './7-log'
 import { applyGatewayHeaders, parseChatInput } from './chat-input'
 import type { AuthedContext, ChatInput, Deps, RawBody, RequestContext } from './context'
 import { linkPrompt, parsePromptRun } from './prompt-input'
@@ -143,11 +143,12 @@ export async function executeChat(deps: Deps, ctx: AuthedContext, input: ChatInp
   let logged = false
   const finish = (o: Outcome) => {
     logged = true
-    settleCharge(deps, charge, o.usage?.total_tokens ?? 0)
-    return recordRequest(deps, ctx, input, o)
+    const entry = recordRequest(deps, ctx, input, o)
+    settleCharge(deps, charge, o.usage?.total_tokens ?? 0, entry.costUsd)
+    return entry.costUsd
   }
   try {
-    charge = await enforcePolicy(deps, ctx.identity, ctx.org, input)
+    charge = await enforcePolicy(deps, ctx.identity, ctx.org, input, endUserId(ctx, input))
     const candidates = route(deps, ctx.org, input)
     const d = await dispatch(deps, ctx, input, candidates, endpoint?.adapters)
     if (!d.ok) {
@@ -160,7 +161,7 @@ export async function executeChat(deps: Deps, ctx: AuthedContext, input: ChatInp
     return streamAnswer(deps, ctx, d, finish, shape)
   } catch (err) {
     if (!logged) {
-      settleCharge(deps, charge, 0)
+      settleCharge(deps, charge, 0, null)
       logFailure(deps, ctx, input, err)
     }
     throw err

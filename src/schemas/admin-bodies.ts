@@ -18,6 +18,20 @@ export const PolicyBody = t.Object(
     blockedTerms: t.Optional(strings),
     requiredMetadata: t.Optional(strings),
     upstreamTimeoutMs: t.Optional(t.Integer({ minimum: 1, maximum: 3_600_000 })),
+    budgets: t.Optional(
+      t.Array(
+        t.Object(
+          {
+            scope: t.Union([t.Literal('org'), t.Literal('key'), t.Literal('endUser')]),
+            usd: t.Number({ exclusiveMinimum: 0, maximum: 1e9 }),
+            period: t.Union([t.Literal('day'), t.Literal('month'), t.Literal('total')]),
+          },
+          { additionalProperties: false },
+        ),
+        { maxItems: 20 },
+      ),
+    ),
+    allowUnpricedModels: t.Optional(t.Boolean()),
   },
   { additionalProperties: false },
 )

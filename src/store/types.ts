@@ -16,6 +16,19 @@ export interface Policy {
   requiredMetadata?: string[]
   /** Per-org override of GW_UPSTREAM_TIMEOUT_MS. */
   upstreamTimeoutMs?: number
+  /** Spending limits (PRODUCT §11). */
+  budgets?: Budget[]
+  /** Under a budget, models without a known price are refused unless this is true. */
+  allowUnpricedModels?: boolean
+}
+
+export type BudgetScope = 'org' | 'key' | 'endUser'
+export type BudgetPeriod = 'day' | 'month' | 'total'
+
+export interface Budget {
+  scope: BudgetScope
+  usd: number
+  period: BudgetPeriod
 }
 
 export interface Org {
@@ -225,6 +238,15 @@ export interface LogQuery {
   cursor?: string
 }
 
+export interface SpendQuery {
+  orgId: string
+  /** A roll-up dimension: '' (the whole org), 'key' or 'endUser'. */
+  dim: string
+  value: string
+  fromDay: string
+  toDay: string
+}
+
 export interface LogStore {
   /** Writes a batch in one transaction. */
   insertLogs(entries: LogEntry[]): Promise<void>
@@ -235,6 +257,8 @@ export interface LogStore {
   pruneLogs(before: number, limit: number): Promise<number>
   /** Usage report from the daily roll-ups (PRODUCT §11). */
   usage(q: UsageQuery): Promise<UsageRow[]>
+  /** Known cost summed over a roll-up dimension's value and days (inclusive): what a budget has spent. */
+  spend(q: SpendQuery): Promise<number>
 }
 
 export interface Store {

@@ -25,6 +25,9 @@ function memoryStore(failFirst = 0) {
     async usage() {
       return []
     },
+    async spend() {
+      return 0
+    },
     async queryLogs() {
       return { data: [], nextCursor: null }
     },

@@ -45,6 +45,10 @@ export const adminRoutes = (deps: Deps, admin: AdminService) =>
       await deps.logs.flush()
       return json(request, await admin.usage(params.org, new URL(request.url).searchParams))
     })
+    .get('/orgs/:org/budgets', async ({ request, params }) => {
+      await deps.logs.flush()
+      return json(request, await admin.budgets(params.org, deps.budgets))
+    })
     .put(
       '/orgs/:org/policy',
       async ({ request, params }) => json(request, await admin.putPolicy(params.org, await readAdminBody(request))),

@@ -1,7 +1,7 @@
 // SQLite storage of request log entries: batched inserts, lookup by id, filtered pages newest first.
 
 import type { Database, SQLQueryBindings } from 'bun:sqlite'
-import type { LogEntry, LogQuery, LogStore } from '../types'
+import type { LogEntry, LogQuery, LogStore, SpendQuery } from '../types'
 import { dimensionOf, rollup, type UsageQuery, type UsageRow } from '../usage-rollup'
 
 interface UsageSumRow {
@@ -197,6 +197,15 @@ export class SqliteLogStore implements LogStore {
       tokens: { input: r.input, cachedInput: r.cached, cacheWrite: r.written, output: r.output, reasoning: r.reasoning },
       costUsd: r.priced > 0 ? Math.round(r.cost * 1e9) / 1e9 : null,
     }))
+  }
+
+  async spend(q: SpendQuery): Promise<number> {
+    const row = this.db
+      .query<{ usd: number | null }, [string, string, string, string, string]>(
+        'SELECT sum(cost_usd) AS usd FROM usage_daily WHERE org_id = ?1 AND dim = ?2 AND value = ?3 AND day >= ?4 AND day <= ?5',
+      )
+      .get(q.orgId, q.dim, q.value, q.fromDay, q.toDay)
+    return row?.usd ?? 0
   }
 
   async countLogs(orgId?: string): Promise<number> {
