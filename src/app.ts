@@ -10,6 +10,7 @@ import { healthRoutes } from './http/routes/health'
 import { logRoutes } from './http/routes/logs'
 import { embeddingsRoutes } from './http/routes/embeddings'
 import { messagesRoutes } from './http/routes/messages'
+import { responsesRoutes } from './http/routes/responses'
 import { modelRoutes } from './http/routes/models'
 import { promptRoutes } from './http/routes/prompts'
 import type { Deps } from './pipeline/context'
@@ -26,6 +27,7 @@ export function createApp(deps: Deps, admin = new AdminService(deps.store, (org)
     .use(chatRoutes(deps))
     .use(messagesRoutes(deps))
     .use(embeddingsRoutes(deps))
+    .use(responsesRoutes(deps))
     .use(promptRoutes(deps))
     .use(modelRoutes(deps))
     .use(logRoutes(deps))

@@ -1,5 +1,6 @@
-// A stream translator for pass-through endpoints: every upstream event is relayed as it came (a `raw`
-// part), while the provider's own translator still reads it for usage, the first-byte commit and the log.
+// Pass-through helpers: the client's body with only `model` swapped, and a stream translator that
+// relays every upstream event as it came (a `raw` part) while the provider's own translator still
+// reads it for usage, the first-byte commit and the log.
 
 import type { StreamPart, StreamTranslator } from '../providers/adapter'
 import type { SseEvent } from '../sse/parse'
@@ -23,4 +24,9 @@ export class RawRelay implements StreamTranslator {
   end(): StreamPart[] {
     return this.inner.end()
   }
+}
+
+/** The body with `model` swapped; keeps the client's key order (so an SDK's compact JSON stays byte-equal). */
+export function withModel(body: Record<string, unknown>, model: string): string {
+  return JSON.stringify({ ...body, model })
 }

@@ -32,6 +32,10 @@ import { anthropicCountTokens, anthropicPassThrough } from '../apis/anthropic-me
 import { parseCountTokensInput, parseMessagesInput } from '../apis/anthropic-messages/request'
 import { EMBEDDINGS_SHAPE, embeddingsAdapters } from '../apis/embeddings/adapters'
 import { parseEmbeddingsInput } from '../apis/embeddings/request'
+import { isGwResponse, responsesShape } from '../apis/responses/answer'
+import { previousTurns } from '../apis/responses/history'
+import { responsesPassThrough } from '../apis/responses/pass-through'
+import { parseResponsesInput, toChatRequest } from '../apis/responses/request'
 import { adapterFor } from '../providers/registry'
 
 /** Reads the request body; called only once the caller is authenticated. */
@@ -108,6 +112,29 @@ export async function handleEmbeddings(deps: Deps, request: RequestContext, read
     return parsed
   })
   return executeChat(deps, ctx, input, { shape: EMBEDDINGS_SHAPE, adapters: embeddingsAdapters(embeddings) })
+}
+
+/**
+ * POST /v1/responses: OpenAI Responses in; OpenAI relayed, the other providers translated. A
+ * previous_response_id that gw answered is rebuilt from the log for every provider; OpenAI's own ids
+ * only OpenAI can continue.
+ */
+export async function handleResponses(deps: Deps, request: RequestContext, readBody: BodyReader): Promise<Response> {
+  const ctx = await authenticateRequest(deps, request)
+  const { input, native, body, rebuilt } = await parseOrLog(deps, ctx, async () => {
+    ctx.rawBody = await readBody()
+    const parsed = await withGatewayHeaders(deps, ctx, parseResponsesInput(ctx.rawBody.value))
+    const previous = parsed.body.previous_response_id
+    const rebuilt = !!previous && (isGwResponse(previous) || parsed.input.model.provider !== 'openai')
+    if (previous && rebuilt) parsed.input.body = toChatRequest(parsed.body, await previousTurns(deps, ctx, previous))
+    return { ...parsed, rebuilt }
+  })
+  const openAIState = !!body.previous_response_id && !rebuilt
+  const passThrough = responsesPassThrough(native)
+  return executeChat(deps, ctx, input, {
+    shape: responsesShape(body),
+    adapters: (p) => (p === 'openai' ? (rebuilt ? adapterFor(p) : passThrough) : openAIState ? undefined : adapterFor(p)),
+  })
 }
 
 /** Applies the `x-gw-*` gateway headers and links `prompt_id` (both as chat completions does). */

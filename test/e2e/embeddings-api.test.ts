@@ -1,27 +1,18 @@
 // POST /v1/embeddings through the official OpenAI SDK: OpenAI relayed, Mistral and Google (one
 // batchEmbedContents call) translated, base64 and float, dimensions, errors, fallbacks, the log entry.
 
-import { afterAll, beforeAll, beforeEach, expect, test } from 'bun:test'
+import { expect, test } from 'bun:test'
 import OpenAI from 'openai'
 import { FAKE_DIMENSIONS, fakeVector } from '../fakes/embeddings'
-import { type FakeProvider, type FakeUpstream, startFake } from '../fakes/upstream'
-import { startTestGateway, type TestGateway } from '../helpers/gateway'
+import type { FakeProvider } from '../fakes/upstream'
+import { useAllProviders } from '../helpers/all-providers'
+import type { TestGateway } from '../helpers/gateway'
 
-const fakes = {} as Record<FakeProvider, FakeUpstream>
 let gw: TestGateway
 let client: OpenAI
-
-beforeAll(async () => {
-  for (const p of ['openai', 'anthropic', 'google', 'mistral'] as const) fakes[p] = await startFake(p)
-  gw = await startTestGateway(fakes)
+const { fakes } = useAllProviders((s) => {
+  gw = s.gw
   client = new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: gw.key, maxRetries: 0 })
-})
-afterAll(async () => {
-  await gw.stop()
-  for (const f of Object.values(fakes)) await f.stop()
-})
-beforeEach(() => {
-  for (const f of Object.values(fakes)) f.reset()
 })
 
 const inputs = ['The quick brown fox', 'jumps over the lazy dog']

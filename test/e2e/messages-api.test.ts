@@ -3,25 +3,16 @@
 // Anthropic's shape, fallbacks, what reached each fake, and the log entry.
 
 import Anthropic from '@anthropic-ai/sdk'
-import { afterAll, beforeAll, beforeEach, expect, test } from 'bun:test'
-import { type FakeProvider, type FakeUpstream, startFake } from '../fakes/upstream'
-import { startTestGateway, type TestGateway } from '../helpers/gateway'
+import { expect, test } from 'bun:test'
+import type { FakeProvider } from '../fakes/upstream'
+import { useAllProviders } from '../helpers/all-providers'
+import type { TestGateway } from '../helpers/gateway'
 
-const fakes = {} as Record<FakeProvider, FakeUpstream>
 let gw: TestGateway
 let client: Anthropic
-
-beforeAll(async () => {
-  for (const p of ['openai', 'anthropic', 'google', 'mistral'] as const) fakes[p] = await startFake(p)
-  gw = await startTestGateway(fakes)
+const { fakes } = useAllProviders((s) => {
+  gw = s.gw
   client = new Anthropic({ baseURL: gw.url, apiKey: gw.key, maxRetries: 0 })
-})
-afterAll(async () => {
-  await gw.stop()
-  for (const f of Object.values(fakes)) await f.stop()
-})
-beforeEach(() => {
-  for (const f of Object.values(fakes)) f.reset()
 })
 
 const user = (text: string) => ({ role: 'user' as const, content: text })

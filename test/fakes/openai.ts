@@ -1,6 +1,7 @@
 // Fake OpenAI Chat Completions upstream: validates requests like api.openai.com and answers in its JSON / SSE wire format.
 
 import { openaiEmbeddings } from './embeddings.ts'
+import { openaiResponses } from './openai-responses.ts'
 import {
   countWords,
   defaultErrorType,
@@ -377,10 +378,12 @@ export const openai: ProviderImpl = {
   route(method, url) {
     if (method !== 'POST') return undefined
     if (url.pathname === '/v1/chat/completions') return {}
+    if (url.pathname === '/v1/responses') return { endpoint: 'responses' }
     return url.pathname === '/v1/embeddings' ? { endpoint: 'embeddings' } : undefined
   },
 
-  extra(_route, body) {
+  extra(route, body, isJson, headers, b) {
+    if (route.endpoint === 'responses') return openaiResponses(body, isJson, headers, b, openai.refusalText)
     return openaiEmbeddings(body)
   },
 

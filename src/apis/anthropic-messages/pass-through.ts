@@ -7,12 +7,7 @@ import { readAnthropicMessage } from '../../providers/anthropic/response'
 import { AnthropicStream } from '../../providers/anthropic/stream'
 import type { ProviderAdapter, Target, UpstreamRequest } from '../../providers/adapter'
 import { isRecord } from '../../providers/upstream-errors'
-import { RawRelay } from '../raw-relay'
-
-/** The body with `model` swapped; keeps the client's key order (so an SDK's compact JSON stays byte-equal). */
-export function withModel(body: Record<string, unknown>, model: string): string {
-  return JSON.stringify({ ...body, model })
-}
+import { RawRelay, withModel } from '../raw-relay'
 
 function anthropicHeaders(target: Target, client: Headers): Record<string, string> {
   const h: Record<string, string> = {
