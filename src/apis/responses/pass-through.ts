@@ -127,10 +127,11 @@ export class ResponsesEvents implements StreamTranslator {
 export function responsesPassThrough(native: Record<string, unknown>): ProviderAdapter {
   return {
     ...openai,
-    buildRequest: (_req, target): UpstreamRequest => ({
+    buildRequest: (req, target): UpstreamRequest => ({
       url: `${target.baseUrl}/responses`,
       headers: { authorization: `Bearer ${target.apiKey}`, 'content-type': 'application/json' },
-      body: withModel(native, target.model.id),
+      // The org's maxTokens is the output limit of a request that sets none (PRODUCT §6).
+      body: withModel(native.max_output_tokens == null && req.max_tokens !== undefined ? { ...native, max_output_tokens: req.max_tokens } : native, target.model.id),
     }),
     parseResponse: readResponse,
     createStream: () => new RawRelay(new ResponsesEvents()),
