@@ -150,7 +150,8 @@ test('a Claude-Code-shaped request goes through untouched and its cache tokens a
     stream: true,
   }
   const text = JSON.stringify(body)
-  const res = await post('/v1/messages', text, {
+  // Claude Code adds ?beta=true to its Messages calls.
+  const res = await post('/v1/messages?beta=true', text, {
     'anthropic-version': '2023-06-01',
     'anthropic-beta': 'claude-code-20250219,interleaved-thinking-2025-05-14,fine-grained-tool-streaming-2025-05-14',
     authorization: `Bearer ${gw.key}`,
@@ -291,6 +292,17 @@ test('a stream that fails after its first byte ends with an Anthropic error even
   const sse = await res.text()
   expect(sse).toContain('event: error\ndata: {"type":"error","error":{"type":"api_error"')
   expect(sse).not.toContain('message_stop')
+})
+
+test('Anthropic stream failing mid-way: its own error event is relayed as it came, nothing added', async () => {
+  fakes.anthropic.enqueue({ kind: 'error-event-after', events: 4, errorType: 'overloaded' })
+  const res = await post('/v1/messages', JSON.stringify({ model: 'claude-sonnet-4-6', max_tokens: 50, stream: true, messages: [user('Say hi please')] }))
+  const sse = await res.text()
+  const events = sse.split('\n\n').filter(Boolean)
+  expect(events.at(-1)).toStartWith('event: error\ndata: {"type":"error","error":{"details":null,"type":"overloaded_error"')
+  expect(sse.match(/event: error/g)).toHaveLength(1)
+  const log = await gw.log(res.headers.get('x-gw-request-id') as string)
+  expect(log).toMatchObject({ incomplete: true, errorCode: 'provider_error' })
 })
 
 test('count_tokens: Anthropic counts, other providers are estimated and say so', async () => {

@@ -202,10 +202,9 @@ export function parseMessagesInput(raw: unknown): MessagesInput {
   return { input, native: withoutGatewayFields(rawRecord) }
 }
 
-/** count_tokens: the same messages, nothing generated. */
+/** count_tokens: the same messages, nothing generated (an output limit of 1 keeps a budget reservation to the prompt). */
 export function parseCountTokensInput(raw: unknown): MessagesInput {
   const b = checkCountTokensBody(raw)
-  const { input, native } = parseMessagesInput({ ...b, max_tokens: 1, stream: false })
-  delete input.body.max_tokens
+  const { input } = parseMessagesInput({ ...b, max_tokens: 1, stream: false })
   return { input, native: withoutGatewayFields(raw as Record<string, unknown>) }
 }
