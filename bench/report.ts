@@ -93,6 +93,12 @@ export function markdown(r: Results): string {
     if (u.firstChunkGwAddedMs !== undefined)
       out.push(row([`added time to first chunk ≤ 0.3 ms (${s})`, ms(u.firstChunkGwAddedMs), verdict(u.firstChunkGwAddedMs <= 0.3)]))
   }
+  for (const kind of ['json', 'stream']) {
+    const relay = r.maxThroughput?.[`gw messages passthrough ${kind}`]
+    const chat = r.maxThroughput?.[`gw openai ${kind}`]
+    if (relay && chat)
+      out.push(row([`/v1/messages to Anthropic: CPU per request ≤ chat completions to OpenAI (${kind})`, `${relay.cpuUsPerRequest} µs vs ${chat.cpuUsPerRequest} µs`, verdict(relay.cpuUsPerRequest <= chat.cpuUsPerRequest)]))
+  }
   out.push(row([`peak RSS ≤ 150 MB at ${st.concurrent} streams`, `${st.peakRssMb} MB`, verdict(st.peakRssMb <= 150 && st.ok === st.concurrent)]))
   out.push(row([`RSS flat over ${rss.requests.toLocaleString('en')} requests`, `${rss.warmMb} → ${rss.afterMb} MB`, verdict(rssFlat(rss.everyTenThousandMb))]))
   out.push(row(['log writer ≥ 20,000 entries/s', r.logWriterEntriesPerSecond.toLocaleString('en'), verdict(r.logWriterEntriesPerSecond >= 20_000)]))
