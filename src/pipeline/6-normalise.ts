@@ -4,7 +4,7 @@
 
 import type { StreamPart, UpstreamCompletion, UpstreamFailure } from '../providers/adapter'
 import type { ChatChunk, ChatCompletion, ChunkChoice, FinishReason, ToolCall, Usage } from '../providers/openai-types'
-import { SSE_HEADERS } from '../sse/encode'
+import { SSE_DONE, SSE_HEADERS, sseData } from '../sse/encode'
 import { estimatePromptTokens, estimateTokens } from '../tokens'
 import type { Dispatched } from './5-fallback'
 import type { AuthedContext, Deps } from './context'
@@ -18,7 +18,7 @@ export interface AnswerInfo {
   model: string
   created: number
   /** Prompt tokens estimated before the upstream reported any (for events that need a count up front). */
-  estimatedPromptTokens: number
+  estimatePromptTokens(): number
 }
 
 /** Writes one stream in an endpoint's format; each method returns the SSE text to send ('' = nothing yet). */
@@ -40,9 +40,6 @@ export interface AnswerShape {
   json(c: UpstreamCompletion, usage: Usage, info: AnswerInfo): unknown
   stream(info: AnswerInfo): StreamEncoder
 }
-
-const sse = (value: unknown) => `data: ${JSON.stringify(value)}\n\n`
-const DONE = 'data: [DONE]\n\n'
 
 /**
  * OpenAI chat completions, gw's own format. Usage goes where PRODUCT §4 puts it: with
@@ -80,7 +77,7 @@ export function chatShape(includeUsage: boolean): AnswerShape {
           id = upstreamId
         },
         choices(choices) {
-          if (!choices.some((c) => c.finish_reason !== null)) return sse(chunk(choices))
+          if (!choices.some((c) => c.finish_reason !== null)) return sseData(chunk(choices))
           // Held back to carry the usage; a later finish (other choices) joins it.
           finishing = finishing ? [...finishing, ...choices] : choices
           return ''
@@ -88,12 +85,12 @@ export function chatShape(includeUsage: boolean): AnswerShape {
         raw: () => '',
         end(usage) {
           const last = finishing ?? [{ index: 0, delta: {}, finish_reason: 'stop' as const }]
-          const closing = includeUsage ? sse(chunk(last)) + sse(chunk([], { usage })) : sse(chunk(last, { usage }))
-          return closing + DONE
+          const closing = includeUsage ? sseData(chunk(last)) + sseData(chunk([], { usage })) : sseData(chunk(last, { usage }))
+          return closing + SSE_DONE
         },
         fail(message) {
-          const held = finishing ? sse(chunk(finishing)) : ''
-          return `${held}${sse({ error: true, code: 'provider_error', message, requestId: info.requestId })}${DONE}`
+          const held = finishing ? sseData(chunk(finishing)) : ''
+          return `${held}${sseData({ error: true, code: 'provider_error', message, requestId: info.requestId })}${SSE_DONE}`
         },
       }
     },
@@ -144,7 +141,7 @@ function answerInfo(ctx: AuthedContext, d: Dispatched): AnswerInfo {
     requestId: ctx.requestId,
     model: d.attempt.target.model.name,
     created: Math.floor(Date.now() / 1000),
-    estimatedPromptTokens: estimatePromptTokens(d.attempt.body.messages),
+    estimatePromptTokens: () => estimatePromptTokens(d.attempt.body.messages),
   }
 }
 

@@ -4,7 +4,7 @@ import { badRequest } from '../errors'
 import { FAILURE_KINDS, type FailureKind } from '../providers/adapter'
 import type { ChatRequest } from '../providers/openai-types'
 import { modelName, PROVIDER_IDS, toProviderId } from '../providers/provider-id'
-import { checkChatBody, checkFallbackHeader, type ChatBodyT } from '../schemas/chat-body'
+import { checkChatBody, checkFallbackHeader, checkGatewayFields, type ChatBodyT } from '../schemas/chat-body'
 import type { ChatInput, FallbackEntry, ModelRef, OutputSchema } from './context'
 
 const GATEWAY_FIELDS = [
@@ -121,6 +121,23 @@ export function parseChatInput(raw: unknown): ChatInput {
     fallbackChain: parseChain(b['x-gw-fallback-chain'] ?? b.fallback_chain),
     promptRef: b['x-gw-prompt-id'] ?? b.prompt_id,
   }
+}
+
+/** gw's own fields (both spellings) a body of another API may carry: taken off before it goes upstream (PRODUCT §12). */
+const GATEWAY_BODY_FIELDS = ['prompt_id', 'x-gw-prompt-id', 'fallback_chain', 'x-gw-fallback-chain', 'output_schema', 'x-gw-output-schema']
+
+/** The fallback chain and prompt id of a Messages, Responses or embeddings body, read as chat completions reads them. */
+export function gatewayFieldsOf(raw: unknown): Pick<ChatInput, 'fallbackChain' | 'promptRef'> {
+  const b = checkGatewayFields(raw)
+  return { fallbackChain: parseChain(b['x-gw-fallback-chain'] ?? b.fallback_chain), promptRef: b['x-gw-prompt-id'] ?? b.prompt_id }
+}
+
+/** The body without gw's own fields (the object itself when it has none). */
+export function withoutGatewayFields(raw: Record<string, unknown>): Record<string, unknown> {
+  if (!GATEWAY_BODY_FIELDS.some((f) => f in raw)) return raw
+  const out = { ...raw }
+  for (const f of GATEWAY_BODY_FIELDS) delete out[f]
+  return out
 }
 
 function headerJson(headers: Headers, name: string): unknown {

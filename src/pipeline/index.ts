@@ -9,8 +9,11 @@
 //  4 clamp      4-clamp.ts     per attempt: body fitted to the target, warnings    –
 //  5 dispatch   5-fallback.ts  Dispatched: answer, attempts, fallback info         502/504 provider_error
 //               5-attempt.ts   one upstream attempt: timers, abort, commit point, health record
-//  6 normalise  6-normalise.ts OpenAI JSON body or SSE stream, x-gw-* headers      –
+//  6 normalise  6-normalise.ts the answer in the endpoint's shape, x-gw-* headers   –
 //  7 log        7-log.ts       one log entry per request, queued for the writer   –
+//
+// The endpoints of src/apis/ (Anthropic Messages, OpenAI Responses, embeddings) run the same stages
+// with their own Endpoint: the adapter per provider and the shape of the answer.
 //
 // Stages 4 and 5 run once per attempt inside dispatch, because every fallback model gets its
 // own clamping. The log entry is written when the answer is complete: for streams, when the

@@ -6,6 +6,7 @@ import type { AnswerShape, StreamEncoder } from '../../pipeline/6-normalise'
 import type { UpstreamCompletion } from '../../providers/adapter'
 import type { FinishReason, Usage } from '../../providers/openai-types'
 import { isRecord, parseJson } from '../../providers/upstream-errors'
+import { sseEvent } from '../../sse/encode'
 
 const STOP_REASON: Record<FinishReason, string> = {
   stop: 'end_turn',
@@ -54,8 +55,6 @@ function translatedMessage(c: UpstreamCompletion, usage: Usage, requestId: strin
   }
 }
 
-export const event = (name: string, data: unknown) => `event: ${name}\ndata: ${JSON.stringify(data)}\n\n`
-
 /** Anthropic's error `type` for an HTTP status. */
 export function anthropicErrorType(status: number): string {
   if (status === 401) return 'authentication_error'
@@ -102,7 +101,7 @@ class MessagesStream implements StreamEncoder {
       const text = (c.delta.content ?? '') + (c.delta.refusal ?? '')
       if (text) {
         if (this.blockType !== 'text') out += this.open('text', { type: 'text', text: '' })
-        out += event('content_block_delta', { type: 'content_block_delta', index: this.block, delta: { type: 'text_delta', text } })
+        out += sseEvent('content_block_delta', { type: 'content_block_delta', index: this.block, delta: { type: 'text_delta', text } })
       }
       for (const tc of c.delta.tool_calls ?? []) {
         if (tc.id) {
@@ -112,7 +111,7 @@ class MessagesStream implements StreamEncoder {
         const index = this.toolBlocks.get(tc.index)
         const args = tc.function?.arguments
         if (index !== undefined && args)
-          out += event('content_block_delta', { type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json: args } })
+          out += sseEvent('content_block_delta', { type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json: args } })
       }
       if (c.finish_reason) this.stopReason = STOP_REASON[c.finish_reason]
     }
@@ -125,20 +124,20 @@ class MessagesStream implements StreamEncoder {
     return (
       this.start() +
       this.close() +
-      event('message_delta', { type: 'message_delta', delta: { stop_reason, stop_sequence: null }, usage: anthropicUsage(usage) }) +
-      event('message_stop', { type: 'message_stop' })
+      sseEvent('message_delta', { type: 'message_delta', delta: { stop_reason, stop_sequence: null }, usage: anthropicUsage(usage) }) +
+      sseEvent('message_stop', { type: 'message_stop' })
     )
   }
 
   fail(message: string): string {
     if (this.upstreamError) return ''
-    return event('error', anthropicErrorBody(502, 'provider_error', message, this.info.requestId))
+    return sseEvent('error', anthropicErrorBody(502, 'provider_error', message, this.info.requestId))
   }
 
   private start(): string {
     if (this.started) return ''
     this.started = true
-    return event('message_start', {
+    return sseEvent('message_start', {
       type: 'message_start',
       message: {
         id: messageId(this.info.requestId),
@@ -148,7 +147,7 @@ class MessagesStream implements StreamEncoder {
         content: [],
         stop_reason: null,
         stop_sequence: null,
-        usage: { input_tokens: this.info.estimatedPromptTokens, output_tokens: 0 },
+        usage: { input_tokens: this.info.estimatePromptTokens(), output_tokens: 0 },
       },
     })
   }
@@ -156,14 +155,14 @@ class MessagesStream implements StreamEncoder {
   private close(): string {
     if (this.blockType === null) return ''
     this.blockType = null
-    return event('content_block_stop', { type: 'content_block_stop', index: this.block })
+    return sseEvent('content_block_stop', { type: 'content_block_stop', index: this.block })
   }
 
   private open(type: 'text' | 'tool_use', block: Record<string, unknown>): string {
     const out = this.close()
     this.block++
     this.blockType = type
-    return out + event('content_block_start', { type: 'content_block_start', index: this.block, content_block: block })
+    return out + sseEvent('content_block_start', { type: 'content_block_start', index: this.block, content_block: block })
   }
 }
 

@@ -4,15 +4,15 @@
 // Reference: docs/apis.md
 
 import { type Static, Type as t } from '@sinclair/typebox'
-import { parseChatInput, parseModelRef } from '../../pipeline/chat-input'
+import { gatewayFieldsOf, parseModelRef, withoutGatewayFields } from '../../pipeline/chat-input'
 import type { ChatInput, ModelRef } from '../../pipeline/context'
 import type { ChatMessage, ChatRequest, ContentPart, FunctionTool, ToolCall, ToolChoice } from '../../providers/openai-types'
 import { isRecord } from '../../providers/upstream-errors'
 import { validator } from '../../schemas/chat-body'
 
 const open = { additionalProperties: true }
-const Block = t.Object({ type: t.String() }, open)
-const Content = t.Union([t.String(), t.Array(Block)])
+const BlockBody = t.Object({ type: t.String() }, open)
+const Content = t.Union([t.String(), t.Array(BlockBody)])
 const Tool = t.Object(
   { name: t.String(), type: t.Optional(t.String()), description: t.Optional(t.String()), input_schema: t.Optional(t.Object({}, open)) },
   open,
@@ -50,9 +50,6 @@ const CountTokensBody = t.Object(
   open,
 )
 const checkCountTokensBody = validator(CountTokensBody)
-
-/** gw's own body fields: taken off before the body goes anywhere (PRODUCT §12). */
-const GATEWAY_FIELDS = ['fallback_chain', 'x-gw-fallback-chain', 'prompt_id', 'x-gw-prompt-id', 'output_schema', 'x-gw-output-schema']
 
 type Block = Record<string, unknown>
 
@@ -171,35 +168,20 @@ export interface MessagesInput {
   native: Record<string, unknown>
 }
 
-function withoutGatewayFields(raw: Record<string, unknown>): Record<string, unknown> {
-  if (!GATEWAY_FIELDS.some((f) => f in raw)) return raw
-  const out = { ...raw }
-  for (const f of GATEWAY_FIELDS) delete out[f]
-  return out
-}
-
 export function parseMessagesInput(raw: unknown): MessagesInput {
   const b = checkMessagesBody(raw)
-  const model = messagesModel(b.model)
-  const rawRecord = raw as Record<string, unknown>
-  // gw's fields (fallback_chain, prompt_id…) are read the way chat completions reads them.
-  const gw = parseChatInput({
-    model: model.name,
-    messages: [{ role: 'user', content: '' }],
-    ...Object.fromEntries(GATEWAY_FIELDS.filter((f) => f in rawRecord).map((f) => [f, rawRecord[f]])),
-  })
   const input: ChatInput = {
-    ...gw,
     requestedModel: b.model,
-    model,
+    model: messagesModel(b.model),
     body: toChatRequest(b),
     stream: b.stream === true,
     // The body's metadata is Anthropic's own (user_id); gw metadata comes as x-gw-metadata here.
     metadata: {},
     user: undefined,
     outputSchema: undefined,
+    ...gatewayFieldsOf(raw),
   }
-  return { input, native: withoutGatewayFields(rawRecord) }
+  return { input, native: withoutGatewayFields(raw as Record<string, unknown>) }
 }
 
 /** count_tokens: the same messages, nothing generated (an output limit of 1 keeps a budget reservation to the prompt). */

@@ -3,7 +3,7 @@
 
 import { type Static, Type as t } from '@sinclair/typebox'
 import { badRequest } from '../../errors'
-import { parseChatInput } from '../../pipeline/chat-input'
+import { gatewayFieldsOf, parseMetadata, parseModelRef, withoutGatewayFields } from '../../pipeline/chat-input'
 import type { ChatInput } from '../../pipeline/context'
 import { validator } from '../../schemas/chat-body'
 
@@ -35,8 +35,6 @@ export interface EmbeddingsRequest {
   dimensions: number | undefined
 }
 
-const GATEWAY_FIELDS = ['metadata', 'fallback_chain', 'x-gw-fallback-chain', 'prompt_id', 'x-gw-prompt-id']
-
 export function parseEmbeddingsInput(raw: unknown): { input: ChatInput; request: EmbeddingsRequest } {
   const b = checkEmbeddingsBody(raw)
   const rawRecord = raw as Record<string, unknown>
@@ -45,16 +43,19 @@ export function parseEmbeddingsInput(raw: unknown): { input: ChatInput; request:
   if (texts.some((x) => (typeof x === 'string' ? false : !Array.isArray(x) && typeof x !== 'number')))
     throw badRequest('Invalid field "input": expected a string, an array of strings or token arrays')
   const input = tokens ? (typeof texts[0] === 'number' ? [texts as number[]] : (texts as number[][])) : (texts as string[])
-  const messages = input.map((x) => ({ role: 'user', content: typeof x === 'string' ? x : '' }))
-  // gw's fields (metadata, fallback_chain, prompt_id) are read the way chat completions reads them.
-  const chat = parseChatInput({
-    model: b.model,
-    messages: messages.length ? messages : [{ role: 'user', content: '' }],
-    ...Object.fromEntries(GATEWAY_FIELDS.filter((f) => f in rawRecord).map((f) => [f, rawRecord[f]])),
-    ...(b.user !== undefined ? { user: b.user } : {}),
-  })
-  const native = { ...rawRecord }
-  for (const f of GATEWAY_FIELDS) delete native[f]
+  const chat: ChatInput = {
+    requestedModel: b.model,
+    model: parseModelRef(b.model),
+    // The inputs as user messages: what policy (blocked terms, token limits) and usage estimates read.
+    body: { model: b.model, messages: input.map((x) => ({ role: 'user', content: typeof x === 'string' ? x : '' })) },
+    stream: false,
+    // OpenAI's embeddings request has no metadata of its own: a body `metadata` is gw's.
+    metadata: parseMetadata(rawRecord.metadata),
+    user: b.user,
+    outputSchema: undefined,
+    ...gatewayFieldsOf(raw),
+  }
+  const { metadata: _gw, ...native } = withoutGatewayFields(rawRecord)
   return {
     input: chat,
     request: { native, input, base64: b.encoding_format === 'base64', dimensions: b.dimensions },

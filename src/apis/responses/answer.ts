@@ -5,6 +5,7 @@
 import type { AnswerInfo, AnswerShape, StreamEncoder } from '../../pipeline/6-normalise'
 import type { UpstreamCompletion } from '../../providers/adapter'
 import type { ChunkChoice, FinishReason, ToolCall, Usage } from '../../providers/openai-types'
+import { sseEvent } from '../../sse/encode'
 import type { ResponsesBodyT } from './request'
 
 type Obj = Record<string, unknown>
@@ -157,7 +158,7 @@ class ResponsesStream implements StreamEncoder {
   }
 
   private event(type: string, data: Obj): string {
-    return `event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: this.seq++, ...data })}\n\n`
+    return sseEvent(type, { type, sequence_number: this.seq++, ...data })
   }
 
   private start(): string {

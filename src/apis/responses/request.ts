@@ -5,7 +5,7 @@
 
 import { type Static, Type as t } from '@sinclair/typebox'
 import { badRequest } from '../../errors'
-import { parseChatInput } from '../../pipeline/chat-input'
+import { gatewayFieldsOf, parseModelRef, withoutGatewayFields } from '../../pipeline/chat-input'
 import type { ChatInput } from '../../pipeline/context'
 import type { ChatMessage, ChatRequest, ContentPart, FunctionTool, ToolChoice } from '../../providers/openai-types'
 import { isRecord } from '../../providers/upstream-errors'
@@ -60,9 +60,6 @@ const ResponsesBody = t.Object(
 )
 export type ResponsesBodyT = Static<typeof ResponsesBody>
 const checkResponsesBody = validator(ResponsesBody)
-
-/** gw's own body fields: taken off before the body goes anywhere (PRODUCT §12). */
-const GATEWAY_FIELDS = ['fallback_chain', 'x-gw-fallback-chain', 'prompt_id', 'x-gw-prompt-id']
 
 type Obj = Record<string, unknown>
 const str = (v: unknown) => (typeof v === 'string' ? v : '')
@@ -175,24 +172,18 @@ export interface ResponsesInput {
 export function parseResponsesInput(raw: unknown): ResponsesInput {
   const body = checkResponsesBody(raw)
   if (body.input === undefined && !body.previous_response_id) throw badRequest('Missing required field "input"')
-  const rawRecord = raw as Record<string, unknown>
-  // gw's fields (fallback_chain, prompt_id) are read the way chat completions reads them.
-  // A bare model id (what Codex and the SDKs' defaults send) is OpenAI's.
-  const gw = parseChatInput({
-    model: body.model.includes('/') ? body.model : `openai/${body.model}`,
-    messages: [{ role: 'user', content: '' }],
-    ...Object.fromEntries(GATEWAY_FIELDS.filter((f) => f in rawRecord).map((f) => [f, rawRecord[f]])),
-  })
-  const native = { ...rawRecord }
-  for (const f of GATEWAY_FIELDS) delete native[f]
   const input: ChatInput = {
-    ...gw,
     requestedModel: body.model,
+    // A bare model id (what Codex and the SDKs' defaults send) is OpenAI's.
+    model: parseModelRef(body.model.includes('/') ? body.model : `openai/${body.model}`),
     body: toChatRequest(body),
     stream: body.stream === true,
     // The body's metadata is OpenAI's own; gw metadata comes as x-gw-metadata here.
     metadata: {},
     user: undefined,
+    outputSchema: undefined,
+    ...gatewayFieldsOf(raw),
   }
+  const native = withoutGatewayFields(raw as Record<string, unknown>)
   return { input, native, body }
 }
