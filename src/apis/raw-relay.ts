@@ -7,11 +7,8 @@ import type { SseEvent } from '../sse/parse'
 
 /** The SSE text of one event, as the upstream framed it (`event:` line when named, one `data:` line per line). */
 export function encodeEvent(ev: SseEvent): string {
-  const data = ev.data
-    .split('\n')
-    .map((line) => `data: ${line}`)
-    .join('\n')
-  return ev.event === undefined ? `${data}\n\n` : `event: ${ev.event}\n${data}\n\n`
+  const data = ev.data.includes('\n') ? ev.data.replaceAll('\n', '\ndata: ') : ev.data
+  return ev.event === undefined ? `data: ${data}\n\n` : `event: ${ev.event}\ndata: ${data}\n\n`
 }
 
 export class RawRelay implements StreamTranslator {

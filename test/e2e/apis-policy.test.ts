@@ -69,3 +69,13 @@ test('Embeddings: blocked terms in any input and required metadata, in gw’s sh
   expect(upstreamCalls()).toBe(before)
   expect((await call(key, '/v1/embeddings', { model: 'openai/text-embedding-3-small', input: 'fine', metadata: { team: 'a' } })).status).toBe(200)
 })
+
+test('Budgets: a reservation that does not fit is 429 budget_exceeded in each endpoint’s shape', async () => {
+  const key = await org({ budgets: [{ scope: 'org', usd: 0.0000001, period: 'day' }] })
+  const before = upstreamCalls()
+  const m = await call(key, '/v1/messages', messages('hi'))
+  expect(m).toMatchObject({ status: 429, body: { type: 'error', error: { type: 'rate_limit_error', code: 'budget_exceeded' } } })
+  const r = await call(key, '/v1/responses', { model: 'openai/gpt-4o', input: 'hi', max_output_tokens: 50 })
+  expect(r).toMatchObject({ status: 429, body: { error: { type: 'budget_exceeded', code: 'budget_exceeded' } } })
+  expect(upstreamCalls()).toBe(before)
+})
