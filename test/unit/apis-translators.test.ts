@@ -3,15 +3,15 @@
 // events read back, and the pass-through relay's framing.
 
 import { describe, expect, test } from 'bun:test'
-import { toChatRequest as messagesToChat } from '../../src/apis/anthropic-messages/request'
+import { parseMessagesInput } from '../../src/apis/anthropic-messages/request'
 import { encodeEvent } from '../../src/apis/raw-relay'
 import { readResponse, ResponsesEvents } from '../../src/apis/responses/pass-through'
-import { toChatMessages, toChatRequest as responsesToChat } from '../../src/apis/responses/request'
+import { parseResponsesInput, toChatMessages } from '../../src/apis/responses/request'
 import { SseDecoder } from '../../src/sse/parse'
 
 describe('Messages request → chat form', () => {
   test('system blocks, tool results before text, tool_use, images, thinking dropped, tool choice', () => {
-    const req = messagesToChat({
+    const { input, native } = parseMessagesInput({
       model: 'claude-sonnet-4-6',
       max_tokens: 1024,
       system: [
@@ -35,6 +35,8 @@ describe('Messages request → chat form', () => {
       stop_sequences: ['END'],
       stream: true,
     })
+    const req = input.body
+    expect(native.model).toBe('claude-sonnet-4-6')
     expect(req.messages).toEqual([
       { role: 'system', content: 'You are a CLI.\nBe brief.' },
       { role: 'user', content: [{ type: 'text', text: 'Look:' }, { type: 'image_url', image_url: { url: 'data:image/png;base64,iVBOR' } }] },
@@ -49,7 +51,7 @@ describe('Messages request → chat form', () => {
 
 describe('Responses request → chat form', () => {
   test('instructions, a function call after assistant text, its output, structured output, effort', () => {
-    const req = responsesToChat({
+    const req = parseResponsesInput({
       model: 'anthropic/claude-sonnet-4-6',
       instructions: 'Be terse.',
       input: [
@@ -62,7 +64,7 @@ describe('Responses request → chat form', () => {
       text: { format: { type: 'json_schema', name: 'answer', schema: { type: 'object' }, strict: true } },
       reasoning: { effort: 'low' },
       max_output_tokens: 300,
-    })
+    }).input.body
     expect(req.messages).toEqual([
       { role: 'system', content: 'Be terse.' },
       { role: 'user', content: 'Capital of PotatoLand?' },
