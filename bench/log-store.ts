@@ -26,6 +26,8 @@ export function entry(i: number, createdAt: number): LogEntry {
     promptSlug: null,
     promptVersion: null,
     requestedModel: 'openai/gpt-4o-mini',
+    route: null,
+    providerKey: null,
     model: 'openai/gpt-4o-mini',
     provider: 'openai',
     stream: i % 2 === 0,
@@ -72,8 +74,8 @@ export async function writerRate(path: string, n: number): Promise<number> {
   return rate
 }
 
-/** A database with the default org, a service key and `n` entries spread over the last 30 days. */
-export async function seed(path: string, n: number, serviceKey: string): Promise<void> {
+/** A database with the default org, a service key and `n` entries spread over the last 30 days (bodies left out when `bodies` is false). */
+export async function seed(path: string, n: number, serviceKey: string, bodies = true): Promise<void> {
   rmSync(path, { force: true })
   const store = openBenchStore(path)
   await store.orgs.createOrg({ id: 'default', name: 'Default' })
@@ -83,7 +85,14 @@ export async function seed(path: string, n: number, serviceKey: string): Promise
   const batch = 10_000
   for (let i = 0; i < n; i += batch) {
     const entries: LogEntry[] = []
-    for (let j = i; j < Math.min(n, i + batch); j++) entries.push(entry(j, start + Math.floor((j / n) * span)))
+    for (let j = i; j < Math.min(n, i + batch); j++) {
+      const e = entry(j, start + Math.floor((j / n) * span))
+      if (!bodies) {
+        delete e.requestBody
+        delete e.responseBody
+      }
+      entries.push(e)
+    }
     await store.logs.insertLogs(entries)
   }
   await store.close()

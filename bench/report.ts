@@ -20,6 +20,8 @@ export interface Results {
   logWriterEntriesPerSecond: number
   logQueries: { rows: number; getByIdMs: P; twoKeyFilterMs: P & { avgRows: number }; twoKeyFilterNoMatchMs: P }
   binary: { mb: number; execToHealthMs: P }
+  /** µs of CPU per request: metrics alone, with the JSON access log, with traces. */
+  observability?: { metrics: number; metricsAndJsonAccessLog: number; metricsAndTraces: number }
 }
 
 const ms = (n: number) => n.toFixed(n < 10 ? 3 : 1)
@@ -82,6 +84,13 @@ export function markdown(r: Results): string {
   out.push(row([`two-key metadata filter, ${lq.twoKeyFilterMs.avgRows} rows a page`, pair(lq.twoKeyFilterMs)]))
   out.push(row(['two-key filter matching nothing', pair(lq.twoKeyFilterNoMatchMs)]))
 
+  const ob = r.observability
+  if (ob) {
+    out.push('', '## Observer, CPU per request (µs; an 8-shape mix of finished requests)', '')
+    out.push(row(['metrics', 'metrics + JSON access log', 'metrics + traces (incl. encoding)']), row(['---', '---', '---']))
+    out.push(row([ob.metrics, ob.metricsAndJsonAccessLog, ob.metricsAndTraces]))
+  }
+
   out.push('', '## The binary', '', `${r.binary.mb} MB; exec to first 200 on /health: ${pair(r.binary.execToHealthMs)} ms (p50 / p99).`)
 
   out.push('', '## Targets', '', row(['target', 'result', '']), row(['---', '---', '---']))
@@ -103,6 +112,7 @@ export function markdown(r: Results): string {
   out.push(row([`RSS flat over ${rss.requests.toLocaleString('en')} requests`, `${rss.warmMb} → ${rss.afterMb} MB`, verdict(rssFlat(rss.everyTenThousandMb))]))
   out.push(row(['log writer ≥ 20,000 entries/s', r.logWriterEntriesPerSecond.toLocaleString('en'), verdict(r.logWriterEntriesPerSecond >= 20_000)]))
   out.push(row(['log by id < 20 ms p99', ms(lq.getByIdMs.p99), verdict(lq.getByIdMs.p99 < 20)]))
+  if (ob) out.push(row(['metrics ≤ 3 µs CPU per request', `${ob.metrics} µs`, verdict(ob.metrics <= 3)]))
   out.push(row(['two-key metadata filter < 20 ms p99', ms(lq.twoKeyFilterMs.p99), verdict(lq.twoKeyFilterMs.p99 < 20)]))
   return `${out.join('\n')}\n`
 }

@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { closedLoop, closedLoopFor, ensureWrk, fixedRate, type Percentiles, percentiles, sequential, type Target, wrk } from './load'
 import { seed, writerRate } from './log-store'
+import { observabilityCosts } from './observability'
 import { markdown, type Results } from './report'
 
 const QUICK = process.argv.includes('--quick')
@@ -365,7 +366,12 @@ async function main() {
   logGw.proc.kill('SIGTERM')
   await logGw.proc.exited
 
-  // 6. The binary: exec to first 200 on /health.
+  // 6. The observer's CPU per request (metrics, access log, traces), in this process on CPU 1.
+  console.log('observer cost…')
+  results.observability = await observabilityCosts(QUICK ? 100_000 : 500_000)
+  console.log(`  ${JSON.stringify(results.observability)}`)
+
+  // 7. The binary: exec to first 200 on /health.
   const starts: number[] = []
   for (let i = 0; i < 10; i++) {
     const dir = mkdtempSync(join(work, 'start-'))

@@ -1,8 +1,11 @@
-// createApp(deps): the Elysia HTTP edge — request ids, one error shape, and the routes.
+// createApp(deps): the Elysia HTTP edge — request ids, one error shape, CORS, 405s, and the routes.
 
 import { Elysia } from 'elysia'
 import { AdminService } from './admin/admin-service'
+import { GatewayError } from './errors'
+import { Cors } from './http/cors'
 import { errorResponse } from './http/error-handler'
+import { methodsByPath } from './http/methods'
 import { markArrival } from './http/request-context'
 import { adminRoutes } from './http/routes/admin'
 import { chatRoutes } from './http/routes/chat'
@@ -11,19 +14,32 @@ import { logRoutes } from './http/routes/logs'
 import { embeddingsRoutes } from './http/routes/embeddings'
 import { messagesRoutes } from './http/routes/messages'
 import { responsesRoutes } from './http/routes/responses'
+import { metricsRoutes } from './http/routes/metrics'
 import { modelRoutes } from './http/routes/models'
 import { promptRoutes } from './http/routes/prompts'
 import type { Deps } from './pipeline/context'
 
 export function createApp(deps: Deps, admin = new AdminService(deps.store, (org) => deps.orgs.invalidate(org))) {
-  return new Elysia({ name: 'gw' })
+  const cors = new Cors(deps.config.corsOrigins)
+  const app = new Elysia({ name: 'gw' })
     // No body is looked at here: each route reads its body (with the size limit) only after the
     // caller is authenticated, so an unauthenticated caller gets 401 whatever it sends (PRODUCT §4).
-    .onRequest(({ request }) => {
-      markArrival(request)
+    .onRequest(({ request, set }) => {
+      const requestId = markArrival(request)
+      if (!cors.enabled) return
+      if (request.method === 'OPTIONS' && request.headers.has('access-control-request-method')) return cors.preflight(request, requestId)
+      const headers = cors.headersFor(request.headers.get('origin'))
+      if (headers) Object.assign(set.headers, headers)
     })
-    .onError({ as: 'global' }, ({ error, code, request }) => errorResponse(error, request, code))
+    .onError({ as: 'global' }, ({ error, code, request }) => {
+      if (code === 'NOT_FOUND') {
+        const allow = allowedMethods(new URL(request.url).pathname)
+        if (allow.length) return errorResponse(notAllowed(request, allow), request, deps.config.errorFormat)
+      }
+      return errorResponse(error, request, deps.config.errorFormat, code)
+    })
     .use(healthRoutes(deps))
+    .use(metricsRoutes(deps))
     .use(chatRoutes(deps))
     .use(messagesRoutes(deps))
     .use(embeddingsRoutes(deps))
@@ -32,6 +48,15 @@ export function createApp(deps: Deps, admin = new AdminService(deps.store, (org)
     .use(modelRoutes(deps))
     .use(logRoutes(deps))
     .use(adminRoutes(deps, admin))
+  const allowedMethods = methodsByPath(app.routes.filter((r) => deps.config.adminToken || !r.path.startsWith('/admin')))
+  return app
+}
+
+function notAllowed(request: Request, allow: string[]): GatewayError {
+  const path = new URL(request.url).pathname
+  return new GatewayError(405, 'gateway_error', `${request.method} is not allowed on ${path.slice(0, 64)} (allowed: ${allow.join(', ')})`, {
+    headers: { allow: allow.join(', ') },
+  })
 }
 
 export type App = ReturnType<typeof createApp>

@@ -1,5 +1,8 @@
 // Reads gw's configuration from the environment (PRODUCT §2), with CLI flags overriding, and validates it.
 
+import { secretArg } from './cli/args'
+import { MIN_SECRET_CHARS } from './crypto/secret-box'
+import type { ErrorShape } from './errors'
 import type { ProviderId } from './providers/provider-id'
 
 export interface Config {
@@ -11,6 +14,8 @@ export interface Config {
   secret: string | undefined
   baseUrls: Record<ProviderId, string>
   upstreamTimeoutMs: number
+  /** A stream whose client has taken no data for this long is ended (its upstream released). */
+  clientReadTimeoutMs: number
   maxBodyBytes: number
   /** At SIGTERM/SIGINT, how long in-flight requests may run before open streams are ended. */
   drainMs: number
@@ -26,11 +31,38 @@ export interface Config {
   /** Provider keys of the `default` org, from OPENAI_API_KEY etc. */
   envProviderKeys: Partial<Record<ProviderId, string>>
   envServiceKey: string | undefined
+  /** GW_ERROR_FORMAT: the shape of error bodies unless a request asks otherwise (PRODUCT §4). */
+  errorFormat: ErrorShape
+  /** GW_CORS_ORIGINS: origins browsers may call from (`*` for any); empty = no CORS headers. */
+  corsOrigins: readonly string[]
+  /** GET /metrics: admin token (default), open, or off (PRODUCT §14). */
+  metrics: 'admin' | 'public' | 'off'
+  /** An `org` label on the request, token and cost counters. */
+  metricsOrgLabel: boolean
+  /** Access log lines on stdout; default `pretty` on a terminal, otherwise `off`. */
+  logFormat: 'json' | 'pretty' | 'off'
+  /** Prompt and completion text on spans. */
+  traceContent: boolean
+  /** OTLP/HTTP trace export, from the standard OTEL_* variables; undefined when no endpoint is set. */
+  otel: OtelConfig | undefined
+}
+
+export interface OtelConfig {
+  /** Full URL the spans are POSTed to (…/v1/traces). */
+  tracesUrl: string
+  protocol: 'http/protobuf' | 'http/json'
+  headers: Record<string, string>
+  serviceName: string
+  /** Extra resource attributes from OTEL_RESOURCE_ATTRIBUTES. */
+  resource: Record<string, string>
+  timeoutMs: number
 }
 
 export type Env = Record<string, string | undefined>
 
 export const DEFAULT_PROMPTS_DIR = './prompts'
+/** An operator-chosen GW_SERVICE_KEY must be at least this long. */
+export const MIN_SERVICE_KEY_CHARS = 32
 
 /** CLI flag → env variable it overrides. */
 const FLAGS: Record<string, string> = {
@@ -41,6 +73,7 @@ const FLAGS: Record<string, string> = {
   'prompts-dir': 'GW_PROMPTS_DIR',
   catalog: 'GW_CATALOG',
   'upstream-timeout-ms': 'GW_UPSTREAM_TIMEOUT_MS',
+  'client-read-timeout-ms': 'GW_CLIENT_READ_TIMEOUT_MS',
   'max-body-bytes': 'GW_MAX_BODY_BYTES',
   'drain-ms': 'GW_DRAIN_MS',
   'jwks-refresh-ms': 'GW_JWKS_REFRESH_MS',
@@ -48,6 +81,17 @@ const FLAGS: Record<string, string> = {
   'log-retention-days': 'GW_LOG_RETENTION_DAYS',
   'log-body-max-bytes': 'GW_LOG_BODY_MAX_BYTES',
 }
+
+/** The environment variable holding each provider's key (the `default` org's, and `gw provider set`'s). */
+export const PROVIDER_KEY_VARIABLES: Record<ProviderId, string> = {
+  openai: 'OPENAI_API_KEY',
+  anthropic: 'ANTHROPIC_API_KEY',
+  google: 'GEMINI_API_KEY',
+  mistral: 'MISTRAL_API_KEY',
+}
+
+/** Flags whose values are secrets: read from stdin (`--admin-token -`), never taken from argv. */
+const SECRET_FLAGS = new Set(['GW_ADMIN_TOKEN'])
 
 export class ConfigError extends Error {
   override name = 'ConfigError'
@@ -67,7 +111,11 @@ export function parseFlags(argv: readonly string[]): { overrides: Env; rest: str
     }
     const value = m[2] ?? argv[++i]
     if (value === undefined) throw new ConfigError(`flag --${m[1]} needs a value`)
-    overrides[envName] = value
+    try {
+      overrides[envName] = SECRET_FLAGS.has(envName) ? secretArg(m[1] as string, value, `set ${envName}`) : value
+    } catch (err) {
+      throw new ConfigError((err as Error).message)
+    }
   }
   return { overrides, rest }
 }
@@ -108,27 +156,36 @@ export function loadConfig(env: Env): Config {
   }
 
   const envProviderKeys: Partial<Record<ProviderId, string>> = {}
-  const keyVars: [ProviderId, string][] = [
-    ['openai', 'OPENAI_API_KEY'],
-    ['anthropic', 'ANTHROPIC_API_KEY'],
-    ['google', 'GEMINI_API_KEY'],
-    ['mistral', 'MISTRAL_API_KEY'],
-  ]
-  for (const [p, name] of keyVars) {
+  for (const [p, name] of Object.entries(PROVIDER_KEY_VARIABLES) as [ProviderId, string][]) {
     const v = opt(name)
     if (v) envProviderKeys[p] = v
+  }
+
+  const oneOf = <T extends string>(name: string, values: readonly T[], dflt: T): T => {
+    const raw = opt(name)?.toLowerCase()
+    if (raw === undefined) return dflt
+    if ((values as readonly string[]).includes(raw)) return raw as T
+    problems.push(`${name} must be one of ${values.join(', ')}, got "${raw}"`)
+    return dflt
   }
 
   const adminToken = opt('GW_ADMIN_TOKEN')
   if (adminToken !== undefined && adminToken.length < 16)
     problems.push('GW_ADMIN_TOKEN must be at least 16 characters')
 
+  const envServiceKey = opt('GW_SERVICE_KEY')
+  if (envServiceKey !== undefined && envServiceKey.length < MIN_SERVICE_KEY_CHARS)
+    problems.push(`GW_SERVICE_KEY must be at least ${MIN_SERVICE_KEY_CHARS} characters (gw's own keys have 50)`)
+  const secret = opt('GW_SECRET')
+  if (secret !== undefined && secret.length < MIN_SECRET_CHARS)
+    problems.push(`GW_SECRET must be at least ${MIN_SECRET_CHARS} characters (it derives the key that encrypts provider keys)`)
+
   const config: Config = {
     host: str('GW_HOST', '127.0.0.1'),
     port: int('GW_PORT', 8787, 0, 65535),
     dbPath: str('GW_DB', './data/gw.db'),
     adminToken,
-    secret: opt('GW_SECRET'),
+    secret,
     baseUrls: {
       openai: url('GW_OPENAI_BASE_URL', 'https://api.openai.com/v1'),
       anthropic: url('GW_ANTHROPIC_BASE_URL', 'https://api.anthropic.com/v1'),
@@ -136,6 +193,7 @@ export function loadConfig(env: Env): Config {
       mistral: url('GW_MISTRAL_BASE_URL', 'https://api.mistral.ai/v1'),
     },
     upstreamTimeoutMs: int('GW_UPSTREAM_TIMEOUT_MS', 60_000, 1, 3_600_000),
+    clientReadTimeoutMs: int('GW_CLIENT_READ_TIMEOUT_MS', 30_000, 100, 3_600_000),
     maxBodyBytes: int('GW_MAX_BODY_BYTES', 10_485_760, 1024, 1_073_741_824),
     drainMs: int('GW_DRAIN_MS', 10_000, 0, 600_000),
     jwksRefreshMs: int('GW_JWKS_REFRESH_MS', 30_000, 0, 3_600_000),
@@ -145,8 +203,58 @@ export function loadConfig(env: Env): Config {
     logRetentionDays: num('GW_LOG_RETENTION_DAYS', 30, 0, 36_500),
     logBodyMaxBytes: int('GW_LOG_BODY_MAX_BYTES', 65_536, 256, 1_073_741_824),
     envProviderKeys,
-    envServiceKey: opt('GW_SERVICE_KEY'),
+    envServiceKey,
+    errorFormat: oneOf('GW_ERROR_FORMAT', ['gw', 'openai'] as const, 'gw'),
+    corsOrigins: (opt('GW_CORS_ORIGINS') ?? '')
+      .split(',')
+      .map((o) => o.trim().replace(/\/+$/, ''))
+      .filter(Boolean),
+    metrics: oneOf('GW_METRICS', ['admin', 'public', 'off'], 'admin'),
+    metricsOrgLabel: bool('GW_METRICS_ORG_LABEL', false),
+    logFormat: oneOf('GW_LOG_FORMAT', ['json', 'pretty', 'off'], process.stdout.isTTY ? 'pretty' : 'off'),
+    traceContent: bool('GW_TRACE_CONTENT', false),
+    otel: otelConfig(env, problems),
   }
   if (problems.length) throw new ConfigError(`invalid configuration:\n  - ${problems.join('\n  - ')}`)
   return Object.freeze(config)
+}
+
+/** Parses `k=v,k2=v2` (values percent-decoded), as OTEL_EXPORTER_OTLP_HEADERS and OTEL_RESOURCE_ATTRIBUTES are written. */
+function keyValueList(raw: string | undefined): Record<string, string> {
+  const out: Record<string, string> = {}
+  for (const pair of (raw ?? '').split(',')) {
+    const eq = pair.indexOf('=')
+    if (eq < 1) continue
+    const k = pair.slice(0, eq).trim()
+    let v = pair.slice(eq + 1).trim()
+    try {
+      v = decodeURIComponent(v)
+    } catch {}
+    out[k] = v
+  }
+  return out
+}
+
+/** The OTLP trace exporter's settings from the standard OTEL_* variables (traces-specific ones win). */
+function otelConfig(env: Env, problems: string[]): OtelConfig | undefined {
+  const get = (name: string) => (env[name] === '' ? undefined : env[name])
+  if (get('OTEL_SDK_DISABLED') === 'true' || get('OTEL_TRACES_EXPORTER') === 'none') return undefined
+  const specific = get('OTEL_EXPORTER_OTLP_TRACES_ENDPOINT')
+  const base = get('OTEL_EXPORTER_OTLP_ENDPOINT')
+  if (!specific && !base) return undefined
+  const tracesUrl = specific ?? `${base?.replace(/\/+$/, '')}/v1/traces`
+  if (!/^https?:\/\/[^/]/.test(tracesUrl)) problems.push(`OTEL_EXPORTER_OTLP_ENDPOINT must be an http(s) URL, got "${tracesUrl}"`)
+  const protocol = get('OTEL_EXPORTER_OTLP_TRACES_PROTOCOL') ?? get('OTEL_EXPORTER_OTLP_PROTOCOL') ?? 'http/protobuf'
+  if (protocol !== 'http/protobuf' && protocol !== 'http/json')
+    problems.push(`OTEL_EXPORTER_OTLP_PROTOCOL must be http/protobuf or http/json (gw exports over HTTP), got "${protocol}"`)
+  const resource = keyValueList(get('OTEL_RESOURCE_ATTRIBUTES'))
+  const timeout = Number(get('OTEL_EXPORTER_OTLP_TRACES_TIMEOUT') ?? get('OTEL_EXPORTER_OTLP_TIMEOUT') ?? 10_000)
+  return {
+    tracesUrl,
+    protocol: protocol === 'http/json' ? 'http/json' : 'http/protobuf',
+    headers: { ...keyValueList(get('OTEL_EXPORTER_OTLP_HEADERS')), ...keyValueList(get('OTEL_EXPORTER_OTLP_TRACES_HEADERS')) },
+    serviceName: get('OTEL_SERVICE_NAME') ?? resource['service.name'] ?? 'gw',
+    resource,
+    timeoutMs: Number.isFinite(timeout) && timeout > 0 ? timeout : 10_000,
+  }
 }

@@ -18,10 +18,27 @@ export interface ErrorBody {
   requestId: string
 }
 
+/** The same error in OpenAI's shape (GW_ERROR_FORMAT=openai), which the OpenAI SDKs can print. */
+export interface OpenAiErrorBody {
+  error: { message: string; type: ErrorCode; code: ErrorCode; param: null }
+  requestId: string
+}
+
+/** `gw` (the seed's shape) or `openai`; the same names as the Config's ErrorFormat. */
+export type ErrorShape = 'gw' | 'openai'
+
+/** Which shape a request's errors take: its `x-gw-error-format` header, else the configured default. */
+export function errorShapeFor(headers: Headers, configured: ErrorShape): ErrorShape {
+  const asked = headers.get('x-gw-error-format')?.trim().toLowerCase()
+  return asked === 'openai' || asked === 'gw' ? asked : configured
+}
+
 export interface GatewayErrorOptions {
   cause?: unknown
   /** Extra response headers (e.g. `retry-after`). */
   headers?: Record<string, string>
+  /** What a 429 from gw's own rate limits applied to (`org` or `key`), for the metrics. */
+  scope?: string
 }
 
 /**
@@ -32,6 +49,7 @@ export class GatewayError extends Error {
   readonly status: number
   readonly code: ErrorCode
   readonly headers: Record<string, string> | undefined
+  readonly scope: string | undefined
 
   constructor(status: number, code: ErrorCode, message: string, opts: GatewayErrorOptions = {}) {
     super(message, opts.cause === undefined ? undefined : { cause: opts.cause })
@@ -39,11 +57,22 @@ export class GatewayError extends Error {
     this.status = status
     this.code = code
     this.headers = opts.headers
+    this.scope = opts.scope
   }
 
-  toBody(requestId: string): ErrorBody {
+  toBody(requestId: string, shape: ErrorShape = 'gw'): ErrorBody | OpenAiErrorBody {
+    if (shape === 'openai') return { error: { message: this.message, type: this.code, code: this.code, param: null }, requestId }
     return { error: true, code: this.code, message: this.message, requestId }
   }
+}
+
+/** Most characters of a client-sent value an error message repeats (PRODUCT §4). */
+export const ECHO_CHARS = 64
+
+/** A client-sent value quoted for an error message: JSON-quoted, cut to ECHO_CHARS with an ellipsis. */
+export function echo(value: unknown): string {
+  const s = String(value)
+  return JSON.stringify(s.length > ECHO_CHARS ? `${s.slice(0, ECHO_CHARS)}…` : s)
 }
 
 export const badRequest = (message: string) => new GatewayError(400, 'gateway_error', message)

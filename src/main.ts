@@ -3,6 +3,7 @@
 
 import { ADMIN_USAGE, runAdminCommand } from './cli/admin-commands'
 import { ConfigError, loadConfig, parseFlags } from './config'
+import { startupLines, startupSummary } from './observability/startup-summary'
 import { startGateway } from './server'
 
 const USAGE = `gw — self-hosted AI gateway
@@ -14,25 +15,33 @@ Configuration comes from the environment (GW_PORT, GW_DB, OPENAI_API_KEY, …); 
 
 async function serve(config: ReturnType<typeof loadConfig>): Promise<void> {
   const gw = await startGateway(config)
-  console.log(`gw: listening on ${gw.url} (database ${config.dbPath})`)
-  if (!gw.prompts) console.error(`gw: GW_PROMPTS_DIR "${config.promptsDir}" does not exist: no prompt files loaded`)
+  // With GW_LOG_FORMAT=json every line gw prints is one JSON object, so log shippers can read stdout whole.
+  const json = config.logFormat === 'json'
+  const say = (msg: string, extra: Record<string, unknown> = {}) =>
+    console.log(json ? JSON.stringify({ time: new Date().toISOString(), msg, ...extra }) : `gw: ${msg}`)
+  const warn = (msg: string) => (json ? say(msg, { level: 'warn' }) : console.error(`gw: ${msg}`))
+  for (const line of startupLines(config, startupSummary(config, { url: gw.url, providers: gw.providers }))) console.log(line)
+  if (!gw.prompts) warn(`GW_PROMPTS_DIR "${config.promptsDir}" does not exist: no prompt files loaded`)
   else {
     const p = gw.prompts
     if (p.prompts + p.partials)
-      console.log(`gw: prompt files: ${p.prompts} prompts, ${p.partials} partials (${p.newVersions} new versions, ${p.published} published)`)
-    for (const why of p.skipped) console.error(`gw: prompt file skipped, ${why}`)
+      say(`prompt files: ${p.prompts} prompts, ${p.partials} partials (${p.newVersions} new versions, ${p.published} published)`)
+    for (const why of p.skipped) warn(`prompt file skipped, ${why}`)
   }
-  if (gw.generatedKey)
-    console.log(
-      `gw: created a service key for the "default" org. It is shown only now, keep it:\n\n    ${gw.generatedKey}\n\n` +
-        `    curl ${gw.url}/v1/chat/completions -H "Authorization: GwKey ${gw.generatedKey}" ...\n`,
-    )
+  if (gw.generatedKey) {
+    if (json) say('created a service key for the "default" org; it is shown only now, keep it', { serviceKey: gw.generatedKey })
+    else
+      console.log(
+        `gw: created a service key for the "default" org. It is shown only now, keep it:\n\n    ${gw.generatedKey}\n\n` +
+          `    curl ${gw.url}/v1/chat/completions -H "Authorization: GwKey ${gw.generatedKey}" ...\n`,
+      )
+  }
   let signals = 0
   const shutdown = async (signal: string) => {
     if (signals++) return
-    console.log(`gw: ${signal} received, finishing in-flight requests and writing logs…`)
+    say(`${signal} received, finishing in-flight requests and writing logs…`)
     await gw.stop()
-    console.log('gw: stopped')
+    say('stopped')
     process.exit(0)
   }
   process.on('SIGTERM', () => void shutdown('SIGTERM'))

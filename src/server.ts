@@ -2,17 +2,25 @@
 
 import { resolve } from 'node:path'
 import { AdminService } from './admin/admin-service'
-import { bootstrap } from './admin/bootstrap'
+import { bootstrap, DEFAULT_ORG } from './admin/bootstrap'
 import { OidcVerifier } from './auth/oidc'
 import { createApp } from './app'
 import { loadCatalog, readCatalogFile } from './catalog/catalog'
 import { type Config, DEFAULT_PROMPTS_DIR } from './config'
 import { resolveSecret, SecretBox } from './crypto/secret-box'
 import type { Deps } from './pipeline/context'
+import { AccessLog } from './observability/access-log'
+import { GatewayMetrics } from './observability/gateway-metrics'
+import { Observer } from './observability/observer'
+import { TraceExporter, type ExporterOptions, traceResource } from './observability/trace-exporter'
+import { Tracer } from './observability/tracer'
 import { OrgDirectory } from './pipeline/org-directory'
+import { PROVIDER_IDS, type ProviderId } from './providers/provider-id'
 import { type HealthOptions, UpstreamHealth } from './pipeline/upstream-health'
+import { RecentLatency } from './pipeline/route-choice'
 import { MemoryBudgetLedger } from './policy/budget-ledger'
 import { MemoryRateLimiter } from './policy/rate-limiter'
+import { StreamSlots } from './policy/stream-slots'
 import { type LoadReport, loadPromptFiles, readPromptFiles } from './prompts/prompt-files'
 import { type LogRetentionOptions, startLogRetention } from './store/log-retention'
 import { LogWriter } from './store/log-writer'
@@ -39,6 +47,8 @@ export interface Gateway {
   url: string
   port: number
   generatedKey: string | undefined
+  /** Providers the `default` org has an enabled key for, at start. */
+  providers: ProviderId[]
   /** What prompts-as-code loading did; undefined when GW_PROMPTS_DIR names a missing folder. */
   prompts: LoadReport | undefined
   /** Stops accepting, lets in-flight requests finish, writes every pending log entry. */
@@ -52,8 +62,33 @@ export interface StartOptions {
   logWriter?: ConstructorParameters<typeof LogWriter>[1]
   retention?: LogRetentionOptions
   health?: HealthOptions
+  traceExporter?: ExporterOptions
   /** Seconds of silence after which Bun drops a connection (chat routes lift it per request). */
   idleTimeoutSeconds?: number
+}
+
+/**
+ * Listens on the configured port, alone: Elysia turns SO_REUSEPORT on by default, which lets a second
+ * gw share a port with the first and split its requests (PRODUCT §4). A taken port fails the start.
+ */
+function listen(app: ReturnType<typeof createApp>, config: Config, idleTimeoutSeconds: number | undefined): void {
+  try {
+    app.listen({
+      hostname: config.host,
+      port: config.port,
+      reusePort: false,
+      // Slow or silent clients are cut after this; chat routes lift it once their body is read.
+      idleTimeout: idleTimeoutSeconds ?? 120,
+      // No Bun limit: Bun's own 413 has a bare body. GW_MAX_BODY_BYTES is enforced by gw instead, in
+      // readJsonBody (after authentication): a declared Content-Length up front, a chunked body as it streams in.
+      maxRequestBodySize: Number.MAX_SAFE_INTEGER,
+    })
+  } catch (err) {
+    const code = typeof err === 'object' && err !== null && 'code' in err ? (err as { code: unknown }).code : undefined
+    if (code === 'EADDRINUSE')
+      throw new Error(`port ${config.port} on ${config.host} is already in use (another gw, or another program): stop it, or set GW_PORT (or --port) to a free port`)
+    throw err
+  }
 }
 
 export async function startGateway(config: Config, opts: StartOptions = {}): Promise<Gateway> {
@@ -70,33 +105,49 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
     onError: (err) => console.error('gw: pruning old log entries failed, will retry:', err instanceof Error ? err.message : err),
     ...opts.retention,
   })
+  const health = new UpstreamHealth(opts.health)
+  const exporter = config.otel && new TraceExporter(config.otel, traceResource(config.otel), opts.traceExporter)
+  const metrics = new GatewayMetrics(
+    catalog,
+    {
+      logs: () => ({ queued: logs.queued, ...logs.stats }),
+      openCircuits: () => health.openCircuits(),
+      traces: () => exporter?.stats ?? { exported: 0, dropped: 0, failedExports: 0 },
+    },
+    { orgLabel: config.metricsOrgLabel },
+  )
+  const observer = exporter
+    ? new Observer(metrics, new AccessLog(config.logFormat), new Tracer(exporter), config.traceContent, () => exporter.close())
+    : new Observer(metrics, new AccessLog(config.logFormat))
   const deps: Deps = {
     config,
     store,
     catalog,
     logs,
     orgs,
-    health: new UpstreamHealth(opts.health),
+    health,
+    observer,
     limiter: new MemoryRateLimiter(),
+    streams: new StreamSlots(),
     budgets: new MemoryBudgetLedger(),
+    latency: new RecentLatency(),
     oidc: new OidcVerifier(store.auth, { refreshCooldownMs: config.jwksRefreshMs }),
     fetch: opts.fetch ?? fetch,
     openStreams: new Set(),
   }
   const { generatedKey } = await bootstrap(store, admin, config)
+  const providers = (await store.orgs.getProviders(DEFAULT_ORG)).filter((p) => p.enabled && p.apiKey).map((p) => p.provider).sort((a, b) => PROVIDER_IDS.indexOf(a) - PROVIDER_IDS.indexOf(b))
   const promptFiles = await readPromptFiles(config.promptsDir, config.promptsDir === DEFAULT_PROMPTS_DIR)
   const prompts = promptFiles && (await loadPromptFiles(store, admin.prompts, promptFiles))
   const app = createApp(deps, admin)
   if (opts.listen !== false)
-    app.listen({
-      hostname: config.host,
-      port: config.port,
-      // Slow or silent clients are cut after this; chat routes lift it once their body is read.
-      idleTimeout: opts.idleTimeoutSeconds ?? 120,
-      // No Bun limit: Bun's own 413 has a bare body. GW_MAX_BODY_BYTES is enforced by gw instead, in
-      // readJsonBody (after authentication): a declared Content-Length up front, a chunked body as it streams in.
-      maxRequestBodySize: Number.MAX_SAFE_INTEGER,
-    })
+    try {
+      listen(app, config, opts.idleTimeoutSeconds)
+    } catch (err) {
+      await logs.close()
+      await store.close()
+      throw err
+    }
   const port = app.server?.port ?? config.port
   let stopping: Promise<void> | undefined
   return {
@@ -105,6 +156,7 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
     port,
     url: `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`,
     generatedKey,
+    providers,
     prompts,
     stop() {
       stopping ??= (async () => {
@@ -120,6 +172,7 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
         }
         await retention.stop()
         await logs.close()
+        await deps.observer.close()
         await store.close()
       })()
       return stopping

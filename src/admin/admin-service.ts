@@ -1,35 +1,49 @@
 // Admin operations (PRODUCT §6), shared by the HTTP admin API and the `gw` CLI subcommands.
 
 import { randomBytes } from 'node:crypto'
+import { oidcUrlProblem } from '../auth/oidc'
 import { newServiceKey } from '../auth/service-keys'
 import { MAX_TTL_SECONDS, signToken } from '../auth/signed-tokens'
-import { badRequest, GatewayError, notFound } from '../errors'
-import { toProviderId } from '../providers/provider-id'
+import { badRequest, echo, GatewayError, notFound } from '../errors'
+import { type ProviderId, toProviderId } from '../providers/provider-id'
 import {
   checkOidcBody,
   checkOrgBody,
   checkPolicyBody,
   checkProviderBody,
+  checkRouteBody,
   checkServiceKeyBody,
   checkSigningSecretBody,
 } from '../schemas/admin-bodies'
-import type { OidcConfig, Org, Policy, ProviderRecord, Store } from '../store/types'
+import { type OidcConfig, ORG_ID, type Org, type Policy, type ProviderRecord, type Route, type Store } from '../store/types'
 import type { BudgetLedger } from '../policy/budget-ledger'
 import { type BudgetStatus, budgetStatus } from '../policy/budgets'
 import { pruneBefore } from '../store/log-retention'
 import type { UsageRow } from '../store/usage-rollup'
+import { parseFallbackChain, parseModelRef } from '../pipeline/chat-input'
+import { ROUTE_NAME_PATTERN } from '../schemas/admin-bodies'
 import { PromptAdmin } from './prompt-admin'
 import { parseUsageQuery } from './usage-report'
 
-const ORG_ID = /^[a-z0-9][a-z0-9_-]{0,63}$/
 
 export function maskKey(key: string): string {
   return key.length <= 12 ? '****' : `${key.slice(0, 3)}…${key.slice(-4)}`
 }
 
 function publicProvider(p: ProviderRecord) {
-  return { provider: p.provider, apiKey: maskKey(p.apiKey), baseUrl: p.baseUrl ?? null, enabled: p.enabled, updatedAt: p.updatedAt }
+  return {
+    provider: p.provider,
+    name: p.name,
+    apiKey: maskKey(p.apiKey),
+    baseUrl: p.baseUrl ?? null,
+    enabled: p.enabled,
+    weight: p.weight,
+    updatedAt: p.updatedAt,
+  }
 }
+
+/** Provider key names: what a log entry and an attempt show for the key that answered. */
+const KEY_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/
 
 export class AdminService {
   readonly prompts: PromptAdmin
@@ -51,7 +65,7 @@ export class AdminService {
   async createOrg(raw: unknown): Promise<{ id: string; name: string }> {
     const body = checkOrgBody(raw)
     const id = body.id ?? crypto.randomUUID()
-    if (!ORG_ID.test(id)) throw badRequest(`Invalid org id "${id}": lowercase letters, digits, "-" and "_", at most 64`)
+    if (!ORG_ID.test(id)) throw badRequest(`Invalid org id ${echo(id)}: lowercase letters, digits, "-" and "_", at most 64`)
     if (await this.store.orgs.getOrg(id)) throw new GatewayError(409, 'gateway_error', `Org "${id}" already exists`)
     const org = await this.store.orgs.createOrg({ id, name: body.name })
     return { id: org.id, name: org.name }
@@ -62,12 +76,14 @@ export class AdminService {
     const providers = await this.store.orgs.getProviders(orgId)
     const keys = await this.store.keys.listServiceKeys(orgId)
     const secrets = await this.store.auth.listSigningSecrets(orgId)
+    const routes = await this.store.routes.getRoutes(orgId)
     return {
       id: org.id,
       name: org.name,
       createdAt: org.createdAt,
       policy: org.policy,
       providers: providers.map(publicProvider),
+      routes,
       serviceKeys: keys.map((k) => ({
         id: k.id,
         name: k.name ?? null,
@@ -89,21 +105,38 @@ export class AdminService {
     return policy
   }
 
-  async putProvider(orgId: string, providerName: string, raw: unknown) {
+  /** PUT /admin/orgs/:org/providers/:provider(/keys/:name): one of the org's keys for a provider (PRODUCT §13). */
+  async putProvider(orgId: string, providerName: string, raw: unknown, name = 'default') {
     await this.requireOrg(orgId)
-    const provider = toProviderId(providerName)
-    if (!provider) throw badRequest(`Unknown provider "${providerName}" (openai, anthropic, google, mistral)`)
+    const provider = this.providerOf(providerName)
+    if (!KEY_NAME.test(name)) throw badRequest(`Invalid key name ${echo(name)}: letters, digits, ".", "_" and "-", at most 64`)
     const body = checkProviderBody(raw)
     if (body.baseUrl !== undefined && !/^https?:\/\/[^/]/.test(body.baseUrl))
-      throw badRequest(`Invalid baseUrl "${body.baseUrl}": expected an http(s) URL`)
+      throw badRequest(`Invalid baseUrl ${echo(body.baseUrl)}: expected an http(s) URL`)
     const rec = await this.store.orgs.putProvider(orgId, {
       provider,
+      name,
       apiKey: body.apiKey,
       baseUrl: body.baseUrl?.replace(/\/+$/, ''),
       enabled: body.enabled ?? true,
+      weight: body.weight ?? 1,
     })
     this.changed(orgId)
     return publicProvider(rec)
+  }
+
+  async deleteProviderKey(orgId: string, providerName: string, name: string): Promise<void> {
+    await this.requireOrg(orgId)
+    const provider = this.providerOf(providerName)
+    if (!(await this.store.orgs.deleteProviderKey(orgId, provider, name)))
+      throw notFound(`No ${provider} key named ${echo(name)} in org "${orgId}"`)
+    this.changed(orgId)
+  }
+
+  private providerOf(name: string): ProviderId {
+    const provider = toProviderId(name)
+    if (!provider) throw badRequest(`Unknown provider ${echo(name)} (openai, anthropic, google, mistral)`)
+    return provider
   }
 
   async createServiceKey(orgId: string, raw: unknown = {}): Promise<{ id: string; key: string }> {
@@ -114,6 +147,36 @@ export class AdminService {
     const limits = { ...(requestsPerMinute ? { requestsPerMinute } : {}), ...(tokensPerMinute ? { tokensPerMinute } : {}) }
     await this.store.keys.createServiceKey({ id, orgId, name: body.name, hash, limits })
     return { id, key }
+  }
+
+  /** PUT /admin/orgs/:org/routes/:name: creates or replaces a route (PRODUCT §13). */
+  async putRoute(orgId: string, name: string, raw: unknown): Promise<Route> {
+    await this.requireOrg(orgId)
+    if (!new RegExp(ROUTE_NAME_PATTERN).test(name))
+      throw badRequest(`Invalid route name "${name.slice(0, 64)}": letters, digits, ".", "_", ":" and "-", at most 128, no "/"`)
+    const b = checkRouteBody(raw)
+    // Targets and fallback entries are provider/model names, checked like a request's.
+    b.targets.forEach((x, i) => parseModelRef(x.model, `targets[${i}].model`))
+    parseFallbackChain(b.fallback, 'fallback')
+    const route = await this.store.routes.putRoute(orgId, {
+      name,
+      targets: b.targets.map((x) => ({ model: x.model, weight: x.weight ?? 1 })),
+      strategy: b.strategy ?? 'weighted',
+      fallback: (b.fallback ?? []).map((e) => ({ model: e.model, ...(e.triggers ? { triggers: e.triggers } : {}) })),
+    })
+    this.changed(orgId)
+    return route
+  }
+
+  async listRoutes(orgId: string): Promise<{ data: Route[] }> {
+    await this.requireOrg(orgId)
+    return { data: await this.store.routes.getRoutes(orgId) }
+  }
+
+  async deleteRoute(orgId: string, name: string): Promise<void> {
+    await this.requireOrg(orgId)
+    if (!(await this.store.routes.deleteRoute(orgId, name))) throw notFound(`No route "${name.slice(0, 64)}" in org "${orgId}"`)
+    this.changed(orgId)
   }
 
   /** The org's usage report (PRODUCT §11) for the query parameters of GET /admin/orgs/:org/usage. */
@@ -170,6 +233,10 @@ export class AdminService {
   async putOidc(orgId: string, raw: unknown) {
     await this.requireOrg(orgId)
     const body = checkOidcBody(raw)
+    for (const [field, url] of [['issuer', body.issuer], ['jwksUri', body.jwksUri]] as const) {
+      const problem = url === undefined ? undefined : oidcUrlProblem(url)
+      if (problem) throw badRequest(`Invalid ${field} ${echo(url)}: ${problem}`)
+    }
     const rec = await this.store.auth.putOidc({
       orgId,
       issuer: body.issuer,
@@ -185,7 +252,7 @@ export class AdminService {
   async signToken(orgId: string, req: TokenRequest): Promise<string> {
     await this.requireOrg(orgId)
     if (!Number.isInteger(req.ttl) || req.ttl < 1 || req.ttl > MAX_TTL_SECONDS)
-      throw badRequest(`Invalid ttl "${req.ttl}": whole seconds from 1 to ${MAX_TTL_SECONDS}`)
+      throw badRequest(`Invalid ttl ${echo(req.ttl)}: whole seconds from 1 to ${MAX_TTL_SECONDS}`)
     const secrets = await this.store.auth.listSigningSecrets(orgId)
     const secret = req.kid === undefined ? secrets.at(-1) : secrets.find((s) => s.kid === req.kid)
     if (!secret)

@@ -7,6 +7,8 @@ import type { Store } from '../store/types'
 import type { AdminService } from './admin-service'
 
 export const DEFAULT_ORG = 'default'
+/** The name a key created from GW_SERVICE_KEY carries; a replaced one is revoked by it. */
+const ENV_KEY_NAME = 'GW_SERVICE_KEY'
 
 export interface BootstrapResult {
   /** A service key generated on this start, to be printed once. */
@@ -21,11 +23,19 @@ export async function ensureDefaultOrg(store: Store): Promise<void> {
 export async function bootstrap(store: Store, admin: AdminService, config: Config): Promise<BootstrapResult> {
   await ensureDefaultOrg(store)
 
-  const current = new Map((await store.orgs.getProviders(DEFAULT_ORG)).map((p) => [p.provider, p]))
+  // Environment keys are the default org's keys named `default`.
+  const current = new Map((await store.orgs.getProviders(DEFAULT_ORG)).filter((p) => p.name === 'default').map((p) => [p.provider, p]))
   for (const [provider, apiKey] of Object.entries(config.envProviderKeys) as [ProviderId, string][]) {
     const rec = current.get(provider)
     if (rec?.apiKey === apiKey) continue
-    await store.orgs.putProvider(DEFAULT_ORG, { provider, apiKey, baseUrl: rec?.baseUrl, enabled: rec?.enabled ?? true })
+    await store.orgs.putProvider(DEFAULT_ORG, {
+      provider,
+      name: 'default',
+      apiKey,
+      baseUrl: rec?.baseUrl,
+      enabled: rec?.enabled ?? true,
+      weight: rec?.weight ?? 1,
+    })
   }
 
   const keys = await store.keys.listServiceKeys(DEFAULT_ORG)
@@ -33,7 +43,10 @@ export async function bootstrap(store: Store, admin: AdminService, config: Confi
     const id = serviceKeyId(config.envServiceKey)
     const existing = await store.keys.getServiceKey(id)
     if (!existing)
-      await store.keys.createServiceKey({ id, orgId: DEFAULT_ORG, name: 'GW_SERVICE_KEY', hash: hashKey(config.envServiceKey) })
+      await store.keys.createServiceKey({ id, orgId: DEFAULT_ORG, name: ENV_KEY_NAME, hash: hashKey(config.envServiceKey) })
+    // A GW_SERVICE_KEY that was replaced in the environment stops working: the old one is revoked.
+    for (const k of keys)
+      if (k.name === ENV_KEY_NAME && k.id !== id && !k.revokedAt) await store.keys.revokeServiceKey(DEFAULT_ORG, k.id)
     return { generatedKey: undefined }
   }
   if (keys.length === 0) {

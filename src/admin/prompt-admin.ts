@@ -1,7 +1,7 @@
 // Saved-prompt administration (PRODUCT §6, §7): prompts, numbered versions, publishing, partials; shared by HTTP, CLI and prompt files.
 
 import { createHash } from 'node:crypto'
-import { badRequest, GatewayError, notFound } from '../errors'
+import { badRequest, echo, GatewayError, notFound } from '../errors'
 import { parseModelRef } from '../pipeline/chat-input'
 import { checkPartialBody, checkPromptBody, checkPromptVersionBody, PARTIAL_NAME_PATTERN } from '../schemas/admin-bodies'
 import type { PromptRecord, PromptVersion, PromptVersionContent, Store } from '../store/types'
@@ -87,7 +87,7 @@ export class PromptAdmin {
 
   async putPartial(orgId: string, name: string, raw: unknown): Promise<{ name: string; template: string }> {
     await this.requireOrg(orgId)
-    if (!PARTIAL_NAME.test(name)) throw badRequest(`Invalid partial name "${name.slice(0, 80)}": letters, digits, "_", "." and "-", at most 64`)
+    if (!PARTIAL_NAME.test(name)) throw badRequest(`Invalid partial name ${echo(name)}: letters, digits, "_", "." and "-", at most 64`)
     const { template } = checkPartialBody(raw)
     await this.store.prompts.putPartial(orgId, name, template)
     return { name, template }

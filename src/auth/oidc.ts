@@ -1,6 +1,6 @@
 // OIDC Bearer tokens (alpha): the org's issuer config, keys from the issuer's JWKS via jose, asymmetric algorithms only.
 
-import { createRemoteJWKSet, type JWTVerifyGetKey, jwtVerify } from 'jose'
+import { createRemoteJWKSet, customFetch, type JWTVerifyGetKey, jwtVerify } from 'jose'
 import { unauthorized } from '../errors'
 import type { AuthStore, OidcConfig } from '../store/types'
 import { jwtFailure, peekJwt } from './jwt-errors'
@@ -8,6 +8,26 @@ import { jwtFailure, peekJwt } from './jwt-errors'
 export const ASYMMETRIC_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA', 'Ed25519']
 const WHAT = 'OIDC token'
 const DISCOVERY_TTL_MS = 60 * 60 * 1000
+/** A failed discovery or JWKS fetch is remembered this long: forged tokens naming the issuer cause no new fetch. */
+export const FAILURE_TTL_MS = 30_000
+
+const LOOPBACK = /^(localhost|127(\.\d{1,3}){3}|\[::1\])$/i
+
+/**
+ * Why an issuer or JWKS URL is refused, or undefined: it must be https://, except http:// on a
+ * loopback host (a local identity provider).
+ */
+export function oidcUrlProblem(raw: string): string | undefined {
+  let url: URL
+  try {
+    url = new URL(raw)
+  } catch {
+    return 'not a URL'
+  }
+  if (url.protocol === 'https:') return undefined
+  if (url.protocol === 'http:' && LOOPBACK.test(url.hostname)) return undefined
+  return 'must be an https:// URL (http:// only on a loopback host)'
+}
 
 export interface OidcIdentity {
   orgId: string
@@ -22,7 +42,9 @@ export interface OidcOptions {
 
 export class OidcVerifier {
   private readonly keySets = new Map<string, JWTVerifyGetKey>()
-  private readonly discovered = new Map<string, { at: number; uri: Promise<string> }>()
+  private readonly discovered = new Map<string, { at: number; ttl: number; uri: Promise<string> }>()
+  /** When each JWKS URL last failed to load. */
+  private readonly jwksFailedAt = new Map<string, number>()
 
   constructor(
     private readonly store: AuthStore,
@@ -47,31 +69,59 @@ export class OidcVerifier {
   }
 
   private keySet(uri: string): JWTVerifyGetKey {
+    const problem = oidcUrlProblem(uri)
+    if (problem) throw unauthorized(`${WHAT} could not be verified: the issuer's JWKS URL ${problem}`)
     let set = this.keySets.get(uri)
     if (!set) {
-      set = createRemoteJWKSet(new URL(uri), { cooldownDuration: this.options.refreshCooldownMs, timeoutDuration: 5000 })
+      const doFetch = this.options.fetch ?? fetch
+      // Never follows redirects, and a recent failure answers at once without a new fetch.
+      const guarded = async (url: string, init: RequestInit) => {
+        const failedAt = this.jwksFailedAt.get(uri)
+        if (failedAt !== undefined && Date.now() - failedAt < FAILURE_TTL_MS) throw new Error('the JWKS failed to load recently')
+        try {
+          const res = await doFetch(url, { ...init, redirect: 'manual' })
+          if (res.status === 200) this.jwksFailedAt.delete(uri)
+          else this.jwksFailedAt.set(uri, Date.now())
+          return res
+        } catch (err) {
+          this.jwksFailedAt.set(uri, Date.now())
+          throw err
+        }
+      }
+      set = createRemoteJWKSet(new URL(uri), {
+        cooldownDuration: this.options.refreshCooldownMs,
+        timeoutDuration: 5000,
+        [customFetch]: guarded,
+      })
       this.keySets.set(uri, set)
     }
     return set
   }
 
+  /** The issuer's JWKS URL: configured, or discovered (kept an hour; a failure kept FAILURE_TTL_MS). */
   private jwksUri(config: OidcConfig): Promise<string> {
     if (config.jwksUri) return Promise.resolve(config.jwksUri)
     const hit = this.discovered.get(config.issuer)
-    if (hit && Date.now() - hit.at < DISCOVERY_TTL_MS) return hit.uri
+    if (hit && Date.now() - hit.at < hit.ttl) return hit.uri
     const uri = this.discover(config.issuer)
-    this.discovered.set(config.issuer, { at: Date.now(), uri })
-    uri.catch(() => this.discovered.delete(config.issuer))
+    const entry = { at: Date.now(), ttl: DISCOVERY_TTL_MS, uri }
+    this.discovered.set(config.issuer, entry)
+    uri.catch(() => {
+      entry.at = Date.now()
+      entry.ttl = FAILURE_TTL_MS
+    })
     return uri
   }
 
   private async discover(issuer: string): Promise<string> {
+    const problem = oidcUrlProblem(issuer)
+    if (problem) throw unauthorized(`${WHAT} could not be verified: the issuer URL ${problem}`)
     const url = `${issuer.replace(/\/+$/, '')}/.well-known/openid-configuration`
     const doFetch = this.options.fetch ?? fetch
     try {
-      const res = await doFetch(url, { signal: AbortSignal.timeout(5000) })
-      const doc = (await res.json()) as { jwks_uri?: unknown }
-      if (res.ok && typeof doc.jwks_uri === 'string') return doc.jwks_uri
+      const res = await doFetch(url, { signal: AbortSignal.timeout(5000), redirect: 'manual' })
+      const doc = res.status === 200 ? ((await res.json()) as { jwks_uri?: unknown }) : {}
+      if (typeof doc.jwks_uri === 'string') return doc.jwks_uri
     } catch {}
     throw unauthorized(`${WHAT} could not be verified: the issuer's discovery document names no JWKS`)
   }

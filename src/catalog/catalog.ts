@@ -2,6 +2,7 @@
 // resolved as provider defaults < matching family rules < the model's own entry.
 
 import { readFileSync } from 'node:fs'
+import type { Usage } from '../providers/openai-types'
 import { modelName, PROVIDER_IDS, type ProviderId } from '../providers/provider-id'
 import builtin from './models.json'
 
@@ -249,6 +250,17 @@ export function readCatalogFile(path: string): unknown {
     return JSON.parse(text)
   } catch (err) {
     throw new Error(`GW_CATALOG: ${path} is not valid JSON: ${err instanceof Error ? err.message : err}`)
+  }
+}
+
+/** The token kinds of an OpenAI-shaped usage (what every adapter reports). */
+export function usageTokens(u: Usage | null): Required<UsageForCost> {
+  return {
+    promptTokens: u?.prompt_tokens ?? 0,
+    completionTokens: u?.completion_tokens ?? 0,
+    cachedTokens: u?.prompt_tokens_details?.cached_tokens ?? 0,
+    cacheWriteTokens: u?.prompt_tokens_details?.cache_write_tokens ?? 0,
+    reasoningTokens: u?.completion_tokens_details?.reasoning_tokens ?? 0,
   }
 }
 

@@ -3,17 +3,21 @@
 import { readFileSync } from 'node:fs'
 import { AdminService } from '../admin/admin-service'
 import { DEFAULT_ORG, ensureDefaultOrg } from '../admin/bootstrap'
-import type { Config } from '../config'
+import { type Config, PROVIDER_KEY_VARIABLES } from '../config'
+import { toProviderId } from '../providers/provider-id'
 import { GatewayError } from '../errors'
 import { openStore } from '../server'
 import { splitFrontMatter, versionBodyOf } from '../prompts/prompt-files'
-import { flag, parseArgs, requireFlag } from './args'
+import { type Args, flag, parseArgs, requireFlag, secretArg } from './args'
 import { formatTable } from './table'
 
 export const ADMIN_USAGE = `  gw org create --name NAME [--id ID]
   gw org show [--org ID]
   gw policy set [--org ID] (--json '{…}' | --file policy.json)
-  gw provider set PROVIDER --api-key KEY [--org ID] [--base-url URL] [--disabled]
+  gw provider set PROVIDER [--api-key -] [--org ID] [--base-url URL] [--disabled]
+  gw provider key add PROVIDER NAME [--api-key -] [--weight N] [--base-url URL] [--disabled] [--org ID]
+  gw provider key remove PROVIDER NAME [--org ID]
+                    (the key from stdin with --api-key -, else from OPENAI_API_KEY, ANTHROPIC_API_KEY, …)
   gw key create [--org ID] [--name NAME] [--rpm N] [--tpm N]
   gw key revoke KEY_ID [--org ID]
   gw secret create [--org ID] [--kid KID] [--secret S]     (GwSigned signing secret; generated when not given)
@@ -26,6 +30,9 @@ export const ADMIN_USAGE = `  gw org create --name NAME [--id ID]
   gw prompt publish SLUG_OR_ID VERSION [--org ID]
   gw prompt show SLUG_OR_ID [--org ID]
   gw partial set NAME (--template T | --file F) [--org ID]
+  gw route set NAME --targets P/MODEL[=WEIGHT],… [--strategy weighted|lowest-latency] [--fallback P/MODEL,…] [--org ID]
+  gw route list [--org ID]
+  gw route delete NAME [--org ID]
   gw usage [--org ID] [--since TIME] [--until TIME] [--group-by day|model|provider|key|endUser|metadata.KEY] [--json]
   gw logs prune --older-than DURATION      (e.g. 30d, 12h, 90m; roll-ups are kept)`
 
@@ -44,15 +51,16 @@ const COMMANDS: Record<string, Command> = {
     const text = file ? readFileSync(file, 'utf8') : requireFlag(a, 'json')
     return admin.putPolicy(orgOf(a), JSON.parse(text))
   },
-  'provider set': async (admin, argv) => {
-    const a = parseArgs(argv, ['disabled'])
-    const provider = positional(a, 'which provider? (openai, anthropic, google, mistral)')
-    const baseUrl = flag(a, 'base-url')
-    return admin.putProvider(orgOf(a), provider, {
-      apiKey: requireFlag(a, 'api-key'),
-      enabled: !a.flags.has('disabled'),
-      ...(baseUrl ? { baseUrl } : {}),
-    })
+  'provider set': async (admin, argv) => providerKey(admin, parseArgs(argv, ['disabled']), 'default'),
+  'provider key': async (admin, argv) => {
+    const [verb, ...rest] = argv
+    const a = parseArgs(rest, ['disabled'])
+    const name = a.positionals[1]
+    if (!name) throw new Error('which key name? (gw provider key add PROVIDER NAME)')
+    if (verb === 'add') return providerKey(admin, a, name)
+    if (verb !== 'remove') throw new Error(`unknown "gw provider key ${verb ?? ''}": add or remove`)
+    await admin.deleteProviderKey(orgOf(a), positional(a, 'which provider?'), name)
+    return { removed: name }
   },
   'key create': async (admin, argv) => {
     const a = parseArgs(argv)
@@ -128,6 +136,30 @@ const COMMANDS: Record<string, Command> = {
   'prompt show': async (admin, argv) => {
     const a = parseArgs(argv)
     return admin.prompts.describe(orgOf(a), positional(a, 'which prompt? (slug or id)'))
+  },
+  'route set': async (admin, argv) => {
+    const a = parseArgs(argv)
+    const list = (name: string) => (flag(a, name) ?? '').split(',').filter(Boolean)
+    const targets = list('targets').map((t) => {
+      const eq = t.lastIndexOf('=')
+      if (eq < 0) return { model: t }
+      const weight = Number(t.slice(eq + 1))
+      if (!(weight > 0)) throw new Error(`--targets ${t}: the weight after "=" must be a number above 0`)
+      return { model: t.slice(0, eq), weight }
+    })
+    if (!targets.length) throw new Error('--targets is required, e.g. --targets openai/gpt-4o-mini=3,mistral/mistral-small-latest=1')
+    return admin.putRoute(orgOf(a), positional(a, 'which route name?'), {
+      targets,
+      ...pick({ strategy: flag(a, 'strategy') }),
+      fallback: list('fallback').map((model) => ({ model })),
+    })
+  },
+  'route list': async (admin, argv) => admin.listRoutes(orgOf(parseArgs(argv))),
+  'route delete': async (admin, argv) => {
+    const a = parseArgs(argv)
+    const name = positional(a, 'which route name?')
+    await admin.deleteRoute(orgOf(a), name)
+    return { deleted: name }
   },
   usage: async (admin, argv) => {
     const a = parseArgs(argv, ['json'])
@@ -216,4 +248,31 @@ export async function runAdminCommand(config: Config, words: string[]): Promise<
     await store.close()
   }
   return true
+}
+
+/** `--api-key -` reads stdin; without it the provider's environment variable; never a value in argv. */
+/** Sets one of the org's keys for a provider (`default` is the key of `gw provider set`). */
+function providerKey(admin: AdminService, a: Args, name: string) {
+  const provider = positional(a, 'which provider? (openai, anthropic, google, mistral)')
+  return admin.putProvider(
+    orgOf(a),
+    provider,
+    {
+      apiKey: providerKeyArg(a, provider),
+      enabled: !a.flags.has('disabled'),
+      ...pick({ baseUrl: flag(a, 'base-url'), weight: num(a, 'weight') }),
+    },
+    name,
+  )
+}
+
+function providerKeyArg(a: Args, provider: string): string {
+  const id = toProviderId(provider)
+  const variable = id && PROVIDER_KEY_VARIABLES[id]
+  const instead = variable ? `set ${variable}` : 'pass it on stdin'
+  const given = flag(a, 'api-key')
+  if (given !== undefined) return secretArg('api-key', given, instead)
+  const fromEnv = variable ? process.env[variable] : undefined
+  if (!fromEnv) throw new Error(`the API key is required: pass "--api-key -" and the key on stdin, or ${instead}`)
+  return fromEnv
 }

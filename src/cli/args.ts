@@ -1,5 +1,7 @@
 // A small argv reader for the `gw` subcommands: positionals plus `--flag value` / `--flag=value` / `--switch`.
 
+import { readFileSync } from 'node:fs'
+
 export interface Args {
   positionals: string[]
   flags: Map<string, string | true>
@@ -37,4 +39,16 @@ export function requireFlag(args: Args, name: string): string {
   const v = flag(args, name)
   if (v === undefined) throw new Error(`--${name} is required`)
   return v
+}
+
+/**
+ * A secret given to a flag: only `-`, meaning "read it from stdin" (its first line), is accepted,
+ * because a value on the command line is visible to every local user in `ps` (docs/security.md).
+ */
+export function secretArg(name: string, value: string, instead: string): string {
+  if (value !== '-')
+    throw new Error(`--${name} takes no value on the command line (other users see it in \`ps\`): pass "--${name} -" and the value on stdin, or ${instead}`)
+  const line = readFileSync(0, 'utf8').split(/\r?\n/)[0]?.trim() ?? ''
+  if (!line) throw new Error(`--${name} -: nothing was read from stdin`)
+  return line
 }

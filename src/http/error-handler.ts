@@ -1,10 +1,10 @@
 // Maps every failure (ours, Elysia's, unexpected ones) to the seed's error body with a request id.
 
 import { errorBodyFor } from '../apis/error-shapes'
-import { badRequest, GatewayError, notFound } from '../errors'
+import { badRequest, type ErrorShape, GatewayError, notFound } from '../errors'
 import { requestIdOf } from './request-context'
 
-export function errorResponse(err: unknown, request: Request, elysiaCode?: string | number): Response {
+export function errorResponse(err: unknown, request: Request, shape: ErrorShape, elysiaCode?: string | number): Response {
   const requestId = requestIdOf(request) ?? Bun.randomUUIDv7()
   let e: GatewayError
   if (err instanceof GatewayError) e = err
@@ -18,7 +18,7 @@ export function errorResponse(err: unknown, request: Request, elysiaCode?: strin
     console.error(`gw: unexpected error in request ${requestId}:`, err instanceof Error ? err.stack : err)
     e = new GatewayError(500, 'gateway_error', 'Internal error')
   }
-  return new Response(JSON.stringify(errorBodyFor(request, e, requestId)), {
+  return new Response(JSON.stringify(errorBodyFor(request, e, requestId, shape)), {
     status: e.status,
     headers: { 'content-type': 'application/json', 'x-gw-request-id': requestId, ...e.headers },
   })

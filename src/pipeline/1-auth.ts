@@ -7,6 +7,17 @@ import type { Deps, Identity, OrgContext } from './context'
 
 const SCHEMES = 'GwKey <service key>, GwSigned <token> or Bearer <token>'
 
+/** Three base64url parts: what an OIDC token (a JWT) looks like before it is verified. */
+const JWT_SHAPE = /^[\w-]+\.[\w-]+\.[\w-]*$/
+
+/** A Bearer value that is neither a service key nor a JWT: say what was expected (an `sk-…` key is a provider's). */
+function notGwBearer(credential: string): string {
+  const providerKey = /^(sk-|sk_|AIza)/.test(credential)
+    ? ' It looks like a provider API key: those are set on the org (admin API or OPENAI_API_KEY…), not sent by clients.'
+    : ''
+  return `The Bearer credential is neither a gw service key (gw_sk_…) nor an OIDC token (a JWT).${providerKey}`
+}
+
 /**
  * Splits `Authorization: <scheme> <credential>`. Without that header, `x-api-key` (how the Anthropic
  * SDKs and Claude Code send a key) is read as a Bearer credential: a gw key there is a GwKey.
@@ -45,7 +56,10 @@ export async function authenticate(deps: Deps, headers: Headers): Promise<{ iden
   let identity: Identity
   if (scheme === 'gwkey' || (scheme === 'bearer' && isServiceKeyShaped(credential))) identity = await verifyServiceKey(deps, credential)
   else if (scheme === 'gwsigned') identity = await verifySigned(deps, credential)
-  else if (scheme === 'bearer') identity = await verifyOidc(deps, credential)
+  else if (scheme === 'bearer') {
+    if (!JWT_SHAPE.test(credential)) throw unauthorized(notGwBearer(credential))
+    identity = await verifyOidc(deps, credential)
+  }
   else throw unauthorized(`Unsupported authorization scheme (expected ${SCHEMES})`)
   const org = await deps.orgs.get(identity.orgId)
   if (!org) throw unauthorized('The credential belongs to an org that no longer exists')

@@ -5,16 +5,21 @@ import { modelUnavailable } from '../policy/model-access'
 import { countPromptTokens } from '../policy/prompt-tokens'
 import { applicableBudgets, type BudgetHold, maxCostUsd, reserveBudgets, settleBudgets } from '../policy/budgets'
 import type { LimitCheck } from '../policy/rate-limiter'
-import { estimatePromptTokens, messageText } from '../tokens'
+import { DEFAULT_MAX_STREAMS_PER_KEY, DEFAULT_MAX_STREAMS_PER_ORG } from '../policy/stream-slots'
+import { estimatePromptTokens } from '../tokens'
 import type { RateLimits } from '../store/types'
 import type { ChatInput, Deps, Identity, OrgContext } from './context'
 
-/** What a request was charged against the rate limits and budgets, to be corrected with its real usage and cost. */
+/**
+ * What a request was charged against the rate limits and budgets, to be corrected with its real
+ * usage and cost, and the stream slot it holds: all given back together when its log entry is written.
+ */
 export interface Charge {
   tokenKeys: string[]
   tokens: number
   at: number
   budget: BudgetHold | undefined
+  releaseStream?: () => void
 }
 
 const violation = (message: string) => new GatewayError(403, 'policy_violation', message)
@@ -26,6 +31,7 @@ export async function enforcePolicy(
   org: OrgContext,
   input: ChatInput,
   endUserId: string | null,
+  signal?: AbortSignal,
 ): Promise<Charge | undefined> {
   const policy = org.org.policy
   const why = modelUnavailable(org, input.model)
@@ -37,26 +43,60 @@ export async function enforcePolicy(
   const term = blockedTerm(policy.blockedTerms, input)
   if (term !== undefined) throw violation(`The request contains a blocked term ("${term}")`)
 
-  const maxOut = input.body.max_completion_tokens ?? input.body.max_tokens
   if (policy.maxTokens !== undefined) {
-    if (maxOut !== undefined && maxOut > policy.maxTokens)
-      throw tooMany(`max_tokens ${maxOut} exceeds the org's limit of ${policy.maxTokens}`)
-    if (maxOut === undefined) input.body.max_tokens = policy.maxTokens
+    // Every field an adapter may turn into the provider's output limit is checked, not just the first set.
+    const limit = policy.maxTokens
+    const over = OUTPUT_LIMIT_FIELDS.find((f) => (input.body[f] ?? 0) > limit)
+    if (over) throw tooMany(`${over} ${input.body[over]} exceeds the org's limit of ${limit}`)
+    if (largestOutputLimit(input) === undefined) input.body.max_tokens = limit
   }
   let promptTokens: number | undefined
   if (policy.maxPromptTokens !== undefined) {
-    promptTokens = await countPromptTokens(input.body.messages)
+    // Counting stops past the limit, so a long prompt costs no more than the limit's worth of work.
+    const extra = input.outputSchema?.schema
+    promptTokens = await countPromptTokens(input.body, { extra, stopAbove: policy.maxPromptTokens, signal })
     if (promptTokens > policy.maxPromptTokens)
-      throw tooMany(`The prompt has ${promptTokens} tokens, over the org's limit of ${policy.maxPromptTokens}`)
+      throw tooMany(`The prompt has at least ${promptTokens} tokens, over the org's limit of ${policy.maxPromptTokens}`)
   }
-  const budget = await reserveBudget(deps, identity, org, input, endUserId)
+  const releaseStream = input.stream ? takeStreamSlot(deps, identity, org) : undefined
+  let budget: BudgetHold | undefined
   try {
+    budget = await reserveBudget(deps, identity, org, input, endUserId)
     const rate = await chargeRateLimits(deps, identity, org, () => promptTokens ?? estimatePromptTokens(input.body.messages))
-    return rate || budget ? { tokenKeys: [], tokens: 0, at: 0, ...rate, budget } : undefined
+    return rate || budget || releaseStream ? { tokenKeys: [], tokens: 0, at: 0, ...rate, budget, releaseStream } : undefined
   } catch (err) {
+    releaseStream?.()
     settleBudgets(deps.budgets, budget, 0)
     throw err
   }
+}
+
+/** The fields adapters read as the answer's token limit (PRODUCT §4). */
+const OUTPUT_LIMIT_FIELDS = ['max_tokens', 'max_completion_tokens'] as const
+
+/** The largest output limit the request sets in any field, or undefined when it sets none. */
+function largestOutputLimit(input: ChatInput): number | undefined {
+  const set = OUTPUT_LIMIT_FIELDS.map((f) => input.body[f]).filter((n) => n !== undefined)
+  return set.length ? Math.max(...set) : undefined
+}
+
+/** One of the org's and one of the credential's concurrent stream slots, or 429 when either is full. */
+function takeStreamSlot(deps: Deps, identity: Identity, org: OrgContext): () => void {
+  const { policy, id } = org.org
+  const orgLimit = policy.maxConcurrentStreams ?? DEFAULT_MAX_STREAMS_PER_ORG
+  const keyLimit = policy.maxConcurrentStreamsPerKey ?? DEFAULT_MAX_STREAMS_PER_KEY
+  const slot = deps.streams.acquire([
+    { key: `org:${id}`, limit: orgLimit },
+    { key: `cred:${id}:${identity.authMode}:${identity.subject}`, limit: keyLimit },
+  ])
+  if ('release' in slot) return slot.release
+  const scope = slot.full.key.startsWith('org:') ? 'org' : 'key'
+  throw new GatewayError(
+    429,
+    'rate_limit_exceeded',
+    `Too many concurrent streams for ${scope === 'org' ? `org "${id}"` : 'this credential'}: at most ${slot.full.limit} at once`,
+    { headers: { 'retry-after': '1' }, scope },
+  )
 }
 
 /** Reserves the request's largest possible cost (over every model it may reach) on the budgets it falls under. */
@@ -76,7 +116,7 @@ async function reserveBudget(
   const bytes = Buffer.byteLength(JSON.stringify(input.body))
   let images = 0
   for (const m of input.body.messages) if (Array.isArray(m.content)) for (const p of m.content) if (p.type === 'image_url') images++
-  const maxOut = input.body.max_completion_tokens ?? input.body.max_tokens
+  const maxOut = largestOutputLimit(input)
   let amount = 0
   for (const ref of [input.model, ...input.fallbackChain.map((e) => e.model)]) {
     const cost = maxCostUsd(deps.catalog.resolve(ref.provider, ref.id).info, bytes, images, maxOut)
@@ -89,11 +129,35 @@ async function reserveBudget(
   return reserveBudgets(deps.budgets, deps.store.logs, budgets, org.org.id, amount, now)
 }
 
-/** First blocked term found (case-insensitive) in the message text, if any. */
+/** Every string (and object key) in a JSON value, without recursion (depth is capped at parse time anyway). */
+function* stringsIn(value: unknown): Generator<string> {
+  const stack: unknown[] = [value]
+  while (stack.length) {
+    const v = stack.pop()
+    if (typeof v === 'string') yield v
+    else if (Array.isArray(v)) stack.push(...v)
+    else if (typeof v === 'object' && v !== null)
+      for (const [k, x] of Object.entries(v)) {
+        yield k
+        stack.push(x)
+      }
+  }
+}
+
+/**
+ * First blocked term found (case-insensitive) in anything that reaches a provider: message text,
+ * tool descriptions and arguments, the output schema and any other field the client sent.
+ */
 function blockedTerm(terms: string[] | undefined, input: ChatInput): string | undefined {
   if (!terms?.length) return undefined
-  const text = input.body.messages.map(messageText).join('\n').toLowerCase()
-  return terms.find((t) => text.includes(t.toLowerCase()))
+  const lower = terms.map((t) => t.toLowerCase())
+  // The model name is the gateway's routing, not prompt text.
+  for (const s of stringsIn([{ ...input.body, model: undefined }, input.outputSchema?.schema])) {
+    const text = s.toLowerCase()
+    const hit = lower.findIndex((t) => text.includes(t))
+    if (hit >= 0) return terms[hit]
+  }
+  return undefined
 }
 
 interface Scope {
@@ -133,7 +197,7 @@ async function chargeRateLimits(
       429,
       'rate_limit_exceeded',
       `Rate limit exceeded for ${hit.scope.what}: ${hit.limit} ${unit} per minute; retry in ${admission.retryAfterSeconds} s`,
-      { headers: { 'retry-after': String(admission.retryAfterSeconds) } },
+      { headers: { 'retry-after': String(admission.retryAfterSeconds) }, scope: hit.key.startsWith('key:') ? 'key' : 'org' },
     )
   }
   return tokenKeys.length ? { tokenKeys, tokens, at } : undefined
@@ -142,6 +206,7 @@ async function chargeRateLimits(
 /** Replaces a request's token charge and budget reservation by what it really used and cost. */
 export function settleCharge(deps: Deps, charge: Charge | undefined, usedTokens: number, costUsd: number | null): void {
   if (!charge) return
+  charge.releaseStream?.()
   if (charge.tokenKeys.length) void deps.limiter.adjust(charge.tokenKeys, usedTokens - charge.tokens, charge.at)
   settleBudgets(deps.budgets, charge.budget, costUsd)
 }

@@ -1,6 +1,9 @@
-// Stage 3: resolve each model of the request (primary, then the fallback chain) to an upstream target.
+// Stage 3: resolve each model of the request (primary, then the fallback chain) to an upstream
+// target: the catalog entry, and one of the org's keys for the provider — drawn by weight among the
+// enabled keys whose cool-down and breaker admit requests (PRODUCT §13), the others kept in reserve.
 
 import type { FailureKind, Target } from '../providers/adapter'
+import type { ProviderRecord } from '../store/types'
 import type { ChatInput, Deps, ModelRef, OrgContext } from './context'
 import { modelUnavailable } from '../policy/model-access'
 
@@ -8,25 +11,40 @@ export interface Candidate {
   ref: ModelRef
   /** Undefined when the org cannot use this model; `unavailable` says why. */
   target: Target | undefined
+  /** The provider's other enabled keys, in the order to try them after a 429 on `target`'s key. */
+  spareKeys: Target[]
   unavailable: string | undefined
   /** Chain entries only: the failure kinds it fires on (undefined = all but refusal_detected). */
   triggers: FailureKind[] | undefined
 }
 
+/** A weighted draw among the healthy keys (all enabled keys when none is healthy), then the rest by weight. */
+export function orderKeys(keys: readonly ProviderRecord[], healthy: (k: ProviderRecord) => boolean, random = Math.random): ProviderRecord[] {
+  const enabled = keys.filter((k) => k.enabled)
+  const ok = enabled.filter(healthy)
+  const pool = ok.length ? ok : enabled
+  const total = pool.reduce((n, k) => n + k.weight, 0)
+  let r = random() * total
+  const first = pool.find((k) => (r -= k.weight) < 0) ?? pool[pool.length - 1]
+  if (!first) return []
+  return [first, ...enabled.filter((k) => k !== first).sort((a, b) => b.weight - a.weight)]
+}
+
 function toCandidate(deps: Deps, org: OrgContext, ref: ModelRef, stream: boolean, triggers?: FailureKind[]): Candidate {
   const unavailable = modelUnavailable(org, ref)
-  const rec = org.providers.get(ref.provider)
-  const target: Target | undefined =
-    unavailable || !rec
-      ? undefined
-      : {
-          provider: ref.provider,
-          model: deps.catalog.resolve(ref.provider, ref.id),
-          baseUrl: rec.baseUrl ?? deps.config.baseUrls[ref.provider],
-          apiKey: rec.apiKey,
-          stream,
-        }
-  return { ref, target, unavailable, triggers }
+  const model = deps.catalog.resolve(ref.provider, ref.id)
+  const keys = unavailable ? [] : orderKeys(org.providers.get(ref.provider) ?? [], (k) => deps.health.available(org.org.id, ref.name, k.name))
+  const targets = keys.map(
+    (k): Target => ({
+      provider: ref.provider,
+      model,
+      baseUrl: k.baseUrl ?? deps.config.baseUrls[ref.provider],
+      apiKey: k.apiKey,
+      keyName: k.name,
+      stream,
+    }),
+  )
+  return { ref, target: targets[0], spareKeys: targets.slice(1), unavailable, triggers }
 }
 
 export function route(deps: Deps, org: OrgContext, input: ChatInput): Candidate[] {

@@ -3,13 +3,14 @@
 
 import type { ProviderAdapter, Target } from '../providers/adapter'
 import type { ChatRequest, ResponseFormat } from '../providers/openai-types'
+import type { RequestWarning } from '../store/types'
 import type { ChatInput, OutputSchema } from './context'
 
 const SAMPLING = new Set(['temperature', 'top_p', 'logprobs', 'top_logprobs'])
 
 export interface Prepared {
   body: ChatRequest
-  warnings: string[]
+  warnings: RequestWarning[]
 }
 
 export function toResponseFormat(out: OutputSchema): ResponseFormat {
@@ -20,7 +21,7 @@ export function toResponseFormat(out: OutputSchema): ResponseFormat {
 export function clamp(input: ChatInput, target: Target, adapter: ProviderAdapter): Prepared {
   const info = target.model.info
   const body: ChatRequest = { ...input.body, model: target.model.id }
-  const warnings: string[] = []
+  const warnings: RequestWarning[] = []
   const name = target.model.name
   if (input.outputSchema) body.response_format = toResponseFormat(input.outputSchema)
   if (input.stream) body.stream = true
@@ -31,25 +32,29 @@ export function clamp(input: ChatInput, target: Target, adapter: ProviderAdapter
   for (const p of info.unsupportedParams) {
     if (body[p] === undefined || (samplingBack && SAMPLING.has(p))) continue
     delete body[p]
-    warnings.push(`${p} removed: ${name} does not take it`)
+    warnings.push({ type: 'param_removed', setting: p, detail: `${p} removed: ${name} does not take it` })
   }
   const tMax = Math.min(adapter.capabilities.temperatureMax, info.temperatureMax ?? Infinity)
   if (typeof body.temperature === 'number' && body.temperature > tMax) {
-    warnings.push(`temperature ${body.temperature} clamped to ${tMax} for ${name}`)
+    warnings.push({ type: 'param_clamped', setting: 'temperature', detail: `temperature ${body.temperature} clamped to ${tMax} for ${name}` })
     body.temperature = tMax
   }
   if (info.samplingExclusive && body.temperature !== undefined && body.top_p !== undefined) {
     delete body.top_p
-    warnings.push(`top_p removed: ${name} does not take temperature and top_p together`)
+    warnings.push({ type: 'param_removed', setting: 'top_p', detail: `top_p removed: ${name} does not take temperature and top_p together` })
   }
   if (!info.forcedToolChoice && body.tool_choice !== undefined && body.tool_choice !== 'auto' && body.tool_choice !== 'none') {
-    warnings.push(`tool_choice ${JSON.stringify(body.tool_choice)} relaxed to "auto": ${name} refuses forced tool choice`)
+    warnings.push({
+      type: 'param_relaxed',
+      setting: 'tool_choice',
+      detail: `tool_choice ${JSON.stringify(body.tool_choice)} relaxed to "auto": ${name} refuses forced tool choice`,
+    })
     body.tool_choice = 'auto'
   }
   for (const k of ['max_tokens', 'max_completion_tokens'] as const) {
     const v = body[k]
     if (typeof v === 'number' && v > info.maxOutput) {
-      warnings.push(`${k} ${v} clamped to ${info.maxOutput}, the most ${name} can produce`)
+      warnings.push({ type: 'param_clamped', setting: k, detail: `${k} ${v} clamped to ${info.maxOutput}, the most ${name} can produce` })
       body[k] = info.maxOutput
     }
   }

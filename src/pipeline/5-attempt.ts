@@ -11,6 +11,7 @@ import type { ProviderAdapter, StreamPart, StreamTranslator, Target, UpstreamCom
 import type { ChatRequest } from '../providers/openai-types'
 import { clip } from '../providers/upstream-errors'
 import { SseDecoder } from '../sse/parse'
+import type { AttemptSpan } from '../observability/tracer'
 import type { Attempt } from '../store/types'
 import { estimatePromptTokens } from '../tokens'
 import type { AuthedContext, Deps, ModelRef } from './context'
@@ -90,6 +91,8 @@ export class UpstreamAttempt {
   private translator: StreamTranslator | undefined
   private ended = false
   private readonly onClientAbort = () => this.ac.abort()
+  /** This attempt's trace span (CLIENT), when tracing is on; ended in close(). */
+  private span: AttemptSpan | undefined
 
   constructor(
     private readonly deps: Deps,
@@ -101,7 +104,7 @@ export class UpstreamAttempt {
     readonly body: ChatRequest,
     private readonly timeoutMs: number,
   ) {
-    this.record = { model: ref.name, outcome: 'ok', status: null, latencyMs: 0 }
+    this.record = { model: ref.name, key: target.keyName, outcome: 'ok', status: null, latencyMs: 0 }
   }
 
   /** Sends the request and reads the answer (a stream up to its first content byte). Throws only when the client left. */
@@ -120,7 +123,7 @@ export class UpstreamAttempt {
 
   private async exchange(): Promise<AttemptResult> {
     const { deps, ctx, target, body, adapter } = this
-    const admission = deps.health.admit(ctx.org.org.id, this.ref.name)
+    const admission = deps.health.admit(ctx.org.org.id, this.ref.name, target.keyName)
     if (!admission.ok) {
       this.record.outcome = admission.kind
       this.record.message = admission.message
@@ -136,9 +139,11 @@ export class UpstreamAttempt {
         })
     }
     const req = adapter.buildRequest(body, target)
+    this.span = deps.observer.attemptSpan(ctx)
+    const headers = this.span ? { ...req.headers, ...this.span.headers() } : req.headers
     ctx.signal.addEventListener('abort', this.onClientAbort, { once: true })
     this.arm(this.timeoutMs, 'headers')
-    const res = await deps.fetch(req.url, { method: 'POST', headers: req.headers, body: req.body, signal: this.ac.signal, redirect: 'manual' })
+    const res = await deps.fetch(req.url, { method: 'POST', headers, body: req.body, signal: this.ac.signal, redirect: 'manual' })
     this.headersMs = this.elapsed()
     this.status = res.status
     this.record.status = res.status
@@ -244,8 +249,9 @@ export class UpstreamAttempt {
       this.reader.cancel().catch(() => {})
     }
     // Admitted but never judged (the client left, gw is stopping): the upstream told us nothing.
-    if (this.admitted && !this.judged) this.deps.health.release(this.ctx.org.org.id, this.ref.name)
+    if (this.admitted && !this.judged) this.deps.health.release(this.ctx.org.org.id, this.ref.name, this.target.keyName)
     if (!this.record.latencyMs) this.record.latencyMs = this.elapsed()
+    this.span?.end(this)
   }
 
   /** Translated parts from the next upstream bytes that produce any, or null at the body's end. */
@@ -300,15 +306,16 @@ export class UpstreamAttempt {
 
   private succeed(): void {
     this.judged = true
-    this.deps.health.record(this.ctx.org.org.id, this.ref.name, 'ok')
+    this.deps.health.record(this.ctx.org.org.id, this.ref.name, 'ok', undefined, this.target.keyName)
     this.record.outcome = this.refusal ? 'refusal_detected' : 'ok'
     this.record.latencyMs = this.elapsed()
+    this.deps.latency.observe(this.ctx.org.org.id, this.ref.name, this.record.latencyMs)
   }
 
   private fail(failure: UpstreamFailure): AttemptResult {
     const f = { ...failure, message: redact(failure.message, this.target.apiKey) }
     this.judged = true
-    this.deps.health.record(this.ctx.org.org.id, this.ref.name, f.kind, f.retryAfterMs)
+    this.deps.health.record(this.ctx.org.org.id, this.ref.name, f.kind, f.retryAfterMs, this.target.keyName)
     this.record.outcome = f.kind
     this.record.status = f.status ?? null
     this.record.message = f.message
@@ -319,7 +326,7 @@ export class UpstreamAttempt {
   /** A failure after the commit point: the answer had started, so it is recorded, not retried. */
   private failLate(failure: UpstreamFailure): void {
     failure.message = redact(failure.message, this.target.apiKey)
-    this.deps.health.record(this.ctx.org.org.id, this.ref.name, failure.kind)
+    this.deps.health.record(this.ctx.org.org.id, this.ref.name, failure.kind, undefined, this.target.keyName)
     this.record.outcome = failure.kind
     this.record.message = failure.message
     this.close()

@@ -2,10 +2,10 @@
 // whose triggers match the last failure; one UpstreamAttempt per model tried, every one recorded.
 
 import { GatewayError } from '../errors'
-import type { FailureKind, ProviderAdapter, UpstreamFailure } from '../providers/adapter'
+import type { FailureKind, ProviderAdapter, Target, UpstreamFailure } from '../providers/adapter'
 import type { ProviderId } from '../providers/provider-id'
 import { adapterFor } from '../providers/registry'
-import type { Attempt } from '../store/types'
+import type { Attempt, Fallback, RequestWarning } from '../store/types'
 import { clamp } from './4-clamp'
 import type { Candidate } from './3-route'
 import { type Answer, UpstreamAttempt } from './5-attempt'
@@ -13,12 +13,6 @@ import type { AuthedContext, ChatInput, Deps } from './context'
 
 /** The adapter that speaks to a provider for this endpoint; undefined when the provider does not serve it. */
 export type AdapterLookup = (provider: ProviderId) => ProviderAdapter | undefined
-
-export interface Fallback {
-  used: boolean
-  reason: FailureKind | null
-  model: string | null
-}
 
 export const NO_FALLBACK: Fallback = Object.freeze({ used: false, reason: null, model: null })
 
@@ -29,7 +23,7 @@ export interface Dispatched {
   attempt: UpstreamAttempt
   attempts: Attempt[]
   fallback: Fallback
-  warnings: string[]
+  warnings: RequestWarning[]
 }
 
 export interface DispatchFailed {
@@ -99,15 +93,22 @@ export async function dispatch(
       continue
     }
     const prepared = clamp(input, c.target, adapter)
-    const attempt = new UpstreamAttempt(deps, ctx, c.ref, adapter, c.target, prepared.body, timeoutMs)
-    attempts.push(attempt.record)
+    // A 429 on one of the org's keys is retried at once on its next healthy key, before any fallback.
+    const spares = c.spareKeys.filter((t) => deps.health.available(ctx.org.org.id, c.ref.name, t.keyName))
+    let attempt: UpstreamAttempt
     let r: Awaited<ReturnType<UpstreamAttempt['run']>>
-    try {
-      r = await attempt.run()
-    } catch (err) {
-      drop(refused)
-      throw err
-    }
+    let target: Target | undefined = c.target
+    do {
+      attempt = new UpstreamAttempt(deps, ctx, c.ref, adapter, target, prepared.body, timeoutMs)
+      attempts.push(attempt.record)
+      try {
+        r = await attempt.run()
+      } catch (err) {
+        drop(refused)
+        throw err
+      }
+      target = !r.ok && r.failure.kind === 'rate_limit' ? spares.shift() : undefined
+    } while (target)
     if (!r.ok) {
       kind = r.failure.kind
       last = r.failure

@@ -2,6 +2,8 @@
 // stream — in the endpoint's shape (OpenAI chat here; Anthropic Messages and OpenAI Responses in
 // src/apis/), then hand the outcome to the log.
 
+import { type ErrorShape, errorShapeFor, GatewayError } from '../errors'
+import { costUsd, usageTokens } from '../catalog/catalog'
 import type { StreamPart, UpstreamCompletion, UpstreamFailure } from '../providers/adapter'
 import type { ChatChunk, ChatCompletion, ChunkChoice, FinishReason, ToolCall, Usage } from '../providers/openai-types'
 import { SSE_DONE, SSE_HEADERS, sseData } from '../sse/encode'
@@ -17,6 +19,8 @@ export interface AnswerInfo {
   /** `provider/model-id` of the answering model. */
   model: string
   created: number
+  /** The error shape the client asked for (GW_ERROR_FORMAT, x-gw-error-format), for gw's own shape. */
+  errorShape: ErrorShape
   /** Prompt tokens estimated before the upstream reported any (for events that need a count up front). */
   estimatePromptTokens(): number
 }
@@ -28,28 +32,28 @@ export interface StreamEncoder {
   choices(choices: ChunkChoice[]): string
   /** An upstream event relayed as it came (pass-through). */
   raw(part: Extract<StreamPart, { type: 'raw' }>): string
-  /** The answer is complete: the closing events, with the usage the upstream reported (or estimated). */
-  end(usage: Usage, finish: FinishReason | null): string
+  /** The answer is complete: the closing events, with the usage the upstream reported (or estimated) and its cost. */
+  end(usage: Usage, cost: number | null, finish: FinishReason | null): string
   /** The stream failed after its first byte: the endpoint's error event, then its end. */
   fail(message: string): string
 }
 
 /** The response format of an endpoint. */
 export interface AnswerShape {
-  /** Body of a non-streamed answer. */
-  json(c: UpstreamCompletion, usage: Usage, info: AnswerInfo): unknown
+  /** Body of a non-streamed answer (`cost`: null when unknown). */
+  json(c: UpstreamCompletion, usage: Usage, cost: number | null, info: AnswerInfo): unknown
   stream(info: AnswerInfo): StreamEncoder
 }
 
 /**
- * OpenAI chat completions, gw's own format. Usage goes where PRODUCT §4 puts it: with
- * `stream_options.include_usage`, in a last chunk with `choices: []` (OpenAI's shape); without it, on
- * the chunk that carries the finish_reason (held back until the usage is known), so
- * `chunk.choices[0]` is always safe.
+ * OpenAI chat completions, gw's own format, with the cost in `usage.cost_usd` (PRODUCT §11). Usage
+ * goes where PRODUCT §4 puts it: with `stream_options.include_usage`, in a last chunk with
+ * `choices: []` (OpenAI's shape); without it, on the chunk that carries the finish_reason (held back
+ * until the usage is known), so `chunk.choices[0]` is always safe.
  */
 export function chatShape(includeUsage: boolean): AnswerShape {
   return {
-    json(c, usage, info): ChatCompletion {
+    json(c, usage, cost, info): ChatCompletion {
       return {
         ...c.extra,
         id: c.id ?? `chatcmpl-${info.requestId}`,
@@ -57,7 +61,7 @@ export function chatShape(includeUsage: boolean): AnswerShape {
         created: info.created,
         model: info.model,
         choices: c.choices,
-        usage,
+        usage: { ...usage, cost_usd: cost },
       }
     },
     stream(info) {
@@ -83,33 +87,35 @@ export function chatShape(includeUsage: boolean): AnswerShape {
           return ''
         },
         raw: () => '',
-        end(usage) {
+        end(reported, cost) {
+          const usage = { ...reported, cost_usd: cost }
           const last = finishing ?? [{ index: 0, delta: {}, finish_reason: 'stop' as const }]
           const closing = includeUsage ? sseData(chunk(last)) + sseData(chunk([], { usage })) : sseData(chunk(last, { usage }))
           return closing + SSE_DONE
         },
         fail(message) {
           const held = finishing ? sseData(chunk(finishing)) : ''
-          return `${held}${sseData({ error: true, code: 'provider_error', message, requestId: info.requestId })}${SSE_DONE}`
+          const error = new GatewayError(502, 'provider_error', message)
+          return `${held}${sseData(error.toBody(info.requestId, info.errorShape))}${SSE_DONE}`
         },
       }
     },
   }
 }
 
-/** Headers every successful answer carries. */
-export function successHeaders(ctx: AuthedContext, d: Dispatched, costUsd: number | null = null): Record<string, string> {
+/** Headers every successful answer carries; `x-gw-cost-usd` when the cost is known (non-streamed answers). */
+export function successHeaders(ctx: AuthedContext, d: Dispatched, cost: number | null = null): Record<string, string> {
   const h: Record<string, string> = {
     'x-gw-request-id': ctx.requestId,
     'x-gw-model': d.attempt.target.model.name,
     'x-gw-auth-mode': ctx.identity.authMode,
   }
+  if (cost !== null) h['x-gw-cost-usd'] = String(cost)
   if (d.fallback.used && d.fallback.model) {
     h['x-gw-fallback'] = 'true'
     h['x-gw-fallback-reason'] = d.fallback.reason ?? 'provider_error'
     h['x-gw-fallback-model'] = d.fallback.model
   }
-  if (costUsd !== null) h['x-gw-cost-usd'] = String(costUsd)
   return h
 }
 
@@ -119,7 +125,10 @@ function estimateUsage(d: Dispatched, completionText: string): Usage {
   return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion }
 }
 
-function baseOutcome(d: Dispatched): Omit<Outcome, 'usage' | 'usageEstimated' | 'responseBody'> {
+/** What the answer cost at the catalog's prices (PRODUCT §11); null when the model's price is unknown. */
+const costOf = (d: Dispatched, usage: Usage) => costUsd(d.attempt.target.model, usageTokens(usage))
+
+function baseOutcome(d: Dispatched): Omit<Outcome, 'usage' | 'usageEstimated' | 'costUsd' | 'responseBody'> {
   return {
     status: 200,
     errorCode: null,
@@ -136,28 +145,30 @@ function baseOutcome(d: Dispatched): Omit<Outcome, 'usage' | 'usageEstimated' | 
   }
 }
 
-function answerInfo(ctx: AuthedContext, d: Dispatched): AnswerInfo {
+function answerInfo(deps: Deps, ctx: AuthedContext, d: Dispatched): AnswerInfo {
   return {
     requestId: ctx.requestId,
     model: d.attempt.target.model.name,
     created: Math.floor(Date.now() / 1000),
+    errorShape: errorShapeFor(ctx.headers, deps.config.errorFormat),
     estimatePromptTokens: () => estimatePromptTokens(d.attempt.body.messages),
   }
 }
 
-/** `finish` logs the outcome and returns its cost (null when unknown), sent as `x-gw-cost-usd`. */
-export function jsonAnswer(ctx: AuthedContext, d: Dispatched, finish: (o: Outcome) => number | null, shape: AnswerShape): Response {
+export function jsonAnswer(deps: Deps, ctx: AuthedContext, d: Dispatched, finish: (o: Outcome) => void, shape: AnswerShape): Response {
   if (d.answer.kind !== 'json') throw new Error('jsonAnswer needs a JSON answer')
   const c = d.answer.completion
   const text = c.choices.map((ch) => ch.message.content ?? '').join('')
   const usage = c.usage ?? estimateUsage(d, text)
-  const body = shape.json(c, usage, answerInfo(ctx, d))
+  const cost = costOf(d, usage)
+  const body = shape.json(c, usage, cost, answerInfo(deps, ctx, d))
   const json = JSON.stringify(body)
-  const cost = finish({
+  finish({
     ...baseOutcome(d),
     structuredOutput: checkStructuredOutput(d.attempt.body, c.choices[0]?.message.content ?? null),
     usage,
     usageEstimated: !c.usage,
+    costUsd: cost,
     responseBody: body,
     responseBytes: json.length,
   })
@@ -190,11 +201,11 @@ function noteChoices(t: Transcript, choices: ChunkChoice[]): void {
 }
 
 /** The SSE answer, written by the endpoint's stream encoder. */
-export function streamAnswer(deps: Deps, ctx: AuthedContext, d: Dispatched, finish: (o: Outcome) => unknown, shape: AnswerShape): Response {
+export function streamAnswer(deps: Deps, ctx: AuthedContext, d: Dispatched, finish: (o: Outcome) => void, shape: AnswerShape): Response {
   if (d.answer.kind !== 'stream') throw new Error('streamAnswer needs a stream answer')
   const { attempt } = d.answer
   let pending: StreamPart[] | null = d.answer.head
-  const encoder = shape.stream(answerInfo(ctx, d))
+  const encoder = shape.stream(answerInfo(deps, ctx, d))
   const bytes = new TextEncoder()
   let usage: Usage | undefined
   let ended = false
@@ -205,25 +216,60 @@ export function streamAnswer(deps: Deps, ctx: AuthedContext, d: Dispatched, fini
     attempt.close()
   }
   deps.openStreams.add(terminate)
+  // A client that stops reading holds the upstream connection: once it has taken nothing for
+  // GW_CLIENT_READ_TIMEOUT_MS (time spent waiting for the upstream does not count), the stream is
+  // ended. One lazily armed timer; each pull only moves `waitingSince`.
+  const readTimeoutMs = deps.config.clientReadTimeoutMs
+  let waitingSince = 0
+  let readTimer: ReturnType<typeof setTimeout> | undefined
+  let stream: ReadableStreamDefaultController<Uint8Array> | undefined
+  const checkReader = () => {
+    readTimer = undefined
+    if (closed || waitingSince === 0) return
+    const left = waitingSince + readTimeoutMs - performance.now()
+    if (left > 1) {
+      readTimer = setTimeout(checkReader, left)
+      return
+    }
+    done(undefined, `the client read nothing for ${readTimeoutMs} ms: the stream was ended`)
+    stream?.error(new Error('the client stopped reading'))
+  }
+  const awaitReader = () => {
+    waitingSince = performance.now()
+    readTimer ??= setTimeout(checkReader, readTimeoutMs)
+  }
   const transcript: Transcript = { content: '', toolCalls: [], finish: null }
   const write = (controller: ReadableStreamDefaultController<Uint8Array>, text: string) => {
     if (text) controller.enqueue(bytes.encode(text))
     return text !== ''
   }
 
-  const done = (failure?: UpstreamFailure, clientLeft = false) => {
+  /** Usage (reported, else estimated) and cost, worked out once when the stream ends. */
+  let final: { usage: Usage; cost: number | null } | undefined
+  const settle = () => {
+    if (!final) {
+      const u = usage ?? estimateUsage(d, transcript.content)
+      final = { usage: u, cost: costOf(d, u) }
+    }
+    return final
+  }
+
+  /** Ends the stream once: `clientLeft` says why the client's side ended it early. */
+  const done = (failure?: UpstreamFailure, clientLeft?: string) => {
     if (closed) return
     closed = true
+    clearTimeout(readTimer)
     deps.openStreams.delete(terminate)
     attempt.close()
     finish({
       ...baseOutcome(d),
       structuredOutput: checkStructuredOutput(attempt.body, transcript.content),
       errorCode: failure ? 'provider_error' : null,
-      errorMessage: failure?.message ?? (clientLeft ? 'the client disconnected before the end of the stream' : null),
-      incomplete: !!failure || clientLeft,
-      usage: usage ?? estimateUsage(d, transcript.content),
+      errorMessage: failure?.message ?? clientLeft ?? null,
+      incomplete: !!failure || clientLeft !== undefined,
+      usage: settle().usage,
       usageEstimated: !usage,
+      costUsd: settle().cost,
       responseBody: {
         content: transcript.content,
         ...(transcript.toolCalls.length ? { tool_calls: transcript.toolCalls } : {}),
@@ -233,12 +279,17 @@ export function streamAnswer(deps: Deps, ctx: AuthedContext, d: Dispatched, fini
   }
 
   const complete = (controller: ReadableStreamDefaultController<Uint8Array>) => {
-    write(controller, encoder.end(usage ?? estimateUsage(d, transcript.content), transcript.finish))
+    const { usage: reported, cost } = settle()
+    write(controller, encoder.end(reported, cost, transcript.finish))
     done()
   }
 
   const body = new ReadableStream<Uint8Array>({
+    start(controller) {
+      stream = controller
+    },
     async pull(controller) {
+      waitingSince = 0
       try {
         for (;;) {
           const parts: StreamPart[] | null = pending ?? (await attempt.next())
@@ -275,7 +326,10 @@ export function streamAnswer(deps: Deps, ctx: AuthedContext, d: Dispatched, fini
                 return
             }
           }
-          if (wrote) return
+          if (wrote) {
+            awaitReader()
+            return
+          }
         }
       } catch (err) {
         failStream(controller, { kind: 'provider_error', message: err instanceof Error ? err.message : String(err) })
@@ -283,7 +337,7 @@ export function streamAnswer(deps: Deps, ctx: AuthedContext, d: Dispatched, fini
       }
     },
     cancel() {
-      done(undefined, true)
+      done(undefined, 'the client disconnected before the end of the stream')
     },
   })
 

@@ -1,11 +1,11 @@
 // Stage 7: build the request's log entry (usage, cost, latency, attempts) and queue it for writing.
 
-import { costUsd } from '../catalog/catalog'
+import { usageTokens } from '../catalog/catalog'
 import type { Target } from '../providers/adapter'
 import type { Usage } from '../providers/openai-types'
-import type { Attempt, LogEntry } from '../store/types'
-import type { AuthedContext, ChatInput, Deps } from './context'
-import { type Fallback, NO_FALLBACK } from './5-fallback'
+import type { Attempt, Fallback, LogEntry, RequestWarning } from '../store/types'
+import type { AuthedContext, ChatInput, Deps, RequestContext } from './context'
+import { NO_FALLBACK } from './5-fallback'
 
 export interface Outcome {
   status: number
@@ -18,15 +18,19 @@ export interface Outcome {
   fallback: Fallback
   usage: Usage | null
   usageEstimated: boolean
+  /** USD, from the catalog's prices; null when unknown (or nothing was answered). */
+  costUsd: number | null
   upstreamLatencyMs: number | null
   ttftMs: number | null
   incomplete: boolean
   refusal: boolean
-  warnings: string[]
+  warnings: RequestWarning[]
   structuredOutput: LogEntry['structuredOutput']
   responseBody: unknown
   /** Serialized size of responseBody when the caller already knows it. */
   responseBytes?: number
+  /** `org` or `key` when gw's own rate limit refused the request. */
+  rateLimitScope?: string
 }
 
 export function failureOutcome(status: number, code: string, message: string, extra: Partial<Outcome> = {}): Outcome {
@@ -39,6 +43,7 @@ export function failureOutcome(status: number, code: string, message: string, ex
     fallback: NO_FALLBACK,
     usage: null,
     usageEstimated: false,
+    costUsd: null,
     upstreamLatencyMs: null,
     ttftMs: null,
     incomplete: false,
@@ -66,31 +71,28 @@ export function endUserId(ctx: AuthedContext, input: ChatInput | undefined): str
   return ctx.identity.endUserId ?? ctx.headers.get('x-gw-end-user-id') ?? input?.user ?? null
 }
 
-/** Builds the request's log entry, queues it for writing and returns it. */
-export function recordRequest(deps: Deps, ctx: AuthedContext, input: ChatInput | undefined, o: Outcome): LogEntry {
-  const identity = ctx.identity
+/** The request's log entry. A request refused at stage 1 gets one too (no org, no identity): it feeds the
+ * metrics and the access log but is never written, since it belongs to no org. */
+export function logEntry(deps: Deps, ctx: RequestContext | AuthedContext, input: ChatInput | undefined, o: Outcome): LogEntry {
+  const authed = 'identity' in ctx ? ctx : undefined
   const target = o.target
   const usage = o.usage
-  const tokens = {
-    promptTokens: usage?.prompt_tokens ?? 0,
-    completionTokens: usage?.completion_tokens ?? 0,
-    cachedTokens: usage?.prompt_tokens_details?.cached_tokens ?? 0,
-    cacheWriteTokens: usage?.prompt_tokens_details?.cache_write_tokens ?? 0,
-    reasoningTokens: usage?.completion_tokens_details?.reasoning_tokens ?? 0,
-  }
+  const tokens = usageTokens(usage)
   const entry: LogEntry = {
     requestId: ctx.requestId,
     createdAt: ctx.receivedAt.toISOString(),
-    orgId: identity.orgId,
+    orgId: authed?.identity.orgId ?? '',
     endpoint: ctx.endpoint,
-    authMode: identity.authMode,
-    subject: identity.subject,
-    endUserId: endUserId(ctx, input),
+    authMode: authed?.identity.authMode ?? null,
+    subject: authed?.identity.subject ?? null,
+    endUserId: authed ? endUserId(authed, input) : null,
     user: input?.user ?? null,
-    promptId: ctx.prompt?.id ?? null,
-    promptSlug: ctx.prompt?.slug ?? null,
-    promptVersion: ctx.prompt?.version ?? null,
+    promptId: authed?.prompt?.id ?? null,
+    promptSlug: authed?.prompt?.slug ?? null,
+    promptVersion: authed?.prompt?.version ?? null,
     requestedModel: input?.requestedModel ?? null,
+    route: input?.route ?? null,
+    providerKey: target?.keyName ?? null,
     model: target ? target.model.name : (o.model ?? null),
     provider: target?.provider ?? (o.model ? (o.model.split('/')[0] ?? null) : null),
     stream: input?.stream ?? false,
@@ -100,7 +102,7 @@ export function recordRequest(deps: Deps, ctx: AuthedContext, input: ChatInput |
     fallback: o.fallback,
     attempts: o.attempts,
     usage: { ...tokens, totalTokens: usage?.total_tokens ?? 0, estimated: o.usageEstimated },
-    costUsd: target && usage ? costUsd(target.model, tokens) : null,
+    costUsd: o.costUsd,
     priceVersion: deps.catalog.priceVersion,
     latencyMs: Math.round(performance.now() - ctx.start),
     upstreamLatencyMs: o.upstreamLatencyMs,
@@ -111,6 +113,12 @@ export function recordRequest(deps: Deps, ctx: AuthedContext, input: ChatInput |
     metadata: input?.metadata ?? {},
     structuredOutput: o.structuredOutput,
   }
+  return entry
+}
+
+/** Stage 7: the entry of an authenticated request, with its bodies, queued for the writer. */
+export function recordRequest(deps: Deps, ctx: AuthedContext, input: ChatInput | undefined, o: Outcome): LogEntry {
+  const entry = logEntry(deps, ctx, input, o)
   if (deps.config.logBodies) {
     const max = deps.config.logBodyMaxBytes
     if (ctx.rawBody) entry.requestBody = capped(ctx.rawBody.value, ctx.rawBody.text, ctx.rawBody.bytes, max)

@@ -1,11 +1,13 @@
 // Turns a raw chat-completions body into a validated ChatInput: gateway fields split from the upstream body.
 
-import { badRequest } from '../errors'
+import { badRequest, echo } from '../errors'
+import { schemaProblem } from '../json-schema-check'
 import { FAILURE_KINDS, type FailureKind } from '../providers/adapter'
 import type { ChatRequest } from '../providers/openai-types'
-import { modelName, PROVIDER_IDS, toProviderId } from '../providers/provider-id'
-import { checkChatBody, checkFallbackHeader, checkGatewayFields, type ChatBodyT } from '../schemas/chat-body'
+import { modelName, PROVIDER_IDS, type ProviderId, toProviderId } from '../providers/provider-id'
+import { checkChatBody, checkGatewayFields, type ChatBodyT, MAX_IDENTIFIER_CHARS } from '../schemas/chat-body'
 import type { ChatInput, FallbackEntry, ModelRef, OutputSchema } from './context'
+import type { RouteChoice } from './route-choice'
 
 const GATEWAY_FIELDS = [
   'metadata',
@@ -23,12 +25,19 @@ export function parseModelRef(value: string, field = 'model'): ModelRef {
   const provider = slash > 0 ? toProviderId(value.slice(0, slash)) : undefined
   const id = slash > 0 ? value.slice(slash + 1).trim() : ''
   if (!provider || !id) {
-    const why = slash > 0 && !provider ? `unknown provider "${value.slice(0, slash)}"` : 'expected provider/model-name'
+    const why = slash > 0 && !provider ? `unknown provider ${echo(value.slice(0, slash))}` : 'expected provider/model-name'
     throw badRequest(
-      `Invalid ${field} "${value}": ${why} (providers: ${PROVIDER_IDS.join(', ')}; "gemini" is an alias of "google")`,
+      `Invalid ${field} ${echo(value)}: ${why} (providers: ${PROVIDER_IDS.join(', ')}; "gemini" is an alias of "google")`,
     )
   }
   return { provider, id, name: modelName(provider, id) }
+}
+
+/** `x-gw-end-user-id` is an identifier like `user`: at most MAX_IDENTIFIER_CHARS. */
+export function checkEndUserHeader(headers: Headers): void {
+  const v = headers.get('x-gw-end-user-id')
+  if (v !== null && v.length > MAX_IDENTIFIER_CHARS)
+    throw badRequest(`Invalid header "x-gw-end-user-id": at most ${MAX_IDENTIFIER_CHARS} characters (got ${v.length})`)
 }
 
 export type Metadata = Record<string, string | number | boolean>
@@ -41,7 +50,7 @@ export function parseMetadata(raw: unknown): Metadata {
   const entries = Object.entries(raw)
   if (entries.length > 100) throw badRequest(`Invalid metadata: ${entries.length} keys, at most 100 allowed`)
   for (const [k, v] of entries) {
-    if (k.length === 0 || k.length > 64) throw badRequest(`Invalid metadata key "${k.slice(0, 80)}": keys are 1 to 64 characters`)
+    if (k.length === 0 || k.length > 64) throw badRequest(`Invalid metadata key ${echo(k)}: keys are 1 to 64 characters`)
     if (typeof v === 'string') {
       if (v.length > 128) throw badRequest(`Invalid metadata value for "${k}": string values are at most 128 characters`)
     } else if (typeof v === 'number') {
@@ -59,21 +68,30 @@ function parseOutputSchema(raw: ChatBodyT['output_schema']): OutputSchema | unde
   if (!raw) return undefined
   if (raw.mode === 'json_object') return { mode: 'json_object', schema: undefined }
   const { mode: _mode, ...rest } = raw
-  return { mode: 'json_schema', schema: { type: 'object', ...rest } }
+  const schema = { type: 'object', ...rest }
+  checkSchemaBounded(schema, 'output_schema')
+  return { mode: 'json_schema', schema }
 }
 
-function parseTriggers(raw: string[] | undefined, i: number): FailureKind[] | undefined {
+/** A schema whose answers the gateway could not check in bounded work is refused up front (400). */
+function checkSchemaBounded(schema: Record<string, unknown>, field: string): void {
+  const why = schemaProblem(schema)
+  if (why) throw badRequest(`Invalid ${field}: the gateway will not check answers against this schema: ${why}`)
+}
+
+function parseTriggers(raw: string[] | undefined, i: number, field: string): FailureKind[] | undefined {
   if (raw === undefined) return undefined
   for (const t of raw)
     if (!(FAILURE_KINDS as readonly string[]).includes(t))
-      throw badRequest(`Invalid fallback_chain[${i}].triggers: unknown trigger "${t}" (allowed: ${FAILURE_KINDS.join(', ')})`)
+      throw badRequest(`Invalid ${field}[${i}].triggers: unknown trigger ${echo(t)} (allowed: ${FAILURE_KINDS.join(', ')})`)
   return raw as FailureKind[]
 }
 
-function parseChain(raw: ChatBodyT['fallback_chain']): FallbackEntry[] {
+/** Fallback entries (a request's `fallback_chain`, a route's `fallback`), errors naming `field[i]`. */
+export function parseFallbackChain(raw: ChatBodyT['fallback_chain'], field = 'fallback_chain'): FallbackEntry[] {
   return (raw ?? []).map((e, i) => ({
-    model: parseModelRef(e.model, `fallback_chain[${i}].model`),
-    triggers: parseTriggers(e.triggers, i),
+    model: parseModelRef(e.model, `${field}[${i}].model`),
+    triggers: parseTriggers(e.triggers, i, field),
   }))
 }
 
@@ -99,37 +117,59 @@ function checkToolsAndFormat(body: ChatBodyT): void {
   const choice = body.tool_choice
   if (typeof choice === 'object' && choice.type === 'function' && !choice.function)
     throw badRequest('Missing required field "tool_choice/function"')
-  if (body.response_format?.type === 'json_schema' && !body.response_format.json_schema)
-    throw badRequest('Missing required field "response_format/json_schema"')
+  if (body.response_format?.type === 'json_schema') {
+    const schema = body.response_format.json_schema?.schema
+    if (!body.response_format.json_schema) throw badRequest('Missing required field "response_format/json_schema"')
+    if (typeof schema === 'object' && schema !== null && !Array.isArray(schema))
+      checkSchemaBounded(schema as Record<string, unknown>, 'response_format/json_schema/schema')
+  }
 }
 
-export function parseChatInput(raw: unknown): ChatInput {
+/** An org's route by name, resolved to the target chosen for this request (see route-choice.ts). */
+export type RouteResolver = (name: string) => RouteChoice | undefined
+
+/** `model` is `provider/model-id`, or the name of one of the org's routes (no "/"). */
+export function parseChatInput(raw: unknown, routeOf?: RouteResolver): ChatInput {
   const b = checkChatBody(raw)
   checkMessages(b)
   checkToolsAndFormat(b)
-  const model = parseModelRef(b.model)
   const body: Record<string, unknown> = { ...b }
   for (const f of GATEWAY_FIELDS) delete body[f]
   return {
     requestedModel: b.model,
-    model,
+    ...routingOf(b, b.model, routeOf),
     body: body as ChatRequest,
     stream: b.stream === true,
     metadata: parseMetadata(b.metadata),
     user: b.user,
     outputSchema: parseOutputSchema(b['x-gw-output-schema'] ?? b.output_schema),
-    fallbackChain: parseChain(b['x-gw-fallback-chain'] ?? b.fallback_chain),
-    promptRef: b['x-gw-prompt-id'] ?? b.prompt_id,
   }
 }
 
 /** gw's own fields (both spellings) a body of another API may carry: taken off before it goes upstream (PRODUCT §12). */
 const GATEWAY_BODY_FIELDS = ['prompt_id', 'x-gw-prompt-id', 'fallback_chain', 'x-gw-fallback-chain', 'output_schema', 'x-gw-output-schema']
 
-/** The fallback chain and prompt id of a Messages, Responses or embeddings body, read as chat completions reads them. */
-export function gatewayFieldsOf(raw: unknown): Pick<ChatInput, 'fallbackChain' | 'promptRef'> {
+/**
+ * The model a request names and how it is routed: one of the org's routes (a name without "/"), else
+ * `provider/model-id` — or, on the APIs whose bare ids belong to one provider (`bareProvider`), that
+ * provider's id — with the fallback chain (the route's first) and the prompt id of the body.
+ */
+export function routingOf(
+  raw: unknown,
+  model: string,
+  routeOf?: RouteResolver,
+  bareProvider?: ProviderId,
+): Pick<ChatInput, 'model' | 'route' | 'fallbackChain' | 'promptRef'> {
   const b = checkGatewayFields(raw)
-  return { fallbackChain: parseChain(b['x-gw-fallback-chain'] ?? b.fallback_chain), promptRef: b['x-gw-prompt-id'] ?? b.prompt_id }
+  const routed = model.includes('/') ? undefined : routeOf?.(model)
+  const ref = routed?.model ?? parseModelRef(!model.includes('/') && bareProvider ? `${bareProvider}/${model}` : model)
+  const chain = parseFallbackChain(b['x-gw-fallback-chain'] ?? b.fallback_chain)
+  return {
+    model: ref,
+    route: routed?.route,
+    fallbackChain: routed ? [...routed.fallback, ...chain] : chain,
+    promptRef: b['x-gw-prompt-id'] ?? b.prompt_id,
+  }
 }
 
 /** The body without gw's own fields (the object itself when it has none). */
@@ -146,24 +186,28 @@ function headerJson(headers: Headers, name: string): unknown {
   try {
     return JSON.parse(raw)
   } catch {
-    throw badRequest(`Invalid ${name} header: expected JSON (${raw.slice(0, 64)})`)
+    throw badRequest(`Invalid header "${name}": expected JSON (${echo(raw)})`)
   }
 }
 
 /**
- * Gateway fields given as headers, for clients that can only set headers (PRODUCT §12):
- * `x-gw-fallback-chain` (JSON array of `provider/model` strings or `{model, triggers}`),
- * `x-gw-metadata` (JSON object), `x-gw-prompt-id`. A header wins over the body's field.
+ * Gateway fields given as headers, for clients that can only set headers (PRODUCT §12), laid over the
+ * body: `x-gw-fallback-chain` (a JSON array of `provider/model` strings or `{model, triggers}`) and
+ * `x-gw-prompt-id` become the body's `x-gw-` spellings, which win over the plain ones; the body's own
+ * checks then name them. A body that is not an object is left for those checks to refuse.
  */
-export function applyGatewayHeaders(input: ChatInput, headers: Headers): ChatInput {
+export function withHeaderFields(raw: unknown, headers: Headers): unknown {
   const chain = headerJson(headers, 'x-gw-fallback-chain')
-  if (chain !== undefined) {
-    const entries = Array.isArray(chain) ? chain.map((e) => (typeof e === 'string' ? { model: e } : e)) : chain
-    input.fallbackChain = parseChain(checkFallbackHeader(entries))
-  }
-  const metadata = headerJson(headers, 'x-gw-metadata')
-  if (metadata !== undefined) input.metadata = parseMetadata(metadata)
   const promptId = headers.get('x-gw-prompt-id')?.trim()
-  if (promptId) input.promptRef = promptId
-  return input
+  if ((chain === undefined && !promptId) || typeof raw !== 'object' || raw === null || Array.isArray(raw)) return raw
+  const out: Record<string, unknown> = { ...raw }
+  if (chain !== undefined) out['x-gw-fallback-chain'] = Array.isArray(chain) ? chain.map((e) => (typeof e === 'string' ? { model: e } : e)) : chain
+  if (promptId) out['x-gw-prompt-id'] = promptId
+  return out
+}
+
+/** `x-gw-metadata` (a JSON object, the body field's limits), when sent; it wins over the body's. */
+export function headerMetadata(headers: Headers): Metadata | undefined {
+  const metadata = headerJson(headers, 'x-gw-metadata')
+  return metadata === undefined ? undefined : parseMetadata(metadata)
 }

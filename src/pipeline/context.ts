@@ -6,11 +6,15 @@ import type { Config } from '../config'
 import type { FailureKind } from '../providers/adapter'
 import type { ChatRequest } from '../providers/openai-types'
 import type { ProviderId } from '../providers/provider-id'
+import type { Observer } from '../observability/observer'
+import type { RequestTrace } from '../observability/tracer'
 import type { LogWriter } from '../store/log-writer'
 import type { BudgetLedger } from '../policy/budget-ledger'
 import type { RateLimiter } from '../policy/rate-limiter'
-import type { Org, ProviderRecord, RateLimits, SigningSecretRecord, Store } from '../store/types'
+import type { StreamSlots } from '../policy/stream-slots'
+import type { Org, ProviderRecord, RateLimits, Route, SigningSecretRecord, Store } from '../store/types'
 import type { OrgDirectory } from './org-directory'
+import type { RecentLatency } from './route-choice'
 import type { UpstreamHealth } from './upstream-health'
 
 export interface Deps {
@@ -23,8 +27,14 @@ export interface Deps {
   /** Injected for tests; defaults to global fetch. */
   fetch: typeof fetch
   limiter: RateLimiter
+  /** Open streams per org and per credential. */
+  streams: StreamSlots
   budgets: BudgetLedger
+  /** Recent upstream latency per org and model, for lowest-latency routes. */
+  latency: RecentLatency
   oidc: OidcVerifier
+  /** Metrics, access log and traces of finished requests. */
+  observer: Observer
   /** Streams being answered, each with a way to end it early (used at shutdown). */
   openStreams: Set<() => void>
 }
@@ -45,7 +55,10 @@ export interface Identity {
 /** An org as the pipeline needs it: policy and usable provider records. */
 export interface OrgContext {
   org: Org
-  providers: ReadonlyMap<ProviderId, ProviderRecord>
+  /** Every key of each provider (enabled or not), by provider. */
+  providers: ReadonlyMap<ProviderId, readonly ProviderRecord[]>
+  /** The org's routes by name (PRODUCT §13). */
+  routes: ReadonlyMap<string, Route>
   /** GwSigned secrets, decrypted. */
   signingSecrets: readonly SigningSecretRecord[]
 }
@@ -71,6 +84,8 @@ export interface OutputSchema {
 /** A validated chat request with the gateway's own fields separated from what goes upstream. */
 export interface ChatInput {
   requestedModel: string
+  /** The org's route named by `model`, when it named one; `model` is then the target chosen. */
+  route: string | undefined
   model: ModelRef
   /** The OpenAI body minus gateway-only fields (metadata, output_schema, fallback_chain, prompt_id). */
   body: ChatRequest
@@ -107,6 +122,8 @@ export interface RequestContext {
   headers: Headers
   /** Aborts when the client goes away. */
   signal: AbortSignal
+  /** The request's trace, when tracing is on (OTEL_EXPORTER_OTLP_ENDPOINT). */
+  trace?: RequestTrace
 }
 
 /** A request whose credential has been verified (stage 1): who is calling, for which org. */

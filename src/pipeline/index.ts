@@ -19,16 +19,6 @@
 // own clamping. The log entry is written when the answer is complete: for streams, when the
 // stream ends, fails or the client leaves.
 
-import { badRequest, GatewayError } from '../errors'
-import { authenticate } from './1-auth'
-import { type Charge, enforcePolicy, settleCharge } from './2-policy'
-import { route } from './3-route'
-import { type AdapterLookup, dispatch } from './5-fallback'
-import { type AnswerShape, chatShape, jsonAnswer, streamAnswer } from './6-normalise'
-import { endUserId, failureOutcome, type Outcome, recordRequest } from './7-log'
-import { applyGatewayHeaders, parseChatInput } from './chat-input'
-import type { AuthedContext, ChatInput, Deps, RawBody, RequestContext } from './context'
-import { linkPrompt, parsePromptRun } from './prompt-input'
 import { MESSAGES_SHAPE } from '../apis/anthropic-messages/answer'
 import { estimateCount } from '../apis/anthropic-messages/count-tokens'
 import { anthropicCountTokens, anthropicPassThrough } from '../apis/anthropic-messages/pass-through'
@@ -39,7 +29,20 @@ import { isGwResponse, responsesShape } from '../apis/responses/answer'
 import { previousTurns } from '../apis/responses/history'
 import { responsesPassThrough } from '../apis/responses/pass-through'
 import { parseResponsesInput, toChatRequest } from '../apis/responses/request'
+import { badRequest, GatewayError } from '../errors'
 import { adapterFor } from '../providers/registry'
+import { checkEndUserHeader, headerMetadata, withHeaderFields } from './chat-input'
+import type { LogEntry } from '../store/types'
+import { authenticate } from './1-auth'
+import { type Charge, enforcePolicy, settleCharge } from './2-policy'
+import { route } from './3-route'
+import { type AdapterLookup, dispatch } from './5-fallback'
+import { type AnswerShape, chatShape, jsonAnswer, streamAnswer } from './6-normalise'
+import { endUserId, failureOutcome, logEntry, type Outcome, recordRequest } from './7-log'
+import { parseChatInput, type RouteResolver } from './chat-input'
+import { chooseRoute } from './route-choice'
+import type { AuthedContext, ChatInput, Deps, RawBody, RequestContext } from './context'
+import { linkPrompt, parsePromptRun } from './prompt-input'
 
 /** Reads the request body; called only once the caller is authenticated. */
 export type BodyReader = () => Promise<RawBody>
@@ -52,12 +55,10 @@ export async function authenticateRequest(deps: Deps, ctx: RequestContext): Prom
 
 /** POST /v1/chat/completions. */
 export async function handleChat(deps: Deps, request: RequestContext, readBody: BodyReader): Promise<Response> {
-  const ctx = await authenticateRequest(deps, request)
+  const ctx = await authenticateOrRecord(deps, request)
   const input = await parseOrLog(deps, ctx, async () => {
     ctx.rawBody = await readBody()
-    const parsed = applyGatewayHeaders(parseChatInput(ctx.rawBody.value), ctx.headers)
-    if (parsed.promptRef) ctx.prompt = await linkPrompt(deps.store, ctx.identity.orgId, parsed.promptRef)
-    return parsed
+    return withGatewayHeaders(deps, ctx, parseChatInput(withHeaderFields(ctx.rawBody.value, ctx.headers), routeResolver(deps, ctx)))
   })
   return executeChat(deps, ctx, input)
 }
@@ -70,20 +71,24 @@ export async function handlePromptRun(
   selector: string | null,
   readBody: BodyReader,
 ): Promise<Response> {
-  const ctx = await authenticateRequest(deps, request)
+  const ctx = await authenticateOrRecord(deps, request)
   const input = await parseOrLog(deps, ctx, async () => {
     ctx.rawBody = await readBody()
-    return parsePromptRun(deps.store, ctx, ref, selector, ctx.rawBody.value)
+    const parsed = await parsePromptRun(deps.store, ctx, ref, selector, ctx.rawBody.value)
+    parsed.metadata = headerMetadata(ctx.headers) ?? parsed.metadata
+    return parsed
   })
   return executeChat(deps, ctx, input)
 }
 
 /** POST /v1/messages: Anthropic Messages in; Anthropic answers relayed, the other providers translated. */
 export async function handleMessages(deps: Deps, request: RequestContext, readBody: BodyReader): Promise<Response> {
-  const ctx = await authenticateRequest(deps, request)
+  const ctx = await authenticateOrRecord(deps, request)
   const { input, native } = await parseOrLog(deps, ctx, async () => {
     ctx.rawBody = await readBody()
-    return withGatewayHeaders(deps, ctx, parseMessagesInput(ctx.rawBody.value))
+    const parsed = parseMessagesInput(withHeaderFields(ctx.rawBody.value, ctx.headers), routeResolver(deps, ctx))
+    await withGatewayHeaders(deps, ctx, parsed.input)
+    return parsed
   })
   const passThrough = anthropicPassThrough(native, ctx.headers)
   return executeChat(deps, ctx, input, {
@@ -94,22 +99,25 @@ export async function handleMessages(deps: Deps, request: RequestContext, readBo
 
 /** POST /v1/messages/count_tokens: Anthropic's count, or gw's own estimate for other providers. */
 export async function handleCountTokens(deps: Deps, request: RequestContext, readBody: BodyReader): Promise<Response> {
-  const ctx = await authenticateRequest(deps, request)
+  const ctx = await authenticateOrRecord(deps, request)
   const { input, native } = await parseOrLog(deps, ctx, async () => {
     ctx.rawBody = await readBody()
-    return withGatewayHeaders(deps, ctx, parseCountTokensInput(ctx.rawBody.value))
+    const parsed = parseCountTokensInput(withHeaderFields(ctx.rawBody.value, ctx.headers), routeResolver(deps, ctx))
+    await withGatewayHeaders(deps, ctx, parsed.input)
+    return parsed
   })
-  if (input.model.provider !== 'anthropic') return estimateCount(deps, ctx, input)
+  if (input.model.provider !== 'anthropic') return estimateCount(ctx, input, (o) => record(deps, ctx, input, o))
   const counter = anthropicCountTokens(native, ctx.headers)
   return executeChat(deps, ctx, input, { shape: MESSAGES_SHAPE, adapters: (p) => (p === 'anthropic' ? counter : undefined) })
 }
 
 /** POST /v1/embeddings: OpenAI's shape in and out; OpenAI, Mistral and Google (Anthropic has none: 400). */
 export async function handleEmbeddings(deps: Deps, request: RequestContext, readBody: BodyReader): Promise<Response> {
-  const ctx = await authenticateRequest(deps, request)
+  const ctx = await authenticateOrRecord(deps, request)
   const { input, request: embeddings } = await parseOrLog(deps, ctx, async () => {
     ctx.rawBody = await readBody()
-    const parsed = await withGatewayHeaders(deps, ctx, parseEmbeddingsInput(ctx.rawBody.value))
+    const parsed = parseEmbeddingsInput(withHeaderFields(ctx.rawBody.value, ctx.headers), routeResolver(deps, ctx))
+    await withGatewayHeaders(deps, ctx, parsed.input)
     if (parsed.input.model.provider === 'anthropic')
       throw badRequest(`Anthropic has no embeddings models ("${parsed.input.model.name.slice(0, 64)}"): use openai/, mistral/ or google/`)
     return parsed
@@ -123,10 +131,11 @@ export async function handleEmbeddings(deps: Deps, request: RequestContext, read
  * only OpenAI can continue.
  */
 export async function handleResponses(deps: Deps, request: RequestContext, readBody: BodyReader): Promise<Response> {
-  const ctx = await authenticateRequest(deps, request)
+  const ctx = await authenticateOrRecord(deps, request)
   const { input, native, body, rebuilt } = await parseOrLog(deps, ctx, async () => {
     ctx.rawBody = await readBody()
-    const parsed = await withGatewayHeaders(deps, ctx, parseResponsesInput(ctx.rawBody.value))
+    const parsed = parseResponsesInput(withHeaderFields(ctx.rawBody.value, ctx.headers), routeResolver(deps, ctx))
+    await withGatewayHeaders(deps, ctx, parsed.input)
     const previous = parsed.body.previous_response_id
     const rebuilt = !!previous && (isGwResponse(previous) || parsed.input.model.provider !== 'openai')
     if (previous && rebuilt) parsed.input.body = toChatRequest(parsed.body, await previousTurns(deps, ctx, previous))
@@ -140,16 +149,37 @@ export async function handleResponses(deps: Deps, request: RequestContext, readB
   })
 }
 
-/** Applies the `x-gw-*` gateway headers and links `prompt_id` (both as chat completions does). */
-async function withGatewayHeaders<T extends { input: ChatInput }>(deps: Deps, ctx: AuthedContext, parsed: T): Promise<T> {
-  applyGatewayHeaders(parsed.input, ctx.headers)
-  if (parsed.input.promptRef) ctx.prompt = await linkPrompt(deps.store, ctx.identity.orgId, parsed.input.promptRef)
-  return parsed
+/** `x-gw-metadata` wins over the body's metadata; `prompt_id` links the log entry to its prompt. */
+async function withGatewayHeaders(deps: Deps, ctx: AuthedContext, input: ChatInput): Promise<ChatInput> {
+  input.metadata = headerMetadata(ctx.headers) ?? input.metadata
+  if (input.promptRef) ctx.prompt = await linkPrompt(deps.store, ctx.identity.orgId, input.promptRef)
+  return input
+}
+
+/** Stage 1 for API requests: a refused credential is observed (metrics, access log), never logged. */
+async function authenticateOrRecord(deps: Deps, request: RequestContext): Promise<AuthedContext> {
+  deps.observer.requestStarted(request)
+  try {
+    return await authenticateRequest(deps, request)
+  } catch (err) {
+    const o = failureOf(err)
+    observe(deps, request, undefined, logEntry(deps, request, undefined, o), o)
+    throw err
+  }
+}
+
+/** The org's routes, each resolved to a target when a request names it (PRODUCT §13). */
+function routeResolver(deps: Deps, ctx: AuthedContext): RouteResolver {
+  return (name) => {
+    const route = ctx.org.routes.get(name)
+    return route && chooseRoute(route, ctx.identity.orgId, deps.health, deps.latency)
+  }
 }
 
 /** Input errors after authentication are logged like any other failure. */
 async function parseOrLog<T>(deps: Deps, ctx: AuthedContext, parse: () => Promise<T>): Promise<T> {
   try {
+    checkEndUserHeader(ctx.headers)
     return await parse()
   } catch (err) {
     logFailure(deps, ctx, undefined, err)
@@ -173,12 +203,11 @@ export async function executeChat(deps: Deps, ctx: AuthedContext, input: ChatInp
   let logged = false
   const finish = (o: Outcome) => {
     logged = true
-    const entry = recordRequest(deps, ctx, input, o)
+    const entry = record(deps, ctx, input, o)
     settleCharge(deps, charge, o.usage?.total_tokens ?? 0, entry.costUsd)
-    return entry.costUsd
   }
   try {
-    charge = await enforcePolicy(deps, ctx.identity, ctx.org, input, endUserId(ctx, input))
+    charge = await enforcePolicy(deps, ctx.identity, ctx.org, input, endUserId(ctx, input), ctx.signal)
     const candidates = route(deps, ctx.org, input)
     const d = await dispatch(deps, ctx, input, candidates, endpoint?.adapters)
     if (!d.ok) {
@@ -187,7 +216,7 @@ export async function executeChat(deps: Deps, ctx: AuthedContext, input: ChatInp
       throw d.error
     }
     logged = true
-    if (d.answer.kind === 'json') return jsonAnswer(ctx, d, finish, shape)
+    if (d.answer.kind === 'json') return jsonAnswer(deps, ctx, d, finish, shape)
     return streamAnswer(deps, ctx, d, finish, shape)
   } catch (err) {
     if (!logged) {
@@ -198,7 +227,31 @@ export async function executeChat(deps: Deps, ctx: AuthedContext, input: ChatInp
   }
 }
 
-function logFailure(deps: Deps, ctx: AuthedContext, input: ChatInput | undefined, err: unknown): void {
+function failureOf(err: unknown): Outcome {
   const e = err instanceof GatewayError ? err : new GatewayError(500, 'gateway_error', 'Internal error')
-  recordRequest(deps, ctx, input, failureOutcome(e.status, e.code, e.message))
+  return failureOutcome(e.status, e.code, e.message, { rateLimitScope: e.scope })
+}
+
+function logFailure(deps: Deps, ctx: AuthedContext, input: ChatInput | undefined, err: unknown): void {
+  record(deps, ctx, input, failureOf(err))
+}
+
+/** Stage 7, then the observer: every API request ends here exactly once. */
+function record(deps: Deps, ctx: AuthedContext, input: ChatInput | undefined, o: Outcome): LogEntry {
+  const entry = recordRequest(deps, ctx, input, o)
+  observe(deps, ctx, input, entry, o)
+  return entry
+}
+
+/** Metrics, access log and trace of a finished API request. */
+function observe(deps: Deps, ctx: RequestContext, input: ChatInput | undefined, entry: LogEntry, o: Outcome): void {
+  deps.observer.requestFinished({
+    entry,
+    authenticated: 'identity' in ctx,
+    ctx,
+    known: o.target?.model.known,
+    rateLimitScope: o.rateLimitScope,
+    response: o.responseBody,
+    messages: input?.body.messages,
+  })
 }

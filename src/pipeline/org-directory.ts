@@ -2,12 +2,14 @@
 
 import { warmTokenizer } from '../policy/prompt-tokens'
 import type { ProviderId } from '../providers/provider-id'
-import type { ProviderRecord, ServiceKeyRecord, Store } from '../store/types'
+import { ORG_ID, type ProviderRecord, type ServiceKeyRecord, type Store } from '../store/types'
 import type { OrgContext } from './context'
 
 /**
  * Admin writes through this instance invalidate at once; writes from another process (the CLI,
- * another instance) are seen within `ttlMs`.
+ * another instance) are seen within `ttlMs`. Only orgs that exist are kept: an id that is not
+ * org-shaped is never looked up, and a miss is forgotten as soon as it is answered, so the
+ * cache is bounded by the number of orgs whatever ids callers name.
  */
 export class OrgDirectory {
   private readonly cache = new Map<string, { at: number; value: Promise<OrgContext | undefined> }>()
@@ -19,12 +21,16 @@ export class OrgDirectory {
   ) {}
 
   get(orgId: string): Promise<OrgContext | undefined> {
+    if (!ORG_ID.test(orgId)) return Promise.resolve(undefined)
     const hit = this.cache.get(orgId)
     const now = performance.now()
     if (hit && now - hit.at < this.ttlMs) return hit.value
     const value = this.load(orgId)
     this.cache.set(orgId, { at: now, value })
-    value.catch(() => this.cache.delete(orgId))
+    const forget = () => {
+      if (this.cache.get(orgId)?.value === value) this.cache.delete(orgId)
+    }
+    value.then((org) => org ?? forget(), forget)
     return value
   }
 
@@ -48,9 +54,10 @@ export class OrgDirectory {
   private async load(orgId: string): Promise<OrgContext | undefined> {
     const org = await this.store.orgs.getOrg(orgId)
     if (!org) return undefined
-    const providers = new Map<ProviderId, ProviderRecord>()
-    for (const p of await this.store.orgs.getProviders(orgId)) providers.set(p.provider, p)
+    const providers = new Map<ProviderId, ProviderRecord[]>()
+    for (const p of await this.store.orgs.getProviders(orgId)) providers.set(p.provider, [...(providers.get(p.provider) ?? []), p])
     if (org.policy.maxPromptTokens !== undefined) void warmTokenizer()
-    return { org, providers, signingSecrets: await this.store.auth.listSigningSecrets(orgId) }
+    const routes = new Map((await this.store.routes.getRoutes(orgId)).map((r) => [r.name, r]))
+    return { org, providers, routes, signingSecrets: await this.store.auth.listSigningSecrets(orgId) }
   }
 }

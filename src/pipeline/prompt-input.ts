@@ -1,11 +1,11 @@
 // Turns a prompt run into a ChatInput: select the version, coerce variables, render, apply overrides; and links chat requests to prompts.
 
-import { badRequest, notFound } from '../errors'
+import { badRequest, echo, notFound } from '../errors'
 import { render } from '../prompts/render'
 import { resolveVariables } from '../prompts/variables'
 import { checkRunBody, RUN_PASSED_THROUGH } from '../schemas/prompt-run-body'
 import type { PromptRecord, PromptVersion, Store } from '../store/types'
-import { applyGatewayHeaders, parseChatInput } from './chat-input'
+import { parseChatInput, withHeaderFields } from './chat-input'
 import type { AuthedContext, ChatInput, PromptLink } from './context'
 
 /** `published` (default), `current` or a version number. */
@@ -20,7 +20,7 @@ export async function selectVersion(store: Store, p: PromptRecord, selector: str
   } else if (/^[1-9]\d{0,8}$/.test(selector)) {
     n = Number(selector)
   } else {
-    throw badRequest(`Invalid version "${selector.slice(0, 40)}": expected published, current or a version number`)
+    throw badRequest(`Invalid version ${echo(selector)}: expected published, current or a version number`)
   }
   const v = await store.prompts.getVersion(p.id, n)
   if (!v) throw notFound(`Prompt "${p.slug}" has no version ${n}`)
@@ -37,7 +37,7 @@ export async function parsePromptRun(
 ): Promise<ChatInput> {
   const orgId = ctx.identity.orgId
   const prompt = await store.prompts.findPrompt(orgId, ref)
-  if (!prompt) throw notFound(`Prompt "${ref.slice(0, 128)}" not found`)
+  if (!prompt) throw notFound(`Prompt ${echo(ref)} not found`)
   const version = await selectVersion(store, prompt, selector)
   ctx.prompt = { id: prompt.id, slug: prompt.slug, version: version.version }
   const body = checkRunBody(raw)
@@ -59,7 +59,7 @@ export async function parsePromptRun(
   }
   for (const f of RUN_PASSED_THROUGH) chat[f] = (body as Record<string, unknown>)[f]
   for (const k of Object.keys(chat)) if (chat[k] === undefined) delete chat[k]
-  return applyGatewayHeaders(parseChatInput(chat), ctx.headers)
+  return parseChatInput(withHeaderFields(chat, ctx.headers))
 }
 
 /** `prompt_id` on a chat request: the prompt it names (UUID or slug), for the log only; unknown refs link nothing. */

@@ -25,6 +25,10 @@ export type Admission =
  * without a bound every failing made-up name would stay in memory for good. */
 export const MAX_TRACKED_MODELS = 10_000
 
+const DEFAULT_KEY = 'default'
+/** One record per org, model and provider key: a key that met a 429 or keeps failing sits out alone (PRODUCT §13). */
+const stateKey = (orgId: string, model: string, key: string) => `${orgId}\u0000${model}\u0000${key}`
+
 export class UpstreamHealth {
   private readonly states = new Map<string, State>()
   private readonly threshold: number
@@ -35,9 +39,17 @@ export class UpstreamHealth {
     this.openMs = opts.openMs ?? 30_000
   }
 
-  /** May a request be sent to this org's model now? */
-  admit(orgId: string, model: string): Admission {
-    const s = this.states.get(`${orgId}\u0000${model}`)
+  /** Would `admit` let a request through now? (Changes nothing: for choosing among targets and keys.) */
+  available(orgId: string, model: string, key = DEFAULT_KEY): boolean {
+    const s = this.states.get(stateKey(orgId, model, key))
+    if (!s) return true
+    const now = this.now()
+    return s.cooldownUntil <= now && (s.failures < this.threshold || (s.openUntil <= now && !s.probing))
+  }
+
+  /** May a request be sent to this org's model with this provider key now? */
+  admit(orgId: string, model: string, key = DEFAULT_KEY): Admission {
+    const s = this.states.get(stateKey(orgId, model, key))
     if (!s) return { ok: true, probe: false }
     const now = this.now()
     if (s.cooldownUntil > now)
@@ -61,8 +73,8 @@ export class UpstreamHealth {
     return { ok: true, probe: false }
   }
 
-  record(orgId: string, model: string, outcome: FailureKind | 'ok', retryAfterMs?: number): void {
-    const key = `${orgId}\u0000${model}`
+  record(orgId: string, model: string, outcome: FailureKind | 'ok', retryAfterMs?: number, providerKey = DEFAULT_KEY): void {
+    const key = stateKey(orgId, model, providerKey)
     let s = this.states.get(key)
     if (outcome === 'ok' || outcome === 'refusal_detected' || outcome === 'context_limit') {
       if (s) this.states.delete(key)
@@ -87,9 +99,20 @@ export class UpstreamHealth {
     return this.states.size
   }
 
+  /** Models with an open (or half-open) breaker, with how many org keys have it open. */
+  *openCircuits(): Iterable<[string, number]> {
+    const open = new Map<string, number>()
+    for (const [key, s] of this.states)
+      if (s.failures >= this.threshold) {
+        const model = key.split('\u0000')[1] as string
+        open.set(model, (open.get(model) ?? 0) + 1)
+      }
+    yield* open
+  }
+
   /** An admitted attempt ended without telling anything about the upstream (the client left). */
-  release(orgId: string, model: string): void {
-    const s = this.states.get(`${orgId}\u0000${model}`)
+  release(orgId: string, model: string, key = DEFAULT_KEY): void {
+    const s = this.states.get(stateKey(orgId, model, key))
     if (s) s.probing = false
   }
 }

@@ -1,5 +1,6 @@
 // Whether an org may use a model: provider enabled and keyed, model inside the allowed globs.
 
+import { echo } from '../errors'
 import type { ModelRef, OrgContext } from '../pipeline/context'
 
 /** `*` matches any run of characters; everything else literally. */
@@ -15,9 +16,9 @@ export function modelUnavailable(org: OrgContext, ref: ModelRef): string | undef
   if (policy.disabledProviders?.some((p) => p.toLowerCase() === ref.provider || (p === 'gemini' && ref.provider === 'google')))
     return `provider "${ref.provider}" is disabled for org "${org.org.id}"`
   if (policy.allowedModels && !policy.allowedModels.some((g) => globMatch(g, ref.name)))
-    return `model "${ref.name}" is not in the allowed models of org "${org.org.id}"`
-  const rec = org.providers.get(ref.provider)
-  if (!rec) return `no ${ref.provider} API key is configured for org "${org.org.id}"`
-  if (!rec.enabled) return `provider "${ref.provider}" is disabled for org "${org.org.id}"`
+    return `model ${echo(ref.name)} is not in the allowed models of org "${org.org.id}"`
+  const keys = org.providers.get(ref.provider)
+  if (!keys?.length) return `no ${ref.provider} API key is configured for org "${org.org.id}"`
+  if (!keys.some((k) => k.enabled)) return `provider "${ref.provider}" is disabled for org "${org.org.id}"`
   return undefined
 }

@@ -1,33 +1,109 @@
-// Prompt token counts for policy limits, with a real BPE tokenizer (o200k_base), loaded on first need.
+// Prompt token counts for policy limits, with a real BPE tokenizer (o200k_base), loaded on first need, bounded in work.
 
-import type { ChatMessage } from '../providers/openai-types'
+import type { ChatMessage, ChatRequest } from '../providers/openai-types'
 import { messageText } from '../tokens'
 
 type Counter = (text: string) => number
 let loading: Promise<Counter> | undefined
+
+/** Special tokens such as `<|endoftext|>` are counted as the plain text they are. */
+const PLAIN = { disallowedSpecial: new Set<string>() }
 
 /**
  * The tokenizer costs ~0.5 s and ~90 MB to load, so it is loaded only when an org has a
  * `maxPromptTokens` policy; `warmTokenizer` starts that early (when such a policy is read).
  */
 export function warmTokenizer(): Promise<Counter> {
-  loading ??= import('gpt-tokenizer/encoding/o200k_base').then((m) => (text: string) => m.countTokens(text))
+  loading ??= import('gpt-tokenizer/encoding/o200k_base').then((m) => (text: string) => m.countTokens(text, PLAIN))
   return loading
 }
 
+/** BPE work grows faster than linearly with the length of one unbroken run, so runs are cut at this length. */
+export const MAX_RUN_CHARS = 256
+/** Text is handed to the tokenizer in slices of at most this many characters, cut at whitespace. */
+const SLICE_CHARS = 8_192
+/** The event loop is given back after this much counting. */
+const YIELD_AFTER_MS = 4
+
+const LONG_RUN = new RegExp(`\\S{${MAX_RUN_CHARS + 1},}`, 'g')
+
+/** Pieces of `text` the tokenizer counts cheaply: slices cut at whitespace, long unbroken runs cut in MAX_RUN_CHARS. */
+function* pieces(text: string): Generator<string> {
+  for (let i = 0; i < text.length; ) {
+    let end = Math.min(i + SLICE_CHARS, text.length)
+    if (end < text.length) {
+      let ws = end
+      while (ws > i + SLICE_CHARS / 2 && !/\s/.test(text[ws] as string)) ws--
+      if (ws > i + SLICE_CHARS / 2) end = ws
+    }
+    const slice = text.slice(i, end)
+    let from = 0
+    for (const m of slice.matchAll(LONG_RUN)) {
+      if (m.index > from) yield slice.slice(from, m.index)
+      for (let j = 0; j < m[0].length; j += MAX_RUN_CHARS) yield m[0].slice(j, j + MAX_RUN_CHARS)
+      from = m.index + m[0].length
+    }
+    if (from < slice.length) yield from === 0 ? slice : slice.slice(from)
+    i = end
+  }
+}
+
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve))
+
+/** The texts of a request that reach a provider as prompt, with OpenAI's per-message framing. */
+function* promptTexts(body: ChatRequest, extra: unknown): Generator<string | number> {
+  yield 3
+  for (const m of body.messages) {
+    const { role, content, name, tool_calls, ...rest } = m
+    yield 3
+    yield role
+    yield messageText(m)
+    if (name) {
+      yield 1
+      yield name
+    }
+    if (tool_calls) yield JSON.stringify(tool_calls)
+    if (Array.isArray(content))
+      for (const p of content) {
+        if (p.type === 'image_url') yield 85
+        else if (p.type !== 'text') yield JSON.stringify(p)
+      }
+    if (Object.keys(rest).length) yield JSON.stringify(rest)
+  }
+  const { messages: _m, model: _model, ...fields } = body
+  if (Object.keys(fields).length) yield JSON.stringify(fields)
+  if (extra !== undefined) yield JSON.stringify(extra)
+}
+
 /**
- * Tokens of a conversation as OpenAI counts chat input: the text of each message plus 3 tokens
- * of framing per message and 3 priming the answer; tool calls by their JSON; each image 85 tokens
- * (the low-detail figure). Exact for OpenAI's current models, close for the other providers.
+ * Tokens of a request as OpenAI counts chat input: the text of each message plus 3 tokens of
+ * framing per message and 3 priming the answer; tool calls, tools, other fields and `extra`
+ * (the output schema) by their JSON; each image 85 tokens (the low-detail figure). Close for the
+ * other providers. Counting stops as soon as the total passes `stopAbove`, gives the event loop
+ * back every few milliseconds, and stops when `signal` aborts (the client left).
  */
-export async function countPromptTokens(messages: readonly ChatMessage[]): Promise<number> {
+export async function countPromptTokens(
+  body: ChatRequest,
+  opts: { extra?: unknown; stopAbove?: number; signal?: AbortSignal } = {},
+): Promise<number> {
   const count = await warmTokenizer()
-  let n = 3
-  for (const m of messages) {
-    n += 3 + count(m.role) + count(messageText(m))
-    if (m.name) n += 1 + count(m.name)
-    if (m.tool_calls) n += count(JSON.stringify(m.tool_calls))
-    if (Array.isArray(m.content)) for (const p of m.content) if (p.type === 'image_url') n += 85
+  const stopAbove = opts.stopAbove ?? Infinity
+  let n = 0
+  let since = performance.now()
+  for (const item of promptTexts(body, opts.extra)) {
+    if (typeof item === 'number') {
+      n += item
+      continue
+    }
+    for (const piece of pieces(item)) {
+      n += count(piece)
+      if (n > stopAbove) return n
+      if (performance.now() - since > YIELD_AFTER_MS) {
+        await nextTurn()
+        opts.signal?.throwIfAborted()
+        since = performance.now()
+      }
+    }
   }
   return n
 }

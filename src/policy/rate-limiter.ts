@@ -22,21 +22,24 @@ export interface RateLimiter {
 
 const WINDOW_SECONDS = 60
 
-/** 61 one-second buckets per key; a bucket counts until it is entirely older than 60 s, so no overshoot. */
+/**
+ * 60 one-second buckets per key: what was charged in second s counts during seconds s … s + 59, so
+ * a refused client is told to come back in 1..60 s (a per-minute limit never says 61).
+ */
 class Window {
-  readonly counts = new Float64Array(WINDOW_SECONDS + 1)
-  readonly seconds = new Float64Array(WINDOW_SECONDS + 1).fill(-1)
+  readonly counts = new Float64Array(WINDOW_SECONDS)
+  readonly seconds = new Float64Array(WINDOW_SECONDS).fill(-1)
   lastSecond = -1
 
   /** Units still counted at second `now`. */
   used(now: number): number {
     let sum = 0
-    for (let i = 0; i <= WINDOW_SECONDS; i++) if (this.seconds[i] as number > now - WINDOW_SECONDS - 1) sum += this.counts[i] as number
+    for (let i = 0; i < WINDOW_SECONDS; i++) if ((this.seconds[i] as number) > now - WINDOW_SECONDS) sum += this.counts[i] as number
     return sum
   }
 
   add(second: number, n: number): void {
-    const i = second % (WINDOW_SECONDS + 1)
+    const i = second % WINDOW_SECONDS
     if (this.seconds[i] !== second) {
       this.seconds[i] = second
       this.counts[i] = 0
@@ -49,18 +52,18 @@ class Window {
   retryAfter(nowMs: number, need: number, limit: number): number {
     const now = Math.floor(nowMs / 1000)
     const live: [number, number][] = []
-    for (let i = 0; i <= WINDOW_SECONDS; i++) {
+    for (let i = 0; i < WINDOW_SECONDS; i++) {
       const s = this.seconds[i] as number
-      if (s > now - WINDOW_SECONDS - 1) live.push([s, this.counts[i] as number])
+      if (s > now - WINDOW_SECONDS) live.push([s, this.counts[i] as number])
     }
     live.sort((a, b) => a[0] - b[0])
     let used = live.reduce((n, [, c]) => n + c, 0)
     for (const [s, c] of live) {
       used -= c
-      // Bucket of second s stops counting at the start of second s + 61.
-      if (used + need <= limit) return Math.max(1, Math.ceil(((s + WINDOW_SECONDS + 1) * 1000 - nowMs) / 1000))
+      // Bucket of second s stops counting at the start of second s + 60: at most 60 s from now.
+      if (used + need <= limit) return Math.max(1, Math.ceil(((s + WINDOW_SECONDS) * 1000 - nowMs) / 1000))
     }
-    return WINDOW_SECONDS + 1
+    return WINDOW_SECONDS
   }
 }
 
@@ -103,6 +106,6 @@ export class MemoryRateLimiter implements RateLimiter {
   private sweep(second: number): void {
     if (second - this.sweptAt < WINDOW_SECONDS) return
     this.sweptAt = second
-    for (const [k, w] of this.windows) if (w.lastSecond < second - WINDOW_SECONDS - 1) this.windows.delete(k)
+    for (const [k, w] of this.windows) if (w.lastSecond <= second - WINDOW_SECONDS) this.windows.delete(k)
   }
 }

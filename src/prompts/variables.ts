@@ -30,10 +30,11 @@ export function coerce(name: string, type: VariableType, v: unknown): unknown {
       if (typeof v === 'string' && TRUE.has(v.trim().toLowerCase())) return true
       if (typeof v === 'string' && FALSE.has(v.trim().toLowerCase())) return false
       return cannot(name, type, 'expected true/false, "true"/"false", "1"/"0" or "yes"/"no"')
+    // Compact JSON text (PRODUCT §7): the JSON text `"plain"` keeps its quotes, an object loses its spaces.
     case 'json':
-      if (typeof v !== 'string') return v
+      if (typeof v !== 'string') return JSON.stringify(v)
       try {
-        return JSON.parse(v) as unknown
+        return JSON.stringify(JSON.parse(v))
       } catch {
         return cannot(name, type, 'the string is not valid JSON')
       }

@@ -30,6 +30,8 @@ export interface Target {
   model: ResolvedModel
   baseUrl: string
   apiKey: string
+  /** Which of the org's keys for this provider `apiKey` is (PRODUCT §13); `default` for the single key. */
+  keyName: string
   stream: boolean
 }
 

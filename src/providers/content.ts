@@ -1,7 +1,7 @@
 // Reading OpenAI message content for providers with their own content model: text, and images as
 // inline data (data: URLs) or links (http URLs).
 
-import { badRequest } from '../errors'
+import { badRequest, echo } from '../errors'
 import type { ChatMessage, ContentPart } from './openai-types'
 import type { ProviderId } from './provider-id'
 import { isRecord } from './upstream-errors'
@@ -39,7 +39,7 @@ function piece(part: ContentPart, provider: ProviderId, role: string): Piece {
   if (part.type === 'text' && typeof part.text === 'string') return { kind: 'text', text: part.text }
   if (part.type === 'image_url' && role === 'user' && isRecord(part.image_url) && typeof part.image_url.url === 'string')
     return { kind: 'image', source: imageSource(part.image_url.url, provider) }
-  throw badRequest(`Content part type "${part.type}" in a ${role} message is not supported for ${provider}`)
+  throw badRequest(`Content part type ${echo(part.type)} in a ${role} message is not supported for ${provider}`)
 }
 
 /** The message's content as pieces; empty text is left out (Anthropic and Gemini refuse it). */

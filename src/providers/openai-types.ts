@@ -80,6 +80,8 @@ export interface Usage {
   total_tokens: number
   prompt_tokens_details?: { cached_tokens?: number; cache_write_tokens?: number; [key: string]: unknown }
   completion_tokens_details?: { reasoning_tokens?: number; [key: string]: unknown }
+  /** gw's own, on answers to clients only: the cost in USD at the catalog's prices, null when unknown (PRODUCT §11). */
+  cost_usd?: number | null
 }
 
 export interface AssistantMessage {

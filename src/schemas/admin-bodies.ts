@@ -1,7 +1,7 @@
 // TypeBox schemas of the admin API bodies (PRODUCT §6).
 
 import { Type as t } from '@sinclair/typebox'
-import { validator } from './chat-body'
+import { FallbackEntryBody, validator } from './chat-body'
 
 const strings = t.Array(t.String({ minLength: 1 }))
 const positive = t.Integer({ minimum: 1 })
@@ -18,6 +18,8 @@ export const PolicyBody = t.Object(
     blockedTerms: t.Optional(strings),
     requiredMetadata: t.Optional(strings),
     upstreamTimeoutMs: t.Optional(t.Integer({ minimum: 1, maximum: 3_600_000 })),
+    maxConcurrentStreams: t.Optional(positive),
+    maxConcurrentStreamsPerKey: t.Optional(positive),
     budgets: t.Optional(
       t.Array(
         t.Object(
@@ -36,13 +38,34 @@ export const PolicyBody = t.Object(
   { additionalProperties: false },
 )
 
+/** Route names are an org's own model names: no "/", so they never shadow a provider/model name. */
+export const ROUTE_NAME_PATTERN = '^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$'
+
+export const RouteBody = t.Object(
+  {
+    targets: t.Array(
+      t.Object({ model: t.String({ minLength: 1 }), weight: t.Optional(t.Number({ exclusiveMinimum: 0, maximum: 1e6 })) }, { additionalProperties: false }),
+      { minItems: 1, maxItems: 20 },
+    ),
+    strategy: t.Optional(t.Union([t.Literal('weighted'), t.Literal('lowest-latency')])),
+    fallback: t.Optional(t.Array(FallbackEntryBody, { maxItems: 10 })),
+  },
+  { additionalProperties: false },
+)
+export const checkRouteBody = validator(RouteBody)
+
 export const checkOrgBody = validator(
   t.Object({ id: t.Optional(t.String()), name: t.String({ minLength: 1, maxLength: 200 }) }, { additionalProperties: false }),
 )
 export const checkPolicyBody = validator(PolicyBody)
 export const checkProviderBody = validator(
   t.Object(
-    { apiKey: t.String({ minLength: 1 }), baseUrl: t.Optional(t.String()), enabled: t.Optional(t.Boolean()) },
+    {
+      apiKey: t.String({ minLength: 1 }),
+      baseUrl: t.Optional(t.String()),
+      enabled: t.Optional(t.Boolean()),
+      weight: t.Optional(t.Number({ exclusiveMinimum: 0, maximum: 1e6 })),
+    },
     { additionalProperties: false },
   ),
 )

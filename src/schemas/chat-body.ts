@@ -6,6 +6,10 @@ import { badRequest } from '../errors'
 
 const open = { additionalProperties: true }
 
+/** `model`, `user`, `x-gw-end-user-id` and prompt references are at most this long (PRODUCT §4). */
+export const MAX_IDENTIFIER_CHARS = 256
+export const Identifier = (opts: { minLength?: number } = {}) => t.String({ ...opts, maxLength: MAX_IDENTIFIER_CHARS })
+
 const ContentPart = t.Object({ type: t.String() }, open)
 
 const Message = t.Object(
@@ -57,11 +61,11 @@ const ResponseFormat = t.Object(
   open,
 )
 
-export const FallbackEntryBody = t.Object({ model: t.String(), triggers: t.Optional(t.Array(t.String())) }, open)
+export const FallbackEntryBody = t.Object({ model: Identifier(), triggers: t.Optional(t.Array(t.String())) }, open)
 
 export const ChatBody = t.Object(
   {
-    model: t.String(),
+    model: Identifier(),
     messages: t.Array(Message, { minItems: 1 }),
     max_tokens: t.Optional(t.Integer({ minimum: 1 })),
     max_completion_tokens: t.Optional(t.Integer({ minimum: 1 })),
@@ -75,12 +79,12 @@ export const ChatBody = t.Object(
     tool_choice: t.Optional(ToolChoice),
     parallel_tool_calls: t.Optional(t.Boolean()),
     response_format: t.Optional(ResponseFormat),
-    user: t.Optional(t.String()),
+    user: t.Optional(Identifier()),
     metadata: t.Optional(t.Record(t.String(), t.Unknown())),
     output_schema: t.Optional(OutputSchemaBody),
     'x-gw-output-schema': t.Optional(OutputSchemaBody),
-    prompt_id: t.Optional(t.String({ minLength: 1 })),
-    'x-gw-prompt-id': t.Optional(t.String({ minLength: 1 })),
+    prompt_id: t.Optional(Identifier({ minLength: 1 })),
+    'x-gw-prompt-id': t.Optional(Identifier({ minLength: 1 })),
     fallback_chain: t.Optional(t.Array(FallbackEntryBody, { maxItems: 10 })),
     'x-gw-fallback-chain': t.Optional(t.Array(FallbackEntryBody, { maxItems: 10 })),
   },
@@ -131,6 +135,3 @@ const GatewayFieldsBody = t.Object(
 )
 export const checkGatewayFields = validator(GatewayFieldsBody)
 
-const checkFallbackHeaderField = validator(t.Object({ 'x-gw-fallback-chain': t.Array(FallbackEntryBody, { maxItems: 10 }) }))
-/** `x-gw-fallback-chain` once parsed as JSON; errors name the header. */
-export const checkFallbackHeader = (value: unknown) => checkFallbackHeaderField({ 'x-gw-fallback-chain': value })['x-gw-fallback-chain']

@@ -1,7 +1,7 @@
 // TypeBox schema of the prompt-run body (seed: POST /v1/prompts/{id_or_slug}/run).
 
 import { Type as t } from '@sinclair/typebox'
-import { validator } from './chat-body'
+import { Identifier, validator } from './chat-body'
 
 const temperature = t.Number({ minimum: 0, maximum: 2 })
 const maxTokens = t.Integer({ minimum: 1 })
@@ -18,12 +18,12 @@ export const checkRunBody = validator(
       temperature: t.Optional(temperature),
       overrides: t.Optional(
         t.Object(
-          { model: t.Optional(t.String({ minLength: 1 })), temperature: t.Optional(temperature), max_tokens: t.Optional(maxTokens) },
+          { model: t.Optional(Identifier({ minLength: 1 })), temperature: t.Optional(temperature), max_tokens: t.Optional(maxTokens) },
           { additionalProperties: false },
         ),
       ),
       metadata: t.Optional(t.Unknown()),
-      user: t.Optional(t.String()),
+      user: t.Optional(Identifier()),
       ...Object.fromEntries(RUN_PASSED_THROUGH.map((f) => [f, t.Optional(t.Unknown())])),
     },
     { additionalProperties: false },

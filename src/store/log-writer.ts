@@ -18,7 +18,8 @@ export class LogWriter {
   private flushing: Promise<void> | undefined
   private failures = 0
   private closed = false
-  readonly stats = { written: 0, dropped: 0, retries: 0 }
+  /** Counters for /health and /metrics; a spooling writer counts what it spools in `spooled`. */
+  readonly stats = { written: 0, dropped: 0, retries: 0, spooled: 0 }
   private readonly batchSize: number
   private readonly intervalMs: number
   private readonly maxQueue: number

@@ -50,6 +50,13 @@ export interface RollupCell extends Omit<UsageTotals, 'costUsd'> {
 
 export const dayOf = (iso: string): string => iso.slice(0, 10)
 
+/**
+ * Distinct values of one metadata key rolled up per org and day; past it, new values are summed
+ * under OTHER_VALUE, so high-cardinality metadata (trace ids, say) cannot grow the roll-ups without bound.
+ */
+export const MAX_METADATA_VALUES = 1000
+export const OTHER_VALUE = '(other)'
+
 /** Dimensions stored per entry; `metadata.<key>` for each metadata key. */
 function cellsOf(e: LogEntry): [dim: string, value: string][] {
   const cells: [string, string][] = [

@@ -12,7 +12,17 @@ const main = join(import.meta.dir, '../../src/main.ts')
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
 
 function gw(...args: string[]) {
-  const p = Bun.spawnSync([process.execPath, main, ...args], { env: { PATH: process.env.PATH ?? '', GW_DB: db }, stdout: 'pipe', stderr: 'pipe' })
+  return gwWith({}, undefined, ...args)
+}
+
+/** The CLI with extra environment variables and, optionally, text on stdin. */
+function gwWith(env: Record<string, string>, stdin: string | undefined, ...args: string[]) {
+  const p = Bun.spawnSync([process.execPath, main, ...args], {
+    env: { PATH: process.env.PATH ?? '', GW_DB: db, ...env },
+    stdout: 'pipe',
+    stderr: 'pipe',
+    ...(stdin === undefined ? {} : { stdin: Buffer.from(stdin) }),
+  })
   const out = p.stdout.toString()
   return { code: p.exitCode, out, err: p.stderr.toString(), json: () => JSON.parse(out) as Record<string, any> }
 }
@@ -22,7 +32,7 @@ test('org, provider, policy and key commands work on the configured database', a
   expect(org.code).toBe(0)
   expect(org.json()).toEqual({ id: 'acme', name: 'Acme' })
 
-  const prov = gw('provider', 'set', 'openai', '--org', 'acme', '--api-key', 'sk-cli-secret-0000001234')
+  const prov = gwWith({}, 'sk-cli-secret-0000001234\n', 'provider', 'set', 'openai', '--org', 'acme', '--api-key', '-')
   expect(prov.code).toBe(0)
   expect(prov.json()).toMatchObject({ provider: 'openai', apiKey: 'sk-…1234', enabled: true })
   expect(prov.out).not.toContain('sk-cli-secret')
@@ -44,13 +54,30 @@ test('org, provider, policy and key commands work on the configured database', a
   expect(gw('org', 'show', '--org', 'acme').json().serviceKeys[0].revokedAt).toBeTruthy()
 })
 
+test('secrets never on the command line: provider keys from stdin or the environment, the admin token from stdin', () => {
+  const literal = gw('provider', 'set', 'openai', '--org', 'acme', '--api-key', 'sk-visible-in-ps-0000')
+  expect(literal.code).toBe(1)
+  expect(literal.err).toMatch(/other users see it in `ps`/)
+  expect(literal.err).not.toContain('sk-visible-in-ps')
+  const fromEnv = gwWith({ MISTRAL_API_KEY: 'mi-from-env-00009876' }, undefined, 'provider', 'set', 'mistral', '--org', 'acme')
+  expect(fromEnv.code).toBe(0)
+  expect(fromEnv.json()).toMatchObject({ provider: 'mistral', apiKey: 'mi-…9876' })
+  const none = gw('provider', 'set', 'anthropic', '--org', 'acme')
+  expect(none.code).toBe(1)
+  expect(none.err).toContain('ANTHROPIC_API_KEY')
+  const token = gw('org', 'show', '--admin-token', 'token-visible-in-ps-0123')
+  expect(token.code).toBe(1)
+  expect(token.err).toMatch(/--admin-token -/)
+  expect(gwWith({}, 'token-from-stdin-0123456789\n', 'org', 'show', '--admin-token', '-').code).toBe(0)
+})
+
 test('bad input: a clear message and a non-zero exit', () => {
   const dup = gw('org', 'create', '--name', 'Acme', '--id', 'acme')
   expect(dup.code).toBe(1)
   expect(dup.err).toContain('already exists')
   const missing = gw('provider', 'set', 'openai', '--org', 'acme')
   expect(missing.code).toBe(1)
-  expect(missing.err).toContain('--api-key')
+  expect(missing.err).toContain('--api-key -')
   const unknown = gw('frobnicate')
   expect(unknown.code).toBe(2)
   expect(unknown.err).toContain('unknown command')

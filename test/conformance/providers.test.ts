@@ -248,7 +248,7 @@ describe.each(SPECS.map((s) => [s.provider, s] as const))('%s', (_name, spec: Pr
     if (status === 429) expect(res.headers.get('retry-after')).toBe('7')
     const log = await gw.log(requestId(res))
     expect(log.attempts).toEqual([
-      { model: m, outcome: status === 429 ? 'rate_limit' : 'provider_error', status, latencyMs: expect.any(Number), message: expect.any(String) },
+      { model: m, key: 'default', outcome: status === 429 ? 'rate_limit' : 'provider_error', status, latencyMs: expect.any(Number), message: expect.any(String) },
     ])
   })
 

@@ -186,3 +186,70 @@ test('an OIDC token may not read logs (403 forbidden)', async () => {
   expect(res.status).toBe(403)
   expect((await res.json()) as object).toMatchObject({ error: true, code: 'forbidden' })
 })
+
+describe('issuers that cannot be trusted or reached', () => {
+  /** An issuer whose every answer is `answer`, counting the requests it gets. */
+  function deadIssuer(answer: (path: string) => Response) {
+    const hits: string[] = []
+    const server = Bun.serve({
+      port: 0,
+      hostname: '127.0.0.1',
+      fetch: (req) => {
+        const path = new URL(req.url).pathname
+        hits.push(path)
+        return answer(path)
+      },
+    })
+    return { hits, server, issuer: `http://127.0.0.1:${server.port}` }
+  }
+  const forged = (iss: string) => {
+    const b64 = (o: object) => Buffer.from(JSON.stringify(o)).toString('base64url')
+    return `${b64({ alg: 'RS256', kid: 'k' })}.${b64({ iss, sub: 'x', aud: 'gw-test', exp: Math.floor(Date.now() / 1000) + 60 })}.c2ln`
+  }
+  async function orgFor(id: string, oidc: object) {
+    await gw.admin('POST', '/orgs', { id, name: id })
+    return gw.admin('PUT', `/orgs/${id}/oidc`, oidc)
+  }
+
+  test('issuer and JWKS URLs must be https://, except on a loopback host', async () => {
+    for (const [field, url] of [
+      ['issuer', 'http://idp.example.com'],
+      ['jwksUri', 'http://10.0.0.8/keys'],
+    ] as const) {
+      const res = await orgFor(`oidc-plain-${field.toLowerCase()}`, { issuer: 'https://idp.example.com', audience: 'gw-test', [field]: url })
+      expect(res.status).toBe(400)
+      expect(((await res.json()) as { message: string }).message).toMatch(/https:\/\//)
+    }
+    expect((await orgFor('oidc-https', { issuer: 'https://idp.example.com', audience: 'gw-test' })).status).toBe(200)
+    expect((await orgFor('oidc-loopback', { issuer: 'http://localhost:9', audience: 'gw-test' })).status).toBe(200)
+  })
+
+  test('200 forged tokens naming a dead issuer cause one discovery fetch; redirects are not followed', async () => {
+    const elsewhere = deadIssuer(() => Response.json({ jwks_uri: 'http://127.0.0.1:9/keys' }))
+    const dead = deadIssuer((path) => new Response(null, { status: 302, headers: { location: `${elsewhere.issuer}${path}` } }))
+    try {
+      expect((await orgFor('oidc-dead', { issuer: dead.issuer, audience: 'gw-test' })).status).toBe(200)
+      const statuses = await Promise.all(Array.from({ length: 200 }, async () => (await bearer(forged(dead.issuer))).res.status))
+      expect(new Set(statuses)).toEqual(new Set([401]))
+      expect(dead.hits.length).toBe(1)
+      expect(elsewhere.hits).toEqual([])
+    } finally {
+      dead.server.stop(true)
+      elsewhere.server.stop(true)
+    }
+  })
+
+  test('a failing JWKS URL is fetched once for 200 forged tokens, not once per token', async () => {
+    const dead = deadIssuer(() => new Response('down', { status: 503 }))
+    try {
+      expect((await orgFor('oidc-dead-jwks', { issuer: dead.issuer, audience: 'gw-test', jwksUri: `${dead.issuer}/keys` })).status).toBe(200)
+      for (let round = 0; round < 4; round++) {
+        const statuses = await Promise.all(Array.from({ length: 50 }, async () => (await bearer(forged(dead.issuer))).res.status))
+        expect(new Set(statuses)).toEqual(new Set([401]))
+      }
+      expect(dead.hits.length).toBe(1)
+    } finally {
+      dead.server.stop(true)
+    }
+  })
+})

@@ -62,8 +62,8 @@ describe('request', () => {
     expect(log.user).toBe('end-user-9')
     // Claude 4.5 models refuse temperature together with top_p: the catalog says so, top_p goes.
     expect(log.warnings).toEqual([
-      expect.stringContaining('temperature 1.5 clamped to 1'),
-      expect.stringContaining('top_p removed'),
+      { type: 'param_clamped', setting: 'temperature', detail: expect.stringContaining('temperature 1.5 clamped to 1') },
+      { type: 'param_removed', setting: 'top_p', detail: expect.stringContaining('top_p removed') },
     ])
   })
 
@@ -77,7 +77,7 @@ describe('request', () => {
     const { res } = await chat({ model: 'anthropic/claude-sonnet-4-5', messages: hello, temperature: 0.2, top_p: 0.5 })
     expect(sent().temperature).toBe(0.2)
     expect(sent().top_p).toBeUndefined()
-    expect((await logOf(res)).warnings).toEqual([expect.stringContaining('top_p removed')])
+    expect((await logOf(res)).warnings).toEqual([{ type: 'param_removed', setting: 'top_p', detail: expect.stringContaining('top_p removed') }])
   })
 
   test('models with fixed sampling get no sampling parameters', async () => {
@@ -90,7 +90,9 @@ describe('request', () => {
     const { res } = await chat({ model: 'anthropic/claude-sonnet-5-5', messages: hello, tools, tool_choice: 'required' })
     expect(res.status).toBe(200)
     expect(sent().tool_choice).toEqual({ type: 'auto' })
-    expect((await logOf(res)).warnings).toEqual([expect.stringContaining('tool_choice "required" relaxed to "auto"')])
+    expect((await logOf(res)).warnings).toEqual([
+      { type: 'param_relaxed', setting: 'tool_choice', detail: expect.stringContaining('tool_choice "required" relaxed to "auto"') },
+    ])
   })
 
   test('images: data URLs become base64 sources, links url sources', async () => {
@@ -163,7 +165,14 @@ describe('answers', () => {
   test('cache reads and writes count as prompt tokens, reads reported as cached and priced as such', async () => {
     anthropic.enqueue({ kind: 'reply', usage: { prompt: 100, completion: 10, cached: 60 } })
     const { res, json } = await chat({ model: 'anthropic/claude-haiku-4-5', messages: hello })
-    expect(json.usage).toEqual({ prompt_tokens: 100, completion_tokens: 10, total_tokens: 110, prompt_tokens_details: { cached_tokens: 60 } })
+    expect(json.usage).toEqual({
+      prompt_tokens: 100,
+      completion_tokens: 10,
+      total_tokens: 110,
+      prompt_tokens_details: { cached_tokens: 60 },
+      cost_usd: expect.closeTo((40 * 1 + 60 * 0.1 + 10 * 5) / 1e6, 12),
+    })
+    expect(Number(res.headers.get('x-gw-cost-usd'))).toBeCloseTo((40 * 1 + 60 * 0.1 + 10 * 5) / 1e6, 12)
     const log = await logOf(res)
     expect(log.usage).toMatchObject({ promptTokens: 100, cachedTokens: 60, completionTokens: 10 })
     // claude-haiku-4-5: $1 / 1M input, $0.10 / 1M cached input, $5 / 1M output.
@@ -175,7 +184,15 @@ describe('answers', () => {
     const res = await gw.chat({ model: 'anthropic/claude-haiku-4-5', messages: hello, stream: true })
     const events = (await readSse(res)).slice(0, -1) as Record<string, any>[]
     for (const e of events) assertChatChunk(e)
-    expect(events.at(-1)?.usage).toEqual({ prompt_tokens: 50, completion_tokens: 7, total_tokens: 57, prompt_tokens_details: { cached_tokens: 20 } })
+    expect(events.at(-1)?.usage).toEqual({
+      prompt_tokens: 50,
+      completion_tokens: 7,
+      total_tokens: 57,
+      prompt_tokens_details: { cached_tokens: 20 },
+      cost_usd: expect.closeTo((30 * 1 + 20 * 0.1 + 7 * 5) / 1e6, 12),
+    })
+    // A stream's cost is known only at its end: in the usage chunk, not in a header.
+    expect(res.headers.get('x-gw-cost-usd')).toBeNull()
   })
 
   test('stop_reason refusal: content_filter, Claude’s explanation as the refusal, a refusal on the log', async () => {

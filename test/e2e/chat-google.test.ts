@@ -182,6 +182,8 @@ describe('answers', () => {
       total_tokens: 35,
       prompt_tokens_details: { cached_tokens: 4 },
       completion_tokens_details: { reasoning_tokens: 20 },
+      // gemini-2.5-flash: $0.30 / 1M input, $0.03 cached, $2.50 output (thinking billed as output).
+      cost_usd: expect.closeTo((6 * 0.3 + 4 * 0.03 + 25 * 2.5) / 1e6, 12),
     })
     expect((await logOf(res)).usage).toMatchObject({ promptTokens: 10, completionTokens: 25, cachedTokens: 4 })
   })

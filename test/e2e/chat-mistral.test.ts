@@ -45,7 +45,7 @@ test('sends only fields Mistral accepts: no user, no stream_options, no metadata
   const log = await gw.log(res.headers.get('x-gw-request-id') as string)
   expect(log.user).toBe('u-1')
   expect(log.endUserId).toBe('u-1')
-  expect(log.warnings).toEqual([expect.stringContaining('temperature 1.5 clamped to 1')])
+  expect(log.warnings).toEqual([{ type: 'param_clamped', setting: 'temperature', detail: expect.stringContaining('temperature 1.5 clamped to 1') }])
 })
 
 test('streams with usage on the finish chunk (Mistral puts it on its last content chunk), or in its own chunk with include_usage', async () => {

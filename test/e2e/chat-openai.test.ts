@@ -77,7 +77,9 @@ describe('non-streaming', () => {
     expect(sent.temperature).toBeUndefined()
     expect(sent.top_p).toBeUndefined()
     const log = await gw.log(res.headers.get('x-gw-request-id') as string)
-    expect(log.warnings).toEqual(expect.arrayContaining([expect.stringContaining('temperature removed')]))
+    expect(log.warnings).toEqual(
+      expect.arrayContaining([{ type: 'param_removed', setting: 'temperature', detail: expect.stringContaining('temperature removed') }]),
+    )
   })
 
   test('gpt-5-chat-latest is not a reasoning model', async () => {

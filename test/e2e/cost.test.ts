@@ -1,5 +1,6 @@
-// Cost on the log entry for every token kind each provider bills (fresh and cached input, cache
-// writes, reasoning, output), streamed or not, with the price table's version; unknown prices are null.
+// Cost for every token kind each provider bills (fresh and cached input, cache writes, reasoning,
+// output), streamed or not, as the caller sees it (usage.cost_usd, x-gw-cost-usd) and as the log
+// entry records it with the price table's version; unknown prices are null.
 
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'bun:test'
 import { mkdtempSync, writeFileSync } from 'node:fs'
@@ -44,12 +45,25 @@ beforeEach(() => {
 
 const hello = [{ role: 'user', content: 'Say hi please' }]
 
+/** Sends one request; returns its log entry and the cost the caller was shown (header, body or usage chunk). */
 async function logged(model: string, provider: FakeProvider, usage: UsageSpec, stream: boolean) {
   fakes[provider].enqueue({ kind: 'reply', usage })
   const res = await gw.chat({ model, messages: hello, stream })
   expect(res.status).toBe(200)
-  await res.text()
-  return gw.log(res.headers.get('x-gw-request-id') as string) as Promise<Record<string, any>>
+  const text = await res.text()
+  const header = res.headers.get('x-gw-cost-usd')
+  let shown: unknown
+  if (stream) {
+    expect(header).toBeNull() // unknown when the headers go out
+    const events = text.split('\n\n').filter((b) => b.startsWith('data: {')).map((b) => JSON.parse(b.slice(6)))
+    shown = events.findLast((e) => e.usage)?.usage.cost_usd
+  } else {
+    shown = JSON.parse(text).usage.cost_usd
+    expect(header === null ? null : Number(header)).toBe(shown as number | null)
+  }
+  const log = (await gw.log(res.headers.get('x-gw-request-id') as string)) as Record<string, any>
+  expect(shown).toBe(log.costUsd)
+  return log
 }
 
 // Prices per 1M tokens from the built-in catalog (see src/catalog/models.json).

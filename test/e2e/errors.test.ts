@@ -138,6 +138,15 @@ describe('401 unauthorized', () => {
     const tampered = `${gw.key.slice(0, -4)}abcd`
     await expectError(await call(`GwKey ${tampered}`), 401, 'unauthorized')
   })
+  test('a Bearer value that is neither a gw key nor a JWT (an OpenAI key pasted by mistake) says what was expected', async () => {
+    const body = await expectError(await call('Bearer sk-proj-abcdefghijklmnop'), 401, 'unauthorized')
+    expect(body.message).toBe(
+      'The Bearer credential is neither a gw service key (gw_sk_…) nor an OIDC token (a JWT). It looks like a provider API key: those are set on the org (admin API or OPENAI_API_KEY…), not sent by clients.',
+    )
+    expect(JSON.stringify(body)).not.toContain('sk-proj')
+    const other = await expectError(await call('Bearer hello'), 401, 'unauthorized')
+    expect(other.message).toBe('The Bearer credential is neither a gw service key (gw_sk_…) nor an OIDC token (a JWT).')
+  })
   test('auth is checked before the body', async () => {
     const res = await fetch(`${gw.url}/v1/chat/completions`, { method: 'POST', body: '{"model":1}' })
     await expectError(res, 401, 'unauthorized')
@@ -151,8 +160,16 @@ describe('other statuses', () => {
   test('404 for an unknown route', async () => {
     await expectError(await gw.fetch('/v1/nope'), 404, 'gateway_error', /\/v1\/nope/)
   })
-  test('404 for the wrong method', async () => {
-    await expectError(await gw.fetch('/v1/chat/completions'), 404, 'gateway_error')
+  test('405 with Allow for a method the route does not take', async () => {
+    const res = await gw.fetch('/v1/chat/completions')
+    expect(res.headers.get('allow')).toBe('POST')
+    await expectError(res, 405, 'gateway_error', /GET is not allowed on \/v1\/chat\/completions \(allowed: POST\)/)
+    const run = await gw.fetch('/v1/prompts/some-slug/run', { method: 'PUT' })
+    expect(run.headers.get('allow')).toBe('POST')
+    await expectError(run, 405, 'gateway_error')
+    const logs = await gw.fetch('/v1/logs', { method: 'DELETE' })
+    expect(logs.headers.get('allow')).toBe('GET')
+    await expectError(logs, 405, 'gateway_error')
   })
   test('413 with our body when Content-Length is over GW_MAX_BODY_BYTES', async () => {
     const big = JSON.stringify({ model: 'openai/gpt-4o', messages: [{ role: 'user', content: 'x'.repeat(5000) }] })

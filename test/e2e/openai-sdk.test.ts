@@ -54,3 +54,54 @@ test('models.list() lists the catalog models of usable providers', async () => {
   expect(ids).toContain('mistral/mistral-small-latest')
   expect(ids.some((id) => id.startsWith('anthropic/'))).toBe(false)
 })
+
+test('x-gw-error-format: openai, or GW_ERROR_FORMAT=openai: the SDK shows gw’s message, not "401 true"', async () => {
+  const wrongKey = new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: 'gw_sk_nope0000000000000000000000000000000000000000', maxRetries: 0 })
+  const plain = (await wrongKey.models.list().catch((e: unknown) => e)) as InstanceType<typeof OpenAI.APIError>
+  expect(plain.message).toBe('401 true')
+
+  const asked = new OpenAI({
+    baseURL: `${gw.url}/v1`,
+    apiKey: 'gw_sk_nope0000000000000000000000000000000000000000',
+    maxRetries: 0,
+    defaultHeaders: { 'x-gw-error-format': 'openai' },
+  })
+  const err = (await asked.chat.completions.create({ model: 'openai/gpt-4o', messages }).catch((e: unknown) => e)) as InstanceType<
+    typeof OpenAI.APIError
+  >
+  expect(err.status).toBe(401)
+  expect(err.message).toBe('401 Invalid service key')
+  expect(err.code).toBe('unauthorized')
+  expect(err.type).toBe('unauthorized')
+
+  const other = await startTestGateway({ openai }, { GW_ERROR_FORMAT: 'openai' })
+  try {
+    const sdk = new OpenAI({ baseURL: `${other.url}/v1`, apiKey: other.key, maxRetries: 0 })
+    openai.enqueue({ kind: 'error', status: 500, errorType: 'server' })
+    const failed = (await sdk.chat.completions.create({ model: 'openai/gpt-4o', messages }).catch((e: unknown) => e)) as InstanceType<
+      typeof OpenAI.APIError
+    >
+    expect(failed.status).toBe(502)
+    expect(failed.message).toStartWith('502 Upstream openai/gpt-4o → HTTP 500')
+    expect(failed.code).toBe('provider_error')
+    // The body: OpenAI's shape plus gw's request id.
+    const res = await fetch(`${other.url}/v1/chat/completions`, { method: 'POST', headers: { authorization: 'GwKey nope' }, body: '{}' })
+    const body = (await res.json()) as Record<string, unknown>
+    expect(body).toEqual({
+      error: { message: 'Invalid service key', type: 'unauthorized', code: 'unauthorized', param: null },
+      requestId: res.headers.get('x-gw-request-id'),
+    })
+    // A mid-stream failure is an SDK error carrying gw's message.
+    openai.enqueue({ kind: 'error-event-after', events: 3, errorType: 'server' })
+    const stream = await sdk.chat.completions.create({ model: 'openai/gpt-4o', messages, stream: true })
+    const run = async () => {
+      for await (const _ of stream);
+    }
+    await expect(run()).rejects.toThrow(/The upstream stream failed after the answer had started/)
+    // A request can still ask for the seed's shape.
+    const seed = await fetch(`${other.url}/v1/models`, { headers: { authorization: 'GwKey nope', 'x-gw-error-format': 'gw' } })
+    expect(await seed.json()).toMatchObject({ error: true, code: 'unauthorized' })
+  } finally {
+    await other.stop()
+  }
+})

@@ -67,10 +67,10 @@ test('maxPromptTokens counts with a real tokenizer (400 names the count)', async
   const org = await orgWith({ maxPromptTokens: 60 })
   // 400 × "x" is 50 o200k tokens (57 with chat framing); characters/4 would say 100.
   expect((await org.chat(ask('x'.repeat(400)))).status).toBe(200)
-  expectError(await org.chat(ask('x'.repeat(480))), 400, 'token_limit_exceeded', /The prompt has 67 tokens, over the org's limit of 60/)
+  expectError(await org.chat(ask('x'.repeat(480))), 400, 'token_limit_exceeded', /The prompt has at least 67 tokens, over the org's limit of 60/)
   const tight = await orgWith({ maxPromptTokens: 9 })
   expect((await tight.chat(ask('hello world'))).status).toBe(200)
-  expectError(await tight.chat(ask('hello world!')), 400, 'token_limit_exceeded', /has 10 tokens/)
+  expectError(await tight.chat(ask('hello world!')), 400, 'token_limit_exceeded', /has at least 10 tokens/)
 })
 
 test('allowStreaming, requiredMetadata and blockedTerms → 403 policy_violation', async () => {
@@ -83,6 +83,46 @@ test('allowStreaming, requiredMetadata and blockedTerms → 403 policy_violation
   parts.messages = [{ role: 'user', content: [{ type: 'text', text: 'about project falcon' }] } as never]
   expectError(await org.chat(parts), 403, 'policy_violation', /blocked term/)
   expect((await org.chat(ask('hi', md))).status).toBe(200)
+})
+
+test('maxTokens checks every output-limit field: a small max_completion_tokens cannot carry a large max_tokens past it', async () => {
+  const org = await orgWith({ maxTokens: 100 })
+  const sent = openai.requests.length + mistral.requests.length
+  for (const model of ['openai/gpt-4o-mini', 'mistral/mistral-small-latest'])
+    expectError(
+      await org.chat({ ...ask('hi'), model, max_completion_tokens: 10, max_tokens: 5000 }),
+      400,
+      'token_limit_exceeded',
+      /max_tokens 5000 exceeds the org's limit of 100/,
+    )
+  expectError(await org.chat(ask('hi', { max_tokens: 10, max_completion_tokens: 500 })), 400, 'token_limit_exceeded', /max_completion_tokens 500/)
+  expect(openai.requests.length + mistral.requests.length).toBe(sent)
+})
+
+test('blockedTerms and maxPromptTokens see tool descriptions, tool arguments, the output schema and forwarded unknown fields', async () => {
+  const org = await orgWith({ blockedTerms: ['Project Falcon'] })
+  const sent = openai.requests.length
+  const tool = (description: string) => ({ type: 'function', function: { name: 'f', description, parameters: { type: 'object' } } })
+  const call = (args: string) => [
+    { role: 'user', content: 'hi' },
+    { role: 'assistant', tool_calls: [{ id: 'c1', type: 'function', function: { name: 'f', arguments: args } }] },
+    { role: 'tool', tool_call_id: 'c1', content: 'ok' },
+  ]
+  const bodies = [
+    ask('hi', { tools: [tool('look up project falcon')] }),
+    { ...ask(), messages: call('{"q":"PROJECT FALCON"}') },
+    ask('hi', { prediction: { type: 'content', content: 'project falcon' } }),
+    ask('hi', { output_schema: { mode: 'json_schema', properties: { a: { type: 'string', description: 'Project Falcon' } } } }),
+  ]
+  for (const body of bodies) expectError(await org.chat(body), 403, 'policy_violation', /blocked term \("Project Falcon"\)/)
+  expect(openai.requests.length).toBe(sent)
+  expect((await org.chat(ask('hi', { tools: [tool('look up the weather')] }))).status).toBe(200)
+
+  const counted = await orgWith({ maxPromptTokens: 50 })
+  expect((await counted.chat(ask('hi', { tools: [tool('short')] }))).status).toBe(200)
+  expectError(await counted.chat(ask('hi', { tools: [tool('many words '.repeat(100))] })), 400, 'token_limit_exceeded', /over the org's limit of 50/)
+  expectError(await counted.chat({ ...ask(), messages: call(JSON.stringify({ q: 'x '.repeat(200) })) }), 400, 'token_limit_exceeded', /limit of 50/)
+  expectError(await counted.chat(ask('hi', { prediction: { type: 'content', content: 'y '.repeat(200) } })), 400, 'token_limit_exceeded', /limit of 50/)
 })
 
 test('a policy change applies to the next request', async () => {

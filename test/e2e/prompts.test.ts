@@ -173,6 +173,9 @@ describe('variables are coerced to their declared type (the seed’s table)', ()
     expect(await rendered({ j: '{ "a": [1, 2] }' })).toContain(' j={"a":[1,2]} ')
     expect(await rendered({ j: { a: { b: true } } })).toContain(' j={"a":{"b":true}} ')
     expect(await rendered({ j: [1, 'x'] })).toContain(' j=[1,"x"] ')
+    // The JSON text of a string is a string in JSON: compact JSON text keeps its quotes.
+    expect(await rendered({ j: '"plain"' })).toContain(' j="plain" ')
+    expect(await rendered({ j: ' 42 ' })).toContain(' j=42 ')
     await expectError(await run('types', { variables: { j: '{not json' } }), 400, /Variable "j" must be a json/)
   })
   test('missing optional variables are empty; undeclared ones are inserted as given', async () => {

@@ -16,6 +16,8 @@ export function logEntry(i: number, over: Partial<LogEntry> = {}): LogEntry {
     promptSlug: null,
     promptVersion: null,
     requestedModel: 'openai/gpt-4o',
+    route: null,
+    providerKey: null,
     model: 'openai/gpt-4o',
     provider: 'openai',
     stream: false,

@@ -11,6 +11,9 @@ export interface GwProcess {
   output(): string
 }
 
+/** The start-up line naming the address, as text or as JSON (GW_LOG_FORMAT=json). */
+const LISTENING = /listening on (\S+)|"address":"([^"]+)"/
+
 /** Starts `gw serve --port 0` with `env` and waits for it to listen. */
 export async function spawnGw(env: Record<string, string>, cwd?: string): Promise<GwProcess> {
   const proc = Bun.spawn([process.execPath, MAIN, 'serve', '--port', '0'], {
@@ -23,7 +26,7 @@ export async function spawnGw(env: Record<string, string>, cwd?: string): Promis
   const reader = (proc.stdout as ReadableStream<Uint8Array>).getReader()
   const decoder = new TextDecoder()
   const deadline = Date.now() + 10_000
-  while (!/listening on (\S+)/.test(out) || (/created a service key/.test(out) && !/gw_sk_\w+/.test(out))) {
+  while (!LISTENING.test(out) || (/created a service key/.test(out) && !/gw_sk_\w+/.test(out))) {
     if (Date.now() > deadline) throw new Error(`gw did not start:\n${out}`)
     const { value, done } = await reader.read()
     if (done) throw new Error(`gw exited:\n${out}\n${await new Response(proc.stderr as ReadableStream).text()}`)
@@ -39,7 +42,7 @@ export async function spawnGw(env: Record<string, string>, cwd?: string): Promis
   })()
   return {
     proc,
-    url: (/listening on (\S+)/.exec(out) as RegExpExecArray)[1] as string,
+    url: ((m) => m[1] ?? m[2])(LISTENING.exec(out) as RegExpExecArray) as string,
     key: /gw_sk_\w+/.exec(out)?.[0],
     output: () => out,
   }

@@ -59,6 +59,8 @@ async function expectSeedError(res: Response, status?: number): Promise<{ code: 
   expect(CODES).toContain(body.code as string)
   expect(typeof body.message).toBe('string')
   expect((body.message as string).length).toBeGreaterThan(0)
+  // Messages repeat at most 64 characters of any value sent (PRODUCT §4), so they stay short.
+  expect((body.message as string).length).toBeLessThan(400)
   expect(body.requestId).toBe(requestId as string)
   return body as { code: string; message: string }
 }
@@ -231,9 +233,27 @@ const badTool = fc.oneof(
   anything,
   partial({ type: oneOrAnything('function', 'web_search'), function: fc.oneof(anything, badFunction) }),
 )
+/** Schemas whose naive check explodes: self references, doubling alternatives, deep chains, unknown refs. */
+const nastySchema = fc.oneof(
+  fc.constant({ anyOf: [{ $ref: '#' }, { $ref: '#' }] }),
+  fc.constant({ allOf: [{ $ref: '#/$defs/a' }], $defs: { a: { oneOf: [{ $ref: '#' }] } } }),
+  fc.integer({ min: 1, max: 40 }).map((n) => {
+    let node: Record<string, unknown> = { type: 'string' }
+    for (let i = 0; i < n; i++) node = { anyOf: [node, { $ref: '#' }] }
+    return node
+  }),
+  fc.constant({ type: 'object', properties: { a: { anyOf: [{ $ref: '#' }, { $ref: '#' }] } } }),
+  fc.constantFrom('http://evil.test/s.json', '#/nowhere', '#/$defs/x/y').map(($ref) => ({ $ref })),
+)
+const longRun = fc.constantFrom('a', 'ab', '\u00e9', '7', '=').chain((unit) => fc.integer({ min: 1_000, max: 30_000 }).map((n) => unit.repeat(n)))
+const specialTokens = fc.constantFrom('<|endoftext|>', '<|im_start|>', '<|im_end|>', '<|fim_prefix|>', '<|endofprompt|>')
+const huge = fc.integer({ min: 257, max: 200_000 }).map((n) => 'x'.repeat(n))
 const badJsonSchema = fc.oneof(anything, partial({ name: anything, schema: badSchema, strict: anything }))
 const WRONG: Record<string, fc.Arbitrary<unknown>> = {
-  model: oneOrAnything('gpt-4o', 'acme/x', 'openai/', '/gpt-4o', 'openai/unknown-model', ' openai/gpt-4o'),
+  model: fc.oneof(
+    oneOrAnything('gpt-4o', 'acme/x', 'openai/', '/gpt-4o', 'openai/unknown-model', ' openai/gpt-4o'),
+    huge.map((x) => `openai/${x}`),
+  ),
   messages: fc.oneof(anything, fc.array(fc.oneof(badMessage, goodMessage), { maxLength: 3 })),
   tools: fc.oneof(anything, fc.array(badTool, { maxLength: 2 })),
   tool_choice: fc.oneof(
@@ -243,10 +263,12 @@ const WRONG: Record<string, fc.Arbitrary<unknown>> = {
   response_format: fc.oneof(
     anything,
     partial({ type: oneOrAnything('text', 'json_object', 'json_schema', 'yaml'), json_schema: badJsonSchema }),
+    nastySchema.map((schema) => ({ type: 'json_schema', json_schema: { name: 'x', schema } })),
   ),
   output_schema: fc.oneof(
     anything,
     partial({ mode: oneOrAnything('json_object', 'json_schema', 'xml'), properties: anything, required: anything }),
+    nastySchema.map((schema) => ({ mode: 'json_schema', ...schema })),
   ),
   temperature: wrongNumber,
   top_p: wrongNumber,
@@ -258,8 +280,8 @@ const WRONG: Record<string, fc.Arbitrary<unknown>> = {
   stop: anything,
   metadata: anything,
   fallback_chain: fc.oneof(anything, fc.array(partial({ model: anything, triggers: anything }), { maxLength: 2 })),
-  prompt_id: anything,
-  user: anything,
+  prompt_id: fc.oneof(anything, huge),
+  user: fc.oneof(anything, huge),
 }
 /** A valid body with 0 to 3 of its fields replaced by wrong ones. */
 const chatish = fc
@@ -322,7 +344,9 @@ describe('fuzz', () => {
         const before = upstreamCalls()
         const body = json ? JSON.stringify({ model: 'openai/gpt-4o', messages: HELLO }) : 'model=openai/gpt-4o'
         const res = await post(body, { 'content-type': contentType, 'x-gw-end-user-id': endUser })
-        if (json) {
+        if (json && endUser.trim().length > 256) {
+          expect((await expectSeedError(res, 400)).message).toMatch(/x-gw-end-user-id/)
+        } else if (json) {
           expect(res.status).toBe(200)
           expect(upstreamCalls()).toBe(before + 1)
           await res.arrayBuffer()
@@ -332,6 +356,49 @@ describe('fuzz', () => {
         }
       }),
       { numRuns: 100 },
+    )
+  })
+})
+
+describe('fuzz: work bounds', () => {
+  let limited: string
+  beforeAll(async () => {
+    // An org with every text-scanning policy on, so each fuzzed prompt is counted and scanned.
+    const id = 'fuzz-limits'
+    await gw.admin('POST', '/orgs', { id, name: id })
+    const openai = fakes[0] as FakeUpstream
+    await gw.admin('PUT', `/orgs/${id}/providers/openai`, { apiKey: openai.apiKey, baseUrl: openai.url })
+    await gw.admin('PUT', `/orgs/${id}/policy`, { maxPromptTokens: 2_000, blockedTerms: ['forbidden-word'] })
+    limited = ((await (await gw.admin('POST', `/orgs/${id}/service-keys`, {})).json()) as { key: string }).key
+  })
+
+  test('long unbroken runs and special tokens in any text field: answered or refused quickly, never a 500', async () => {
+    const nasty = fc.oneof(longRun, specialTokens, fc.tuple(text, specialTokens, longRun).map((p) => p.join(' ')))
+    const body = fc.record({
+      content: nasty,
+      description: fc.oneof(text, nasty),
+      args: fc.oneof(text, nasty),
+    })
+    await fc.assert(
+      fc.asyncProperty(body, async ({ content, description, args }) => {
+        const before = upstreamCalls()
+        const started = performance.now()
+        const res = await post(
+          JSON.stringify({
+            model: 'openai/gpt-4o',
+            messages: [
+              { role: 'user', content },
+              { role: 'assistant', tool_calls: [{ id: 'c1', type: 'function', function: { name: 'f', arguments: args } }] },
+              { role: 'tool', tool_call_id: 'c1', content: 'ok' },
+            ],
+            tools: [{ type: 'function', function: { name: 'f', description, parameters: { type: 'object' } } }],
+          }),
+          { authorization: `GwKey ${limited}` },
+        )
+        await expectHandled(res, before)
+        expect(performance.now() - started).toBeLessThan(5_000)
+      }),
+      { numRuns: 60 },
     )
   })
 })
@@ -586,24 +653,29 @@ describe('content types', () => {
 })
 
 describe('methods and routes', () => {
-  test.each(['GET', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'])('%s on the chat route: 404 in the seed shape', async (method) => {
+  test.each(['GET', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'])('%s on the chat route: 405 with Allow, in the seed shape', async (method) => {
     const res = await fetch(`${gw.url}/v1/chat/completions`, {
       method,
       headers: { authorization: `GwKey ${gw.key}` },
       ...(method === 'GET' || method === 'OPTIONS' ? {} : { body: '{}' }),
     })
-    const { message } = await expectSeedError(res, 404)
-    expect(message).toContain(`${method} /v1/chat/completions`)
+    expect(res.headers.get('allow')).toBe('POST')
+    const { message } = await expectSeedError(res, 405)
+    expect(message).toContain(`${method} is not allowed on /v1/chat/completions`)
   })
 
-  test('HEAD on the chat route: 404 with the request id (HEAD answers carry no body)', async () => {
+  test('HEAD on the chat route: 405 with Allow and the request id (HEAD answers carry no body)', async () => {
     const res = await fetch(`${gw.url}/v1/chat/completions`, { method: 'HEAD' })
-    expect(res.status).toBe(404)
+    expect(res.status).toBe(405)
+    expect(res.headers.get('allow')).toBe('POST')
     expect(res.headers.get('x-gw-request-id')).toBeTruthy()
   })
 
-  test('POST on /health: 404 in the seed shape', async () => {
-    await expectSeedError(await fetch(`${gw.url}/health`, { method: 'POST', body: '{}' }), 404)
+  test('POST on /health: 405 with Allow: GET; an unknown path stays 404', async () => {
+    const res = await fetch(`${gw.url}/health`, { method: 'POST', body: '{}' })
+    expect(res.headers.get('allow')).toBe('GET')
+    await expectSeedError(res, 405)
+    await expectSeedError(await fetch(`${gw.url}/v1/chat/completion`, { method: 'POST', body: '{}' }), 404)
   })
 })
 

@@ -76,7 +76,7 @@ test.skipIf(!canMount)('a full disk at start: clear message, exit 1', () => {
   const full = tmpfs('full', 'size=16k') as string
   try {
     writeFileSync(join(full, 'filler'), Buffer.alloc(12 * 1024))
-    const r = serveOnce({ GW_DB: join(full, 'gw.db'), GW_SECRET: 'storage-test-secret' })
+    const r = serveOnce({ GW_DB: join(full, 'gw.db'), GW_SECRET: 'storage-test-secret-0123456789-0123' })
     expectClearStartFailure(r, join(full, 'gw.db'))
   } finally {
     unmount(full)

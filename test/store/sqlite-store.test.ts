@@ -3,9 +3,10 @@
 import { describe, expect, test } from 'bun:test'
 import { Database } from 'bun:sqlite'
 import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs'
+import { createCipheriv, createHash, randomBytes } from 'node:crypto'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { SecretBox } from '../../src/crypto/secret-box'
+import { SecretBox, sealedFor } from '../../src/crypto/secret-box'
 import { createSqliteStore } from '../../src/store/sqlite'
 import { MIGRATIONS, migrate, openDatabase } from '../../src/store/sqlite/open'
 import { logEntry as entry } from '../helpers/log-entry'
@@ -39,7 +40,7 @@ test('a file database: a worker thread copies the WAL into the file, the connect
     const body = { messages: [{ role: 'user', content: 'x'.repeat(1000) }] }
     await store.logs.insertLogs(Array.from({ length: 1000 }, (_, i) => entry(i, { requestBody: body })))
     expect(statSync(path).size).toBe(before) // the insert itself left it all in the WAL
-    const deadline = performance.now() + 3000
+    const deadline = performance.now() + 10_000
     // PASSIVE checkpoints may copy the pages over several rounds: wait for all of them.
     while (statSync(path).size <= before + 1_000_000 && performance.now() < deadline) await Bun.sleep(25)
     expect(statSync(path).size).toBeGreaterThan(before + 1_000_000)
@@ -58,17 +59,70 @@ test('provider keys are sealed with AES-256-GCM and opened only with the same se
   try {
     const store = createSqliteStore(path, new SecretBox('secret-one'))
     await store.orgs.createOrg({ id: 'o1', name: 'O' })
-    await store.orgs.putProvider('o1', { provider: 'openai', apiKey: 'sk-plain-text-key', baseUrl: undefined, enabled: true })
+    await store.orgs.putProvider('o1', { provider: 'openai', name: 'default', weight: 1, apiKey: 'sk-plain-text-key', baseUrl: undefined, enabled: true })
     expect((await store.orgs.getProviders('o1'))[0]?.apiKey).toBe('sk-plain-text-key')
     await store.close()
     const raw = new Database(path, { readonly: true })
     const row = raw.query('SELECT api_key_enc FROM provider_keys').get() as { api_key_enc: string }
     raw.close()
     expect(row.api_key_enc).not.toContain('sk-plain-text-key')
-    expect(row.api_key_enc).toMatch(/^v1:/)
+    expect(row.api_key_enc).toMatch(/^v2:/)
     const wrong = createSqliteStore(path, new SecretBox('secret-two'))
     await expect(wrong.orgs.getProviders('o1')).rejects.toThrow(/GW_SECRET/)
     await wrong.close()
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+})
+
+test('a sealed value is bound to its row: copied into another org or provider, it does not open', async () => {
+  const store = createSqliteStore(':memory:', new SecretBox('secret-one-0123456789-0123456789'))
+  for (const id of ['o1', 'o2']) await store.orgs.createOrg({ id, name: id })
+  await store.orgs.putProvider('o1', { provider: 'openai', name: 'default', weight: 1, apiKey: 'sk-org-one', baseUrl: undefined, enabled: true })
+  await store.orgs.putProvider('o2', { provider: 'openai', name: 'default', weight: 1, apiKey: 'sk-org-two', baseUrl: undefined, enabled: true })
+  await store.orgs.putProvider('o2', { provider: 'mistral', name: 'default', weight: 1, apiKey: 'mi-org-two', baseUrl: undefined, enabled: true })
+  const box = new SecretBox('secret-one-0123456789-0123456789')
+  const sealed = box.seal('sk-org-one', 'provider_keys/o1/openai')
+  expect(box.open(sealed, 'provider_keys/o1/openai')).toBe('sk-org-one')
+  expect(() => box.open(sealed, 'provider_keys/o2/openai')).toThrow(/moved from another row/)
+  expect(() => box.open(sealed, 'provider_keys/o1/mistral')).toThrow(/moved from another row/)
+  await store.close()
+})
+
+test('secrets stored in the v1 format are rewritten as v2 (salted HKDF, bound to the row) when the store opens', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'gw-store-'))
+  const path = join(dir, 'gw.db')
+  const secret = 'legacy-secret-0123456789-0123456789'
+  // The v1 format, written the way the previous release did: AES-256-GCM under SHA-256("gw-secret-box:" + secret).
+  const sealV1 = (plain: string) => {
+    const key = createHash('sha256').update(`gw-secret-box:${secret}`).digest()
+    const iv = randomBytes(12)
+    const c = createCipheriv('aes-256-gcm', key, iv)
+    const ct = Buffer.concat([c.update(plain, 'utf8'), c.final()])
+    return `v1:${iv.toString('base64')}:${c.getAuthTag().toString('base64')}:${ct.toString('base64')}`
+  }
+  try {
+    const first = createSqliteStore(path, new SecretBox(secret))
+    await first.orgs.createOrg({ id: 'o1', name: 'O' })
+    await first.orgs.putProvider('o1', { provider: 'anthropic', name: 'default', weight: 1, apiKey: 'placeholder', baseUrl: undefined, enabled: true })
+    await first.auth.addSigningSecret({ orgId: 'o1', kid: 'k1', secret: 'placeholder' })
+    await first.close()
+    const raw = new Database(path)
+    raw.query('UPDATE provider_keys SET api_key_enc = ?1').run(sealV1('sk-ant-legacy'))
+    raw.query('UPDATE signing_secrets SET secret_enc = ?1').run(sealV1('signing-legacy'))
+    raw.close()
+
+    const store = createSqliteStore(path, new SecretBox(secret))
+    expect((await store.orgs.getProviders('o1'))[0]?.apiKey).toBe('sk-ant-legacy')
+    expect((await store.auth.listSigningSecrets('o1'))[0]?.secret).toBe('signing-legacy')
+    await store.close()
+    const after = new Database(path, { readonly: true })
+    const enc = [
+      (after.query('SELECT api_key_enc AS e FROM provider_keys').get() as { e: string }).e,
+      (after.query('SELECT secret_enc AS e FROM signing_secrets').get() as { e: string }).e,
+    ]
+    after.close()
+    for (const e of enc) expect(e).toMatch(/^v2:[^:]+:[^:]+:[^:]+:[^:]+$/)
   } finally {
     rmSync(dir, { recursive: true, force: true })
   }
@@ -122,4 +176,34 @@ describe('request log', () => {
     expect(other.data).toEqual([])
     await store.close()
   })
+})
+
+test('keys stored before keys had names become the key named "default", and still open', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'gw-store-'))
+  const path = join(dir, 'gw.db')
+  try {
+    const box = new SecretBox('names-migration-secret-0123456789')
+    const db = new Database(path, { create: true, strict: true })
+    for (const m of MIGRATIONS.slice(0, 5)) db.exec(m)
+    db.exec('PRAGMA user_version = 5')
+    db.exec("INSERT INTO orgs (id, name, created_at) VALUES ('o1', 'O', '2026-01-01T00:00:00Z')")
+    db.query('INSERT INTO provider_keys (org_id, provider, api_key_enc, base_url, enabled, updated_at) VALUES (?1, ?2, ?3, ?4, 1, ?5)').run(
+      'o1', 'openai', box.seal('sk-before-names-1234', sealedFor.providerKey('o1', 'openai')), 'https://example.test/v1', '2026-01-01T00:00:00Z',
+    )
+    db.close()
+    const store = createSqliteStore(path, box)
+    expect(await store.orgs.getProviders('o1')).toEqual([
+      expect.objectContaining({ provider: 'openai', name: 'default', weight: 1, apiKey: 'sk-before-names-1234', baseUrl: 'https://example.test/v1' }),
+    ])
+    // A key of another name is bound to its own name: its sealed value does not open as "default".
+    await store.orgs.putProvider('o1', { provider: 'openai', name: 'spare', weight: 1, apiKey: 'sk-spare-5678', baseUrl: undefined, enabled: true })
+    await store.close()
+    const raw = new Database(path, { readonly: true })
+    const spare = raw.query("SELECT api_key_enc AS enc FROM provider_keys WHERE name = 'spare'").get() as { enc: string }
+    raw.close()
+    expect(() => box.open(spare.enc, sealedFor.providerKey('o1', 'openai'))).toThrow()
+    expect(box.open(spare.enc, sealedFor.providerKey('o1', 'openai', 'spare'))).toBe('sk-spare-5678')
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
 })

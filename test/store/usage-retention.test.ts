@@ -94,6 +94,22 @@ describe('usage roll-ups', () => {
     await store.close()
   })
 
+  test('a metadata key with more than 1,000 values a day sums the rest under "(other)"', async () => {
+    const store = fresh()
+    const at = new Date(T0).toISOString()
+    const many = Array.from({ length: 1005 }, (_, i) => logEntry(i, { createdAt: at, metadata: { trace: `t-${i}` } }))
+    await store.logs.insertLogs(many.slice(0, 600))
+    await store.logs.insertLogs(many.slice(600))
+    // A value already rolled up keeps its own row.
+    await store.logs.insertLogs([logEntry(5000, { createdAt: at, metadata: { trace: 't-7' } })])
+    const rows = await store.logs.usage({ ...q('metadata.trace'), fromDay: '2026-11-20', toDay: '2026-11-20' })
+    expect(rows).toHaveLength(1001)
+    expect(rows.find((r) => r.key === '(other)')?.requests).toBe(5)
+    expect(rows.find((r) => r.key === 't-7')?.requests).toBe(2)
+    expect(rows.reduce((n, r) => n + r.requests, 0)).toBe(1006)
+    await store.close()
+  })
+
   test('a batch written twice (a retry) is counted once', async () => {
     const store = fresh()
     const entries = sample()

@@ -1,7 +1,7 @@
 // The JSON-schema checker behind the log's structuredOutput.matchesSchema.
 
 import { expect, test } from 'bun:test'
-import { matchesSchema } from '../../src/json-schema-check'
+import { MAX_SCHEMA_NODES, matchesSchema, schemaProblem } from '../../src/json-schema-check'
 
 const person = {
   type: 'object',
@@ -45,4 +45,36 @@ test('type lists and const', () => {
   expect(matchesSchema(3, { type: ['string', 'null'] })).toBe(false)
   expect(matchesSchema('v1', { const: 'v1' })).toBe(true)
   expect(matchesSchema('v2', { const: 'v1' })).toBe(false)
+})
+
+test('schemas whose check cannot be bounded are refused with a reason', () => {
+  expect(schemaProblem({ anyOf: [{ $ref: '#' }, { $ref: '#' }] })).toMatch(/loop back/)
+  expect(schemaProblem({ allOf: [{ $ref: '#/$defs/a' }], $defs: { a: { oneOf: [{ $ref: '#' }] } } })).toMatch(/loop back/)
+  expect(schemaProblem({ $ref: 'https://example.com/s.json' })).toMatch(/not a reference inside the schema/)
+  expect(schemaProblem({ $ref: '#/$defs/missing' })).toMatch(/not a reference inside the schema/)
+  const wide = { type: 'object', properties: Object.fromEntries(Array.from({ length: MAX_SCHEMA_NODES + 1 }, (_, i) => [`p${i}`, {}])) }
+  expect(schemaProblem(wide)).toMatch(/more than/)
+  // Recursion through a property or an item descends into the value, so it always ends.
+  expect(schemaProblem({ type: 'object', properties: { next: { $ref: '#' } } })).toBeUndefined()
+  expect(schemaProblem(person)).toBeUndefined()
+})
+
+test('alternatives that double at each level of a deep value are decided in linear work', () => {
+  // Each level offers two distinct alternatives that both recurse; a naive checker tries 2^depth paths.
+  const node = { type: 'object', properties: { a: { $ref: '#' } }, required: ['a'] }
+  const schema = { anyOf: [{ $ref: '#/$defs/x' }, { $ref: '#/$defs/y' }], $defs: { x: node, y: { ...node } } }
+  let value: unknown = 1
+  for (let i = 0; i < 200; i++) value = { a: value }
+  const started = performance.now()
+  expect(matchesSchema(value, schema)).toBe(false)
+  let good: unknown = {}
+  for (let i = 0; i < 200; i++) good = { a: good }
+  expect(matchesSchema(good, { type: 'object', properties: { a: { anyOf: [{ $ref: '#' }, { $ref: '#' }] } } })).toBe(true)
+  expect(performance.now() - started).toBeLessThan(2_000)
+})
+
+test('an answer too large to check within the step budget is reported as not checked (null)', () => {
+  const items = Array.from({ length: 150_000 }, (_, i) => i)
+  expect(matchesSchema(items, { type: 'array', items: { type: 'integer' } })).toBeNull()
+  expect(matchesSchema({ anyOf: [] }, { anyOf: [{ $ref: '#' }] })).toBeNull()
 })

@@ -10,12 +10,22 @@ test('a window admits up to the limit, then says when the oldest request stops c
   const rpm = [{ key: 'org:a:rpm', limit: 2, cost: 1 }]
   expect(await rl.admit(rpm, T0 + 500)).toEqual({ ok: true })
   expect(await rl.admit(rpm, T0 + 20_000)).toEqual({ ok: true })
-  // The first request (second T0) counts until T0 + 61 s: from T0 + 30 s that is 31 s away.
-  expect(await rl.admit(rpm, T0 + 30_000)).toEqual({ ok: false, key: 'org:a:rpm', retryAfterSeconds: 31 })
-  expect((await rl.admit(rpm, T0 + 60_999)).ok).toBe(false)
-  expect(await rl.admit(rpm, T0 + 61_000)).toEqual({ ok: true })
-  // Now the T0 + 20 s request is the oldest: free at T0 + 81 s.
-  expect(await rl.admit(rpm, T0 + 61_500)).toEqual({ ok: false, key: 'org:a:rpm', retryAfterSeconds: 20 })
+  // The first request (second T0) counts until T0 + 60 s: from T0 + 30 s that is 30 s away.
+  expect(await rl.admit(rpm, T0 + 30_000)).toEqual({ ok: false, key: 'org:a:rpm', retryAfterSeconds: 30 })
+  expect((await rl.admit(rpm, T0 + 59_999)).ok).toBe(false)
+  expect(await rl.admit(rpm, T0 + 60_000)).toEqual({ ok: true })
+  // Now the T0 + 20 s request is the oldest: free at T0 + 80 s.
+  expect(await rl.admit(rpm, T0 + 60_500)).toEqual({ ok: false, key: 'org:a:rpm', retryAfterSeconds: 20 })
+})
+
+test('Retry-After of a per-minute limit is 1..60, also when the limit was reached late in a second', async () => {
+  const rl = new MemoryRateLimiter()
+  const rpm = [{ key: 'org:a:rpm', limit: 1, cost: 1 }]
+  expect((await rl.admit(rpm, T0 + 999)).ok).toBe(true)
+  // Refused at once: the earliest the charge can stop counting is the start of T0 + 60 s.
+  expect(await rl.admit(rpm, T0 + 999)).toMatchObject({ ok: false, retryAfterSeconds: 60 })
+  expect(await rl.admit(rpm, T0 + 59_999)).toMatchObject({ ok: false, retryAfterSeconds: 1 })
+  expect((await rl.admit(rpm, T0 + 60_000)).ok).toBe(true)
 })
 
 test('admission is all or nothing across counters', async () => {
@@ -34,8 +44,8 @@ test('token costs: retry when enough tokens expire; adjust corrects a charge; a 
   const tpm = (cost: number) => [{ key: 'org:a:tpm', limit: 1000, cost }]
   expect((await rl.admit(tpm(400), T0)).ok).toBe(true)
   expect((await rl.admit(tpm(400), T0 + 10_000)).ok).toBe(true)
-  // 800 used; 300 more needs the T0 charge gone (T0 + 61 s), not the second one.
-  expect(await rl.admit(tpm(300), T0 + 30_000)).toMatchObject({ ok: false, retryAfterSeconds: 31 })
+  // 800 used; 300 more needs the T0 charge gone (T0 + 60 s), not the second one.
+  expect(await rl.admit(tpm(300), T0 + 30_000)).toMatchObject({ ok: false, retryAfterSeconds: 30 })
   await rl.adjust(['org:a:tpm'], -300, T0, T0 + 30_000) // the first request really used 100
   expect((await rl.admit(tpm(300), T0 + 30_000)).ok).toBe(true)
   expect(await rl.admit(tpm(5000), T0 + 30_000)).toMatchObject({ ok: false, retryAfterSeconds: 60 })

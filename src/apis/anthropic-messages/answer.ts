@@ -118,7 +118,7 @@ class MessagesStream implements StreamEncoder {
     return out
   }
 
-  end(usage: Usage, finish: FinishReason | null): string {
+  end(usage: Usage, _cost: number | null, finish: FinishReason | null): string {
     if (this.relay) return ''
     const stop_reason = this.stopReason ?? STOP_REASON[finish ?? 'stop']
     return (
@@ -167,6 +167,6 @@ class MessagesStream implements StreamEncoder {
 }
 
 export const MESSAGES_SHAPE: AnswerShape = {
-  json: (c, usage, info) => c.native ?? translatedMessage(c, usage, info.requestId, info.model),
+  json: (c, usage, _cost, info) => c.native ?? translatedMessage(c, usage, info.requestId, info.model),
   stream: (info) => new MessagesStream(info),
 }

@@ -1,22 +1,22 @@
 // count_tokens for a model that is not Anthropic's: gw's tokenizer counts, the answer says it is an
-// estimate (`x-gw-estimated: true`), and the request is logged like any other.
+// estimate (`x-gw-estimated: true`), and the request is recorded like any other (through `record`).
 
 import { GatewayError } from '../../errors'
-import type { AuthedContext, ChatInput, Deps } from '../../pipeline/context'
-import { failureOutcome, recordRequest } from '../../pipeline/7-log'
+import type { AuthedContext, ChatInput } from '../../pipeline/context'
+import { failureOutcome, type Outcome } from '../../pipeline/7-log'
 import { modelUnavailable } from '../../policy/model-access'
 import { countPromptTokens } from '../../policy/prompt-tokens'
 
-export async function estimateCount(deps: Deps, ctx: AuthedContext, input: ChatInput): Promise<Response> {
+export async function estimateCount(ctx: AuthedContext, input: ChatInput, record: (o: Outcome) => void): Promise<Response> {
   const why = modelUnavailable(ctx.org, input.model)
   if (why) {
     const e = new GatewayError(403, 'model_not_allowed', `Model not allowed: ${why}`)
-    recordRequest(deps, ctx, input, failureOutcome(e.status, e.code, e.message))
+    record(failureOutcome(e.status, e.code, e.message))
     throw e
   }
-  const tokens = await countPromptTokens(input.body.messages)
-  const body = { input_tokens: tokens }
-  recordRequest(deps, ctx, input, {
+  const body = { input_tokens: await countPromptTokens(input.body, { signal: ctx.signal }) }
+  // Counting is free: the entry has no usage or cost, only the answer.
+  record({
     ...failureOutcome(200, '', ''),
     errorCode: null,
     errorMessage: null,

@@ -4,8 +4,8 @@
 // Reference: docs/apis.md
 
 import { type Static, Type as t } from '@sinclair/typebox'
-import { gatewayFieldsOf, parseModelRef, withoutGatewayFields } from '../../pipeline/chat-input'
-import type { ChatInput, ModelRef } from '../../pipeline/context'
+import { type RouteResolver, routingOf, withoutGatewayFields } from '../../pipeline/chat-input'
+import type { ChatInput } from '../../pipeline/context'
 import type { ChatMessage, ChatRequest, ContentPart, FunctionTool, ToolCall, ToolChoice } from '../../providers/openai-types'
 import { isRecord } from '../../providers/upstream-errors'
 import { validator } from '../../schemas/chat-body'
@@ -52,11 +52,6 @@ const CountTokensBody = t.Object(
 const checkCountTokensBody = validator(CountTokensBody)
 
 type Block = Record<string, unknown>
-
-/** `provider/model-id`, or a bare id (routed to Anthropic). */
-export function messagesModel(model: string): ModelRef {
-  return model.includes('/') ? parseModelRef(model) : parseModelRef(`anthropic/${model}`)
-}
 
 const blocksOf = (c: string | Block[]): Block[] => (typeof c === 'string' ? [{ type: 'text', text: c }] : c)
 const str = (v: unknown) => (typeof v === 'string' ? v : '')
@@ -168,25 +163,25 @@ export interface MessagesInput {
   native: Record<string, unknown>
 }
 
-export function parseMessagesInput(raw: unknown): MessagesInput {
+/** `model`: one of the org's routes, `provider/model-id`, or a bare id, which is Anthropic's. */
+export function parseMessagesInput(raw: unknown, routeOf?: RouteResolver): MessagesInput {
   const b = checkMessagesBody(raw)
   const input: ChatInput = {
     requestedModel: b.model,
-    model: messagesModel(b.model),
+    ...routingOf(raw, b.model, routeOf, 'anthropic'),
     body: toChatRequest(b),
     stream: b.stream === true,
     // The body's metadata is Anthropic's own (user_id); gw metadata comes as x-gw-metadata here.
     metadata: {},
     user: undefined,
     outputSchema: undefined,
-    ...gatewayFieldsOf(raw),
   }
   return { input, native: withoutGatewayFields(raw as Record<string, unknown>) }
 }
 
 /** count_tokens: the same messages, nothing generated (an output limit of 1 keeps a budget reservation to the prompt). */
-export function parseCountTokensInput(raw: unknown): MessagesInput {
+export function parseCountTokensInput(raw: unknown, routeOf?: RouteResolver): MessagesInput {
   const b = checkCountTokensBody(raw)
-  const { input } = parseMessagesInput({ ...b, max_tokens: 1, stream: false })
+  const { input } = parseMessagesInput({ ...b, max_tokens: 1, stream: false }, routeOf)
   return { input, native: withoutGatewayFields(raw as Record<string, unknown>) }
 }

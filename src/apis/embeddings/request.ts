@@ -3,7 +3,7 @@
 
 import { type Static, Type as t } from '@sinclair/typebox'
 import { badRequest } from '../../errors'
-import { gatewayFieldsOf, parseMetadata, parseModelRef, withoutGatewayFields } from '../../pipeline/chat-input'
+import { parseMetadata, type RouteResolver, routingOf, withoutGatewayFields } from '../../pipeline/chat-input'
 import type { ChatInput } from '../../pipeline/context'
 import { validator } from '../../schemas/chat-body'
 
@@ -35,7 +35,8 @@ export interface EmbeddingsRequest {
   dimensions: number | undefined
 }
 
-export function parseEmbeddingsInput(raw: unknown): { input: ChatInput; request: EmbeddingsRequest } {
+/** `model`: one of the org's routes or `provider/model-id`. */
+export function parseEmbeddingsInput(raw: unknown, routeOf?: RouteResolver): { input: ChatInput; request: EmbeddingsRequest } {
   const b = checkEmbeddingsBody(raw)
   const rawRecord = raw as Record<string, unknown>
   const texts = typeof b.input === 'string' ? [b.input] : b.input
@@ -45,7 +46,7 @@ export function parseEmbeddingsInput(raw: unknown): { input: ChatInput; request:
   const input = tokens ? (typeof texts[0] === 'number' ? [texts as number[]] : (texts as number[][])) : (texts as string[])
   const chat: ChatInput = {
     requestedModel: b.model,
-    model: parseModelRef(b.model),
+    ...routingOf(raw, b.model, routeOf),
     // The inputs as user messages: what policy (blocked terms, token limits) and usage estimates read.
     body: { model: b.model, messages: input.map((x) => ({ role: 'user', content: typeof x === 'string' ? x : '' })) },
     stream: false,
@@ -53,7 +54,6 @@ export function parseEmbeddingsInput(raw: unknown): { input: ChatInput; request:
     metadata: parseMetadata(rawRecord.metadata),
     user: b.user,
     outputSchema: undefined,
-    ...gatewayFieldsOf(raw),
   }
   const { metadata: _gw, ...native } = withoutGatewayFields(rawRecord)
   return {

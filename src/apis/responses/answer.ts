@@ -145,7 +145,7 @@ class ResponsesStream implements StreamEncoder {
     return out
   }
 
-  end(usage: Usage, finish: FinishReason | null): string {
+  end(usage: Usage, _cost: number | null, finish: FinishReason | null): string {
     if (this.relay) return ''
     const out = this.start() + this.closeItem()
     const response = responseObject(this.body, this.info, 'completed', this.output, usage, this.finish ?? finish)
@@ -219,7 +219,7 @@ class ResponsesStream implements StreamEncoder {
 /** The Responses shape for one request (its settings are echoed on the `response` object). */
 export function responsesShape(body: ResponsesBodyT): AnswerShape {
   return {
-    json: (c, usage, info) => c.native ?? translatedResponse(body, c, usage, info),
+    json: (c, usage, _cost, info) => c.native ?? translatedResponse(body, c, usage, info),
     stream: (info) => new ResponsesStream(body, info),
   }
 }

@@ -5,7 +5,7 @@
 
 import { type Static, Type as t } from '@sinclair/typebox'
 import { badRequest } from '../../errors'
-import { gatewayFieldsOf, parseModelRef, withoutGatewayFields } from '../../pipeline/chat-input'
+import { type RouteResolver, routingOf, withoutGatewayFields } from '../../pipeline/chat-input'
 import type { ChatInput } from '../../pipeline/context'
 import type { ChatMessage, ChatRequest, ContentPart, FunctionTool, ToolChoice } from '../../providers/openai-types'
 import { isRecord } from '../../providers/upstream-errors'
@@ -169,20 +169,19 @@ export interface ResponsesInput {
   body: ResponsesBodyT
 }
 
-export function parseResponsesInput(raw: unknown): ResponsesInput {
+/** `model`: one of the org's routes, `provider/model-id`, or a bare id, which is OpenAI's (what Codex and the SDKs' defaults send). */
+export function parseResponsesInput(raw: unknown, routeOf?: RouteResolver): ResponsesInput {
   const body = checkResponsesBody(raw)
   if (body.input === undefined && !body.previous_response_id) throw badRequest('Missing required field "input"')
   const input: ChatInput = {
     requestedModel: body.model,
-    // A bare model id (what Codex and the SDKs' defaults send) is OpenAI's.
-    model: parseModelRef(body.model.includes('/') ? body.model : `openai/${body.model}`),
+    ...routingOf(raw, body.model, routeOf, 'openai'),
     body: toChatRequest(body),
     stream: body.stream === true,
     // The body's metadata is OpenAI's own; gw metadata comes as x-gw-metadata here.
     metadata: {},
     user: undefined,
     outputSchema: undefined,
-    ...gatewayFieldsOf(raw),
   }
   const native = withoutGatewayFields(raw as Record<string, unknown>)
   return { input, native, body }

@@ -7,7 +7,7 @@ import { notFound, unauthorized } from '../../errors'
 import type { Deps } from '../../pipeline/context'
 import { readJsonBody, requestIdOf } from '../request-context'
 
-function checkAdmin(token: string | undefined, request: Request): void {
+export function checkAdmin(token: string | undefined, request: Request): void {
   // Without GW_ADMIN_TOKEN the admin API does not exist.
   if (!token) throw notFound(`No route for ${request.method} ${new URL(request.url).pathname}`)
   const m = /^Bearer\s+(\S+)\s*$/i.exec(request.headers.get('authorization') ?? '')
@@ -45,6 +45,16 @@ export const adminRoutes = (deps: Deps, admin: AdminService) =>
       await deps.logs.flush()
       return json(request, await admin.usage(params.org, new URL(request.url).searchParams))
     })
+    .get('/orgs/:org/routes', async ({ request, params }) => json(request, await admin.listRoutes(params.org)))
+    .put(
+      '/orgs/:org/routes/:name',
+      async ({ request, params }) => json(request, await admin.putRoute(params.org, params.name, await readAdminBody(request))),
+      { parse: 'none' },
+    )
+    .delete('/orgs/:org/routes/:name', async ({ request, params }) => {
+      await admin.deleteRoute(params.org, params.name)
+      return json(request, null, 204)
+    })
     .get('/orgs/:org/budgets', async ({ request, params }) => {
       await deps.logs.flush()
       return json(request, await admin.budgets(params.org, deps.budgets))
@@ -60,6 +70,16 @@ export const adminRoutes = (deps: Deps, admin: AdminService) =>
         json(request, await admin.putProvider(params.org, params.provider, await readAdminBody(request))),
       { parse: 'none' },
     )
+    .put(
+      '/orgs/:org/providers/:provider/keys/:name',
+      async ({ request, params }) =>
+        json(request, await admin.putProvider(params.org, params.provider, await readAdminBody(request), params.name)),
+      { parse: 'none' },
+    )
+    .delete('/orgs/:org/providers/:provider/keys/:name', async ({ request, params }) => {
+      await admin.deleteProviderKey(params.org, params.provider, params.name)
+      return json(request, null, 204)
+    })
     .post(
       '/orgs/:org/service-keys',
       async ({ request, params }) =>

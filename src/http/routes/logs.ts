@@ -1,7 +1,7 @@
 // GET /v1/logs/:requestId, GET /v1/logs and GET /v1/usage: the org's request log and usage report, for service keys only.
 
 import { Elysia } from 'elysia'
-import { badRequest, GatewayError, notFound } from '../../errors'
+import { badRequest, echo, GatewayError, notFound } from '../../errors'
 import { authenticateRequest } from '../../pipeline'
 import type { Deps, RequestContext } from '../../pipeline/context'
 import { parseUsageQuery } from '../../admin/usage-report'
@@ -18,14 +18,14 @@ async function authorize(deps: Deps, ctx: RequestContext): Promise<string> {
 function time(name: string, raw: string | null): number | undefined {
   if (raw === null || raw === '') return undefined
   const n = /^\d+$/.test(raw) ? Number(raw) : Date.parse(raw)
-  if (!Number.isFinite(n)) throw badRequest(`Invalid ${name} "${raw}": expected an ISO date or epoch milliseconds`)
+  if (!Number.isFinite(n)) throw badRequest(`Invalid ${name} ${echo(raw)}: expected an ISO date or epoch milliseconds`)
   return n
 }
 
 export function parseLogQuery(orgId: string, params: URLSearchParams): LogQuery {
   const metadata = params.getAll('metadata').map((pair): [string, string] => {
     const eq = pair.indexOf('=')
-    if (eq < 1) throw badRequest(`Invalid metadata filter "${pair}": expected key=value`)
+    if (eq < 1) throw badRequest(`Invalid metadata filter ${echo(pair)}: expected key=value`)
     return [pair.slice(0, eq), pair.slice(eq + 1)]
   })
   const limitRaw = params.get('limit')
@@ -64,7 +64,7 @@ export const logRoutes = (deps: Deps) =>
       const ctx = contextFor(request, '/v1/logs')
       const orgId = await authorize(deps, ctx)
       const entry = deps.logs.pendingEntry(orgId, params.requestId) ?? (await deps.store.logs.getLog(orgId, params.requestId))
-      if (!entry) throw notFound(`No log entry "${params.requestId}" in this org`)
+      if (!entry) throw notFound(`No log entry ${echo(params.requestId)} in this org`)
       return json(ctx, entry)
     })
     .get('/v1/logs', async ({ request }) => {

@@ -1,7 +1,7 @@
 // SQLite storage of GwSigned signing secrets (encrypted at rest) and per-org OIDC configs.
 
 import type { Database } from 'bun:sqlite'
-import type { SecretBox } from '../../crypto/secret-box'
+import { type SecretBox, sealedFor } from '../../crypto/secret-box'
 import type { AuthStore, OidcConfig, SigningSecretRecord } from '../types'
 
 interface SecretRow {
@@ -52,7 +52,7 @@ export class SqliteAuthStore implements AuthStore {
   }
 
   async addSigningSecret(rec: Omit<SigningSecretRecord, 'createdAt'>): Promise<SigningSecretRecord> {
-    const row = this.q.addSecret.get(rec.orgId, rec.kid, this.box.seal(rec.secret), new Date().toISOString())
+    const row = this.q.addSecret.get(rec.orgId, rec.kid, this.box.seal(rec.secret, sealedFor.signingSecret(rec.orgId, rec.kid)), new Date().toISOString())
     if (!row) throw new Error('insert returned nothing')
     return this.toSecret(row)
   }
@@ -88,6 +88,6 @@ export class SqliteAuthStore implements AuthStore {
   }
 
   private toSecret(r: SecretRow): SigningSecretRecord {
-    return { orgId: r.org_id, kid: r.kid, secret: this.box.open(r.secret_enc), createdAt: r.created_at }
+    return { orgId: r.org_id, kid: r.kid, secret: this.box.open(r.secret_enc, sealedFor.signingSecret(r.org_id, r.kid)), createdAt: r.created_at }
   }
 }

@@ -1,6 +1,7 @@
 // The SQLite implementation of the Store interface (gw's embedded default).
 
-import type { SecretBox } from '../../crypto/secret-box'
+import type { Database } from 'bun:sqlite'
+import { SecretBox, sealedFor } from '../../crypto/secret-box'
 import type { Store } from '../types'
 import { SqliteAuthStore } from './auth'
 import { startCheckpointer } from './checkpointer'
@@ -9,6 +10,7 @@ import { SqliteLogStore } from './logs'
 import { openDatabase } from './open'
 import { SqliteOrgStore } from './orgs'
 import { SqlitePromptStore } from './prompts'
+import { SqliteRouteStore } from './routes'
 
 export function createSqliteStore(path: string, box: SecretBox): Store {
   const db = openDatabase(path)
@@ -18,6 +20,7 @@ export function createSqliteStore(path: string, box: SecretBox): Store {
   const writeDb = path === ':memory:' ? db : openDatabase(path, 0)
   // WAL checkpoints (page copies and fsyncs) run on a worker thread, off the event loop.
   const checkpointer = path === ':memory:' ? undefined : startCheckpointer(path, [db, writeDb])
+  resealLegacySecrets(db, box)
   const keys = new SqliteKeyStore(db, writeDb)
   return {
     kind: 'sqlite',
@@ -25,6 +28,7 @@ export function createSqliteStore(path: string, box: SecretBox): Store {
     keys,
     auth: new SqliteAuthStore(db, box),
     prompts: new SqlitePromptStore(db),
+    routes: new SqliteRouteStore(db),
     logs: new SqliteLogStore(db, writeDb),
     async close() {
       await checkpointer?.stop()
@@ -33,4 +37,39 @@ export function createSqliteStore(path: string, box: SecretBox): Store {
       db.close()
     },
   }
+}
+
+/**
+ * Rewrites secrets sealed in the v1 format (one SHA-256 of GW_SECRET, no associated data) as v2
+ * (HKDF with a salt, bound to their row), in one transaction. A value that does not open (another
+ * GW_SECRET) is left as it is and fails where it is used, with the same message as before.
+ */
+function resealLegacySecrets(db: Database, box: SecretBox): void {
+  const tables = [
+    {
+      select: "SELECT org_id, provider AS name, api_key_enc AS enc FROM provider_keys WHERE api_key_enc LIKE 'v1:%'",
+      update: 'UPDATE provider_keys SET api_key_enc = ?3 WHERE org_id = ?1 AND provider = ?2',
+      bound: sealedFor.providerKey,
+    },
+    {
+      select: "SELECT org_id, kid AS name, secret_enc AS enc FROM signing_secrets WHERE secret_enc LIKE 'v1:%'",
+      update: 'UPDATE signing_secrets SET secret_enc = ?3 WHERE org_id = ?1 AND kid = ?2',
+      bound: sealedFor.signingSecret,
+    },
+  ]
+  db.transaction(() => {
+    for (const t of tables) {
+      const update = db.query<null, [string, string, string]>(t.update)
+      for (const r of db.query<{ org_id: string; name: string; enc: string }, []>(t.select).all()) {
+        if (!SecretBox.isLegacy(r.enc)) continue
+        let plain: string
+        try {
+          plain = box.open(r.enc, '')
+        } catch {
+          continue
+        }
+        update.run(r.org_id, r.name, box.seal(plain, t.bound(r.org_id, r.name)))
+      }
+    }
+  })()
 }

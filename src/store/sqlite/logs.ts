@@ -2,7 +2,7 @@
 
 import type { Database, SQLQueryBindings } from 'bun:sqlite'
 import type { LogEntry, LogQuery, LogStore, SpendQuery } from '../types'
-import { dimensionOf, rollup, type UsageQuery, type UsageRow } from '../usage-rollup'
+import { dimensionOf, MAX_METADATA_VALUES, OTHER_VALUE, rollup, type UsageQuery, type UsageRow } from '../usage-rollup'
 
 interface UsageSumRow {
   key: string
@@ -42,6 +42,9 @@ function withoutBodies(e: LogEntry): Omit<LogEntry, 'requestBody' | 'responseBod
 
 export class SqliteLogStore implements LogStore {
   private readonly insertBatch: (entries: LogEntry[]) => void
+  private readonly countValues
+  /** Distinct values rolled up per org, metadata key and day (loaded on first sight). */
+  private readonly valueCounts = new Map<string, number>()
   private readonly pruneBatch: (before: number, limit: number) => number
   private readonly q
 
@@ -67,6 +70,10 @@ export class SqliteLogStore implements LogStore {
          cache_write_tokens = cache_write_tokens + excluded.cache_write_tokens, output_tokens = output_tokens + excluded.output_tokens,
          reasoning_tokens = reasoning_tokens + excluded.reasoning_tokens, cost_usd = cost_usd + excluded.cost_usd, priced = priced + excluded.priced`,
     )
+    const exists = writeDb.query('SELECT 1 FROM usage_daily WHERE org_id = ?1 AND dim = ?2 AND day = ?3 AND value = ?4')
+    this.countValues = writeDb.query<{ n: number }, [string, string, string]>(
+      'SELECT count(*) AS n FROM usage_daily WHERE org_id = ?1 AND dim = ?2 AND day = ?3',
+    )
     this.insertBatch = writeDb.transaction((entries: LogEntry[]) => {
       const written: LogEntry[] = []
       for (const e of entries) {
@@ -85,6 +92,7 @@ export class SqliteLogStore implements LogStore {
           )
       }
       for (const c of rollup(written)) {
+        if (c.dim.startsWith('metadata.') && !exists.get(c.orgId, c.dim, c.day, c.value) && !this.roomFor(c.orgId, c.dim, c.day)) c.value = OTHER_VALUE
         const t = c.tokens
         addUsage.run(c.orgId, c.dim, c.day, c.value, c.requests, c.errors, t.input, t.cachedInput, t.cacheWrite, t.output, t.reasoning, c.costUsd, c.priced)
       }
@@ -115,6 +123,19 @@ export class SqliteLogStore implements LogStore {
          WHERE l.request_id = ?1 AND l.org_id = ?2`,
       ),
     }
+  }
+
+  /** Whether a new value of this metadata key may get its own roll-up row today (one more is counted). */
+  private roomFor(orgId: string, dim: string, day: string): boolean {
+    const k = `${orgId}\u0000${dim}\u0000${day}`
+    let n = this.valueCounts.get(k)
+    if (n === undefined) {
+      if (this.valueCounts.size >= 10_000) this.valueCounts.clear()
+      n = this.countValues.get(orgId, dim, day)?.n ?? 0
+    }
+    if (n >= MAX_METADATA_VALUES) return false
+    this.valueCounts.set(k, n + 1)
+    return true
   }
 
   async insertLogs(entries: LogEntry[]): Promise<void> {

@@ -1,22 +1,29 @@
 // Opens the SQLite database (WAL, busy timeout, foreign keys) and applies pending migrations.
 
 import { Database } from 'bun:sqlite'
-import { mkdirSync } from 'node:fs'
+import { closeSync, existsSync, mkdirSync, openSync } from 'node:fs'
 import { dirname } from 'node:path'
 import core from './migrations/0001_core.sql' with { type: 'text' }
 import auth from './migrations/0002_auth.sql' with { type: 'text' }
 import prompts from './migrations/0003_prompts.sql' with { type: 'text' }
 import usage from './migrations/0004_usage.sql' with { type: 'text' }
+import routes from './migrations/0005_routes.sql' with { type: 'text' }
+import providerKeyNames from './migrations/0006_provider_key_names.sql' with { type: 'text' }
 
 /** Every migration, in order; index + 1 is the schema version it brings the database to. */
-export const MIGRATIONS: readonly string[] = [core, auth, prompts, usage]
+export const MIGRATIONS: readonly string[] = [core, auth, prompts, usage, routes, providerKeyNames]
 
 /**
  * `busyTimeoutMs` is how long a statement waits for another connection's lock. bun:sqlite is
  * synchronous, so that wait blocks the event loop: the background writer uses 0 and retries.
  */
 export function openDatabase(path: string, busyTimeoutMs = 1000): Database {
-  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true })
+  if (path !== ':memory:' && !existsSync(path)) {
+    // It will hold prompts, answers and encrypted keys: readable by its owner only (PRODUCT §4). SQLite
+    // gives the -wal and -shm files the database file's mode.
+    mkdirSync(dirname(path), { recursive: true, mode: 0o700 })
+    closeSync(openSync(path, 'a', 0o600))
+  }
   const db = new Database(path, { create: true, strict: true })
   db.exec('PRAGMA journal_mode = WAL')
   db.exec('PRAGMA synchronous = NORMAL')

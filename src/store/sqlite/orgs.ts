@@ -1,8 +1,9 @@
 // SQLite storage of orgs, their policies and their (encrypted) provider keys.
 
 import type { Database } from 'bun:sqlite'
-import type { SecretBox } from '../../crypto/secret-box'
+import { type SecretBox, sealedFor } from '../../crypto/secret-box'
 import { toProviderId } from '../../providers/provider-id'
+import type { ProviderId } from '../../providers/provider-id'
 import type { Org, OrgStore, Policy, ProviderRecord } from '../types'
 
 interface OrgRow {
@@ -12,7 +13,10 @@ interface OrgRow {
   created_at: string
 }
 interface ProviderRow {
+  org_id: string
   provider: string
+  name: string
+  weight: number
   api_key_enc: string
   base_url: string | null
   enabled: number
@@ -33,13 +37,14 @@ export class SqliteOrgStore implements OrgStore {
       ),
       get: db.query<OrgRow, [string]>('SELECT * FROM orgs WHERE id = ?1'),
       policy: db.query<null, [string, string]>('UPDATE orgs SET policy = ?2 WHERE id = ?1'),
-      putProvider: db.query<ProviderRow, [string, string, string, string | null, number, string]>(
-        `INSERT INTO provider_keys (org_id, provider, api_key_enc, base_url, enabled, updated_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6)
-         ON CONFLICT (org_id, provider) DO UPDATE SET api_key_enc = ?3, base_url = ?4, enabled = ?5, updated_at = ?6
+      putProvider: db.query<ProviderRow, [string, string, string, string, string | null, number, number, string]>(
+        `INSERT INTO provider_keys (org_id, provider, name, api_key_enc, base_url, enabled, weight, updated_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
+         ON CONFLICT (org_id, provider, name) DO UPDATE SET api_key_enc = ?4, base_url = ?5, enabled = ?6, weight = ?7, updated_at = ?8
          RETURNING *`,
       ),
-      providers: db.query<ProviderRow, [string]>('SELECT * FROM provider_keys WHERE org_id = ?1 ORDER BY provider'),
+      providers: db.query<ProviderRow, [string]>('SELECT * FROM provider_keys WHERE org_id = ?1 ORDER BY provider, name'),
+      deleteKey: db.query<null, [string, string, string]>('DELETE FROM provider_keys WHERE org_id = ?1 AND provider = ?2 AND name = ?3'),
     }
   }
 
@@ -62,9 +67,11 @@ export class SqliteOrgStore implements OrgStore {
     const row = this.q.putProvider.get(
       orgId,
       rec.provider,
-      this.box.seal(rec.apiKey),
+      rec.name,
+      this.box.seal(rec.apiKey, sealedFor.providerKey(orgId, rec.provider, rec.name)),
       rec.baseUrl ?? null,
       rec.enabled ? 1 : 0,
+      rec.weight,
       new Date().toISOString(),
     )
     if (!row) throw new Error('upsert returned nothing')
@@ -75,12 +82,18 @@ export class SqliteOrgStore implements OrgStore {
     return this.q.providers.all(orgId).map((r) => this.toProvider(r))
   }
 
+  async deleteProviderKey(orgId: string, provider: ProviderId, name: string): Promise<boolean> {
+    return this.q.deleteKey.run(orgId, provider, name).changes > 0
+  }
+
   private toProvider(r: ProviderRow): ProviderRecord {
     const provider = toProviderId(r.provider)
     if (!provider) throw new Error(`unknown provider "${r.provider}" in provider_keys`)
     return {
       provider,
-      apiKey: this.box.open(r.api_key_enc),
+      name: r.name,
+      weight: r.weight,
+      apiKey: this.box.open(r.api_key_enc, sealedFor.providerKey(r.org_id, r.provider, r.name)),
       baseUrl: r.base_url ?? undefined,
       enabled: r.enabled === 1,
       updatedAt: r.updated_at,

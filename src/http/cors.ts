@@ -1,0 +1,55 @@
+// Browsers (PRODUCT §4): GW_CORS_ORIGINS answers preflights and adds Access-Control-* headers that expose x-gw-*.
+
+/** Response headers a browser script may read: gw's own, plus what OpenAI clients look at. */
+const EXPOSED = [
+  'x-gw-request-id',
+  'x-gw-model',
+  'x-gw-auth-mode',
+  'x-gw-fallback',
+  'x-gw-fallback-reason',
+  'x-gw-fallback-model',
+  'retry-after',
+].join(', ')
+const METHODS = 'GET, POST, PUT, DELETE, OPTIONS'
+const REQUEST_HEADERS = 'authorization, content-type, x-gw-end-user-id, x-gw-error-format'
+
+export class Cors {
+  private readonly any: boolean
+  private readonly origins: ReadonlySet<string>
+
+  constructor(origins: readonly string[]) {
+    this.any = origins.includes('*')
+    this.origins = new Set(origins)
+  }
+
+  get enabled(): boolean {
+    return this.any || this.origins.size > 0
+  }
+
+  /** The headers for a request from `origin`, or undefined when that origin is not allowed. */
+  headersFor(origin: string | null): Record<string, string> | undefined {
+    if (!origin || !(this.any || this.origins.has(origin))) return undefined
+    return {
+      'access-control-allow-origin': this.any ? '*' : origin,
+      'access-control-expose-headers': EXPOSED,
+      ...(this.any ? {} : { vary: 'Origin' }),
+    }
+  }
+
+  /** A preflight's answer: 204 with what may be sent (no CORS headers for an origin not allowed). */
+  preflight(request: Request, requestId: string): Response {
+    const allowed = this.headersFor(request.headers.get('origin'))
+    if (!allowed) return new Response(null, { status: 204, headers: { 'x-gw-request-id': requestId } })
+    return new Response(null, {
+      status: 204,
+      headers: {
+        'x-gw-request-id': requestId,
+        ...allowed,
+        'access-control-allow-methods': METHODS,
+        // Whatever the page asks to send (x-gw-* headers and the SDKs' own x-stainless-* among them).
+        'access-control-allow-headers': request.headers.get('access-control-request-headers') ?? REQUEST_HEADERS,
+        'access-control-max-age': '600',
+      },
+    })
+  }
+}

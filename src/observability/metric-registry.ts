@@ -1,0 +1,158 @@
+// A small Prometheus registry: counters and histograms with fixed label names, gauges read at scrape
+// time, rendered in the Prometheus text format 0.0.4 (docs/observability.md says why not prom-client).
+
+/** Label values in the order of the metric's label names. */
+export type LabelValues = readonly string[]
+
+const escapeLabel = (v: string) => v.replace(/\\/g, '\\\\').replace(/\n/g, '\\n').replace(/"/g, '\\"')
+const escapeHelp = (v: string) => v.replace(/\\/g, '\\\\').replace(/\n/g, '\\n')
+
+function formatValue(n: number): string {
+  if (Number.isNaN(n)) return 'NaN'
+  if (n === Infinity) return '+Inf'
+  if (n === -Infinity) return '-Inf'
+  return String(n)
+}
+
+function labelText(names: readonly string[], values: LabelValues, extra?: string): string {
+  const parts: string[] = []
+  for (let i = 0; i < names.length; i++) parts.push(`${names[i]}="${escapeLabel(values[i] ?? '')}"`)
+  if (extra) parts.push(extra)
+  return parts.length ? `{${parts.join(',')}}` : ''
+}
+
+interface Metric {
+  render(out: string[]): void
+}
+
+/** Series are keyed by their label values joined with a byte no label value carries. */
+const SEP = '\u0001'
+
+export class Counter implements Metric {
+  private readonly series = new Map<string, { labels: LabelValues; value: number }>()
+
+  constructor(
+    readonly name: string,
+    readonly help: string,
+    readonly labelNames: readonly string[] = [],
+  ) {}
+
+  inc(labels: LabelValues, by = 1): void {
+    const key = labels.length === 1 ? (labels[0] as string) : labels.join(SEP)
+    const s = this.series.get(key)
+    if (s) s.value += by
+    else this.series.set(key, { labels, value: by })
+  }
+
+  /** The current value of one series (0 when it has none yet). */
+  get(labels: LabelValues): number {
+    return this.series.get(labels.length === 1 ? (labels[0] as string) : labels.join(SEP))?.value ?? 0
+  }
+
+  render(out: string[]): void {
+    out.push(`# HELP ${this.name} ${escapeHelp(this.help)}`, `# TYPE ${this.name} counter`)
+    for (const s of this.series.values()) out.push(`${this.name}${labelText(this.labelNames, s.labels)} ${formatValue(s.value)}`)
+  }
+}
+
+interface HistogramSeries {
+  labels: LabelValues
+  /** Per bucket (not cumulative); the last slot is +Inf. */
+  counts: Float64Array
+  sum: number
+  count: number
+}
+
+export class Histogram implements Metric {
+  private readonly series = new Map<string, HistogramSeries>()
+
+  constructor(
+    readonly name: string,
+    readonly help: string,
+    readonly labelNames: readonly string[],
+    /** Upper bounds, ascending. */
+    readonly buckets: readonly number[],
+  ) {}
+
+  observe(labels: LabelValues, value: number): void {
+    const key = labels.length === 1 ? (labels[0] as string) : labels.join(SEP)
+    let s = this.series.get(key)
+    if (!s) {
+      s = { labels, counts: new Float64Array(this.buckets.length + 1), sum: 0, count: 0 }
+      this.series.set(key, s)
+    }
+    const b = this.buckets
+    let i = 0
+    while (i < b.length && value > (b[i] as number)) i++
+    s.counts[i] = (s.counts[i] ?? 0) + 1
+    s.sum += value
+    s.count++
+  }
+
+  render(out: string[]): void {
+    out.push(`# HELP ${this.name} ${escapeHelp(this.help)}`, `# TYPE ${this.name} histogram`)
+    for (const s of this.series.values()) {
+      let cumulative = 0
+      for (let i = 0; i <= this.buckets.length; i++) {
+        cumulative += s.counts[i] as number
+        const le = i < this.buckets.length ? formatValue(this.buckets[i] as number) : '+Inf'
+        out.push(`${this.name}_bucket${labelText(this.labelNames, s.labels, `le="${le}"`)} ${cumulative}`)
+      }
+      const l = labelText(this.labelNames, s.labels)
+      out.push(`${this.name}_sum${l} ${formatValue(s.sum)}`, `${this.name}_count${l} ${s.count}`)
+    }
+  }
+}
+
+/** A gauge (or externally kept counter) whose series are read when scraped. */
+export class Collected implements Metric {
+  constructor(
+    readonly name: string,
+    readonly help: string,
+    readonly type: 'gauge' | 'counter',
+    readonly labelNames: readonly string[],
+    private readonly read: () => Iterable<[LabelValues, number]>,
+  ) {}
+
+  render(out: string[]): void {
+    out.push(`# HELP ${this.name} ${escapeHelp(this.help)}`, `# TYPE ${this.name} ${this.type}`)
+    for (const [labels, value] of this.read()) out.push(`${this.name}${labelText(this.labelNames, labels)} ${formatValue(value)}`)
+  }
+}
+
+export class MetricRegistry {
+  private readonly metrics: Metric[] = []
+
+  counter(name: string, help: string, labelNames: readonly string[] = []): Counter {
+    return this.add(new Counter(name, help, labelNames))
+  }
+
+  histogram(name: string, help: string, labelNames: readonly string[], buckets: readonly number[]): Histogram {
+    return this.add(new Histogram(name, help, labelNames, buckets))
+  }
+
+  /** A metric read at scrape time; `read` yields [label values, value] pairs. */
+  collected(
+    name: string,
+    help: string,
+    type: 'gauge' | 'counter',
+    labelNames: readonly string[],
+    read: () => Iterable<[LabelValues, number]>,
+  ): void {
+    this.add(new Collected(name, help, type, labelNames, read))
+  }
+
+  private add<M extends Metric>(m: M): M {
+    this.metrics.push(m)
+    return m
+  }
+
+  /** The exposition, in the Prometheus text format 0.0.4. */
+  render(): string {
+    const out: string[] = []
+    for (const m of this.metrics) m.render(out)
+    return `${out.join('\n')}\n`
+  }
+}
+
+export const PROMETHEUS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8'

@@ -1,0 +1,78 @@
+// What `gw serve` prints once it listens: address, store, providers, metrics and tracing, in the access
+// log's format (one JSON line with GW_LOG_FORMAT=json, short lines otherwise).
+
+import { resolve } from 'node:path'
+import type { Config } from '../config'
+import { PROVIDER_IDS, type ProviderId } from '../providers/provider-id'
+
+export interface StartupFacts {
+  url: string
+  /** Providers the `default` org has a key for. */
+  providers: ProviderId[]
+}
+
+export interface StartupSummary {
+  time: string
+  msg: 'gw started'
+  address: string
+  store: string
+  rateLimits: string
+  redis: string
+  providers: ProviderId[]
+  metrics: string
+  tracing: string
+  accessLog: string
+}
+
+const KEY_VARS: Record<ProviderId, string> = {
+  openai: 'OPENAI_API_KEY',
+  anthropic: 'ANTHROPIC_API_KEY',
+  google: 'GEMINI_API_KEY',
+  mistral: 'MISTRAL_API_KEY',
+}
+
+export function startupSummary(config: Config, facts: StartupFacts): StartupSummary {
+  const metrics =
+    config.metrics === 'off'
+      ? 'off'
+      : config.metrics === 'public'
+        ? `${facts.url}/metrics (public)`
+        : config.adminToken
+          ? `${facts.url}/metrics (admin token)`
+          : 'off until GW_ADMIN_TOKEN is set (or GW_METRICS=public)'
+  return {
+    time: new Date().toISOString(),
+    msg: 'gw started',
+    address: facts.url,
+    store: `sqlite ${config.dbPath === ':memory:' ? ':memory:' : resolve(config.dbPath)}`,
+    rateLimits: 'in memory (this instance)',
+    redis: 'not used',
+    providers: facts.providers,
+    metrics,
+    tracing: config.otel ? `OTLP ${config.otel.protocol} to ${config.otel.tracesUrl}` : 'off',
+    accessLog: config.logFormat,
+  }
+}
+
+/** The hint printed when no provider can be reached yet. */
+export function noProviderHint(url: string): string {
+  const vars = PROVIDER_IDS.map((p) => KEY_VARS[p]).join(', ')
+  return (
+    `no provider key is configured yet, so every chat request will fail. Set one of ${vars} and restart, ` +
+    `or add one at run time: curl -X PUT ${url}/admin/orgs/default/providers/openai -H "Authorization: Bearer $GW_ADMIN_TOKEN" -d '{"apiKey":"sk-…"}'`
+  )
+}
+
+/** The summary as lines to print, in the configured format. */
+export function startupLines(config: Config, s: StartupSummary): string[] {
+  const hint = s.providers.length ? undefined : noProviderHint(s.address)
+  if (config.logFormat === 'json') return [JSON.stringify(hint ? { ...s, warning: hint } : s)]
+  const lines = [
+    `gw: listening on ${s.address}`,
+    `gw: store ${s.store}; rate limits ${s.rateLimits}`,
+    `gw: providers: ${s.providers.length ? s.providers.join(', ') : 'none'}`,
+    `gw: metrics ${s.metrics}; tracing ${s.tracing}; access log ${s.accessLog}`,
+  ]
+  if (hint) lines.push(`gw: ${hint}`)
+  return lines
+}

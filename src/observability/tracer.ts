@@ -1,0 +1,175 @@
+// Spans of an API request (SERVER) and of each upstream attempt (CLIENT) with the OpenTelemetry GenAI
+// semantic conventions; the incoming traceparent is continued and the provider gets the attempt's.
+
+import type { Target } from '../providers/adapter'
+import type { ProviderId } from '../providers/provider-id'
+import type { Attempt, LogEntry } from '../store/types'
+import { type AttrValue, SPAN_KIND, type SpanData, STATUS_CODE } from './otlp-encode'
+import { cleanTraceState, formatTraceParent, newSpanId, newTraceId, parseTraceParent } from './trace-context'
+import type { TraceExporter } from './trace-exporter'
+
+/** gen_ai.provider.name values of the GenAI conventions. */
+const GENAI_PROVIDER: Record<ProviderId, string> = {
+  openai: 'openai',
+  anthropic: 'anthropic',
+  google: 'gcp.gemini',
+  mistral: 'mistral_ai',
+}
+
+/** The trace of one API request: its own (SERVER) span and the attempts' spans, exported together. */
+export interface RequestTrace {
+  traceId: string
+  spanId: string
+  parentSpanId: string | undefined
+  traceState: string | undefined
+  sampled: boolean
+  startNs: bigint
+  attempts: AttemptSpan[]
+}
+
+/** What an ended attempt tells its span. */
+export interface AttemptFacts {
+  readonly record: Attempt
+  readonly target: Target
+  readonly status: number
+  readonly body: { temperature?: number | null; max_tokens?: number | null; max_completion_tokens?: number | null }
+}
+
+export class AttemptSpan {
+  readonly spanId = newSpanId()
+  readonly startNs = nowNs()
+  data: SpanData | undefined
+
+  constructor(private readonly trace: RequestTrace) {}
+
+  /** The headers the provider receives: same trace, this attempt as the parent. */
+  headers(): Record<string, string> {
+    const h: Record<string, string> = { traceparent: formatTraceParent(this.trace.traceId, this.spanId, this.trace.sampled) }
+    if (this.trace.traceState) h.tracestate = this.trace.traceState
+    return h
+  }
+
+  end(f: AttemptFacts): void {
+    if (this.data) return
+    const a: Record<string, AttrValue> = {
+      'gen_ai.operation.name': 'chat',
+      'gen_ai.provider.name': GENAI_PROVIDER[f.target.provider],
+      'gen_ai.request.model': f.target.model.id,
+      'gw.attempt.outcome': f.record.outcome,
+    }
+    const b = f.body
+    if (typeof b.temperature === 'number') a['gen_ai.request.temperature'] = b.temperature
+    const max = b.max_completion_tokens ?? b.max_tokens
+    if (typeof max === 'number') a['gen_ai.request.max_tokens'] = max
+    if (f.status) a['http.response.status_code'] = f.status
+    const failed = f.record.outcome !== 'ok' && f.record.outcome !== 'refusal_detected'
+    if (failed) a['error.type'] = f.record.outcome
+    this.data = {
+      traceId: this.trace.traceId,
+      spanId: this.spanId,
+      parentSpanId: this.trace.spanId,
+      traceState: this.trace.traceState,
+      name: `chat ${f.target.model.id}`,
+      kind: SPAN_KIND.client,
+      startNs: this.startNs,
+      endNs: nowNs(),
+      attributes: a,
+      status: failed ? { code: STATUS_CODE.error, message: f.record.message ?? f.record.outcome } : { code: STATUS_CODE.unset },
+    }
+  }
+}
+
+/** Unix epoch nanoseconds from a performance.now() value. */
+const toNs = (perfMs: number) => BigInt(Math.round((performance.timeOrigin + perfMs) * 1e6))
+const nowNs = () => toNs(performance.now())
+
+/** What the finished request adds to its span beyond the log entry. */
+export interface RequestFacts {
+  entry: LogEntry
+  start: number
+  finishReasons: string[]
+  /** Prompt and completion, only with GW_TRACE_CONTENT=true. */
+  content?: { input: unknown; output: unknown }
+}
+
+export class Tracer {
+  constructor(private readonly exporter: TraceExporter) {}
+
+  /** The trace of a new request: a child of the incoming traceparent, or a new root. */
+  start(headers: Headers, start: number): RequestTrace {
+    const parent = parseTraceParent(headers.get('traceparent'))
+    return {
+      traceId: parent?.traceId ?? newTraceId(),
+      spanId: newSpanId(),
+      parentSpanId: parent?.spanId,
+      traceState: parent ? cleanTraceState(headers.get('tracestate')) : undefined,
+      sampled: parent?.sampled ?? true,
+      startNs: toNs(start),
+      attempts: [],
+    }
+  }
+
+  attempt(trace: RequestTrace): AttemptSpan {
+    const span = new AttemptSpan(trace)
+    trace.attempts.push(span)
+    return span
+  }
+
+  /** Ends the request's span and hands it, with its attempts' spans, to the exporter. */
+  finish(trace: RequestTrace, f: RequestFacts): void {
+    if (!trace.sampled) return
+    const e = f.entry
+    const a: Record<string, AttrValue> = {
+      'http.request.method': 'POST',
+      'http.route': e.endpoint,
+      'http.response.status_code': e.status,
+      'gen_ai.operation.name': 'chat',
+      'gw.request_id': e.requestId,
+    }
+    if (e.orgId) a['gw.org_id'] = e.orgId
+    if (e.authMode) a['gw.auth_mode'] = e.authMode
+    if (e.requestedModel) a['gen_ai.request.model'] = e.requestedModel
+    const provider = e.provider as ProviderId | null
+    if (provider && GENAI_PROVIDER[provider]) a['gen_ai.provider.name'] = GENAI_PROVIDER[provider]
+    if (e.errorCode) a['error.type'] = e.errorCode
+    if (e.fallback.used) {
+      a['gw.fallback.reason'] = e.fallback.reason ?? ''
+      if (e.fallback.model) a['gw.fallback.model'] = e.fallback.model
+    }
+    const answered = e.status < 400 && e.model
+    const usage: Record<string, AttrValue> = {}
+    if (answered) {
+      usage['gen_ai.response.model'] = e.model as string
+      usage['gen_ai.usage.input_tokens'] = e.usage.promptTokens
+      usage['gen_ai.usage.output_tokens'] = e.usage.completionTokens
+      if (f.finishReasons.length) usage['gen_ai.response.finish_reasons'] = f.finishReasons
+      if (e.costUsd !== null) a['gw.cost_usd'] = e.costUsd
+      if (f.content) {
+        a['gen_ai.input.messages'] = JSON.stringify(f.content.input)
+        a['gen_ai.output.messages'] = JSON.stringify(f.content.output)
+      }
+    }
+    Object.assign(a, usage)
+    const spans: SpanData[] = []
+    // The answering attempt is the last one that got an answer; it carries the usage too.
+    const answering = answered ? trace.attempts.findLast((s) => s.data && s.data.status.code !== STATUS_CODE.error) : undefined
+    for (const s of trace.attempts) {
+      if (!s.data) continue
+      if (s === answering) Object.assign(s.data.attributes, usage)
+      spans.push(s.data)
+    }
+    spans.push({
+      traceId: trace.traceId,
+      spanId: trace.spanId,
+      parentSpanId: trace.parentSpanId,
+      traceState: trace.traceState,
+      name: `POST ${e.endpoint}`,
+      kind: SPAN_KIND.server,
+      startNs: trace.startNs,
+      endNs: nowNs(),
+      attributes: a,
+      status: e.status >= 500 ? { code: STATUS_CODE.error, message: e.errorCode ?? '' } : { code: STATUS_CODE.unset },
+    })
+    this.exporter.add(spans)
+  }
+}

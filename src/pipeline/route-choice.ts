@@ -1,0 +1,70 @@
+// Routes (PRODUCT §13): an org's own model name resolved to one of its targets — by weight, or by
+// the lowest recent latency — among the targets whose cool-down and breaker let requests through.
+
+import type { Route } from '../store/types'
+import { parseFallbackChain, parseModelRef } from './chat-input'
+import type { FallbackEntry, ModelRef } from './context'
+import type { UpstreamHealth } from './upstream-health'
+
+export interface RouteChoice {
+  route: string
+  model: ModelRef
+  /** The route's fallback entries, tried after the chosen target. */
+  fallback: FallbackEntry[]
+}
+
+/** How far back a latency still counts; older figures are treated as unknown. */
+const WINDOW_MS = 5 * 60_000
+const MAX_TRACKED = 10_000
+
+/** Recent latency per org and model: an exponentially weighted mean of successful attempts. */
+export class RecentLatency {
+  private readonly means = new Map<string, { ms: number; at: number }>()
+
+  constructor(private readonly now: () => number = Date.now) {}
+
+  observe(orgId: string, model: string, ms: number): void {
+    const k = `${orgId}\u0000${model}`
+    const prev = this.means.get(k)
+    const fresh = prev && this.now() - prev.at < WINDOW_MS
+    if (!prev && this.means.size >= MAX_TRACKED) this.means.delete(this.means.keys().next().value as string)
+    this.means.set(k, { ms: fresh ? prev.ms * 0.8 + ms * 0.2 : ms, at: this.now() })
+  }
+
+  /** Milliseconds, or undefined when nothing recent is known. */
+  of(orgId: string, model: string): number | undefined {
+    const m = this.means.get(`${orgId}\u0000${model}`)
+    return m && this.now() - m.at < WINDOW_MS ? m.ms : undefined
+  }
+}
+
+function weighted<T extends { weight: number }>(items: T[], random: () => number): T {
+  const total = items.reduce((n, x) => n + x.weight, 0)
+  let r = random() * total
+  for (const x of items) if ((r -= x.weight) < 0) return x
+  return items[items.length - 1] as T
+}
+
+/**
+ * Picks the target of a route. Only targets whose breaker and cool-down admit requests are
+ * candidates (all of them when none does: the attempt then fails and falls back as usual).
+ * `lowest-latency` takes the target with the lowest recent latency, an unmeasured one first (so
+ * every target gets measured), ties by weight.
+ */
+export function chooseRoute(
+  route: Route,
+  orgId: string,
+  health: UpstreamHealth,
+  latency: RecentLatency,
+  random: () => number = Math.random,
+): RouteChoice {
+  const targets = route.targets.map((t) => ({ ...t, ref: parseModelRef(t.model, 'route target') }))
+  const healthy = targets.filter((t) => health.available(orgId, t.ref.name))
+  let pool = healthy.length ? healthy : targets
+  if (route.strategy === 'lowest-latency') {
+    const ms = (t: (typeof pool)[number]) => latency.of(orgId, t.ref.name) ?? -1
+    const best = Math.min(...pool.map(ms))
+    pool = pool.filter((t) => ms(t) === best)
+  }
+  return { route: route.name, model: weighted(pool, random).ref, fallback: parseFallbackChain(route.fallback, 'fallback') }
+}

@@ -1,0 +1,126 @@
+// Several keys per provider (PRODUCT §13): weights spread the traffic, a key that met a 429 sits
+// out its own cool-down while another serves (the request retried at once, no failure seen), a key
+// that keeps failing sits out its own breaker, and the log names the key that answered.
+
+import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'bun:test'
+import { type FakeUpstream, startFake } from '../fakes/upstream'
+import { startTestGateway, type TestGateway } from '../helpers/gateway'
+
+// Two OpenAI accounts: each key is only accepted by its own fake.
+let a: FakeUpstream
+let b: FakeUpstream
+let gw: TestGateway
+let orgSeq = 0
+
+beforeAll(async () => {
+  a = await startFake('openai', { apiKey: 'sk-account-a-000000000001' })
+  b = await startFake('openai', { apiKey: 'sk-account-b-000000000002' })
+  gw = await startTestGateway({}, {}, { health: { failureThreshold: 2, openMs: 60_000 } })
+})
+afterAll(async () => {
+  await gw.stop()
+  await a.stop()
+  await b.stop()
+})
+beforeEach(() => {
+  a.reset()
+  b.reset()
+})
+
+const hello = [{ role: 'user', content: 'Say hi please' }]
+
+/** A fresh org with keys "a" and "b" (weights given) and a service key; returns a chat function. */
+async function orgWith(weightA: number, weightB: number) {
+  const org = `keys-${++orgSeq}`
+  await gw.admin('POST', '/orgs', { id: org, name: org })
+  for (const [name, fake, weight] of [['a', a, weightA], ['b', b, weightB]] as const) {
+    const res = await gw.admin('PUT', `/orgs/${org}/providers/openai/keys/${name}`, { apiKey: fake.apiKey, baseUrl: fake.url, weight })
+    expect(res.status).toBe(200)
+  }
+  const { key } = (await (await gw.admin('POST', `/orgs/${org}/service-keys`, {})).json()) as { key: string }
+  const chat = async () => {
+    const res = await gw.chat({ model: 'openai/gpt-4o-mini', messages: hello }, { authorization: `GwKey ${key}` })
+    const body = (await res.json()) as Record<string, any>
+    return { res, body, log: async () => (await gw.log(res.headers.get('x-gw-request-id') as string, key)) as Record<string, any> }
+  }
+  return { org, chat }
+}
+
+describe('admin API', () => {
+  test('keys are set masked with name and weight, listed on the org, removed; the single key is "default"', async () => {
+    const org = `keys-${++orgSeq}`
+    await gw.admin('POST', '/orgs', { id: org, name: org })
+    const put = await gw.admin('PUT', `/orgs/${org}/providers/openai/keys/backup`, { apiKey: 'sk-secret-backup-9876', weight: 2 })
+    expect(await put.json()).toMatchObject({ provider: 'openai', name: 'backup', apiKey: 'sk-…9876', weight: 2, enabled: true })
+    await gw.admin('PUT', `/orgs/${org}/providers/openai`, { apiKey: 'sk-secret-main-1234' })
+    const shown = (await (await gw.admin('GET', `/orgs/${org}`)).json()) as { providers: Record<string, unknown>[] }
+    expect(shown.providers.map((p) => [p.name, p.apiKey, p.weight])).toEqual([
+      ['backup', 'sk-…9876', 2],
+      ['default', 'sk-…1234', 1],
+    ])
+    expect(JSON.stringify(shown)).not.toContain('sk-secret')
+    expect((await gw.admin('DELETE', `/orgs/${org}/providers/openai/keys/backup`)).status).toBe(204)
+    expect((await gw.admin('DELETE', `/orgs/${org}/providers/openai/keys/backup`)).status).toBe(404)
+    for (const [path, body] of [
+      ['keys/bad%20name', { apiKey: 'sk-x-123456789012' }],
+      ['keys/w0', { apiKey: 'sk-x-123456789012', weight: 0 }],
+    ] as const) {
+      const res = await gw.admin('PUT', `/orgs/${org}/providers/openai/${path}`, body)
+      expect(res.status).toBe(400)
+    }
+  })
+})
+
+describe('requests', () => {
+  test('weights spread the traffic over the keys; the log names the key that answered', async () => {
+    const { chat } = await orgWith(3, 1)
+    const n = 200
+    const names: string[] = []
+    for (let i = 0; i < n; i++) {
+      const r = await chat()
+      expect(r.res.status).toBe(200)
+      if (i < 10) names.push((await r.log()).providerKey)
+    }
+    expect(a.requests.length + b.requests.length).toBe(n)
+    // 3:1 → 75 % on "a"; 200 draws stay within ±10 points with overwhelming probability.
+    expect(a.requests.length / n).toBeGreaterThan(0.65)
+    expect(a.requests.length / n).toBeLessThan(0.85)
+    expect(names.every((x) => x === 'a' || x === 'b')).toBe(true)
+  })
+
+  test('a 429 on one key is retried at once on the other: the client sees an answer, the key sits out its cool-down', async () => {
+    const { chat } = await orgWith(1000, 1)
+    a.enqueue({ kind: 'error', status: 429, errorType: 'rate_limit', retryAfter: '30' })
+    let r = await chat()
+    // Weight 1000:1 makes "a" the first pick (retry until it was).
+    while (a.requests.length === 0) r = await chat()
+    expect(r.res.status).toBe(200)
+    expect(r.res.headers.get('x-gw-fallback')).toBeNull()
+    const log = await r.log()
+    expect(log).toMatchObject({ status: 200, providerKey: 'b', fallback: { used: false } })
+    expect(log.attempts).toEqual([
+      expect.objectContaining({ model: 'openai/gpt-4o-mini', key: 'a', outcome: 'rate_limit', status: 429 }),
+      expect.objectContaining({ model: 'openai/gpt-4o-mini', key: 'b', outcome: 'ok' }),
+    ])
+    // While "a" cools down, "b" serves everything.
+    const before = a.requests.length
+    for (let i = 0; i < 10; i++) expect((await chat()).res.status).toBe(200)
+    expect(a.requests.length).toBe(before)
+  })
+
+  test('a key that keeps failing sits out its own breaker while the other serves', async () => {
+    const { chat } = await orgWith(1000, 1)
+    for (let i = 0; i < 5; i++) a.enqueue({ kind: 'error', status: 500 })
+    // Failures on "a" (no other key is tried for a 500) until its breaker opens after two.
+    let failures = 0
+    for (let i = 0; i < 20 && failures < 2; i++) if ((await chat()).res.status === 502) failures++
+    expect(failures).toBe(2)
+    const before = a.requests.length
+    for (let i = 0; i < 10; i++) {
+      const r = await chat()
+      expect(r.res.status).toBe(200)
+      expect((await r.log()).providerKey).toBe('b')
+    }
+    expect(a.requests.length).toBe(before)
+  })
+})
