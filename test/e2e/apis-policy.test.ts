@@ -79,3 +79,24 @@ test('Budgets: a reservation that does not fit is 429 budget_exceeded in each en
   expect(r).toMatchObject({ status: 429, body: { error: { type: 'budget_exceeded', code: 'budget_exceeded' } } })
   expect(upstreamCalls()).toBe(before)
 })
+
+test('An org’s route names work on the new endpoints, before the API’s own bare ids', async () => {
+  expect((await gw.admin('PUT', '/orgs/default/routes/claude-sonnet-4-6', { targets: [{ model: 'mistral/mistral-small-latest' }], fallback: [{ model: 'openai/gpt-4o-mini' }] })).status).toBe(200)
+  expect((await gw.admin('PUT', '/orgs/default/routes/embed', { targets: [{ model: 'google/gemini-embedding-001' }] })).status).toBe(200)
+  try {
+    fakes.mistral.enqueue({ kind: 'error', status: 500, errorType: 'server' })
+    const m = await call(gw.key, '/v1/messages', messages('hi', { model: 'claude-sonnet-4-6' }))
+    // The route's target failed; its own fallback answered, in Anthropic's form.
+    expect(m).toMatchObject({ status: 200, body: { type: 'message', model: 'openai/gpt-4o-mini' } })
+    expect(fakes.anthropic.requests).toHaveLength(0)
+    const e = await call(gw.key, '/v1/embeddings', { model: 'embed', input: 'hi' })
+    expect(e.status).toBe(200)
+    expect(fakes.google.requests.at(-1)?.path).toBe('/v1beta/models/gemini-embedding-001:batchEmbedContents')
+    const r = await call(gw.key, '/v1/responses', { model: 'gpt-4o-mini', input: 'hi' })
+    expect(fakes.openai.requests.at(-1)?.path).toBe('/v1/responses')
+    expect(r.status).toBe(200)
+  } finally {
+    await gw.admin('DELETE', '/orgs/default/routes/claude-sonnet-4-6')
+    await gw.admin('DELETE', '/orgs/default/routes/embed')
+  }
+})
