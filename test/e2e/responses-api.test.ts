@@ -6,7 +6,7 @@ import { expect, test } from 'bun:test'
 import OpenAI from 'openai'
 import type { FakeProvider } from '../fakes/upstream'
 import { useAllProviders } from '../helpers/all-providers'
-import type { TestGateway } from '../helpers/gateway'
+import { startTestGateway, type TestGateway } from '../helpers/gateway'
 
 let gw: TestGateway
 let client: OpenAI
@@ -193,4 +193,20 @@ test('a translated stream that fails after its first byte ends with an error eve
   fakes.mistral.enqueue({ kind: 'error-event-after', events: 2, errorType: 'server' })
   const stream = client.responses.stream({ model: 'mistral/mistral-small-latest', input: 'Say hi please' })
   await expect(stream.finalResponse()).rejects.toThrow()
+})
+
+test('with GW_LOG_BODIES=false a translated previous_response_id is a 400 naming the field', async () => {
+  const quiet = await startTestGateway(fakes, { GW_LOG_BODIES: 'false' })
+  try {
+    const c = new OpenAI({ baseURL: `${quiet.url}/v1`, apiKey: quiet.key, maxRetries: 0 })
+    const first = await c.responses.create({ model: 'google/gemini-2.5-flash', input: 'Hi' })
+    const err = (await c.responses.create({ model: 'google/gemini-2.5-flash', input: 'Again', previous_response_id: first.id }).catch((e: unknown) => e)) as InstanceType<
+      typeof OpenAI.APIError
+    >
+    expect(err.status).toBe(400)
+    expect(err.message).toContain('previous_response_id')
+    expect(err.message).toContain('GW_LOG_BODIES')
+  } finally {
+    await quiet.stop()
+  }
 })
