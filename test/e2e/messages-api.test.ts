@@ -319,3 +319,10 @@ test('count_tokens: Anthropic counts, other providers are estimated and say so',
   expect(est.input_tokens).toBeGreaterThan(5)
   expect(fakes.openai.requests).toHaveLength(0)
 })
+
+test('gw’s own body fields are taken off before the body goes to Anthropic; the rest stays byte for byte', async () => {
+  const text = '{"model":"claude-sonnet-4-6","max_tokens":32,"messages":[{"role":"user","content":"Say hi please"}],"fallback_chain":[{"model":"openai/gpt-4o-mini"}],"prompt_id":"nope"}'
+  const res = await post('/v1/messages', text)
+  expect(res.status).toBe(200)
+  expect(fakes.anthropic.requests[0]?.text).toBe('{"model":"claude-sonnet-4-6","max_tokens":32,"messages":[{"role":"user","content":"Say hi please"}]}')
+})

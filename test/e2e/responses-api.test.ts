@@ -210,3 +210,16 @@ test('with GW_LOG_BODIES=false a translated previous_response_id is a 400 naming
     await quiet.stop()
   }
 })
+
+test('OpenAI stream failing mid-way: its own error event is relayed as it came, nothing added; the log says incomplete', async () => {
+  const events = [
+    'event: response.created\ndata: {"type":"response.created","sequence_number":0,"response":{"id":"resp_2","status":"in_progress","output":[]}}\n\n',
+    'event: response.output_text.delta\ndata: {"type":"response.output_text.delta","sequence_number":1,"item_id":"msg_2","output_index":0,"content_index":0,"delta":"Hi"}\n\n',
+    'event: error\ndata: {"type":"error","sequence_number":2,"error":{"type":"server_error","code":"server_error","message":"boom","param":null}}\n\n',
+  ]
+  fakes.openai.enqueue({ kind: 'raw', status: 200, body: events })
+  const res = await post(JSON.stringify({ model: 'openai/gpt-4o', input: 'Hi', stream: true }))
+  expect(await res.text()).toBe(events.join(''))
+  const log = await gw.log(res.headers.get('x-gw-request-id') as string)
+  expect(log).toMatchObject({ incomplete: true, errorCode: 'provider_error' })
+})
