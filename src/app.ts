@@ -17,11 +17,15 @@ import { responsesRoutes } from './http/routes/responses'
 import { metricsRoutes } from './http/routes/metrics'
 import { modelRoutes } from './http/routes/models'
 import { promptRoutes } from './http/routes/prompts'
+import { uiPageRoutes, uiRoutes } from './http/routes/ui'
 import type { Deps } from './pipeline/context'
+import { SessionKeeper } from './ui/session'
 
 export function createApp(deps: Deps, admin = new AdminService(deps.store, (org) => deps.orgs.invalidate(org))) {
+  const token = deps.config.adminToken
+  const sessions = token ? new SessionKeeper(token) : undefined
   const cors = new Cors(deps.config.corsOrigins)
-  const app = new Elysia({ name: 'gw' })
+  const app = new Elysia({ name: 'gw', serve: { routes: uiPageRoutes(token) } })
     // No body is looked at here: each route reads its body (with the size limit) only after the
     // caller is authenticated, so an unauthenticated caller gets 401 whatever it sends (PRODUCT §4).
     .onRequest(({ request, set }) => {
@@ -47,7 +51,8 @@ export function createApp(deps: Deps, admin = new AdminService(deps.store, (org)
     .use(promptRoutes(deps))
     .use(modelRoutes(deps))
     .use(logRoutes(deps))
-    .use(adminRoutes(deps, admin))
+    .use(adminRoutes(deps, admin, sessions))
+    .use(uiRoutes(token, sessions))
   const allowedMethods = methodsByPath(app.routes.filter((r) => deps.config.adminToken || !r.path.startsWith('/admin')))
   return app
 }

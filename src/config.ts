@@ -3,6 +3,7 @@
 import { secretArg } from './cli/args'
 import { MIN_SECRET_CHARS } from './crypto/secret-box'
 import type { ErrorShape } from './errors'
+import type { LogFormat } from './observability/access-log'
 import type { ProviderId } from './providers/provider-id'
 
 export interface Config {
@@ -23,7 +24,11 @@ export interface Config {
   jwksRefreshMs: number
   promptsDir: string
   catalogPath: string | undefined
+  /** GW_CONFIG: a YAML file of provider keys and routes applied at start (PRODUCT §13). */
+  configFile: string | undefined
   logBodies: boolean
+  /** NODE_ENV=development (`npm run dev`): the dashboard is bundled on request, with hot reload. */
+  dev: boolean
   /** Raw log entries older than this many days are pruned (0 keeps everything). */
   logRetentionDays: number
   /** Each stored request/response body is capped at this size and then stored as a truncated preview. */
@@ -40,7 +45,7 @@ export interface Config {
   /** An `org` label on the request, token and cost counters. */
   metricsOrgLabel: boolean
   /** Access log lines on stdout; default `pretty` on a terminal, otherwise `off`. */
-  logFormat: 'json' | 'pretty' | 'off'
+  logFormat: LogFormat
   /** Prompt and completion text on spans. */
   traceContent: boolean
   /** OTLP/HTTP trace export, from the standard OTEL_* variables; undefined when no endpoint is set. */
@@ -72,6 +77,7 @@ const FLAGS: Record<string, string> = {
   'admin-token': 'GW_ADMIN_TOKEN',
   'prompts-dir': 'GW_PROMPTS_DIR',
   catalog: 'GW_CATALOG',
+  config: 'GW_CONFIG',
   'upstream-timeout-ms': 'GW_UPSTREAM_TIMEOUT_MS',
   'client-read-timeout-ms': 'GW_CLIENT_READ_TIMEOUT_MS',
   'max-body-bytes': 'GW_MAX_BODY_BYTES',
@@ -81,6 +87,12 @@ const FLAGS: Record<string, string> = {
   'log-retention-days': 'GW_LOG_RETENTION_DAYS',
   'log-body-max-bytes': 'GW_LOG_BODY_MAX_BYTES',
 }
+
+/** Names of the configuration flags (`--port`, `--db`, …), accepted by every command. */
+export const CONFIG_FLAGS: ReadonlySet<string> = new Set(Object.keys(FLAGS))
+
+/** `--flag  VARIABLE` lines for the help text. */
+export const CONFIG_FLAG_HELP = Object.entries(FLAGS).map(([flag, env]) => `--${flag} ${env === 'GW_ADMIN_TOKEN' ? '-' : 'VALUE'}`.padEnd(32) + `overrides ${env}`)
 
 /** The environment variable holding each provider's key (the `default` org's, and `gw provider set`'s). */
 export const PROVIDER_KEY_VARIABLES: Record<ProviderId, string> = {
@@ -199,7 +211,9 @@ export function loadConfig(env: Env): Config {
     jwksRefreshMs: int('GW_JWKS_REFRESH_MS', 30_000, 0, 3_600_000),
     promptsDir: str('GW_PROMPTS_DIR', DEFAULT_PROMPTS_DIR),
     catalogPath: opt('GW_CATALOG'),
+    configFile: opt('GW_CONFIG'),
     logBodies: bool('GW_LOG_BODIES', true),
+    dev: env.NODE_ENV === 'development',
     logRetentionDays: num('GW_LOG_RETENTION_DAYS', 30, 0, 36_500),
     logBodyMaxBytes: int('GW_LOG_BODY_MAX_BYTES', 65_536, 256, 1_073_741_824),
     envProviderKeys,

@@ -1,17 +1,25 @@
 #!/usr/bin/env bun
 // Entry point of the `gw` binary: `gw serve` (the default) or an admin subcommand.
 
-import { ADMIN_USAGE, runAdminCommand } from './cli/admin-commands'
-import { ConfigError, loadConfig, parseFlags } from './config'
+import pkg from '../package.json' with { type: 'json' }
+import { ADMIN_USAGE, runAdminCommand, UsageError } from './cli/admin-commands'
+import { CONFIG_FLAG_HELP, CONFIG_FLAGS, ConfigError, loadConfig, parseFlags } from './config'
 import { startupLines, startupSummary } from './observability/startup-summary'
 import { startGateway } from './server'
 
-const USAGE = `gw — self-hosted AI gateway
+const SERVE_USAGE = `gw [serve] [configuration flags]
 
-  gw [serve] [--host H] [--port P] [--db FILE] [--admin-token T] [--prompts-dir DIR] [--catalog FILE]
+configuration flags (any command takes them):
+${CONFIG_FLAG_HELP.map((l) => `  ${l}`).join('\n')}`
+
+const USAGE = `gw ${pkg.version} — self-hosted AI gateway
+
+  gw [serve] [configuration flags]        (gw serve --help lists them)
+  gw --version
 ${ADMIN_USAGE}
 
-Configuration comes from the environment (GW_PORT, GW_DB, OPENAI_API_KEY, …); flags override it.`
+Configuration comes from the environment (GW_PORT, GW_DB, OPENAI_API_KEY, …); flags override it.
+The dashboard is at /ui when GW_ADMIN_TOKEN is set.`
 
 async function serve(config: ReturnType<typeof loadConfig>): Promise<void> {
   const gw = await startGateway(config)
@@ -50,18 +58,28 @@ async function serve(config: ReturnType<typeof loadConfig>): Promise<void> {
 
 async function main(argv: string[]): Promise<void> {
   const { overrides, rest } = parseFlags(argv)
-  if (rest[0] === 'help' || rest.includes('--help') || rest.includes('-h')) {
-    console.log(USAGE)
-    return
+  const [first = 'serve', ...args] = rest
+  if (first === 'help' || first === '--help' || first === '-h') return void console.log(USAGE)
+  if (first === 'version' || first === '--version' || first === '-v') return void console.log(`gw ${pkg.version}`)
+  // `gw --prot 1` is `gw serve --prot 1`: an unknown flag, not an unknown command.
+  if (first === 'serve' || first.startsWith('-')) {
+    const serveArgs = first === 'serve' ? args : rest
+    if (serveArgs.includes('--help') || serveArgs.includes('-h')) return void console.log(`usage: ${SERVE_USAGE}`)
+    const extra = serveArgs[0]
+    if (extra !== undefined)
+      throw new UsageError(`${extra.startsWith('-') ? 'unknown flag' : 'unexpected argument'} "${extra.split('=')[0]}" for "gw serve"\n\nusage: ${SERVE_USAGE}`)
+    return serve(loadConfig({ ...process.env, ...overrides }))
   }
   const config = loadConfig({ ...process.env, ...overrides })
-  if (rest.length === 0 || rest[0] === 'serve') return serve(config)
-  if (await runAdminCommand(config, rest)) return
-  console.error(`gw: unknown command "${rest.join(' ')}"\n\n${USAGE}`)
-  process.exitCode = 2
+  if (await runAdminCommand(config, rest, CONFIG_FLAGS)) return
+  throw new UsageError(`unknown command "${first}"\n\n${USAGE}`)
 }
 
 main(Bun.argv.slice(2)).catch((err: unknown) => {
+  if (err instanceof UsageError) {
+    console.error(`gw: ${err.message}`)
+    process.exit(2)
+  }
   if (err instanceof ConfigError) console.error(`gw: ${err.message}`)
   else console.error('gw: could not start:', err instanceof Error ? err.message : err)
   process.exit(1)

@@ -21,6 +21,7 @@ import { RecentLatency } from './pipeline/route-choice'
 import { MemoryBudgetLedger } from './policy/budget-ledger'
 import { MemoryRateLimiter } from './policy/rate-limiter'
 import { StreamSlots } from './policy/stream-slots'
+import { applyConfigFile, readConfigFile } from './config-file'
 import { type LoadReport, loadPromptFiles, readPromptFiles } from './prompts/prompt-files'
 import { type LogRetentionOptions, startLogRetention } from './store/log-retention'
 import { LogWriter } from './store/log-writer'
@@ -82,6 +83,8 @@ function listen(app: ReturnType<typeof createApp>, config: Config, idleTimeoutSe
       // No Bun limit: Bun's own 413 has a bare body. GW_MAX_BODY_BYTES is enforced by gw instead, in
       // readJsonBody (after authentication): a declared Content-Length up front, a chunked body as it streams in.
       maxRequestBodySize: Number.MAX_SAFE_INTEGER,
+      // The dashboard's bundle: rebuilt on change with hot reload under `npm run dev`, built once otherwise.
+      development: config.dev ? { hmr: true, console: true } : false,
     })
   } catch (err) {
     const code = typeof err === 'object' && err !== null && 'code' in err ? (err as { code: unknown }).code : undefined
@@ -92,6 +95,8 @@ function listen(app: ReturnType<typeof createApp>, config: Config, idleTimeoutSe
 }
 
 export async function startGateway(config: Config, opts: StartOptions = {}): Promise<Gateway> {
+  // A bad GW_CONFIG stops the start before anything is opened.
+  const configured = config.configFile ? readConfigFile(config.configFile) : []
   const store = openStore(config)
   const catalog = loadCatalog(config.catalogPath ? readCatalogFile(config.catalogPath) : undefined)
   const orgs = new OrgDirectory(store)
@@ -136,7 +141,10 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
     openStreams: new Set(),
   }
   const { generatedKey } = await bootstrap(store, admin, config)
-  const providers = (await store.orgs.getProviders(DEFAULT_ORG)).filter((p) => p.enabled && p.apiKey).map((p) => p.provider).sort((a, b) => PROVIDER_IDS.indexOf(a) - PROVIDER_IDS.indexOf(b))
+  await applyConfigFile(store, configured)
+  const providers = [...new Set((await store.orgs.getProviders(DEFAULT_ORG)).filter((p) => p.enabled && p.apiKey).map((p) => p.provider))].sort(
+    (a, b) => PROVIDER_IDS.indexOf(a) - PROVIDER_IDS.indexOf(b),
+  )
   const promptFiles = await readPromptFiles(config.promptsDir, config.promptsDir === DEFAULT_PROMPTS_DIR)
   const prompts = promptFiles && (await loadPromptFiles(store, admin.prompts, promptFiles))
   const app = createApp(deps, admin)

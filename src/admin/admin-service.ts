@@ -15,13 +15,25 @@ import {
   checkServiceKeyBody,
   checkSigningSecretBody,
 } from '../schemas/admin-bodies'
-import { type OidcConfig, ORG_ID, type Org, type Policy, type ProviderRecord, type Route, type Store } from '../store/types'
+import {
+  type LogEntry,
+  type OidcConfig,
+  ORG_ID,
+  type Org,
+  type Policy,
+  type ProviderRecord,
+  type Route,
+  type ServiceKeyRecord,
+  type SigningSecretRecord,
+  type Store,
+} from '../store/types'
 import type { BudgetLedger } from '../policy/budget-ledger'
 import { type BudgetStatus, budgetStatus } from '../policy/budgets'
 import { pruneBefore } from '../store/log-retention'
 import type { UsageRow } from '../store/usage-rollup'
 import { parseFallbackChain, parseModelRef } from '../pipeline/chat-input'
 import { ROUTE_NAME_PATTERN } from '../schemas/admin-bodies'
+import { parseLogQuery } from './log-query'
 import { PromptAdmin } from './prompt-admin'
 import { parseUsageQuery } from './usage-report'
 
@@ -44,6 +56,45 @@ function publicProvider(p: ProviderRecord) {
 
 /** Provider key names: what a log entry and an attempt show for the key that answered. */
 const KEY_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/
+
+function providerOf(name: string): ProviderId {
+  const provider = toProviderId(name)
+  if (!provider) throw badRequest(`Unknown provider ${echo(name)} (openai, anthropic, google, mistral)`)
+  return provider
+}
+
+/** One of an org's provider keys as given to the admin API or a config file, checked (400 otherwise). */
+export function checkProviderKey(providerName: string, name: string, raw: unknown): Omit<ProviderRecord, 'updatedAt'> {
+  const provider = providerOf(providerName)
+  if (!KEY_NAME.test(name)) throw badRequest(`Invalid key name ${echo(name)}: letters, digits, ".", "_" and "-", at most 64`)
+  const body = checkProviderBody(raw)
+  if (body.baseUrl !== undefined && !/^https?:\/\/[^/]/.test(body.baseUrl))
+    throw badRequest(`Invalid baseUrl ${echo(body.baseUrl)}: expected an http(s) URL`)
+  return {
+    provider,
+    name,
+    apiKey: body.apiKey,
+    baseUrl: body.baseUrl?.replace(/\/+$/, ''),
+    enabled: body.enabled ?? true,
+    weight: body.weight ?? 1,
+  }
+}
+
+/** A route as given to the admin API or a config file, checked (400 otherwise). */
+export function checkRoute(name: string, raw: unknown): Omit<Route, 'updatedAt'> {
+  if (!new RegExp(ROUTE_NAME_PATTERN).test(name))
+    throw badRequest(`Invalid route name ${echo(name)}: letters, digits, ".", "_", ":" and "-", at most 128, no "/"`)
+  const b = checkRouteBody(raw)
+  // Targets and fallback entries are provider/model names, checked like a request's.
+  b.targets.forEach((x, i) => parseModelRef(x.model, `targets[${i}].model`))
+  parseFallbackChain(b.fallback, 'fallback')
+  return {
+    name,
+    targets: b.targets.map((x) => ({ model: x.model, weight: x.weight ?? 1 })),
+    strategy: b.strategy ?? 'weighted',
+    fallback: (b.fallback ?? []).map((e) => ({ model: e.model, ...(e.triggers ? { triggers: e.triggers } : {}) })),
+  }
+}
 
 export class AdminService {
   readonly prompts: PromptAdmin
@@ -84,17 +135,38 @@ export class AdminService {
       policy: org.policy,
       providers: providers.map(publicProvider),
       routes,
-      serviceKeys: keys.map((k) => ({
-        id: k.id,
-        name: k.name ?? null,
-        createdAt: k.createdAt,
-        revokedAt: k.revokedAt ?? null,
-        lastUsedAt: k.lastUsedAt ?? null,
-        ...k.limits,
-      })),
-      signingSecrets: secrets.map((s) => ({ kid: s.kid, createdAt: s.createdAt })),
+      serviceKeys: keys.map(publicKey),
+      signingSecrets: secrets.map(publicSecret),
       oidc: publicOidc(await this.store.auth.getOidc(orgId)),
     }
+  }
+
+  async listOrgs() {
+    const orgs = await this.store.orgs.listOrgs()
+    return { data: orgs.map((o) => ({ id: o.id, name: o.name, createdAt: o.createdAt })) }
+  }
+
+  async listServiceKeys(orgId: string) {
+    await this.requireOrg(orgId)
+    return { data: (await this.store.keys.listServiceKeys(orgId)).map(publicKey) }
+  }
+
+  async listSigningSecrets(orgId: string) {
+    await this.requireOrg(orgId)
+    return { data: (await this.store.auth.listSigningSecrets(orgId)).map(publicSecret) }
+  }
+
+  /** A page of the org's request log (the §9 query), newest first. */
+  async listLogs(orgId: string, params: URLSearchParams) {
+    await this.requireOrg(orgId)
+    return this.store.logs.queryLogs(parseLogQuery(orgId, params))
+  }
+
+  async getLog(orgId: string, requestId: string): Promise<LogEntry> {
+    await this.requireOrg(orgId)
+    const entry = await this.store.logs.getLog(orgId, requestId)
+    if (!entry) throw notFound(`No log entry ${echo(requestId)} in org "${orgId}"`)
+    return entry
   }
 
   async putPolicy(orgId: string, raw: unknown): Promise<Policy> {
@@ -108,36 +180,19 @@ export class AdminService {
   /** PUT /admin/orgs/:org/providers/:provider(/keys/:name): one of the org's keys for a provider (PRODUCT §13). */
   async putProvider(orgId: string, providerName: string, raw: unknown, name = 'default') {
     await this.requireOrg(orgId)
-    const provider = this.providerOf(providerName)
-    if (!KEY_NAME.test(name)) throw badRequest(`Invalid key name ${echo(name)}: letters, digits, ".", "_" and "-", at most 64`)
-    const body = checkProviderBody(raw)
-    if (body.baseUrl !== undefined && !/^https?:\/\/[^/]/.test(body.baseUrl))
-      throw badRequest(`Invalid baseUrl ${echo(body.baseUrl)}: expected an http(s) URL`)
-    const rec = await this.store.orgs.putProvider(orgId, {
-      provider,
-      name,
-      apiKey: body.apiKey,
-      baseUrl: body.baseUrl?.replace(/\/+$/, ''),
-      enabled: body.enabled ?? true,
-      weight: body.weight ?? 1,
-    })
+    const rec = await this.store.orgs.putProvider(orgId, checkProviderKey(providerName, name, raw))
     this.changed(orgId)
     return publicProvider(rec)
   }
 
   async deleteProviderKey(orgId: string, providerName: string, name: string): Promise<void> {
     await this.requireOrg(orgId)
-    const provider = this.providerOf(providerName)
+    const provider = providerOf(providerName)
     if (!(await this.store.orgs.deleteProviderKey(orgId, provider, name)))
       throw notFound(`No ${provider} key named ${echo(name)} in org "${orgId}"`)
     this.changed(orgId)
   }
 
-  private providerOf(name: string): ProviderId {
-    const provider = toProviderId(name)
-    if (!provider) throw badRequest(`Unknown provider ${echo(name)} (openai, anthropic, google, mistral)`)
-    return provider
-  }
 
   async createServiceKey(orgId: string, raw: unknown = {}): Promise<{ id: string; key: string }> {
     await this.requireOrg(orgId)
@@ -152,18 +207,7 @@ export class AdminService {
   /** PUT /admin/orgs/:org/routes/:name: creates or replaces a route (PRODUCT §13). */
   async putRoute(orgId: string, name: string, raw: unknown): Promise<Route> {
     await this.requireOrg(orgId)
-    if (!new RegExp(ROUTE_NAME_PATTERN).test(name))
-      throw badRequest(`Invalid route name "${name.slice(0, 64)}": letters, digits, ".", "_", ":" and "-", at most 128, no "/"`)
-    const b = checkRouteBody(raw)
-    // Targets and fallback entries are provider/model names, checked like a request's.
-    b.targets.forEach((x, i) => parseModelRef(x.model, `targets[${i}].model`))
-    parseFallbackChain(b.fallback, 'fallback')
-    const route = await this.store.routes.putRoute(orgId, {
-      name,
-      targets: b.targets.map((x) => ({ model: x.model, weight: x.weight ?? 1 })),
-      strategy: b.strategy ?? 'weighted',
-      fallback: (b.fallback ?? []).map((e) => ({ model: e.model, ...(e.triggers ? { triggers: e.triggers } : {}) })),
-    })
+    const route = await this.store.routes.putRoute(orgId, checkRoute(name, raw))
     this.changed(orgId)
     return route
   }
@@ -267,6 +311,14 @@ export interface TokenRequest {
   ttl: number
   kid?: string
   endUserId?: string
+}
+
+function publicKey(k: ServiceKeyRecord) {
+  return { id: k.id, name: k.name ?? null, createdAt: k.createdAt, revokedAt: k.revokedAt ?? null, lastUsedAt: k.lastUsedAt ?? null, ...k.limits }
+}
+
+function publicSecret(s: SigningSecretRecord) {
+  return { kid: s.kid, createdAt: s.createdAt }
 }
 
 function publicOidc(c: OidcConfig | undefined) {

@@ -6,7 +6,7 @@ import type { LogEntry } from '../store/types'
 export type LogFormat = 'json' | 'pretty' | 'off'
 
 /** The access-log record of one request (PRODUCT §14 names the keys). */
-export interface AccessRecord {
+interface AccessRecord {
   time: string
   requestId: string
   orgId: string | null
@@ -21,7 +21,7 @@ export interface AccessRecord {
   fallback: { reason: string | null; model: string | null } | null
 }
 
-export function accessRecord(e: LogEntry, authenticated: boolean): AccessRecord {
+function accessRecord(e: LogEntry, authenticated: boolean): AccessRecord {
   const u = e.usage
   return {
     time: new Date().toISOString(),
@@ -41,7 +41,7 @@ export function accessRecord(e: LogEntry, authenticated: boolean): AccessRecord 
   }
 }
 
-export function prettyLine(r: AccessRecord): string {
+function prettyLine(r: AccessRecord): string {
   const parts = [r.time.slice(11, 23), String(r.status), r.endpoint]
   if (r.model) parts.push(r.model)
   parts.push(`${r.latencyMs}ms`)
@@ -55,12 +55,26 @@ export function prettyLine(r: AccessRecord): string {
   return parts.join(' ')
 }
 
+/** stdout as a sink that survives a reader going away: EPIPE (an 'error' event) would otherwise end gw. */
+function stdoutSink(): (text: string) => void {
+  let broken = false
+  process.stdout.on('error', () => {
+    broken = true
+  })
+  return (text) => {
+    if (!broken) process.stdout.write(text)
+  }
+}
+
 /** Writes lines to stdout in batches, once per event-loop turn, so a request never waits on the pipe. */
 export class LineWriter {
   private lines: string[] = []
   private scheduled = false
+  private sink: ((text: string) => void) | undefined
 
-  constructor(private readonly sink: (text: string) => void = (t) => void process.stdout.write(t)) {}
+  constructor(sink?: (text: string) => void) {
+    this.sink = sink
+  }
 
   write(line: string): void {
     this.lines.push(line)
@@ -74,6 +88,7 @@ export class LineWriter {
     if (!this.lines.length) return
     const text = `${this.lines.join('\n')}\n`
     this.lines = []
+    this.sink ??= stdoutSink()
     this.sink(text)
   }
 }

@@ -52,6 +52,8 @@ export class GatewayMetrics {
   private readonly cost
   private readonly rateLimited
   private readonly lag = new EventLoopLag()
+  /** API requests started and not yet finished (a stream until its end). */
+  inFlight = 0
 
   constructor(
     private readonly catalog: Catalog,
@@ -79,6 +81,7 @@ export class GatewayMetrics {
     ])
     this.cost = r.counter('gw_cost_usd_total', 'Cost in USD at catalog prices (requests with a known price).', ['provider', 'model', ...org])
     this.rateLimited = r.counter('gw_rate_limited_total', "Requests refused by gw's own rate limits.", ['scope'])
+    r.collected('gw_requests_in_flight', 'API requests being answered (streams until their end).', 'gauge', [], () => [[[], this.inFlight]])
     r.collected('gw_circuit_open', 'Open circuit breakers per model (how many orgs have it open).', 'gauge', ['provider', 'model'], () =>
       this.circuits(sources),
     )

@@ -44,11 +44,6 @@ export class Counter implements Metric {
     else this.series.set(key, { labels, value: by })
   }
 
-  /** The current value of one series (0 when it has none yet). */
-  get(labels: LabelValues): number {
-    return this.series.get(labels.length === 1 ? (labels[0] as string) : labels.join(SEP))?.value ?? 0
-  }
-
   render(out: string[]): void {
     out.push(`# HELP ${this.name} ${escapeHelp(this.help)}`, `# TYPE ${this.name} counter`)
     for (const s of this.series.values()) out.push(`${this.name}${labelText(this.labelNames, s.labels)} ${formatValue(s.value)}`)

@@ -40,6 +40,7 @@ export class Observer {
 
   /** At arrival: with tracing on, the request's trace (continuing an incoming traceparent). */
   requestStarted(ctx: RequestContext): void {
+    this.metrics.inFlight++
     if (this.tracer) ctx.trace = this.tracer.start(ctx.headers, ctx.start)
   }
 
@@ -49,6 +50,7 @@ export class Observer {
   }
 
   requestFinished(r: FinishedRequest): void {
+    this.metrics.inFlight--
     const seconds = (performance.now() - r.ctx.start) / 1000
     this.metrics.request({ entry: r.entry, seconds, known: r.known, rateLimitScope: r.rateLimitScope })
     this.accessLog.request(r.entry, r.authenticated)
@@ -56,7 +58,7 @@ export class Observer {
     if (trace && this.tracer)
       this.tracer.finish(trace, {
         entry: r.entry,
-        start: r.ctx.start,
+        method: r.ctx.method,
         finishReasons: finishReasons(r.response),
         ...(this.traceContent ? { content: { input: r.messages, output: r.response } } : {}),
       })

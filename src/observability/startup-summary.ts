@@ -2,7 +2,7 @@
 // log's format (one JSON line with GW_LOG_FORMAT=json, short lines otherwise).
 
 import { resolve } from 'node:path'
-import type { Config } from '../config'
+import { type Config, PROVIDER_KEY_VARIABLES } from '../config'
 import { PROVIDER_IDS, type ProviderId } from '../providers/provider-id'
 
 export interface StartupFacts {
@@ -24,11 +24,17 @@ export interface StartupSummary {
   accessLog: string
 }
 
-const KEY_VARS: Record<ProviderId, string> = {
-  openai: 'OPENAI_API_KEY',
-  anthropic: 'ANTHROPIC_API_KEY',
-  google: 'GEMINI_API_KEY',
-  mistral: 'MISTRAL_API_KEY',
+
+/** A URL as it may be printed: user and password taken out. */
+function withoutCredentials(url: string): string {
+  try {
+    const u = new URL(url)
+    u.username = ''
+    u.password = ''
+    return u.toString()
+  } catch {
+    return '(invalid URL)'
+  }
 }
 
 export function startupSummary(config: Config, facts: StartupFacts): StartupSummary {
@@ -49,16 +55,16 @@ export function startupSummary(config: Config, facts: StartupFacts): StartupSumm
     redis: 'not used',
     providers: facts.providers,
     metrics,
-    tracing: config.otel ? `OTLP ${config.otel.protocol} to ${config.otel.tracesUrl}` : 'off',
+    tracing: config.otel ? `OTLP ${config.otel.protocol} to ${withoutCredentials(config.otel.tracesUrl)}` : 'off',
     accessLog: config.logFormat,
   }
 }
 
 /** The hint printed when no provider can be reached yet. */
-export function noProviderHint(url: string): string {
-  const vars = PROVIDER_IDS.map((p) => KEY_VARS[p]).join(', ')
+function noProviderHint(url: string): string {
+  const vars = PROVIDER_IDS.map((p) => PROVIDER_KEY_VARIABLES[p]).join(', ')
   return (
-    `no provider key is configured yet, so every chat request will fail. Set one of ${vars} and restart, ` +
+    `no provider key is configured yet for the "default" org, so its chat requests will fail. Set one of ${vars} and restart, ` +
     `or add one at run time: curl -X PUT ${url}/admin/orgs/default/providers/openai -H "Authorization: Bearer $GW_ADMIN_TOKEN" -d '{"apiKey":"sk-…"}'`
   )
 }

@@ -29,7 +29,7 @@ export interface ExporterOptions {
 export class TraceExporter {
   private queue: SpanData[] = []
   private timer: ReturnType<typeof setTimeout> | undefined
-  private sending: Promise<void> | undefined
+  private flushing: Promise<void> | undefined
   readonly stats = { exported: 0, dropped: 0, failedExports: 0 }
   private readonly maxQueue: number
   private readonly maxBatch: number
@@ -66,18 +66,16 @@ export class TraceExporter {
     this.timer.unref()
   }
 
-  /** Sends what is queued, one batch at a time. */
-  async flush(): Promise<void> {
-    while (this.sending) await this.sending
-    while (this.queue.length) {
-      const batch = this.queue.splice(0, this.maxBatch)
-      this.sending = this.send(batch)
-      try {
-        await this.sending
-      } finally {
-        this.sending = undefined
-      }
-    }
+  /** Sends what is queued, one batch at a time; one export in flight at most (later calls share it). */
+  flush(): Promise<void> {
+    this.flushing ??= this.drain().finally(() => {
+      this.flushing = undefined
+    })
+    return this.flushing
+  }
+
+  private async drain(): Promise<void> {
+    while (this.queue.length) await this.send(this.queue.splice(0, this.maxBatch))
   }
 
   private async send(batch: SpanData[]): Promise<void> {
@@ -99,9 +97,10 @@ export class TraceExporter {
     }
   }
 
-  async close(): Promise<void> {
+  /** Sends what is left, waiting at most `waitMs` for a slow collector (shutdown must not hang on it). */
+  async close(waitMs = 2000): Promise<void> {
     clearTimeout(this.timer)
     this.timer = undefined
-    await this.flush()
+    await Promise.race([this.flush(), Bun.sleep(waitMs)])
   }
 }

@@ -74,10 +74,14 @@ export class AttemptSpan {
       startNs: this.startNs,
       endNs: nowNs(),
       attributes: a,
-      status: failed ? { code: STATUS_CODE.error, message: f.record.message ?? f.record.outcome } : { code: STATUS_CODE.unset },
+      // The kind only: upstream messages may quote the prompt or the answer (never on spans, PRODUCT §14).
+      status: failed ? { code: STATUS_CODE.error, message: f.record.outcome } : { code: STATUS_CODE.unset },
     }
   }
 }
+
+/** Endpoints whose requests are chat completions (the others, models/logs/usage, get no gen_ai attributes). */
+const CHAT_ENDPOINTS = new Set(['/v1/chat/completions', '/v1/prompts/run'])
 
 /** Unix epoch nanoseconds from a performance.now() value. */
 const toNs = (perfMs: number) => BigInt(Math.round((performance.timeOrigin + perfMs) * 1e6))
@@ -86,7 +90,7 @@ const nowNs = () => toNs(performance.now())
 /** What the finished request adds to its span beyond the log entry. */
 export interface RequestFacts {
   entry: LogEntry
-  start: number
+  method: string
   finishReasons: string[]
   /** Prompt and completion, only with GW_TRACE_CONTENT=true. */
   content?: { input: unknown; output: unknown }
@@ -120,12 +124,13 @@ export class Tracer {
     if (!trace.sampled) return
     const e = f.entry
     const a: Record<string, AttrValue> = {
-      'http.request.method': 'POST',
+      'http.request.method': f.method,
       'http.route': e.endpoint,
       'http.response.status_code': e.status,
-      'gen_ai.operation.name': 'chat',
       'gw.request_id': e.requestId,
     }
+    const chat = CHAT_ENDPOINTS.has(e.endpoint)
+    if (chat) a['gen_ai.operation.name'] = 'chat'
     if (e.orgId) a['gw.org_id'] = e.orgId
     if (e.authMode) a['gw.auth_mode'] = e.authMode
     if (e.requestedModel) a['gen_ai.request.model'] = e.requestedModel
@@ -136,7 +141,7 @@ export class Tracer {
       a['gw.fallback.reason'] = e.fallback.reason ?? ''
       if (e.fallback.model) a['gw.fallback.model'] = e.fallback.model
     }
-    const answered = e.status < 400 && e.model
+    const answered = chat && e.status < 400 && e.model
     const usage: Record<string, AttrValue> = {}
     if (answered) {
       usage['gen_ai.response.model'] = e.model as string
@@ -163,7 +168,7 @@ export class Tracer {
       spanId: trace.spanId,
       parentSpanId: trace.parentSpanId,
       traceState: trace.traceState,
-      name: `POST ${e.endpoint}`,
+      name: `${f.method} ${e.endpoint}`,
       kind: SPAN_KIND.server,
       startNs: trace.startNs,
       endNs: nowNs(),

@@ -55,6 +55,11 @@ export function failureOutcome(status: number, code: string, message: string, ex
   }
 }
 
+/** The outcome of an API request that is not a chat (models, logs, usage): only its status. */
+export function answeredOutcome(status: number): Outcome {
+  return { ...failureOutcome(status, '', ''), errorCode: null, errorMessage: null }
+}
+
 /** A body over GW_LOG_BODY_MAX_BYTES is stored as `{truncated, bytes, preview}` (PRODUCT §11). */
 function capped(value: unknown, text: string | undefined, bytes: number | undefined, max: number): unknown {
   const size = bytes ?? (text === undefined ? undefined : Buffer.byteLength(text))

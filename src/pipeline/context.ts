@@ -39,7 +39,8 @@ export interface Deps {
   openStreams: Set<() => void>
 }
 
-export type AuthMode = 'GwKey' | 'GwSigned' | 'Bearer'
+/** `Admin`: a prompt run from the dashboard's playground, on the admin credential. */
+export type AuthMode = 'GwKey' | 'GwSigned' | 'Bearer' | 'Admin'
 
 export interface Identity {
   orgId: string
@@ -118,6 +119,8 @@ export interface RequestContext {
   /** performance.now() when the request arrived. */
   start: number
   receivedAt: Date
+  /** HTTP method, for traces. */
+  method: string
   endpoint: string
   headers: Headers
   /** Aborts when the client goes away. */

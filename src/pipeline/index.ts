@@ -29,7 +29,7 @@ import { isGwResponse, responsesShape } from '../apis/responses/answer'
 import { previousTurns } from '../apis/responses/history'
 import { responsesPassThrough } from '../apis/responses/pass-through'
 import { parseResponsesInput, toChatRequest } from '../apis/responses/request'
-import { badRequest, GatewayError } from '../errors'
+import { badRequest, GatewayError, notFound } from '../errors'
 import { adapterFor } from '../providers/registry'
 import { checkEndUserHeader, headerMetadata, withHeaderFields } from './chat-input'
 import type { LogEntry } from '../store/types'
@@ -38,7 +38,7 @@ import { type Charge, enforcePolicy, settleCharge } from './2-policy'
 import { route } from './3-route'
 import { type AdapterLookup, dispatch } from './5-fallback'
 import { type AnswerShape, chatShape, jsonAnswer, streamAnswer } from './6-normalise'
-import { endUserId, failureOutcome, logEntry, type Outcome, recordRequest } from './7-log'
+import { answeredOutcome, endUserId, failureOutcome, logEntry, type Outcome, recordRequest } from './7-log'
 import { parseChatInput, type RouteResolver } from './chat-input'
 import { chooseRoute } from './route-choice'
 import type { AuthedContext, ChatInput, Deps, RawBody, RequestContext } from './context'
@@ -59,24 +59,6 @@ export async function handleChat(deps: Deps, request: RequestContext, readBody: 
   const input = await parseOrLog(deps, ctx, async () => {
     ctx.rawBody = await readBody()
     return withGatewayHeaders(deps, ctx, parseChatInput(withHeaderFields(ctx.rawBody.value, ctx.headers), routeResolver(deps, ctx)))
-  })
-  return executeChat(deps, ctx, input)
-}
-
-/** POST /v1/prompts/:idOrSlug/run: the saved prompt rendered into a chat request, then the same stages. */
-export async function handlePromptRun(
-  deps: Deps,
-  request: RequestContext,
-  ref: string,
-  selector: string | null,
-  readBody: BodyReader,
-): Promise<Response> {
-  const ctx = await authenticateOrRecord(deps, request)
-  const input = await parseOrLog(deps, ctx, async () => {
-    ctx.rawBody = await readBody()
-    const parsed = await parsePromptRun(deps.store, ctx, ref, selector, ctx.rawBody.value)
-    parsed.metadata = headerMetadata(ctx.headers) ?? parsed.metadata
-    return parsed
   })
   return executeChat(deps, ctx, input)
 }
@@ -154,6 +136,74 @@ async function withGatewayHeaders(deps: Deps, ctx: AuthedContext, input: ChatInp
   input.metadata = headerMetadata(ctx.headers) ?? input.metadata
   if (input.promptRef) ctx.prompt = await linkPrompt(deps.store, ctx.identity.orgId, input.promptRef)
   return input
+}
+
+/** POST /v1/prompts/:idOrSlug/run: the saved prompt rendered into a chat request, then the same stages. */
+export async function handlePromptRun(
+  deps: Deps,
+  request: RequestContext,
+  ref: string,
+  selector: string | null,
+  readBody: BodyReader,
+): Promise<Response> {
+  return runPrompt(deps, await authenticateOrRecord(deps, request), ref, selector, readBody)
+}
+
+/**
+ * POST /admin/orgs/:org/prompts/:idOrSlug/run (the dashboard's playground): the admin credential was
+ * checked by the admin API, so stage 1 only loads the org; the rest is a prompt run like any other.
+ */
+export async function handleAdminPromptRun(
+  deps: Deps,
+  request: RequestContext,
+  orgId: string,
+  ref: string,
+  selector: string | null,
+  readBody: BodyReader,
+): Promise<Response> {
+  deps.observer.requestStarted(request)
+  const org = await deps.orgs.get(orgId)
+  if (!org) throw notFound(`Org "${orgId}" not found`)
+  const ctx: AuthedContext = { ...request, identity: { orgId, authMode: 'Admin', subject: 'dashboard' }, org }
+  return runPrompt(deps, ctx, ref, selector, readBody)
+}
+
+async function runPrompt(deps: Deps, ctx: AuthedContext, ref: string, selector: string | null, readBody: BodyReader): Promise<Response> {
+  const input = await parseOrLog(deps, ctx, async () => {
+    ctx.rawBody = await readBody()
+    const parsed = await parsePromptRun(deps.store, ctx, ref, selector, ctx.rawBody.value)
+    parsed.metadata = headerMetadata(ctx.headers) ?? parsed.metadata
+    return parsed
+  })
+  return executeChat(deps, ctx, input)
+}
+
+/**
+ * The other API routes (models, logs, usage): no log entry, but the metrics, the access log and the
+ * trace see them like chat requests. `handle` authenticates through the function it is given.
+ */
+export async function handleApiRequest(
+  deps: Deps,
+  request: RequestContext,
+  handle: (authenticate: () => Promise<AuthedContext>) => Promise<Response>,
+): Promise<Response> {
+  deps.observer.requestStarted(request)
+  let ctx: RequestContext = request
+  let o: Outcome | undefined
+  try {
+    const res = await handle(async () => {
+      const authed = await authenticateRequest(deps, request)
+      ctx = authed
+      return authed
+    })
+    o = answeredOutcome(res.status)
+    return res
+  } catch (err) {
+    o = failureOf(err)
+    throw err
+  } finally {
+    if (o) observe(deps, ctx, undefined, logEntry(deps, ctx, undefined, o), o)
+  }
 }
 
 /** Stage 1 for API requests: a refused credential is observed (metrics, access log), never logged. */

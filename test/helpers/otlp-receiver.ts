@@ -83,6 +83,14 @@ function flatten(req: Any): ReceivedSpan[] {
   return out
 }
 
+/** The spans of one OTLP export body (protobuf or JSON, by content type). */
+export function decodeOtlp(body: Uint8Array, contentType: string): ReceivedSpan[] {
+  const decoded: Any = contentType.includes('protobuf')
+    ? Request.toObject(Request.decode(body), { longs: String, bytes: Array, defaults: false })
+    : JSON.parse(new TextDecoder().decode(body))
+  return flatten(decoded)
+}
+
 export interface OtlpReceiver {
   url: string
   spans: ReceivedSpan[]
@@ -106,11 +114,7 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
       const type = req.headers.get('content-type') ?? ''
       contentTypes.push(type)
       headers.push(req.headers)
-      const body = new Uint8Array(await req.arrayBuffer())
-      const decoded: Any = type.includes('protobuf')
-        ? Request.toObject(Request.decode(body), { longs: String, bytes: Array, defaults: false })
-        : JSON.parse(new TextDecoder().decode(body))
-      spans.push(...flatten(decoded))
+      spans.push(...decodeOtlp(new Uint8Array(await req.arrayBuffer()), type))
       return new Response(type.includes('protobuf') ? new Uint8Array(0) : '{}', { headers: { 'content-type': type } })
     },
   })

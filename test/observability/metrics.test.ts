@@ -55,7 +55,11 @@ describe('a known mix of requests', () => {
     expect((await gw.chat({ model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'a forbidden word' }] }, asLimited)).status).toBe(403)
     await ok(await gw.chat({ model: 'openai/gpt-4o-mini', messages: hello }, asLimited))
     expect((await gw.chat({ model: 'openai/gpt-4o-mini', messages: hello }, asLimited)).status).toBe(429)
-    // Not API requests: never counted.
+    // The other API routes count too (with the route as endpoint); /health and /metrics do not.
+    expect((await gw.fetch('/v1/models')).status).toBe(200)
+    const logged = (await gw.chat({ model: 'openai/gpt-4o-mini', messages: hello })).headers.get('x-gw-request-id')
+    expect((await gw.fetch(`/v1/logs/${logged}`)).status).toBe(200)
+    expect((await gw.fetch('/v1/logs/no-such-entry')).status).toBe(404)
     await (await fetch(`${gw.url}/health`)).text()
   })
   afterAll(async () => {
@@ -67,29 +71,32 @@ describe('a known mix of requests', () => {
   test('gw_requests_total: one per API request, by endpoint, provider, model, status and code', async () => {
     const m = await scrape(gw)
     const series = (provider: string, model: string, status: string, code = '') => m.value('gw_requests_total', { endpoint: CHAT, provider, model, status, code })
-    expect(series('openai', 'openai/gpt-4o-mini', '200')).toBe(6)
+    expect(series('openai', 'openai/gpt-4o-mini', '200')).toBe(7)
     expect(series('mistral', 'mistral/mistral-small-latest', '200')).toBe(1)
     expect(series('openai', 'openai/gpt-4o', '502', 'provider_error')).toBe(1)
     expect(series('openai', 'other', '200')).toBe(1)
     expect(series('', '', '401', 'unauthorized')).toBe(1)
     expect(series('openai', 'openai/gpt-4o-mini', '403', 'policy_violation')).toBe(1)
     expect(series('openai', 'openai/gpt-4o-mini', '429', 'rate_limit_exceeded')).toBe(1)
+    expect(m.value('gw_requests_total', { endpoint: '/v1/models', provider: '', model: '', status: '200', code: '' })).toBe(1)
+    expect(m.value('gw_requests_total', { endpoint: '/v1/logs/:requestId', status: '200', code: '' })).toBe(1)
+    expect(m.value('gw_requests_total', { endpoint: '/v1/logs/:requestId', status: '404', code: 'gateway_error' })).toBe(1)
     const total = m.families.get('gw_requests_total')?.metrics.reduce((n, s) => n + Number(s.value), 0)
-    expect(total).toBe(12)
-    expect(m.series('gw_requests_total')).toBe(7)
+    expect(total).toBe(16)
+    expect(m.series('gw_requests_total')).toBe(10)
   })
 
   test('histograms: duration for every request, TTFT for streams only, cumulative buckets', async () => {
     const m = await scrape(gw)
     const d = m.histogram('gw_request_duration_seconds', { endpoint: CHAT, provider: 'openai', model: 'openai/gpt-4o-mini' })
-    expect(d?.count).toBe(8)
-    expect(d?.buckets.get('+Inf')).toBe(8)
-    expect(d?.buckets.get('600')).toBe(8)
+    expect(d?.count).toBe(9)
+    expect(d?.buckets.get('+Inf')).toBe(9)
+    expect(d?.buckets.get('600')).toBe(9)
     const les = [...(d?.buckets.values() ?? [])]
     expect(les.every((v, i) => i === 0 || v >= (les[i - 1] as number))).toBe(true)
     expect(d?.sum).toBeGreaterThan(0)
     const counts = m.families.get('gw_request_duration_seconds')?.metrics.reduce((n, s) => n + Number(s.value), 0)
-    expect(counts).toBe(12)
+    expect(counts).toBe(16)
     const ttft = m.histogram('gw_time_to_first_token_seconds', { endpoint: CHAT, provider: 'openai', model: 'openai/gpt-4o-mini' })
     expect(ttft?.count).toBe(2)
     expect(m.series('gw_time_to_first_token_seconds')).toBe(1)
@@ -98,7 +105,7 @@ describe('a known mix of requests', () => {
   test('attempts, fallbacks and the rate limiter', async () => {
     const m = await scrape(gw)
     const attempts = (provider: string, model: string, outcome: string) => m.value('gw_upstream_attempts_total', { provider, model, outcome })
-    expect(attempts('openai', 'openai/gpt-4o-mini', 'ok')).toBe(6)
+    expect(attempts('openai', 'openai/gpt-4o-mini', 'ok')).toBe(7)
     expect(attempts('openai', 'openai/gpt-4o', 'provider_error')).toBe(2)
     expect(attempts('mistral', 'mistral/mistral-small-latest', 'ok')).toBe(1)
     expect(attempts('openai', 'other', 'ok')).toBe(1)
@@ -111,24 +118,26 @@ describe('a known mix of requests', () => {
   test('tokens by disjoint kind, and cost at catalog prices', async () => {
     const m = await scrape(gw)
     const tokens = (model: string, kind: string) => m.value('gw_tokens_total', { model, kind })
-    // 6 answers of gpt-4o-mini, each 10 prompt (4 cached) and 5 + 2 reasoning completion tokens.
-    expect(tokens('openai/gpt-4o-mini', 'input')).toBe(6 * 6)
-    expect(tokens('openai/gpt-4o-mini', 'cached_input')).toBe(6 * 4)
-    expect(tokens('openai/gpt-4o-mini', 'output')).toBe(6 * 5)
-    expect(tokens('openai/gpt-4o-mini', 'reasoning')).toBe(6 * 2)
+    // 7 answers of gpt-4o-mini, each 10 prompt (4 cached) and 5 + 2 reasoning completion tokens.
+    expect(tokens('openai/gpt-4o-mini', 'input')).toBe(7 * 6)
+    expect(tokens('openai/gpt-4o-mini', 'cached_input')).toBe(7 * 4)
+    expect(tokens('openai/gpt-4o-mini', 'output')).toBe(7 * 5)
+    expect(tokens('openai/gpt-4o-mini', 'reasoning')).toBe(7 * 2)
     expect(tokens('mistral/mistral-small-latest', 'input')).toBe(8)
     expect(tokens('mistral/mistral-small-latest', 'output')).toBe(3)
     const catalog = loadCatalog()
     const mini = costUsd(catalog.resolve('openai', 'gpt-4o-mini'), { promptTokens: 10, completionTokens: 7, cachedTokens: 4, reasoningTokens: 2 }) as number
-    expect(m.value('gw_cost_usd_total', { provider: 'openai', model: 'openai/gpt-4o-mini' })).toBeCloseTo(6 * mini, 12)
+    expect(m.value('gw_cost_usd_total', { provider: 'openai', model: 'openai/gpt-4o-mini' })).toBeCloseTo(7 * mini, 12)
   })
 
   test('log writer, breaker and process metrics are exposed', async () => {
     await gw.gw.deps.logs.flush()
     const m = await scrape(gw)
-    // Eleven authenticated requests were logged; the 401 was not.
-    expect(m.value('gw_log_entries_written_total')).toBe(11)
+    // Twelve authenticated chat requests were logged; the 401 and the other routes were not.
+    expect(m.value('gw_log_entries_written_total')).toBe(12)
     expect(m.value('gw_log_queue_depth')).toBe(0)
+    // Every request of the mix (refusals, failures, streams, other routes) has finished.
+    expect(m.value('gw_requests_in_flight')).toBe(0)
     expect(m.value('gw_log_entries_spooled_total')).toBe(0)
     expect(m.value('gw_log_entries_dropped_total')).toBe(0)
     expect(m.families.get('gw_circuit_open')?.type).toBe('GAUGE')
@@ -202,6 +211,12 @@ describe('GW_METRICS guard', () => {
       expect((await get(gw, `Bearer ${ADMIN_TOKEN}`)).status).toBe(200)
     }))
 
+  test('default (admin) without GW_ADMIN_TOKEN: 404, like the admin API', () =>
+    withGateway({ GW_ADMIN_TOKEN: '' }, async (gw) => {
+      expect((await get(gw)).status).toBe(404)
+      expect((await get(gw, `Bearer ${ADMIN_TOKEN}`)).status).toBe(404)
+    }))
+
   test('public: 200 for anyone', () =>
     withGateway({ GW_METRICS: 'public' }, async (gw) => {
       const res = await get(gw)
@@ -235,4 +250,61 @@ describe('GW_METRICS guard', () => {
   test('an invalid GW_METRICS is a start-up error', async () => {
     await expect(startTestGateway({}, { GW_METRICS: 'sometimes' })).rejects.toThrow(/GW_METRICS must be one of admin, public, off/)
   })
+})
+
+test('the Grafana dashboard (deploy/grafana) queries only metrics gw exposes', async () => {
+  const dashboard = (await Bun.file(new URL('../../deploy/grafana/gw-dashboard.json', import.meta.url)).json()) as {
+    panels: { targets?: { expr: string }[] }[]
+  }
+  const exprs = dashboard.panels.flatMap((p) => p.targets ?? []).map((t) => t.expr)
+  expect(exprs.length).toBeGreaterThan(20)
+  const used = new Set(exprs.flatMap((e) => [...e.matchAll(/\b((?:gw|process)_[a-z_]+)/g)].map((m) => (m[1] as string).replace(/_(bucket|sum|count)$/, ''))))
+  const gw = await startTestGateway({}, { GW_METRICS: 'public' })
+  try {
+    const m = readExposition(await (await fetch(`${gw.url}/metrics`)).text())
+    for (const name of used) expect([name, m.families.has(name)]).toEqual([name, true])
+  } finally {
+    await gw.stop()
+  }
+})
+
+test('gw_event_loop_lag_seconds shows a blocked event loop', async () => {
+  const gw = await startTestGateway({}, { GW_METRICS: 'public' })
+  try {
+    await Bun.sleep(150)
+    const until = performance.now() + 300
+    while (performance.now() < until) {} // the gateway runs in this process: block its loop for 300 ms
+    await Bun.sleep(150)
+    const m = readExposition(await (await fetch(`${gw.url}/metrics`)).text())
+    expect(m.value('gw_event_loop_lag_seconds')).toBeGreaterThanOrEqual(0.2)
+  } finally {
+    await gw.stop()
+  }
+})
+
+test('gw_requests_in_flight counts a stream until its end, and one whose client left', async () => {
+  const openai = await startFake('openai')
+  const gw = await startTestGateway({ openai }, { GW_METRICS: 'public' })
+  const inFlight = async () => readExposition(await (await fetch(`${gw.url}/metrics`)).text()).value('gw_requests_in_flight')
+  try {
+    openai.enqueue({ kind: 'reply', text: 'a b c d e', chunks: 5, chunkDelayMs: 100 })
+    openai.enqueue({ kind: 'reply', text: 'a b c d e', chunks: 5, chunkDelayMs: 100 })
+    const finished = await gw.chat({ model: 'openai/gpt-4o-mini', messages: hello, stream: true })
+    const ac = new AbortController()
+    const abandoned = await gw.fetch('/v1/chat/completions', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'openai/gpt-4o-mini', messages: hello, stream: true }),
+      signal: ac.signal,
+    })
+    await (abandoned.body as ReadableStream<Uint8Array>).getReader().read()
+    expect(await inFlight()).toBe(2)
+    ac.abort()
+    await finished.text()
+    for (let i = 0; i < 100 && (await inFlight()) !== 0; i++) await Bun.sleep(20)
+    expect(await inFlight()).toBe(0)
+  } finally {
+    await gw.stop()
+    await openai.stop()
+  }
 })

@@ -95,7 +95,7 @@ test('an incoming traceparent is continued: SERVER span under it, one CLIENT spa
     'http.response.status_code': 500,
     'error.type': 'provider_error',
   })
-  expect(failed?.status.code).toBe(2)
+  expect(failed?.status).toEqual({ code: 2, message: 'provider_error' })
   expect(answered?.attributes).toMatchObject({ 'gen_ai.provider.name': 'mistral_ai', 'gen_ai.usage.output_tokens': 6, 'gw.attempt.outcome': 'ok' })
   expect(answered?.status.code).toBe(0)
 
@@ -142,6 +142,14 @@ test('refusals before any attempt (401, policy) have a SERVER span and no CLIENT
   expect(sent?.spanId).not.toBe(PARENT_ID)
   await Bun.sleep(100)
   expect(receiver.spans).toHaveLength(0)
+})
+
+test('the other API routes get a SERVER span named by method and route', async () => {
+  expect((await gw.fetch('/v1/models', { headers: { traceparent: `00-${TRACE_ID}-${PARENT_ID}-01` } })).status).toBe(200)
+  const [span] = await receiver.waitFor(1)
+  expect(span).toMatchObject({ name: 'GET /v1/models', kind: 2, traceId: TRACE_ID, parentSpanId: PARENT_ID })
+  expect(span?.attributes).toMatchObject({ 'http.request.method': 'GET', 'http.route': '/v1/models', 'http.response.status_code': 200, 'gw.org_id': 'default' })
+  expect(span?.attributes['gen_ai.operation.name']).toBeUndefined()
 })
 
 describe('other settings', () => {

@@ -3,7 +3,7 @@
 
 import { GatewayError } from '../../errors'
 import type { AuthedContext, ChatInput } from '../../pipeline/context'
-import { failureOutcome, type Outcome } from '../../pipeline/7-log'
+import { answeredOutcome, failureOutcome, type Outcome } from '../../pipeline/7-log'
 import { modelUnavailable } from '../../policy/model-access'
 import { countPromptTokens } from '../../policy/prompt-tokens'
 
@@ -17,9 +17,7 @@ export async function estimateCount(ctx: AuthedContext, input: ChatInput, record
   const body = { input_tokens: await countPromptTokens(input.body, { signal: ctx.signal }) }
   // Counting is free: the entry has no usage or cost, only the answer.
   record({
-    ...failureOutcome(200, '', ''),
-    errorCode: null,
-    errorMessage: null,
+    ...answeredOutcome(200),
     model: input.model.name,
     usage: { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 },
     usageEstimated: true,

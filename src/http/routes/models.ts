@@ -4,7 +4,7 @@
 import { Elysia } from 'elysia'
 import type { ResolvedModel } from '../../catalog/catalog'
 import { notFound } from '../../errors'
-import { authenticateRequest } from '../../pipeline'
+import { handleApiRequest } from '../../pipeline'
 import { parseModelRef } from '../../pipeline/chat-input'
 import type { AuthedContext, Deps } from '../../pipeline/context'
 import { modelUnavailable } from '../../policy/model-access'
@@ -29,19 +29,22 @@ function json(ctx: AuthedContext, body: unknown): Response {
 
 export const modelRoutes = (deps: Deps) =>
   new Elysia({ name: 'model-routes' })
-    .get('/v1/models', async ({ request }) => {
-      const ctx = await authenticateRequest(deps, contextFor(request, '/v1/models'))
-      const data = []
-      for (const provider of PROVIDER_IDS)
-        for (const m of deps.catalog.list(provider)) if (!modelUnavailable(ctx.org, m)) data.push(entry(m))
-      return json(ctx, { object: 'list', data })
-    })
-    .get('/v1/models/*', async ({ request, params }) => {
-      const ctx = await authenticateRequest(deps, contextFor(request, '/v1/models/{id}'))
-      // `provider/model`, sent as one encoded segment (the SDKs) or as two.
-      const id = decodeURIComponent(params['*'])
-      const ref = parseModelRef(id)
-      const m = deps.catalog.resolve(ref.provider, ref.id)
-      if (!m.known || modelUnavailable(ctx.org, ref)) throw notFound(`The model "${id.slice(0, 64)}" does not exist or is not available to this org`)
-      return json(ctx, entry(m))
-    })
+    .get('/v1/models', ({ request }) =>
+      handleApiRequest(deps, contextFor(request, '/v1/models'), async (authenticate) => {
+        const ctx = await authenticate()
+        const data = []
+        for (const provider of PROVIDER_IDS) for (const m of deps.catalog.list(provider)) if (!modelUnavailable(ctx.org, m)) data.push(entry(m))
+        return json(ctx, { object: 'list', data })
+      }),
+    )
+    .get('/v1/models/*', ({ request, params }) =>
+      handleApiRequest(deps, contextFor(request, '/v1/models/{id}'), async (authenticate) => {
+        const ctx = await authenticate()
+        // `provider/model`, sent as one encoded segment (the SDKs) or as two.
+        const id = decodeURIComponent(params['*'])
+        const ref = parseModelRef(id)
+        const m = deps.catalog.resolve(ref.provider, ref.id)
+        if (!m.known || modelUnavailable(ctx.org, ref)) throw notFound(`The model "${id.slice(0, 64)}" does not exist or is not available to this org`)
+        return json(ctx, entry(m))
+      }),
+    )
