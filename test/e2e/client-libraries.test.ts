@@ -8,7 +8,6 @@ import { ChatOpenAI } from '@langchain/openai'
 import { generateObject, generateText, stepCountIs, streamText, tool } from 'ai'
 import { expect, test } from 'bun:test'
 import { z } from 'zod'
-import type { FakeProvider } from '../fakes/upstream'
 import { useAllProviders } from '../helpers/all-providers'
 import type { TestGateway } from '../helpers/gateway'
 

@@ -4,7 +4,6 @@
 
 import Anthropic from '@anthropic-ai/sdk'
 import { expect, test } from 'bun:test'
-import type { FakeProvider } from '../fakes/upstream'
 import { useAllProviders } from '../helpers/all-providers'
 import type { TestGateway } from '../helpers/gateway'
 

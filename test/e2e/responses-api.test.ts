@@ -4,7 +4,6 @@
 
 import { expect, test } from 'bun:test'
 import OpenAI from 'openai'
-import type { FakeProvider } from '../fakes/upstream'
 import { useAllProviders } from '../helpers/all-providers'
 import { startTestGateway, type TestGateway } from '../helpers/gateway'
 

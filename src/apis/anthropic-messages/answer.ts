@@ -17,7 +17,7 @@ const STOP_REASON: Record<FinishReason, string> = {
 }
 
 /** Anthropic counts cache reads and writes apart from `input_tokens`. */
-export function anthropicUsage(u: Usage): Record<string, number> {
+function anthropicUsage(u: Usage): Record<string, number> {
   const read = u.prompt_tokens_details?.cached_tokens ?? 0
   const write = u.prompt_tokens_details?.cache_write_tokens ?? 0
   return {
@@ -56,7 +56,7 @@ function translatedMessage(c: UpstreamCompletion, usage: Usage, requestId: strin
 }
 
 /** Anthropic's error `type` for an HTTP status. */
-export function anthropicErrorType(status: number): string {
+function anthropicErrorType(status: number): string {
   if (status === 401) return 'authentication_error'
   if (status === 403) return 'permission_error'
   if (status === 404) return 'not_found_error'

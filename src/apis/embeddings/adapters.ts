@@ -25,7 +25,7 @@ function answer(body: Record<string, unknown>, usage: Usage | undefined): Upstre
 const usageOf = (prompt: number): Usage => ({ prompt_tokens: prompt, completion_tokens: 0, total_tokens: prompt })
 
 /** Float vector → base64 of its little-endian float32 bytes (what OpenAI sends for encoding_format base64). */
-export function toBase64(values: number[]): string {
+function toBase64(values: number[]): string {
   return Buffer.from(new Float32Array(values).buffer).toString('base64')
 }
 

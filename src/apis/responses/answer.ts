@@ -14,17 +14,17 @@ type Obj = Record<string, unknown>
 export const GW_RESPONSE_PREFIX = 'resp_gw'
 export const responseId = (requestId: string) => `${GW_RESPONSE_PREFIX}${requestId.replaceAll('-', '')}`
 
-export const isGwResponse = (id: string) => requestIdOf(id) !== undefined
+export const isGwResponse = (id: string) => requestIdOfResponse(id) !== undefined
 
 /** The request id behind a gw response id, or undefined when the id is not gw's. */
-export function requestIdOf(id: string): string | undefined {
+export function requestIdOfResponse(id: string): string | undefined {
   const m = /^resp_gw([0-9a-f]{32})$/.exec(id)
   if (!m?.[1]) return undefined
   const h = m[1]
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`
 }
 
-export function responsesUsage(u: Usage): Obj {
+function responsesUsage(u: Usage): Obj {
   return {
     input_tokens: u.prompt_tokens,
     input_tokens_details: { cached_tokens: u.prompt_tokens_details?.cached_tokens ?? 0 },

@@ -5,7 +5,7 @@ import { badRequest } from '../../errors'
 import type { AuthedContext, Deps } from '../../pipeline/context'
 import type { ChatMessage } from '../../providers/openai-types'
 import { isRecord } from '../../providers/upstream-errors'
-import { requestIdOf } from './answer'
+import { requestIdOfResponse } from './answer'
 import { toChatMessages } from './request'
 
 /** How many earlier responses a chain of previous_response_id may reach back through. */
@@ -17,7 +17,7 @@ const refuse = (id: string, why: string) =>
 /** The turns before the current input: each earlier request's input, then that response's output. */
 export async function previousTurns(deps: Deps, ctx: AuthedContext, id: string, depth = 0): Promise<ChatMessage[]> {
   if (depth >= MAX_DEPTH) throw refuse(id, `the conversation is longer than ${MAX_DEPTH} responses`)
-  const requestId = requestIdOf(id)
+  const requestId = requestIdOfResponse(id)
   if (!requestId) throw refuse(id, 'it is not a response gw answered (OpenAI keeps its own; use an openai/ model)')
   const orgId = ctx.identity.orgId
   const entry = deps.logs.pendingEntry(orgId, requestId) ?? (await deps.store.logs.getLog(orgId, requestId))

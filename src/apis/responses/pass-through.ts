@@ -15,7 +15,7 @@ const num = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? v : 0
 const str = (v: unknown) => (typeof v === 'string' ? v : '')
 
 /** Responses usage → gw's usage. */
-export function usageFromResponses(u: unknown): Usage | undefined {
+function usageFromResponses(u: unknown): Usage | undefined {
   if (!isRecord(u)) return undefined
   const prompt = num(u.input_tokens)
   const completion = num(u.output_tokens)

@@ -14,7 +14,7 @@ import { contextFor } from '../request-context'
 const CHAT_ENDPOINTS = ['/v1/chat/completions', '/v1/messages', '/v1/responses']
 
 /** The endpoints a model serves: chat models all three chat APIs, embeddings models /v1/embeddings (never Anthropic). */
-export function endpointsOf(m: ResolvedModel): string[] {
+function endpointsOf(m: ResolvedModel): string[] {
   if (m.info.kind === 'embeddings') return m.provider === 'anthropic' ? [] : ['/v1/embeddings']
   return CHAT_ENDPOINTS
 }
