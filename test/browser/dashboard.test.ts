@@ -273,6 +273,14 @@ t('the org switcher shows another org’s data', async () => {
   await page.getByText('No service keys yet').waitFor()
   await page.getByLabel('Org').selectOption('default')
   await page.getByRole('row').filter({ hasText: 'from-the-browser' }).waitFor()
+  // Keyboard: "g" then a page's letter moves there.
+  await page.locator('body').click({ position: { x: 5, y: 300 } })
+  await page.keyboard.press('g')
+  await page.keyboard.press('l')
+  await page.getByRole('heading', { name: 'Logs' }).waitFor()
+  await page.keyboard.press('g')
+  await page.keyboard.press('r')
+  await page.getByRole('heading', { name: 'Prompts' }).waitFor()
 }, 30_000)
 
 t('signing out ends the session, in the browser and on the server', async () => {
