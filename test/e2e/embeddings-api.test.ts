@@ -82,7 +82,7 @@ test('Anthropic has no embeddings: 400; bad bodies are 400s naming the field', a
   expect(await res.json()).toMatchObject({ error: true, code: 'gateway_error' })
   expect(fakes.anthropic.requests).toHaveLength(0)
 
-  for (const body of [{ model: 'openai/text-embedding-3-small' }, { model: 'openai/x', input: [] }, { model: 'openai/x', input: 'a', encoding_format: 'hex' }, { input: 'a' }]) {
+  for (const body of [{ model: 'openai/text-embedding-3-small' }, { model: 'openai/x', input: [] }, { model: 'openai/x', input: 'a', encoding_format: 'hex' }, { input: 'a' }, { model: 'google/gemini-embedding-001', input: 'a', dimensions: 1e9 }]) {
     const r = await post(body)
     expect(r.status).toBe(400)
   }

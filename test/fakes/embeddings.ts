@@ -9,6 +9,11 @@ import type { NativeReply } from './types.ts'
 
 /** Default vector length (the real models give 256 to 3072). */
 export const FAKE_DIMENSIONS = 8
+/** The most numbers a fake vector may have, as the real models refuse more than they give. */
+const MAX_DIMENSIONS = 3072
+
+/** A requested vector length the real APIs refuse (not a whole number from 1 to 3072), else undefined. */
+const badDimensions = (v: unknown) => v !== undefined && !(Number.isInteger(v) && (v as number) >= 1 && (v as number) <= MAX_DIMENSIONS)
 
 /** The fake's vector for a text: the same text always gives the same numbers. */
 export function fakeVector(text: string, dimensions = FAKE_DIMENSIONS): number[] {
@@ -36,6 +41,7 @@ export function openaiEmbeddings(body: unknown): NativeReply {
   if (!list) return openaiError(400, "'input' : input must be a string or an array of strings", 'invalid_request_error', 'input')
   if (body.encoding_format !== undefined && body.encoding_format !== 'float' && body.encoding_format !== 'base64')
     return openaiError(400, `'${body.encoding_format}' is not one of ['float', 'base64'] - 'encoding_format'`, 'invalid_request_error', 'encoding_format')
+  if (badDimensions(body.dimensions)) return openaiError(400, 'This model does not support specifying dimensions.', 'invalid_request_error', 'dimensions')
   const dims = typeof body.dimensions === 'number' ? body.dimensions : FAKE_DIMENSIONS
   const tokens = list.reduce((n, t) => n + countWords(t), 0)
   return jsonReply(200, {
@@ -61,6 +67,8 @@ export function mistralEmbeddings(body: unknown): NativeReply {
   const list = texts(body.input)
   if (typeof body.model !== 'string' || !list)
     return mistralError(422, { detail: [{ type: 'missing', loc: ['body', 'input'], msg: 'Field required', input: body }] }, 'invalid_request_error')
+  if (badDimensions(body.output_dimension))
+    return mistralError(422, { detail: [{ type: 'less_than_equal', loc: ['body', 'output_dimension'], msg: `Input should be less than or equal to ${MAX_DIMENSIONS}`, input: body.output_dimension }] }, 'invalid_request_error')
   const dims = typeof body.output_dimension === 'number' ? body.output_dimension : FAKE_DIMENSIONS
   const tokens = list.reduce((n, t) => n + countWords(t), 0)
   return jsonReply(200, {
@@ -87,6 +95,7 @@ export function googleEmbeddings(model: string, body: unknown): NativeReply {
       return googleError(400, `Model "${String(r.model)}" in requests[${i}] does not match the request's model "models/${model}".`)
     const parts = isObj(r.content) && Array.isArray(r.content.parts) ? r.content.parts : []
     const text = parts.map((p) => (isObj(p) && typeof p.text === 'string' ? p.text : '')).join('')
+    if (badDimensions(r.outputDimensionality)) return googleError(400, `* BatchEmbedContentsRequest.requests[${i}].output_dimensionality: must be between 1 and ${MAX_DIMENSIONS}\n`)
     const dims = typeof r.outputDimensionality === 'number' ? r.outputDimensionality : FAKE_DIMENSIONS
     out.push({ values: fakeVector(text, dims) })
   }

@@ -17,7 +17,8 @@ const EmbeddingsBody = t.Object(
       t.Array(t.Array(t.Integer({ minimum: 0 }), { minItems: 1 }), { minItems: 1, maxItems: 2048 }),
     ]),
     encoding_format: t.Optional(t.Union([t.Literal('float'), t.Literal('base64')])),
-    dimensions: t.Optional(t.Integer({ minimum: 1 })),
+    // The largest vectors any provider gives are 3,072 numbers; a huge value is a mistake, not a request.
+    dimensions: t.Optional(t.Integer({ minimum: 1, maximum: 16_384 })),
     user: t.Optional(t.String({ maxLength: 256 })),
   },
   { additionalProperties: true },
