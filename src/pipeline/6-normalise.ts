@@ -13,6 +13,8 @@ import type { AuthedContext, Deps } from './context'
 import type { Outcome } from './7-log'
 import { checkStructuredOutput } from './structured-output'
 
+const utf8 = new TextEncoder()
+
 /** What every shape knows about the answer it writes. */
 export interface AnswerInfo {
   requestId: string
@@ -206,7 +208,6 @@ export function streamAnswer(deps: Deps, ctx: AuthedContext, d: Dispatched, fini
   const { attempt } = d.answer
   let pending: StreamPart[] | null = d.answer.head
   const encoder = shape.stream(answerInfo(deps, ctx, d))
-  const bytes = new TextEncoder()
   let usage: Usage | undefined
   let ended = false
   let closed = false
@@ -240,7 +241,7 @@ export function streamAnswer(deps: Deps, ctx: AuthedContext, d: Dispatched, fini
   }
   const transcript: Transcript = { content: '', toolCalls: [], finish: null }
   const write = (controller: ReadableStreamDefaultController<Uint8Array>, text: string) => {
-    if (text) controller.enqueue(bytes.encode(text))
+    if (text) controller.enqueue(utf8.encode(text))
     return text !== ''
   }
 
