@@ -53,7 +53,7 @@ export function entry(i: number, createdAt: number): LogEntry {
 }
 
 export function openBenchStore(path: string): Store {
-  return createSqliteStore(path, new SecretBox('gw-bench-secret'))
+  return createSqliteStore(path, new SecretBox('gw-bench-secret-0123456789abcdef0123'))
 }
 
 /** Entries per second the writer sustains: `n` entries queued as fast as they come, until all are on disk. */

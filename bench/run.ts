@@ -5,7 +5,7 @@ import { $ } from 'bun'
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { closedLoop, closedLoopFor, ensureWrk, fixedRate, type Percentiles, percentiles, sequential, type Target, wrk } from './load'
+import { closedLoop, closedLoopFor, ensureWrk, fixedRate, freePort, type Percentiles, percentiles, sequential, type Target, wrk } from './load'
 import { seed, writerRate } from './log-store'
 import { observabilityCosts } from './observability'
 import { markdown, type Results } from './report'
@@ -64,13 +64,14 @@ async function waitHealthy(url: string, timeoutMs = 15_000): Promise<number> {
 let gwSeq = 0
 /** Starts the compiled gw on CPU 0 with auth, a rate-limit policy and full request logging. */
 async function startGw(upstream: string, extra: Record<string, string> = {}) {
-  const port = 18_700 + (gwSeq++ % 50)
+  const port = freePort()
+  gwSeq++
   const env = {
     PATH: process.env.PATH ?? '',
     BUN_CONFIG_MAX_HTTP_REQUESTS: '4096',
     GW_PORT: String(port),
     GW_DB: join(work, `gw-${gwSeq}.db`),
-    GW_SECRET: 'gw-bench-secret',
+    GW_SECRET: 'gw-bench-secret-0123456789abcdef0123',
     GW_ADMIN_TOKEN: ADMIN,
     GW_SERVICE_KEY: KEY,
     GW_LOG_BODIES: 'true',
@@ -375,7 +376,7 @@ async function main() {
   const starts: number[] = []
   for (let i = 0; i < 10; i++) {
     const dir = mkdtempSync(join(work, 'start-'))
-    const port = 18_690
+    const port = freePort()
     const t0 = performance.now()
     const p = Bun.spawn([binary, 'serve'], { env: { PATH: process.env.PATH ?? '', GW_PORT: String(port), GW_DB: join(dir, 'gw.db') }, stdout: 'ignore', stderr: 'ignore' })
     await waitHealthy(`http://127.0.0.1:${port}`)

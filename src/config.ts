@@ -9,6 +9,8 @@ import type { ProviderId } from './providers/provider-id'
 export interface Config {
   host: string
   port: number
+  /** A listener of its own for /admin, /metrics (and the dashboard): the public one then serves only the client API. */
+  adminListener: { host: string; port: number } | undefined
   dbPath: string
   adminToken: string | undefined
   /** Raw GW_SECRET; when unset a secret file beside the database is used. */
@@ -67,7 +69,7 @@ export type Env = Record<string, string | undefined>
 
 export const DEFAULT_PROMPTS_DIR = './prompts'
 /** An operator-chosen GW_SERVICE_KEY must be at least this long. */
-export const MIN_SERVICE_KEY_CHARS = 32
+const MIN_SERVICE_KEY_CHARS = 32
 
 /** CLI flag → env variable it overrides. */
 const FLAGS: Record<string, string> = {
@@ -75,6 +77,8 @@ const FLAGS: Record<string, string> = {
   port: 'GW_PORT',
   db: 'GW_DB',
   'admin-token': 'GW_ADMIN_TOKEN',
+  'admin-host': 'GW_ADMIN_HOST',
+  'admin-port': 'GW_ADMIN_PORT',
   'prompts-dir': 'GW_PROMPTS_DIR',
   catalog: 'GW_CATALOG',
   config: 'GW_CONFIG',
@@ -188,6 +192,8 @@ export function loadConfig(env: Env): Config {
   const envServiceKey = opt('GW_SERVICE_KEY')
   if (envServiceKey !== undefined && envServiceKey.length < MIN_SERVICE_KEY_CHARS)
     problems.push(`GW_SERVICE_KEY must be at least ${MIN_SERVICE_KEY_CHARS} characters (gw's own keys have 50)`)
+  if (opt('GW_ADMIN_HOST') !== undefined && opt('GW_ADMIN_PORT') === undefined)
+    problems.push('GW_ADMIN_HOST needs GW_ADMIN_PORT (the admin listener is separate only when it has a port)')
   const secret = opt('GW_SECRET')
   if (secret !== undefined && secret.length < MIN_SECRET_CHARS)
     problems.push(`GW_SECRET must be at least ${MIN_SECRET_CHARS} characters (it derives the key that encrypts provider keys)`)
@@ -195,6 +201,10 @@ export function loadConfig(env: Env): Config {
   const config: Config = {
     host: str('GW_HOST', '127.0.0.1'),
     port: int('GW_PORT', 8787, 0, 65535),
+    adminListener:
+      opt('GW_ADMIN_PORT') === undefined
+        ? undefined
+        : { host: str('GW_ADMIN_HOST', '127.0.0.1'), port: int('GW_ADMIN_PORT', 0, 0, 65535) },
     dbPath: str('GW_DB', './data/gw.db'),
     adminToken,
     secret,

@@ -1,5 +1,5 @@
 // Pass-through helpers: the client's body with only `model` swapped, and a stream translator that
-// relays every upstream event as it came (a `raw` part) while the provider's own translator still
+// relays every upstream event as it came (a `relay` part) while the provider's own translator still
 // reads it for usage, the first-byte commit and the log.
 
 import type { StreamPart, StreamTranslator } from '../providers/adapter'
@@ -15,7 +15,7 @@ export class RawRelay implements StreamTranslator {
   constructor(private readonly inner: StreamTranslator) {}
 
   push(ev: SseEvent): StreamPart[] {
-    return [{ type: 'raw', event: ev.event, text: encodeEvent(ev) }, ...this.inner.push(ev)]
+    return [{ type: 'relay', event: ev.event, text: encodeEvent(ev) }, ...this.inner.push(ev)]
   }
 
   end(): StreamPart[] {

@@ -107,7 +107,8 @@ export async function readJsonBody(
   } catch (err) {
     throw malformed(request, err)
   }
-  if (nestsDeeperThan(value, MAX_JSON_DEPTH))
+  // Nesting deeper than the limit takes two characters per level: a shorter text cannot (most bodies).
+  if (text.length > 2 * MAX_JSON_DEPTH && nestsDeeperThan(value, MAX_JSON_DEPTH))
     throw badRequest(`Request body nests arrays/objects more than ${MAX_JSON_DEPTH} levels deep`)
   return { value, text, bytes: buf.byteLength }
 }

@@ -59,6 +59,8 @@ export class AttemptSpan {
       'gen_ai.request.model': f.target.model.id,
       'gw.attempt.outcome': f.record.outcome,
     }
+    // The provider key's name (never the key).
+    if (f.record.key) a['gw.provider_key'] = f.record.key
     const b = f.body
     if (typeof b.temperature === 'number') a['gen_ai.request.temperature'] = b.temperature
     const max = b.max_completion_tokens ?? b.max_tokens

@@ -29,11 +29,16 @@ export interface AnswerInfo {
 
 /** Writes one stream in an endpoint's format; each method returns the SSE text to send ('' = nothing yet). */
 export interface StreamEncoder {
-  /** The upstream's answer id, when it gives one. */
-  meta(id: string): void
+  /** The upstream's answer id and creation time, when it gives them. */
+  meta(id: string | undefined, created: number | undefined): void
   choices(choices: ChunkChoice[]): string
+  /**
+   * An OpenAI chat chunk passed on unread (a `raw` part): only the chat shape writes it as it is; for
+   * the others stage 6 reads it into choices first.
+   */
+  chunk?(json: string): string
   /** An upstream event relayed as it came (pass-through). */
-  raw(part: Extract<StreamPart, { type: 'raw' }>): string
+  relay(part: Extract<StreamPart, { type: 'relay' }>): string
   /** The answer is complete: the closing events, with the usage the upstream reported (or estimated) and its cost. */
   end(usage: Usage, cost: number | null, finish: FinishReason | null): string
   /** The stream failed after its first byte: the endpoint's error event, then its end. */
@@ -68,19 +73,21 @@ export function chatShape(includeUsage: boolean): AnswerShape {
     },
     stream(info) {
       let id = `chatcmpl-${info.requestId}`
+      let created = info.created
       /** The chunk with the finish_reason, held back to carry the usage (without include_usage). */
       let finishing: ChunkChoice[] | undefined
       const chunk = (choices: ChunkChoice[], extra?: { usage: Usage }): ChatChunk => ({
         id,
         object: 'chat.completion.chunk',
-        created: info.created,
+        created,
         model: info.model,
         choices,
         ...extra,
       })
       return {
-        meta(upstreamId) {
-          id = upstreamId
+        meta(upstreamId, upstreamCreated) {
+          if (upstreamId) id = upstreamId
+          if (upstreamCreated) created = upstreamCreated
         },
         choices(choices) {
           if (!choices.some((c) => c.finish_reason !== null)) return sseData(chunk(choices))
@@ -88,7 +95,8 @@ export function chatShape(includeUsage: boolean): AnswerShape {
           finishing = finishing ? [...finishing, ...choices] : choices
           return ''
         },
-        raw: () => '',
+        chunk: (json) => `data: ${json}\n\n`,
+        relay: () => '',
         end(reported, cost) {
           const usage = { ...reported, cost_usd: cost }
           const last = finishing ?? [{ index: 0, delta: {}, finish_reason: 'stop' as const }]
@@ -172,7 +180,7 @@ export function jsonAnswer(deps: Deps, ctx: AuthedContext, d: Dispatched, finish
     usageEstimated: !c.usage,
     costUsd: cost,
     responseBody: body,
-    responseBytes: json.length,
+    responseText: json,
   })
   return new Response(json, {
     status: 200,
@@ -185,9 +193,21 @@ interface Transcript {
   content: string
   toolCalls: ToolCall[]
   finish: FinishReason | null
+  /** Raw chunks passed on unread (plain text of choice 0), read in order when the text is needed. */
+  unread: string[]
+}
+
+/** Appends the text of the raw chunks passed on so far: one JSON.parse each, after they were sent. */
+function readRaw(t: Transcript): void {
+  for (const json of t.unread) {
+    const chunk = JSON.parse(json) as { choices: { delta: { content: string } }[] }
+    t.content += chunk.choices[0]?.delta.content ?? ''
+  }
+  t.unread.length = 0
 }
 
 function noteChoices(t: Transcript, choices: ChunkChoice[]): void {
+  if (t.unread.length) readRaw(t)
   for (const c of choices) {
     if (c.index !== 0) continue
     if (c.delta.content) t.content += c.delta.content
@@ -200,6 +220,11 @@ function noteChoices(t: Transcript, choices: ChunkChoice[]): void {
     }
     if (c.finish_reason) t.finish = c.finish_reason
   }
+}
+
+/** The choices of an OpenAI chat chunk passed on unread, for shapes that do not write it as it is. */
+function chunkChoices(json: string): ChunkChoice[] {
+  return (JSON.parse(json) as { choices: ChunkChoice[] }).choices
 }
 
 /** The SSE answer, written by the endpoint's stream encoder. */
@@ -239,7 +264,7 @@ export function streamAnswer(deps: Deps, ctx: AuthedContext, d: Dispatched, fini
     waitingSince = performance.now()
     readTimer ??= setTimeout(checkReader, readTimeoutMs)
   }
-  const transcript: Transcript = { content: '', toolCalls: [], finish: null }
+  const transcript: Transcript = { content: '', toolCalls: [], finish: null, unread: [] }
   const write = (controller: ReadableStreamDefaultController<Uint8Array>, text: string) => {
     if (text) controller.enqueue(utf8.encode(text))
     return text !== ''
@@ -249,6 +274,7 @@ export function streamAnswer(deps: Deps, ctx: AuthedContext, d: Dispatched, fini
   let final: { usage: Usage; cost: number | null } | undefined
   const settle = () => {
     if (!final) {
+      readRaw(transcript)
       const u = usage ?? estimateUsage(d, transcript.content)
       final = { usage: u, cost: costOf(d, u) }
     }
@@ -259,6 +285,7 @@ export function streamAnswer(deps: Deps, ctx: AuthedContext, d: Dispatched, fini
   const done = (failure?: UpstreamFailure, clientLeft?: string) => {
     if (closed) return
     closed = true
+    readRaw(transcript)
     clearTimeout(readTimer)
     deps.openStreams.delete(terminate)
     attempt.close()
@@ -306,14 +333,26 @@ export function streamAnswer(deps: Deps, ctx: AuthedContext, d: Dispatched, fini
           for (const p of parts) {
             switch (p.type) {
               case 'meta':
-                if (p.id) encoder.meta(p.id)
+                encoder.meta(p.id, p.created)
+                break
+              case 'raw':
+                if (encoder.chunk) {
+                  transcript.unread.push(p.json)
+                  if (write(controller, encoder.chunk(p.json))) wrote = true
+                  break
+                }
+                {
+                  const choices = chunkChoices(p.json)
+                  noteChoices(transcript, choices)
+                  if (write(controller, encoder.choices(choices))) wrote = true
+                }
                 break
               case 'choices':
                 noteChoices(transcript, p.choices)
                 if (write(controller, encoder.choices(p.choices))) wrote = true
                 break
-              case 'raw':
-                if (write(controller, encoder.raw(p))) wrote = true
+              case 'relay':
+                if (write(controller, encoder.relay(p))) wrote = true
                 break
               case 'usage':
                 usage = p.usage

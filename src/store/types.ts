@@ -17,9 +17,9 @@ export interface Policy {
   requiredMetadata?: string[]
   /** Per-org override of GW_UPSTREAM_TIMEOUT_MS. */
   upstreamTimeoutMs?: number
-  /** Streams the org may have open at once (default 1,000). */
+  /** Streams the org may have open at once (default 4,096). */
   maxConcurrentStreams?: number
-  /** Streams one service key or token subject may have open at once (default 200). */
+  /** Streams one service key or token subject may have open at once (default 1,024). */
   maxConcurrentStreamsPerKey?: number
   /** Spending limits (PRODUCT §11). */
   budgets?: Budget[]

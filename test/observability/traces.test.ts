@@ -96,7 +96,7 @@ test('an incoming traceparent is continued: SERVER span under it, one CLIENT spa
     'error.type': 'provider_error',
   })
   expect(failed?.status).toEqual({ code: 2, message: 'provider_error' })
-  expect(answered?.attributes).toMatchObject({ 'gen_ai.provider.name': 'mistral_ai', 'gen_ai.usage.output_tokens': 6, 'gw.attempt.outcome': 'ok' })
+  expect(answered?.attributes).toMatchObject({ 'gen_ai.provider.name': 'mistral_ai', 'gen_ai.usage.output_tokens': 6, 'gw.attempt.outcome': 'ok', 'gw.provider_key': 'default' })
   expect(answered?.status.code).toBe(0)
 
   // Each provider received a traceparent in the same trace naming its own attempt span.

@@ -75,7 +75,7 @@ export function anthropicErrorBody(status: number, code: string, message: string
 class MessagesStream implements StreamEncoder {
   private started = false
   /** Upstream events are being relayed as they came (Anthropic answered). */
-  private relay = false
+  private relaying = false
   private upstreamError = false
   private block = -1
   private blockType: 'text' | 'tool_use' | null = null
@@ -87,14 +87,14 @@ class MessagesStream implements StreamEncoder {
 
   meta(): void {}
 
-  raw(p: { event: string | undefined; text: string }): string {
-    this.relay = true
+  relay(p: { event: string | undefined; text: string }): string {
+    this.relaying = true
     if (p.event === 'error') this.upstreamError = true
     return p.text
   }
 
   choices(choices: Parameters<StreamEncoder['choices']>[0]): string {
-    if (this.relay) return ''
+    if (this.relaying) return ''
     let out = this.start()
     for (const c of choices) {
       if (c.index !== 0) continue
@@ -119,7 +119,7 @@ class MessagesStream implements StreamEncoder {
   }
 
   end(usage: Usage, _cost: number | null, finish: FinishReason | null): string {
-    if (this.relay) return ''
+    if (this.relaying) return ''
     const stop_reason = this.stopReason ?? STOP_REASON[finish ?? 'stop']
     return (
       this.start() +

@@ -96,7 +96,7 @@ function translatedResponse(b: ResponsesBodyT, c: UpstreamCompletion, usage: Usa
 class ResponsesStream implements StreamEncoder {
   private seq = 0
   private started = false
-  private relay = false
+  private relaying = false
   private upstreamError = false
   private readonly output: Obj[] = []
   /** The item being written: a message (text) or a function call. */
@@ -113,14 +113,14 @@ class ResponsesStream implements StreamEncoder {
 
   meta(): void {}
 
-  raw(p: { event: string | undefined; text: string }): string {
-    this.relay = true
+  relay(p: { event: string | undefined; text: string }): string {
+    this.relaying = true
     if (p.event === 'error' || p.event === 'response.failed') this.upstreamError = true
     return p.text
   }
 
   choices(choices: ChunkChoice[]): string {
-    if (this.relay) return ''
+    if (this.relaying) return ''
     let out = this.start()
     for (const c of choices) {
       if (c.index !== 0) continue
@@ -146,7 +146,7 @@ class ResponsesStream implements StreamEncoder {
   }
 
   end(usage: Usage, _cost: number | null, finish: FinishReason | null): string {
-    if (this.relay) return ''
+    if (this.relaying) return ''
     const out = this.start() + this.closeItem()
     const response = responseObject(this.body, this.info, 'completed', this.output, usage, this.finish ?? finish)
     return out + this.event(response.status === 'incomplete' ? 'response.incomplete' : 'response.completed', { response })

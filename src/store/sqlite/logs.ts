@@ -1,6 +1,7 @@
 // SQLite storage of request log entries: batched inserts, lookup by id, filtered pages newest first.
 
 import type { Database, SQLQueryBindings } from 'bun:sqlite'
+import { jsonText } from '../json-text'
 import type { LogEntry, LogQuery, LogStats, LogStatsQuery, LogStore, SpendQuery } from '../types'
 import { statsReport } from './log-reports'
 import { dimensionOf, MAX_METADATA_VALUES, OTHER_VALUE, rollup, type UsageQuery, type UsageRow } from '../usage-rollup'
@@ -92,8 +93,8 @@ export class SqliteLogStore implements LogStore {
         if (e.requestBody !== undefined || e.responseBody !== undefined)
           bodies.run(
             e.requestId,
-            e.requestBody === undefined ? null : JSON.stringify(e.requestBody),
-            e.responseBody === undefined ? null : JSON.stringify(e.responseBody),
+            e.requestBody === undefined ? null : jsonText(e.requestBody),
+            e.responseBody === undefined ? null : jsonText(e.responseBody),
           )
       }
       for (const c of rollup(written)) {
