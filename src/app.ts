@@ -11,6 +11,9 @@ import { adminRoutes } from './http/routes/admin'
 import { chatRoutes } from './http/routes/chat'
 import { healthRoutes } from './http/routes/health'
 import { logRoutes } from './http/routes/logs'
+import { embeddingsRoutes } from './http/routes/embeddings'
+import { messagesRoutes } from './http/routes/messages'
+import { responsesRoutes } from './http/routes/responses'
 import { metricsRoutes } from './http/routes/metrics'
 import { modelRoutes } from './http/routes/models'
 import { promptRoutes } from './http/routes/prompts'
@@ -55,6 +58,9 @@ export function createApp(deps: Deps, admin = new AdminService(deps.store, (org)
     .use(healthRoutes(deps))
     .use(metrics ? metricsRoutes(deps) : off())
     .use(clients ? chatRoutes(deps) : off())
+    .use(clients ? messagesRoutes(deps) : off())
+    .use(clients ? embeddingsRoutes(deps) : off())
+    .use(clients ? responsesRoutes(deps) : off())
     .use(clients ? promptRoutes(deps) : off())
     .use(clients ? modelRoutes(deps) : off())
     .use(clients ? logRoutes(deps) : off())
