@@ -53,7 +53,7 @@ export function entry(i: number, createdAt: number): LogEntry {
 }
 
 /** GW_SECRET of every gw the benchmarks start (gw takes 32 characters or more). */
-export const BENCH_SECRET = 'gw-bench-secret-0123456789abcdefghij'
+export const BENCH_SECRET = 'gw-bench-secret-0123456789abcdef0123'
 
 export function openBenchStore(path: string): Store {
   return createSqliteStore(path, new SecretBox(BENCH_SECRET))

@@ -108,6 +108,12 @@ export function markdown(r: Results): string {
     const limit = 2 * s.floor.cpuUsPerRequest
     out.push(row([`CPU per request ≤ 2× the floor's (${s.scenario})`, `${s.gw.cpuUsPerRequest} µs (floor ${s.floor.cpuUsPerRequest} µs)`, judged(s.gw.cpuUsPerRequest, limit, 'µs')]))
   }
+  for (const kind of ['json', 'stream']) {
+    const relay = r.maxThroughput?.[`gw messages passthrough ${kind}`]
+    const chat = r.maxThroughput?.[`gw openai ${kind}`]
+    if (relay && chat)
+      out.push(row([`/v1/messages to Anthropic: CPU per request ≤ chat completions to OpenAI (${kind})`, `${relay.cpuUsPerRequest} µs vs ${chat.cpuUsPerRequest} µs`, judged(relay.cpuUsPerRequest, chat.cpuUsPerRequest, 'µs')]))
+  }
   for (const [s, u] of Object.entries(r.unloaded)) {
     out.push(row([`unloaded added p50 ≤ 0.25 ms (${s})`, ms(u.gwAddedMs.p50), judged(u.gwAddedMs.p50, 0.25, 'ms')]))
     out.push(row([`unloaded added p99 ≤ 1 ms (${s})`, ms(u.gwAddedMs.p99), judged(u.gwAddedMs.p99, 1, 'ms')]))

@@ -133,17 +133,35 @@ const scenarios = {
     native: { model: 'claude-haiku-4-5', messages: question, max_tokens: 64, stream: true },
     gw: 'anthropic/claude-haiku-4-5',
   },
+  // Anthropic Messages in, relayed to Anthropic (PRODUCT §12): to set against 'openai json/stream'.
+  'messages passthrough json': {
+    path: '/v1/messages',
+    native: { model: 'claude-haiku-4-5', messages: question, max_tokens: 64 },
+    gw: 'anthropic/claude-haiku-4-5',
+    gwPath: '/v1/messages',
+  },
+  'messages passthrough stream': {
+    path: '/v1/messages',
+    native: { model: 'claude-haiku-4-5', messages: question, max_tokens: 64, stream: true },
+    gw: 'anthropic/claude-haiku-4-5',
+    gwPath: '/v1/messages',
+  },
 } as const
 type Scenario = keyof typeof scenarios
 
 function targets(s: Scenario, direct: string, floor: string, gw: string): Record<'direct' | 'floor' | 'gw', Target> {
   const sc = scenarios[s]
   const stream = 'stream' in sc.native
-  const gwBody = { model: sc.gw, messages: question, max_tokens: 64, metadata: { bench: 'yes', scenario: s }, ...(stream ? { stream: true } : {}) }
+  const metadata = { bench: 'yes', scenario: s }
+  // The Messages API carries gw metadata in a header (its body's metadata is Anthropic's).
+  const gwTarget: Target =
+    'gwPath' in sc
+      ? { url: `${gw}${sc.gwPath}`, headers: { authorization: `GwKey ${KEY}`, 'x-gw-metadata': JSON.stringify(metadata) }, body: JSON.stringify({ ...sc.native, model: sc.gw }) }
+      : { url: `${gw}/v1/chat/completions`, headers: { authorization: `GwKey ${KEY}` }, body: JSON.stringify({ model: sc.gw, messages: question, max_tokens: 64, metadata, ...(stream ? { stream: true } : {}) }) }
   return {
     direct: { url: `${direct}${sc.path}`, headers: {}, body: JSON.stringify(sc.native) },
     floor: { url: `${floor}${sc.path}`, headers: {}, body: JSON.stringify(sc.native) },
-    gw: { url: `${gw}/v1/chat/completions`, headers: { authorization: `GwKey ${KEY}` }, body: JSON.stringify(gwBody) },
+    gw: gwTarget,
   }
 }
 

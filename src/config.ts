@@ -1,5 +1,6 @@
 // Reads gw's configuration from the environment (PRODUCT §2), with CLI flags overriding, and validates it.
 
+import { dirname, join } from 'node:path'
 import { secretArg } from './cli/args'
 import { MIN_SECRET_CHARS } from './crypto/secret-box'
 import type { ErrorShape } from './errors'
@@ -9,6 +10,8 @@ import type { ProviderId } from './providers/provider-id'
 export interface Config {
   host: string
   port: number
+  /** A listener of its own for /admin, /metrics (and the dashboard): the public one then serves only the client API. */
+  adminListener: { host: string; port: number } | undefined
   dbPath: string
   adminToken: string | undefined
   /** Raw GW_SECRET; when unset a secret file beside the database is used. */
@@ -36,6 +39,16 @@ export interface Config {
   /** Provider keys of the `default` org, from OPENAI_API_KEY etc. */
   envProviderKeys: Partial<Record<ProviderId, string>>
   envServiceKey: string | undefined
+  /** GW_DATABASE_URL: PostgreSQL instead of SQLite at dbPath (PRODUCT §10). */
+  databaseUrl: string | undefined
+  /** GW_REDIS_URL: counters, breaker state and change notices shared by every instance. */
+  redisUrl: string | undefined
+  /** GW_REDIS_REQUIRED: limited requests get 503 while Redis is unreachable (else local counters). */
+  redisRequired: boolean
+  /** GW_REDIS_PREFIX: prefix of every Redis key and channel, so several gateways can share one Redis. */
+  redisPrefix: string
+  /** GW_SPOOL_DIR: where log entries wait while the database is unreachable. */
+  spoolDir: string
   /** GW_ERROR_FORMAT: the shape of error bodies unless a request asks otherwise (PRODUCT §4). */
   errorFormat: ErrorShape
   /** GW_CORS_ORIGINS: origins browsers may call from (`*` for any); empty = no CORS headers. */
@@ -67,7 +80,7 @@ export type Env = Record<string, string | undefined>
 
 export const DEFAULT_PROMPTS_DIR = './prompts'
 /** An operator-chosen GW_SERVICE_KEY must be at least this long. */
-export const MIN_SERVICE_KEY_CHARS = 32
+const MIN_SERVICE_KEY_CHARS = 32
 
 /** CLI flag → env variable it overrides. */
 const FLAGS: Record<string, string> = {
@@ -75,6 +88,8 @@ const FLAGS: Record<string, string> = {
   port: 'GW_PORT',
   db: 'GW_DB',
   'admin-token': 'GW_ADMIN_TOKEN',
+  'admin-host': 'GW_ADMIN_HOST',
+  'admin-port': 'GW_ADMIN_PORT',
   'prompts-dir': 'GW_PROMPTS_DIR',
   catalog: 'GW_CATALOG',
   config: 'GW_CONFIG',
@@ -185,9 +200,19 @@ export function loadConfig(env: Env): Config {
   if (adminToken !== undefined && adminToken.length < 16)
     problems.push('GW_ADMIN_TOKEN must be at least 16 characters')
 
+  const dbPath = str('GW_DB', './data/gw.db')
+  const databaseUrl = opt('GW_DATABASE_URL')
+  if (databaseUrl !== undefined && !/^postgres(ql)?:\/\/./.test(databaseUrl))
+    problems.push('GW_DATABASE_URL must be a postgres:// (or postgresql://) URL')
+  if (databaseUrl !== undefined && !opt('GW_SECRET'))
+    problems.push('GW_SECRET must be set with GW_DATABASE_URL: every instance must seal and open provider keys with the same secret')
+  const redisUrl = opt('GW_REDIS_URL')
+  if (redisUrl !== undefined && !/^rediss?:\/\/./.test(redisUrl)) problems.push('GW_REDIS_URL must be a redis:// (or rediss://) URL')
   const envServiceKey = opt('GW_SERVICE_KEY')
   if (envServiceKey !== undefined && envServiceKey.length < MIN_SERVICE_KEY_CHARS)
     problems.push(`GW_SERVICE_KEY must be at least ${MIN_SERVICE_KEY_CHARS} characters (gw's own keys have 50)`)
+  if (opt('GW_ADMIN_HOST') !== undefined && opt('GW_ADMIN_PORT') === undefined)
+    problems.push('GW_ADMIN_HOST needs GW_ADMIN_PORT (the admin listener is separate only when it has a port)')
   const secret = opt('GW_SECRET')
   if (secret !== undefined && secret.length < MIN_SECRET_CHARS)
     problems.push(`GW_SECRET must be at least ${MIN_SECRET_CHARS} characters (it derives the key that encrypts provider keys)`)
@@ -195,7 +220,11 @@ export function loadConfig(env: Env): Config {
   const config: Config = {
     host: str('GW_HOST', '127.0.0.1'),
     port: int('GW_PORT', 8787, 0, 65535),
-    dbPath: str('GW_DB', './data/gw.db'),
+    adminListener:
+      opt('GW_ADMIN_PORT') === undefined
+        ? undefined
+        : { host: str('GW_ADMIN_HOST', '127.0.0.1'), port: int('GW_ADMIN_PORT', 0, 0, 65535) },
+    dbPath,
     adminToken,
     secret,
     baseUrls: {
@@ -218,6 +247,11 @@ export function loadConfig(env: Env): Config {
     logBodyMaxBytes: int('GW_LOG_BODY_MAX_BYTES', 65_536, 256, 1_073_741_824),
     envProviderKeys,
     envServiceKey,
+    databaseUrl,
+    redisUrl,
+    redisRequired: bool('GW_REDIS_REQUIRED', false),
+    redisPrefix: str('GW_REDIS_PREFIX', 'gw:'),
+    spoolDir: str('GW_SPOOL_DIR', join(dbPath === ':memory:' ? './data' : dirname(dbPath), 'spool')),
     errorFormat: oneOf('GW_ERROR_FORMAT', ['gw', 'openai'] as const, 'gw'),
     corsOrigins: (opt('GW_CORS_ORIGINS') ?? '')
       .split(',')

@@ -4,8 +4,11 @@
 import pkg from '../package.json' with { type: 'json' }
 import { ADMIN_USAGE, runAdminCommand, UsageError } from './cli/admin-commands'
 import { CONFIG_FLAG_HELP, CONFIG_FLAGS, ConfigError, loadConfig, parseFlags } from './config'
+import { MIGRATE_USAGE, runMigrate } from './cli/migrate'
 import { startupLines, startupSummary } from './observability/startup-summary'
 import { startGateway } from './server'
+
+const HEALTHCHECK_USAGE = 'gw healthcheck        (exit 0 when the gateway on GW_HOST:GW_PORT answers /health; the Docker HEALTHCHECK)'
 
 const SERVE_USAGE = `gw [serve] [configuration flags]
 
@@ -16,10 +19,26 @@ const USAGE = `gw ${pkg.version} — self-hosted AI gateway
 
   gw [serve] [configuration flags]        (gw serve --help lists them)
   gw --version
+  ${HEALTHCHECK_USAGE}
 ${ADMIN_USAGE}
+${MIGRATE_USAGE}
 
 Configuration comes from the environment (GW_PORT, GW_DB, OPENAI_API_KEY, …); flags override it.
 The dashboard is at /ui when GW_ADMIN_TOKEN is set.`
+
+/** Asks the local gateway's /health (a wildcard listen address is reached on loopback); sets the exit code. */
+async function healthcheck(config: ReturnType<typeof loadConfig>): Promise<void> {
+  const wildcard: Record<string, string> = { '0.0.0.0': '127.0.0.1', '::': '::1' }
+  const host = wildcard[config.host] ?? config.host
+  const url = `http://${host.includes(':') ? `[${host}]` : host}:${config.port}/health`
+  const res = await fetch(url, { signal: AbortSignal.timeout(4000) }).catch(() => undefined)
+  if (res?.status === 200) {
+    console.log(`gw: healthy (${url})`)
+    return
+  }
+  console.error(`gw: unhealthy: ${url} ${res ? `answered ${res.status}` : 'did not answer'}`)
+  process.exitCode = 1
+}
 
 async function serve(config: ReturnType<typeof loadConfig>): Promise<void> {
   const gw = await startGateway(config)
@@ -28,8 +47,9 @@ async function serve(config: ReturnType<typeof loadConfig>): Promise<void> {
   const say = (msg: string, extra: Record<string, unknown> = {}) =>
     console.log(json ? JSON.stringify({ time: new Date().toISOString(), msg, ...extra }) : `gw: ${msg}`)
   const warn = (msg: string) => (json ? say(msg, { level: 'warn' }) : console.error(`gw: ${msg}`))
-  for (const line of startupLines(config, startupSummary(config, { url: gw.url, providers: gw.providers }))) console.log(line)
-  if (!gw.prompts) warn(`GW_PROMPTS_DIR "${config.promptsDir}" does not exist: no prompt files loaded`)
+  for (const line of startupLines(config, startupSummary(config, { url: gw.url, adminUrl: gw.adminUrl, providers: gw.providers }))) console.log(line)
+  if (gw.waitingForStore) warn('the database is unreachable; serving starts now, set-up and log writes follow when it is back')
+  else if (!gw.prompts) warn(`GW_PROMPTS_DIR "${config.promptsDir}" does not exist: no prompt files loaded`)
   else {
     const p = gw.prompts
     if (p.prompts + p.partials)
@@ -71,6 +91,17 @@ async function main(argv: string[]): Promise<void> {
     return serve(loadConfig({ ...process.env, ...overrides }))
   }
   const config = loadConfig({ ...process.env, ...overrides })
+  if (first === 'healthcheck') {
+    if (args.includes('--help') || args.includes('-h')) return void console.log(`usage: ${HEALTHCHECK_USAGE}`)
+    if (args[0] !== undefined) throw new UsageError(`unexpected argument "${args[0].split('=')[0]}" for "gw healthcheck"\n\nusage: ${HEALTHCHECK_USAGE}`)
+    return healthcheck(config)
+  }
+  if (first === 'migrate') {
+    if (args.includes('--help') || args.includes('-h')) return void console.log(`usage: ${MIGRATE_USAGE.trimStart()}`)
+    const unknown = args.find((a) => a.startsWith('--') && !/^--from(=|$)/.test(a))
+    if (unknown) throw new UsageError(`unknown flag "${unknown.split('=')[0]}" for "gw migrate"\n\nusage:\n${MIGRATE_USAGE}`)
+    return runMigrate(config, args)
+  }
   if (await runAdminCommand(config, rest, CONFIG_FLAGS)) return
   throw new UsageError(`unknown command "${first}"\n\n${USAGE}`)
 }

@@ -20,16 +20,35 @@ import { type HealthOptions, UpstreamHealth } from './pipeline/upstream-health'
 import { RecentLatency } from './pipeline/route-choice'
 import { MemoryBudgetLedger } from './policy/budget-ledger'
 import { MemoryRateLimiter } from './policy/rate-limiter'
+import { ChangeNotices } from './shared/change-notices'
+import { RedisBudgetLedger } from './shared/redis-budget-ledger'
+import { RedisLink } from './shared/redis-link'
+import { RedisRateLimiter } from './shared/redis-rate-limiter'
 import { StreamSlots } from './policy/stream-slots'
 import { applyConfigFile, readConfigFile } from './config-file'
 import { type LoadReport, loadPromptFiles, readPromptFiles } from './prompts/prompt-files'
 import { type LogRetentionOptions, startLogRetention } from './store/log-retention'
+import { LogSpool } from './store/log-spool'
 import { LogWriter } from './store/log-writer'
+import { createPostgresStore } from './store/postgres'
 import { createSqliteStore } from './store/sqlite'
 import type { Store } from './store/types'
 
-/** Opens the configured database; a path that cannot be used fails with a message saying what to do. */
+/**
+ * Opens the configured database: PostgreSQL when GW_DATABASE_URL is set (connected and migrated in
+ * the background, see createPostgresStore), else SQLite at GW_DB; a SQLite path that cannot be used
+ * fails with a message saying what to do.
+ */
 export function openStore(config: Config): Store {
+  if (config.databaseUrl) {
+    let warned = false
+    return createPostgresStore(config.databaseUrl, new SecretBox(config.secret as string), {
+      onRetry: (err) => {
+        if (!warned) console.error(`gw: PostgreSQL not usable yet, retrying every second: ${err instanceof Error ? err.message : err}`)
+        warned = true
+      },
+    })
+  }
   try {
     const box = new SecretBox(resolveSecret(config.secret, config.dbPath))
     return createSqliteStore(config.dbPath, box)
@@ -42,12 +61,32 @@ export function openStore(config: Config): Store {
   }
 }
 
+/** Connects to Redis (GW_REDIS_URL); gw starts without it (degraded, or 503 for limited requests when required). */
+async function connectShared(config: Config): Promise<{ link: RedisLink; notices: ChangeNotices }> {
+  const link = new RedisLink(config.redisUrl as string, {
+    onDown: (why) =>
+      console.error(
+        `gw: Redis unreachable (${why}); ${config.redisRequired ? 'limited requests get 503 (GW_REDIS_REQUIRED)' : 'using this instance\'s own counters'} until it is back`,
+      ),
+    onUp: () => console.log('gw: Redis reachable again; shared counters and change notices resume'),
+  })
+  await link.connect()
+  return { link, notices: new ChangeNotices(link, config.redisPrefix) }
+}
+
+/** How long start-up waits for a database that does not answer before listening without it. */
+const STORE_WAIT_MS = 3000
+
 export interface Gateway {
   deps: Deps
   admin: AdminService
   url: string
   port: number
+  /** The admin listener's URL when GW_ADMIN_PORT gives it one. */
+  adminUrl: string | undefined
   generatedKey: string | undefined
+  /** The database was unreachable at start: set-up (and prompt files) wait for it. */
+  waitingForStore: boolean
   /** Providers the `default` org has an enabled key for, at start. */
   providers: ProviderId[]
   /** What prompts-as-code loading did; undefined when GW_PROMPTS_DIR names a missing folder. */
@@ -72,11 +111,16 @@ export interface StartOptions {
  * Listens on the configured port, alone: Elysia turns SO_REUSEPORT on by default, which lets a second
  * gw share a port with the first and split its requests (PRODUCT §4). A taken port fails the start.
  */
-function listen(app: ReturnType<typeof createApp>, config: Config, idleTimeoutSeconds: number | undefined): void {
+function listen(
+  app: ReturnType<typeof createApp>,
+  at: { host: string; port: number; portVar: string },
+  idleTimeoutSeconds: number | undefined,
+  dev: boolean,
+): void {
   try {
     app.listen({
-      hostname: config.host,
-      port: config.port,
+      hostname: at.host,
+      port: at.port,
       reusePort: false,
       // Slow or silent clients are cut after this; chat routes lift it once their body is read.
       idleTimeout: idleTimeoutSeconds ?? 120,
@@ -84,12 +128,12 @@ function listen(app: ReturnType<typeof createApp>, config: Config, idleTimeoutSe
       // readJsonBody (after authentication): a declared Content-Length up front, a chunked body as it streams in.
       maxRequestBodySize: Number.MAX_SAFE_INTEGER,
       // The dashboard's bundle: rebuilt on change with hot reload under `npm run dev`, built once otherwise.
-      development: config.dev ? { hmr: true, console: true } : false,
+      development: dev ? { hmr: true, console: true } : false,
     })
   } catch (err) {
     const code = typeof err === 'object' && err !== null && 'code' in err ? (err as { code: unknown }).code : undefined
     if (code === 'EADDRINUSE')
-      throw new Error(`port ${config.port} on ${config.host} is already in use (another gw, or another program): stop it, or set GW_PORT (or --port) to a free port`)
+      throw new Error(`port ${at.port} on ${at.host} is already in use (another gw, or another program): stop it, or set ${at.portVar} to a free port`)
     throw err
   }
 }
@@ -100,8 +144,20 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
   const store = openStore(config)
   const catalog = loadCatalog(config.catalogPath ? readCatalogFile(config.catalogPath) : undefined)
   const orgs = new OrgDirectory(store)
-  const admin = new AdminService(store, (org) => orgs.invalidate(org))
+  const shared = config.redisUrl ? await connectShared(config) : undefined
+  const health = new UpstreamHealth({ ...opts.health, ...(shared ? { onShared: (event) => shared.notices.publish({ kind: 'health', event }) } : {}) })
+  const admin = new AdminService(store, (org) => {
+    orgs.invalidate(org)
+    shared?.notices.publish({ kind: 'org', orgId: org })
+  })
+  await shared?.notices.listen({
+    org: (id) => orgs.invalidate(id),
+    health: (e) => health.applyShared(e),
+    missed: () => orgs.invalidateAll(),
+  })
   const logs = new LogWriter(store.logs, {
+    // Only a database server can be unreachable: SQLite (a file) never spools.
+    ...(config.databaseUrl ? { spool: new LogSpool(config.spoolDir) } : {}),
     onError: (err, attempt) =>
       console.error(`gw: writing request logs failed (attempt ${attempt}), will retry:`, err instanceof Error ? err.message : err),
     ...opts.logWriter,
@@ -110,7 +166,6 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
     onError: (err) => console.error('gw: pruning old log entries failed, will retry:', err instanceof Error ? err.message : err),
     ...opts.retention,
   })
-  const health = new UpstreamHealth(opts.health)
   const exporter = config.otel && new TraceExporter(config.otel, traceResource(config.otel), opts.traceExporter)
   const metrics = new GatewayMetrics(
     catalog,
@@ -131,39 +186,60 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
     logs,
     orgs,
     health,
+    limiter: shared ? new RedisRateLimiter(shared.link, { required: config.redisRequired, prefix: `${config.redisPrefix}rl:` }) : new MemoryRateLimiter(),
     observer,
-    limiter: new MemoryRateLimiter(),
     streams: new StreamSlots(),
-    budgets: new MemoryBudgetLedger(),
+    budgets: shared ? new RedisBudgetLedger(shared.link, { required: config.redisRequired, prefix: `${config.redisPrefix}budget:` }) : new MemoryBudgetLedger(),
     latency: new RecentLatency(),
+    ...(shared ? { shared: shared.link } : {}),
     oidc: new OidcVerifier(store.auth, { refreshCooldownMs: config.jwksRefreshMs }),
     fetch: opts.fetch ?? fetch,
     openStreams: new Set(),
   }
-  const { generatedKey } = await bootstrap(store, admin, config)
-  await applyConfigFile(store, configured)
-  const providers = [...new Set((await store.orgs.getProviders(DEFAULT_ORG)).filter((p) => p.enabled && p.apiKey).map((p) => p.provider))].sort(
-    (a, b) => PROVIDER_IDS.indexOf(a) - PROVIDER_IDS.indexOf(b),
-  )
-  const promptFiles = await readPromptFiles(config.promptsDir, config.promptsDir === DEFAULT_PROMPTS_DIR)
-  const prompts = promptFiles && (await loadPromptFiles(store, admin.prompts, promptFiles))
-  const app = createApp(deps, admin)
+  const setUp = async () => {
+    const { generatedKey } = await bootstrap(store, admin, config)
+    await applyConfigFile(store, configured)
+    const providers = [...new Set((await store.orgs.getProviders(DEFAULT_ORG)).filter((p) => p.enabled && p.apiKey).map((p) => p.provider))].sort(
+      (a, b) => PROVIDER_IDS.indexOf(a) - PROVIDER_IDS.indexOf(b),
+    )
+    const promptFiles = await readPromptFiles(config.promptsDir, config.promptsDir === DEFAULT_PROMPTS_DIR)
+    const prompts = promptFiles && (await loadPromptFiles(store, admin.prompts, promptFiles))
+    return { generatedKey, providers, prompts }
+  }
+  // A database down at start does not keep gw from listening (live 200, ready 503): the first-start
+  // set-up runs once it is reachable, and log entries wait in the spool meanwhile.
+  const reachable = store.ready || (await Promise.race([store.whenReady.then(() => true), Bun.sleep(STORE_WAIT_MS).then(() => false)]))
+  const waitingForStore = !reachable
+  const { generatedKey, providers, prompts } = reachable ? await setUp() : { generatedKey: undefined, providers: [], prompts: undefined }
+  if (waitingForStore)
+    void store.whenReady
+      .then(setUp)
+      .then(() => console.log('gw: the database is reachable; first-start set-up done'))
+      .catch((err: unknown) => console.error('gw: first-start set-up failed:', err instanceof Error ? err.message : err))
+  const split = config.adminListener
+  const app = createApp(deps, admin, split ? 'public' : 'all')
+  const adminApp = split ? createApp(deps, admin, 'admin') : undefined
   if (opts.listen !== false)
     try {
-      listen(app, config, opts.idleTimeoutSeconds)
+      listen(app, { host: config.host, port: config.port, portVar: 'GW_PORT (or --port)' }, opts.idleTimeoutSeconds, config.dev)
+      if (split && adminApp) listen(adminApp, { ...split, portVar: 'GW_ADMIN_PORT' }, opts.idleTimeoutSeconds, config.dev)
     } catch (err) {
+      await app.server?.stop(true)
       await logs.close()
       await store.close()
       throw err
     }
   const port = app.server?.port ?? config.port
+  const hostUrl = (host: string, p: number) => `http://${host.includes(':') ? `[${host}]` : host}:${p}`
   let stopping: Promise<void> | undefined
   return {
     deps,
     admin,
     port,
-    url: `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`,
+    url: hostUrl(config.host, port),
+    adminUrl: split && adminApp?.server ? hostUrl(split.host, adminApp.server.port ?? split.port) : undefined,
     generatedKey,
+    waitingForStore,
     providers,
     prompts,
     stop() {
@@ -178,10 +254,12 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
           for (const end of [...deps.openStreams]) end()
           await Promise.race([closed, Bun.sleep(2000)])
         }
+        await adminApp?.server?.stop(true)
         await retention.stop()
         await logs.close()
         await deps.observer.close()
         await store.close()
+        shared?.link.close()
       })()
       return stopping
     },

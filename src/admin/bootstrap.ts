@@ -3,6 +3,7 @@
 import { hashKey, serviceKeyId } from '../auth/service-keys'
 import type { Config } from '../config'
 import type { ProviderId } from '../providers/provider-id'
+import { StoreConflictError } from '../store/errors'
 import type { Store } from '../store/types'
 import type { AdminService } from './admin-service'
 
@@ -17,7 +18,16 @@ export interface BootstrapResult {
 
 /** The `default` org exists from the first start (or first CLI command) on. */
 export async function ensureDefaultOrg(store: Store): Promise<void> {
-  if (!(await store.orgs.getOrg(DEFAULT_ORG))) await store.orgs.createOrg({ id: DEFAULT_ORG, name: 'Default' })
+  if (!(await store.orgs.getOrg(DEFAULT_ORG))) await alreadyDoneIsFine(store.orgs.createOrg({ id: DEFAULT_ORG, name: 'Default' }))
+}
+
+/** Several instances starting together on one database race to create the same records: losing is fine. */
+async function alreadyDoneIsFine(write: Promise<unknown>): Promise<void> {
+  try {
+    await write
+  } catch (err) {
+    if (!(err instanceof StoreConflictError)) throw err
+  }
 }
 
 export async function bootstrap(store: Store, admin: AdminService, config: Config): Promise<BootstrapResult> {
@@ -43,7 +53,9 @@ export async function bootstrap(store: Store, admin: AdminService, config: Confi
     const id = serviceKeyId(config.envServiceKey)
     const existing = await store.keys.getServiceKey(id)
     if (!existing)
-      await store.keys.createServiceKey({ id, orgId: DEFAULT_ORG, name: ENV_KEY_NAME, hash: hashKey(config.envServiceKey) })
+      await alreadyDoneIsFine(
+        store.keys.createServiceKey({ id, orgId: DEFAULT_ORG, name: ENV_KEY_NAME, hash: hashKey(config.envServiceKey) }),
+      )
     // A GW_SERVICE_KEY that was replaced in the environment stops working: the old one is revoked.
     for (const k of keys)
       if (k.name === ENV_KEY_NAME && k.id !== id && !k.revokedAt) await store.keys.revokeServiceKey(DEFAULT_ORG, k.id)

@@ -9,7 +9,7 @@ export const ASYMMETRIC_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384
 const WHAT = 'OIDC token'
 const DISCOVERY_TTL_MS = 60 * 60 * 1000
 /** A failed discovery or JWKS fetch is remembered this long: forged tokens naming the issuer cause no new fetch. */
-export const FAILURE_TTL_MS = 30_000
+const FAILURE_TTL_MS = 30_000
 
 const LOOPBACK = /^(localhost|127(\.\d{1,3}){3}|\[::1\])$/i
 

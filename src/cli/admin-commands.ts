@@ -7,6 +7,9 @@ import { type Config, PROVIDER_KEY_VARIABLES } from '../config'
 import { toProviderId } from '../providers/provider-id'
 import { GatewayError } from '../errors'
 import { openStore } from '../server'
+import { ChangeNotices } from '../shared/change-notices'
+import { RedisLink } from '../shared/redis-link'
+import type { Store } from '../store/types'
 import { splitFrontMatter, versionBodyOf } from '../prompts/prompt-files'
 import { type Args, flag, parseArgs, requireFlag, secretArg } from './args'
 import { MemoryBudgetLedger } from '../policy/budget-ledger'
@@ -281,6 +284,13 @@ function int(a: ReturnType<typeof parseArgs>, name: string): number | undefined 
   return Number(v)
 }
 
+/** Waits for the database (PostgreSQL is connected and migrated in the background); fails after 10 s. */
+export async function storeReachable(store: Store, ms = 10_000): Promise<void> {
+  if (store.ready) return
+  const ok = await Promise.race([store.whenReady.then(() => true), Bun.sleep(ms).then(() => false)])
+  if (!ok) throw new Error(`the ${store.kind} database did not answer within ${ms / 1000} s; check GW_DATABASE_URL and that the server runs`)
+}
+
 const NOUNS = new Set([...USAGE_OF.keys()].map((k) => k.split(' ')[0] as string))
 
 /** Commands whose table is not the generic one; `argv` is what the command was given. */
@@ -379,21 +389,28 @@ export async function runAdminCommand(config: Config, words: string[], configFla
   checkFlags(usage, argv, configFlags)
   const { asJson, rest } = takeJsonSwitch(name, argv)
   const store = openStore(config)
+  // With Redis, the running instances hear of the change at once (else within their cache lifetime).
+  const link = config.redisUrl ? new RedisLink(config.redisUrl) : undefined
+  const notices = link && (await link.connect()) ? new ChangeNotices(link, config.redisPrefix) : undefined
+  const changed: Promise<void>[] = []
   try {
+    await storeReachable(store)
     await ensureDefaultOrg(store)
-    const out = await command(new AdminService(store), rest)
+    const admin = new AdminService(store, (orgId) => notices && changed.push(notices.publish({ kind: 'org', orgId })))
+    const out = await command(admin, rest)
+    await Promise.all(changed)
     console.log(asJson ? JSON.stringify(out, null, 2) : (TABLES[name]?.(out as never, rest) ?? formatOutput(out)))
   } catch (err) {
     const msg = err instanceof GatewayError || err instanceof Error ? err.message : String(err)
     console.error(`gw: ${msg}`)
     process.exitCode = 1
   } finally {
+    link?.close()
     await store.close()
   }
   return true
 }
 
-/** `--api-key -` reads stdin; without it the provider's environment variable; never a value in argv. */
 /** Sets one of the org's keys for a provider (`default` is the key of `gw provider set`). */
 function providerKey(admin: AdminService, a: Args, name: string) {
   const provider = positional(a, 'which provider? (openai, anthropic, google, mistral)')
@@ -409,6 +426,7 @@ function providerKey(admin: AdminService, a: Args, name: string) {
   )
 }
 
+/** `--api-key -` reads stdin; without it the provider's environment variable; never a value in argv. */
 function providerKeyArg(a: Args, provider: string): string {
   const id = toProviderId(provider)
   const variable = id && PROVIDER_KEY_VARIABLES[id]

@@ -37,6 +37,14 @@ export interface Deps {
   observer: Observer
   /** Streams being answered, each with a way to end it early (used at shutdown). */
   openStreams: Set<() => void>
+  /** State shared with the other instances over Redis (GW_REDIS_URL); undefined without Redis. */
+  shared?: { check(): HealthCheck }
+}
+
+/** One line of GET /health. */
+export interface HealthCheck {
+  status: 'ok' | 'degraded' | 'down' | 'disabled'
+  message?: string
 }
 
 /** `Admin`: a prompt run from the dashboard's playground, on the admin credential. */

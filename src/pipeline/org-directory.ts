@@ -2,18 +2,26 @@
 
 import { warmTokenizer } from '../policy/prompt-tokens'
 import type { ProviderId } from '../providers/provider-id'
+import { StoreUnavailableError } from '../store/errors'
 import { ORG_ID, type ProviderRecord, type ServiceKeyRecord, type Store } from '../store/types'
 import type { OrgContext } from './context'
 
+interface Cached<T> {
+  at: number
+  value: Promise<T>
+}
+
+/** While the database is unreachable, a stale entry is served and the store asked again after this. */
+const RETRY_UNREACHABLE_MS = 1000
+
 /**
  * Admin writes through this instance invalidate at once; writes from another process (the CLI,
- * another instance) are seen within `ttlMs`. Only orgs that exist are kept: an id that is not
- * org-shaped is never looked up, and a miss is forgotten as soon as it is answered, so the
- * cache is bounded by the number of orgs whatever ids callers name.
+ * another instance) are seen within `ttlMs`, or at once when a change notice arrives (Redis). While
+ * the database is unreachable, orgs and keys already known keep being served from here.
  */
 export class OrgDirectory {
-  private readonly cache = new Map<string, { at: number; value: Promise<OrgContext | undefined> }>()
-  private readonly keys = new Map<string, { at: number; rec: ServiceKeyRecord }>()
+  private readonly cache = new Map<string, Cached<OrgContext | undefined>>()
+  private readonly keys = new Map<string, Cached<ServiceKeyRecord | undefined>>()
 
   constructor(
     private readonly store: Store,
@@ -21,34 +29,54 @@ export class OrgDirectory {
   ) {}
 
   get(orgId: string): Promise<OrgContext | undefined> {
+    // An id that is not org-shaped is never looked up, and misses are not kept: the cache is bounded by the orgs.
     if (!ORG_ID.test(orgId)) return Promise.resolve(undefined)
-    const hit = this.cache.get(orgId)
+    return this.cached(this.cache, orgId, () => this.load(orgId))
+  }
+
+  /** A service key record by id; unknown ids are not kept, so they always ask the store. */
+  serviceKey(id: string): Promise<ServiceKeyRecord | undefined> {
+    return this.cached(this.keys, id, () => this.store.keys.getServiceKey(id))
+  }
+
+  /**
+   * Marks the org and its service keys stale (after an admin change, a revocation, or a change
+   * notice): the next request reads them again. Stale entries are kept only to be served while the
+   * database is unreachable.
+   */
+  invalidate(orgId: string): void {
+    const org = this.cache.get(orgId)
+    if (org) org.at = -Infinity
+    for (const k of this.keys.values()) void k.value.then((rec) => rec?.orgId === orgId && (k.at = -Infinity), () => {})
+  }
+
+  /** Marks everything stale (change notices may have been missed). */
+  invalidateAll(): void {
+    for (const e of this.cache.values()) e.at = -Infinity
+    for (const e of this.keys.values()) e.at = -Infinity
+  }
+
+  private cached<T>(map: Map<string, Cached<T | undefined>>, id: string, load: () => Promise<T | undefined>): Promise<T | undefined> {
+    const hit = map.get(id)
     const now = performance.now()
     if (hit && now - hit.at < this.ttlMs) return hit.value
-    const value = this.load(orgId)
-    this.cache.set(orgId, { at: now, value })
-    const forget = () => {
-      if (this.cache.get(orgId)?.value === value) this.cache.delete(orgId)
-    }
-    value.then((org) => org ?? forget(), forget)
+    const value = load().then(
+      (v) => {
+        if (v === undefined && map.get(id)?.value === value) map.delete(id)
+        return v
+      },
+      (err: unknown) => {
+        // The database is away: what was known is served, and asked for again a second later.
+        if (err instanceof StoreUnavailableError && hit) {
+          map.set(id, { at: performance.now() - this.ttlMs + RETRY_UNREACHABLE_MS, value: hit.value })
+          return hit.value
+        }
+        if (map.get(id)?.value === value) map.delete(id)
+        throw err
+      },
+    )
+    map.set(id, { at: now, value })
     return value
-  }
-
-  /** A service key record by id; only keys that exist are cached, so unknown ids always ask the store. */
-  async serviceKey(id: string): Promise<ServiceKeyRecord | undefined> {
-    const hit = this.keys.get(id)
-    const now = performance.now()
-    if (hit && now - hit.at < this.ttlMs) return hit.rec
-    const rec = await this.store.keys.getServiceKey(id)
-    if (rec) this.keys.set(id, { at: now, rec })
-    else this.keys.delete(id)
-    return rec
-  }
-
-  /** Drops the org and its service keys (after an admin change or a revocation on this instance). */
-  invalidate(orgId: string): void {
-    this.cache.delete(orgId)
-    for (const [id, k] of this.keys) if (k.rec.orgId === orgId) this.keys.delete(id)
   }
 
   private async load(orgId: string): Promise<OrgContext | undefined> {

@@ -8,7 +8,15 @@ export interface HealthOptions {
   failureThreshold?: number
   /** How long an open breaker rejects before letting a probe through. */
   openMs?: number
+  /** Told when a cool-down starts, a breaker opens or an upstream recovers, to tell the other instances. */
+  onShared?: (e: SharedHealthEvent) => void
 }
+
+/** What one instance tells the others (over Redis) about an org's model. */
+export type SharedHealthEvent =
+  | { orgId: string; model: string; kind: 'cooldown'; until: number }
+  | { orgId: string; model: string; kind: 'open'; until: number }
+  | { orgId: string; model: string; kind: 'recovered' }
 
 interface State {
   cooldownUntil: number
@@ -34,7 +42,7 @@ export class UpstreamHealth {
   private readonly threshold: number
   private readonly openMs: number
 
-  constructor(opts: HealthOptions = {}, private readonly now: () => number = Date.now) {
+  constructor(private readonly opts: HealthOptions = {}, private readonly now: () => number = Date.now) {
     this.threshold = opts.failureThreshold ?? 5
     this.openMs = opts.openMs ?? 30_000
   }
@@ -77,7 +85,10 @@ export class UpstreamHealth {
     const key = stateKey(orgId, model, providerKey)
     let s = this.states.get(key)
     if (outcome === 'ok' || outcome === 'refusal_detected' || outcome === 'context_limit') {
-      if (s) this.states.delete(key)
+      if (s) {
+        this.states.delete(key)
+        if (s.cooldownUntil || s.failures >= this.threshold) this.opts.onShared?.({ orgId, model, kind: 'recovered' })
+      }
       return
     }
     if (!s) {
@@ -87,11 +98,37 @@ export class UpstreamHealth {
     }
     s.probing = false
     if (outcome === 'rate_limit') {
-      if (retryAfterMs !== undefined && retryAfterMs > 0) s.cooldownUntil = this.now() + retryAfterMs
+      if (retryAfterMs !== undefined && retryAfterMs > 0) {
+        s.cooldownUntil = this.now() + retryAfterMs
+        this.opts.onShared?.({ orgId, model, kind: 'cooldown', until: s.cooldownUntil })
+      }
       return
     }
     s.failures++
-    if (s.failures >= this.threshold) s.openUntil = this.now() + this.openMs
+    if (s.failures >= this.threshold) {
+      s.openUntil = this.now() + this.openMs
+      this.opts.onShared?.({ orgId, model, kind: 'open', until: s.openUntil })
+    }
+  }
+
+  /** Applies what another instance saw: its cool-down or open breaker holds here too, its recovery too. */
+  applyShared(e: SharedHealthEvent): void {
+    const key = `${e.orgId}\u0000${e.model}`
+    if (e.kind === 'recovered') {
+      this.states.delete(key)
+      return
+    }
+    let s = this.states.get(key)
+    if (!s) {
+      if (this.states.size >= MAX_TRACKED_MODELS) this.states.delete(this.states.keys().next().value as string)
+      s = { cooldownUntil: 0, failures: 0, openUntil: 0, probing: false }
+      this.states.set(key, s)
+    }
+    if (e.kind === 'cooldown') s.cooldownUntil = Math.max(s.cooldownUntil, e.until)
+    else {
+      s.failures = Math.max(s.failures, this.threshold)
+      s.openUntil = Math.max(s.openUntil, e.until)
+    }
   }
 
   /** How many org/model pairs have a failure, cool-down or open breaker on record. */

@@ -49,6 +49,8 @@ export interface UpstreamCompletion {
   usage?: Usage
   /** Provider fields worth passing on unchanged (e.g. `system_fingerprint`). */
   extra?: Record<string, unknown>
+  /** The provider's own answer, for endpoints that relay it as it came (pass-through, embeddings). */
+  native?: unknown
 }
 
 /** What a stream translator yields for each upstream event. */
@@ -64,6 +66,8 @@ export type StreamPart =
   | { type: 'failure'; failure: UpstreamFailure }
   /** The upstream's own end-of-stream signal arrived: the answer is complete. */
   | { type: 'end' }
+  /** One upstream event as it came (pass-through endpoints relay it byte for byte). */
+  | { type: 'relay'; event: string | undefined; text: string }
 
 export interface StreamTranslator {
   push(event: SseEvent): StreamPart[]

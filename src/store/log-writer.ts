@@ -1,5 +1,7 @@
 // Write-behind queue for request log entries: batched, one transaction per batch, off the hot path.
 
+import { StoreUnavailableError } from './errors'
+import type { LogSpool } from './log-spool'
 import type { LogEntry, LogStore } from './types'
 
 export interface LogWriterOptions {
@@ -8,6 +10,8 @@ export interface LogWriterOptions {
   /** Entries held in memory at most; past it the oldest are dropped (and counted). */
   maxQueue?: number
   onError?: (err: unknown, attempt: number) => void
+  /** Where batches go while the database is unreachable (GW_SPOOL_DIR); without one they wait in memory. */
+  spool?: LogSpool
 }
 
 export class LogWriter {
@@ -18,6 +22,8 @@ export class LogWriter {
   private flushing: Promise<void> | undefined
   private failures = 0
   private closed = false
+  /** While the database is unreachable: batches go straight to the spool until this time (ms), then it is tried again. */
+  private retryAt = 0
   /** Counters for /health and /metrics; a spooling writer counts what it spools in `spooled`. */
   readonly stats = { written: 0, dropped: 0, retries: 0, spooled: 0 }
   private readonly batchSize: number
@@ -33,6 +39,8 @@ export class LogWriter {
     this.batchSize = opts.batchSize ?? 500
     this.intervalMs = opts.intervalMs ?? 50
     this.maxQueue = opts.maxQueue ?? 200_000
+    // Entries spooled before a restart are written as soon as the database answers.
+    if (opts.spool && !opts.spool.empty) this.schedule(0)
   }
 
   write(entry: LogEntry): void {
@@ -54,38 +62,82 @@ export class LogWriter {
     return e && e.orgId === orgId ? e : undefined
   }
 
+  /** The last batch failed: the database refuses entries for now (they wait and are retried). */
+  get failing(): boolean {
+    return this.failures > 0
+  }
+
   get queued(): number {
     return this.queue.length
   }
 
-  /** Writes everything queued so far (one drain at a time; a flush during a drain joins it). */
+  /** Entries waiting in the spool directory for the database now (`stats.spooled` counts all ever spooled). */
+  get inSpool(): number {
+    return this.opts.spool?.size ?? 0
+  }
+
+  /** Writes everything queued so far, what waits in the spool first (one drain at a time; a flush during a drain joins it). */
   flush(): Promise<void> {
-    this.flushing ??= this.drain().finally(() => {
+    this.flushing ??= this.writeAll().finally(() => {
       this.flushing = undefined
     })
     return this.flushing
   }
 
-  private async drain(): Promise<void> {
-    while (this.queue.length) {
-      await this.writeBatch()
-      if (this.failures) return
-      // Let requests that arrived meanwhile run before the next slice (see batchSize).
-      if (this.queue.length && !this.closed) await new Promise<void>((resolve) => setImmediate(resolve))
-    }
-  }
-
-  /** Flushes, retrying failed batches a few times; what still fails is counted as dropped. */
+  /** Flushes, retrying failed batches a few times; what still fails goes to the spool, else is counted as dropped. */
   async close(retries = 5): Promise<void> {
     this.closed = true
     clearTimeout(this.timer)
     for (let i = 0; i <= retries && this.queue.length; i++) {
       await this.flush()
-      if (this.queue.length) await Bun.sleep(100 * (i + 1))
+      if (this.queue.length && !this.toSpool()) await Bun.sleep(100 * (i + 1))
     }
     this.stats.dropped += this.queue.length
     this.queue = []
     this.pending.clear()
+  }
+
+  private async writeAll(): Promise<void> {
+    const spool = this.opts.spool
+    // Order: what waits in the spool is older than anything queued, so it goes first.
+    if (spool && !spool.empty) {
+      if (performance.now() < this.retryAt || !(await this.drainSpool(spool))) {
+        this.toSpool()
+        if (!this.closed) this.schedule(Math.max(1, this.retryAt - performance.now()))
+        return
+      }
+    }
+    while (this.queue.length && (await this.writeBatch())) {
+      // Let requests that arrived meanwhile run before the next slice (see batchSize).
+      if (this.queue.length && !this.closed) await new Promise<void>((resolve) => setImmediate(resolve))
+    }
+  }
+
+  /** Moves the whole queue to the spool (after what is there); false without a spool. */
+  private toSpool(): boolean {
+    const spool = this.opts.spool
+    if (!spool || !this.queue.length) return false
+    spool.append(this.queue)
+    this.stats.spooled += this.queue.length
+    // Entries stay readable by id from memory while they wait, as long as memory allows.
+    if (this.pending.size > this.maxQueue) for (const e of this.queue) this.pending.delete(e.requestId)
+    this.queue = []
+    return true
+  }
+
+  private async drainSpool(spool: LogSpool): Promise<boolean> {
+    try {
+      await spool.replay(async (batch) => {
+        await this.store.insertLogs(batch)
+        for (const e of batch) this.pending.delete(e.requestId)
+        this.stats.written += batch.length
+      }, this.batchSize)
+      this.failures = 0
+      return true
+    } catch (err) {
+      this.failed(err)
+      return false
+    }
   }
 
   private schedule(ms: number): void {
@@ -98,7 +150,8 @@ export class LogWriter {
     this.timer.unref()
   }
 
-  private async writeBatch(): Promise<void> {
+  /** Writes one batch; false when it failed (it waits in the queue, or in the spool when the database is unreachable). */
+  private async writeBatch(): Promise<boolean> {
     const batch = this.queue.slice(0, this.batchSize)
     try {
       await this.store.insertLogs(batch)
@@ -106,12 +159,22 @@ export class LogWriter {
       for (const e of batch) this.pending.delete(e.requestId)
       this.stats.written += batch.length
       this.failures = 0
+      return true
     } catch (err) {
-      // Busy or locked database: keep the batch, retry with backoff. Inserts are idempotent.
-      this.failures++
-      this.stats.retries++
-      this.opts.onError?.(err, this.failures)
-      if (!this.closed) this.schedule(Math.min(5000, 50 * 2 ** this.failures))
+      // Unreachable: to the spool, so nothing depends on this process staying up. Busy or locked:
+      // keep the batch, retry with backoff. Inserts are idempotent either way.
+      this.failed(err)
+      if (err instanceof StoreUnavailableError) this.toSpool()
+      return false
     }
+  }
+
+  private failed(err: unknown): void {
+    this.failures++
+    this.stats.retries++
+    this.opts.onError?.(err, this.failures)
+    const backoff = Math.min(5000, 50 * 2 ** this.failures)
+    this.retryAt = performance.now() + backoff
+    if (!this.closed) this.schedule(backoff)
   }
 }

@@ -17,9 +17,9 @@ export interface Policy {
   requiredMetadata?: string[]
   /** Per-org override of GW_UPSTREAM_TIMEOUT_MS. */
   upstreamTimeoutMs?: number
-  /** Streams the org may have open at once (default 1,000). */
+  /** Streams the org may have open at once (default 4,096). */
   maxConcurrentStreams?: number
-  /** Streams one service key or token subject may have open at once (default 200). */
+  /** Streams one service key or token subject may have open at once (default 1,024). */
   maxConcurrentStreamsPerKey?: number
   /** Spending limits (PRODUCT §11). */
   budgets?: Budget[]
@@ -348,5 +348,11 @@ export interface Store {
   readonly prompts: PromptStore
   readonly routes: RouteStore
   readonly logs: LogStore
+  /** Migrations are done: the store can serve (false while a database down at start is awaited). */
+  readonly ready: boolean
+  /** Resolves once `ready` (a PostgreSQL store retries an unreachable database until then); rejects on close. */
+  readonly whenReady: Promise<void>
+  /** Resolves when the database answers; rejects (StoreUnavailableError) when it does not. */
+  ping(): Promise<void>
   close(): Promise<void>
 }

@@ -1,9 +1,10 @@
-// Starts a real gw on a random port with an in-memory database, pointed at fake upstreams.
+// Starts a real gw on a random port with an in-memory database (or, with GW_TEST_STORE=postgres, a fresh PostgreSQL schema), pointed at fake upstreams.
 
 import { type Env, loadConfig } from '../../src/config'
 import type { ProviderId } from '../../src/providers/provider-id'
 import { type Gateway, type StartOptions, startGateway } from '../../src/server'
 import type { FakeUpstream } from '../fakes/upstream'
+import { freshSchema, TEST_REDIS_URL, TEST_SECRET, TEST_STORE, TEST_WITH_REDIS } from './servers'
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789'
 
@@ -51,9 +52,14 @@ export async function startTestGateway(
     vars[BASE_URL_VARS[p]] = fake.url
     vars[KEY_VARS[p]] = fake.apiKey
   }
+  // The PostgreSQL leg of the matrix: a fresh schema per gateway, unless the test chose its own database.
+  const schema = TEST_STORE === 'postgres' && !env.GW_DB && !env.GW_DATABASE_URL ? await freshSchema() : undefined
+  if (schema) Object.assign(vars, { GW_DATABASE_URL: schema.url, GW_SECRET: TEST_SECRET })
+  // …and, when the leg has Redis, shared counters and notices under a prefix of this gateway's own.
+  if (schema && TEST_WITH_REDIS) Object.assign(vars, { GW_REDIS_URL: TEST_REDIS_URL, GW_REDIS_PREFIX: `gwtest:${schema.schema}:` })
   const gw = await startGateway(loadConfig({ ...vars, ...env }), opts)
-  const key = gw.generatedKey
-  if (!key) throw new Error('test gateway did not generate a service key')
+  const key = gw.generatedKey ?? env.GW_SERVICE_KEY
+  if (!key) throw new Error('test gateway did not generate a service key (nor was GW_SERVICE_KEY given)')
   const url = gw.url
   const tg: TestGateway = {
     gw,
@@ -83,7 +89,10 @@ export async function startTestGateway(
       if (res.status !== 200) throw new Error(`log ${requestId}: HTTP ${res.status} ${await res.text()}`)
       return (await res.json()) as Record<string, unknown>
     },
-    stop: () => gw.stop(),
+    async stop() {
+      await gw.stop()
+      await schema?.drop()
+    },
   }
   return tg
 }

@@ -1,6 +1,11 @@
-// The write-behind log queue: batches, read-your-writes, retries on a failing store, flush on close.
+// The write-behind log queue: batches, read-your-writes, retries on a failing store, flush on close, the spool while the database is away.
 
-import { expect, test } from 'bun:test'
+import { describe, expect, test } from 'bun:test'
+import { appendFileSync, mkdtempSync, readdirSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { StoreUnavailableError } from '../../src/store/errors'
+import { LogSpool } from '../../src/store/log-spool'
 import { LogWriter } from '../../src/store/log-writer'
 import type { LogEntry, LogStore } from '../../src/store/types'
 
@@ -81,4 +86,68 @@ test('close() writes everything still queued; what finally fails is counted as d
   w2.write(e(1))
   await w2.close(1)
   expect(w2.stats.dropped).toBe(1)
+})
+
+describe('the spool (database unreachable)', () => {
+  /** A store that refuses as unreachable while `down` is true. */
+  function flakyStore() {
+    const m = memoryStore()
+    const state = { down: true }
+    const insert = m.store.insertLogs
+    m.store.insertLogs = async (entries) => {
+      if (state.down) throw new StoreUnavailableError('connection refused')
+      return insert(entries)
+    }
+    return { ...m, state }
+  }
+
+  test('entries wait on disk while the database is away, then are written once each, in order, across a restart', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gw-spool-'))
+    try {
+      const db = flakyStore()
+      const first = new LogWriter(db.store, { intervalMs: 5, batchSize: 7, spool: new LogSpool(dir), onError: () => {} })
+      for (let i = 0; i < 40; i++) first.write(e(i))
+      await Bun.sleep(100)
+      for (let i = 40; i < 60; i++) first.write(e(i))
+      // Still readable by id while spooled.
+      expect(first.pendingEntry('o', 'r3')?.requestId).toBe('r3')
+      await first.close(0) // gw stops while the database is still away: nothing is dropped
+      expect(first.stats.dropped).toBe(0)
+      expect(readdirSync(dir).length).toBeGreaterThan(0)
+      expect(db.rows).toHaveLength(0)
+
+      // A new process finds the spool; the database comes back.
+      const spool = new LogSpool(dir)
+      expect(spool.size).toBe(60)
+      const second = new LogWriter(db.store, { intervalMs: 5, batchSize: 7, spool, onError: () => {} })
+      second.write(e(60))
+      await Bun.sleep(50)
+      db.state.down = false
+      const deadline = performance.now() + 5000
+      while (db.rows.length < 61 && performance.now() < deadline) await Bun.sleep(20)
+      expect(db.rows.map((r) => r.requestId)).toEqual(Array.from({ length: 61 }, (_, i) => `r${i}`))
+      expect(second.inSpool).toBe(0)
+      expect(readdirSync(dir)).toEqual([])
+      await second.close()
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+
+  test('a line torn by a crash while appending is skipped; the rest replays', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gw-spool-'))
+    try {
+      new LogSpool(dir).append([e(1), e(2)])
+      const [seg] = readdirSync(dir)
+      appendFileSync(join(dir, seg as string), '{"requestId":"r3","org')
+      const spool = new LogSpool(dir)
+      expect(spool.size).toBe(2)
+      const got: string[] = []
+      await spool.replay(async (b) => void got.push(...b.map((x) => x.requestId)), 10)
+      expect(got).toEqual(['r1', 'r2'])
+      expect(spool.empty).toBe(true)
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
 })

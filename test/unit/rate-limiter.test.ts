@@ -1,52 +1,75 @@
-// The in-memory rate limiter on a fake clock: sliding 60 s windows, all-or-nothing admission, exact Retry-After.
+// Both rate limiters (in memory; shared in Redis when reachable) on a fake clock: sliding 60 s windows, all-or-nothing admission, exact Retry-After.
 
-import { expect, test } from 'bun:test'
-import { MemoryRateLimiter } from '../../src/policy/rate-limiter'
+import { afterAll, describe, expect, test } from 'bun:test'
+import { MemoryRateLimiter, type RateLimiter } from '../../src/policy/rate-limiter'
+import { RedisLink } from '../../src/shared/redis-link'
+import { RedisRateLimiter } from '../../src/shared/redis-rate-limiter'
+import { serversFor, TEST_REDIS_URL } from '../helpers/servers'
 
 const T0 = 1_700_000_000_000 // a whole second
+const redisUp = await serversFor('rate limiter in Redis', { redis: true })
+const links: RedisLink[] = []
+afterAll(() => links.forEach((l) => l.close()))
 
-test('a window admits up to the limit, then says when the oldest request stops counting', async () => {
-  const rl = new MemoryRateLimiter()
-  const rpm = [{ key: 'org:a:rpm', limit: 2, cost: 1 }]
-  expect(await rl.admit(rpm, T0 + 500)).toEqual({ ok: true })
-  expect(await rl.admit(rpm, T0 + 20_000)).toEqual({ ok: true })
-  // The first request (second T0) counts until T0 + 60 s: from T0 + 30 s that is 30 s away.
-  expect(await rl.admit(rpm, T0 + 30_000)).toEqual({ ok: false, key: 'org:a:rpm', retryAfterSeconds: 30 })
-  expect((await rl.admit(rpm, T0 + 59_999)).ok).toBe(false)
-  expect(await rl.admit(rpm, T0 + 60_000)).toEqual({ ok: true })
-  // Now the T0 + 20 s request is the oldest: free at T0 + 80 s.
-  expect(await rl.admit(rpm, T0 + 60_500)).toEqual({ ok: false, key: 'org:a:rpm', retryAfterSeconds: 20 })
-})
+const makers: Record<'memory' | 'redis', () => Promise<RateLimiter>> = {
+  memory: async () => new MemoryRateLimiter(),
+  redis: async () => {
+    const link = new RedisLink(TEST_REDIS_URL)
+    links.push(link)
+    await link.connect()
+    // A fresh prefix per limiter: every test starts from empty counters.
+    return new RedisRateLimiter(link, { required: true, prefix: `gw:test:${Bun.randomUUIDv7()}:` })
+  },
+}
 
-test('Retry-After of a per-minute limit is 1..60, also when the limit was reached late in a second', async () => {
-  const rl = new MemoryRateLimiter()
-  const rpm = [{ key: 'org:a:rpm', limit: 1, cost: 1 }]
-  expect((await rl.admit(rpm, T0 + 999)).ok).toBe(true)
-  // Refused at once: the earliest the charge can stop counting is the start of T0 + 60 s.
-  expect(await rl.admit(rpm, T0 + 999)).toMatchObject({ ok: false, retryAfterSeconds: 60 })
-  expect(await rl.admit(rpm, T0 + 59_999)).toMatchObject({ ok: false, retryAfterSeconds: 1 })
-  expect((await rl.admit(rpm, T0 + 60_000)).ok).toBe(true)
-})
+for (const kind of ['memory', 'redis'] as const) {
+  describe.skipIf(kind === 'redis' && !redisUp)(`${kind} limiter`, () => {
+    const limiter = makers[kind]
 
-test('admission is all or nothing across counters', async () => {
-  const rl = new MemoryRateLimiter()
-  const org = { key: 'org:a:rpm', limit: 10, cost: 1 }
-  const key = { key: 'key:k:rpm', limit: 1, cost: 1 }
-  expect((await rl.admit([org, key], T0)).ok).toBe(true)
-  expect(await rl.admit([org, key], T0)).toMatchObject({ ok: false, key: 'key:k:rpm' })
-  // The refused request charged nothing: the org still has 9 left.
-  for (let i = 0; i < 9; i++) expect((await rl.admit([org], T0)).ok).toBe(true)
-  expect((await rl.admit([org], T0)).ok).toBe(false)
-})
+    test('a window admits up to the limit, then says when the oldest request stops counting', async () => {
+      const rl = await limiter()
+      const rpm = [{ key: 'org:a:rpm', limit: 2, cost: 1 }]
+      expect(await rl.admit(rpm, T0 + 500)).toEqual({ ok: true })
+      expect(await rl.admit(rpm, T0 + 20_000)).toEqual({ ok: true })
+      // The first request (second T0) counts until T0 + 60 s: from T0 + 30 s that is 30 s away.
+      expect(await rl.admit(rpm, T0 + 30_000)).toEqual({ ok: false, key: 'org:a:rpm', retryAfterSeconds: 30 })
+      expect((await rl.admit(rpm, T0 + 59_999)).ok).toBe(false)
+      expect(await rl.admit(rpm, T0 + 60_000)).toEqual({ ok: true })
+      // Now the T0 + 20 s request is the oldest: free at T0 + 80 s.
+      expect(await rl.admit(rpm, T0 + 60_500)).toEqual({ ok: false, key: 'org:a:rpm', retryAfterSeconds: 20 })
+    })
 
-test('token costs: retry when enough tokens expire; adjust corrects a charge; a cost over the limit never fits', async () => {
-  const rl = new MemoryRateLimiter()
-  const tpm = (cost: number) => [{ key: 'org:a:tpm', limit: 1000, cost }]
-  expect((await rl.admit(tpm(400), T0)).ok).toBe(true)
-  expect((await rl.admit(tpm(400), T0 + 10_000)).ok).toBe(true)
-  // 800 used; 300 more needs the T0 charge gone (T0 + 60 s), not the second one.
-  expect(await rl.admit(tpm(300), T0 + 30_000)).toMatchObject({ ok: false, retryAfterSeconds: 30 })
-  await rl.adjust(['org:a:tpm'], -300, T0, T0 + 30_000) // the first request really used 100
-  expect((await rl.admit(tpm(300), T0 + 30_000)).ok).toBe(true)
-  expect(await rl.admit(tpm(5000), T0 + 30_000)).toMatchObject({ ok: false, retryAfterSeconds: 60 })
-})
+    test('Retry-After of a per-minute limit is 1..60, also when the limit was reached late in a second', async () => {
+      const rl = await limiter()
+      const rpm = [{ key: 'org:a:rpm', limit: 1, cost: 1 }]
+      expect((await rl.admit(rpm, T0 + 999)).ok).toBe(true)
+      // Refused at once: the earliest the charge can stop counting is the start of T0 + 60 s.
+      expect(await rl.admit(rpm, T0 + 999)).toMatchObject({ ok: false, retryAfterSeconds: 60 })
+      expect(await rl.admit(rpm, T0 + 59_999)).toMatchObject({ ok: false, retryAfterSeconds: 1 })
+      expect((await rl.admit(rpm, T0 + 60_000)).ok).toBe(true)
+    })
+
+    test('admission is all or nothing across counters', async () => {
+      const rl = await limiter()
+      const org = { key: 'org:a:rpm', limit: 10, cost: 1 }
+      const key = { key: 'key:k:rpm', limit: 1, cost: 1 }
+      expect((await rl.admit([org, key], T0)).ok).toBe(true)
+      expect(await rl.admit([org, key], T0)).toMatchObject({ ok: false, key: 'key:k:rpm' })
+      // The refused request charged nothing: the org still has 9 left.
+      for (let i = 0; i < 9; i++) expect((await rl.admit([org], T0)).ok).toBe(true)
+      expect((await rl.admit([org], T0)).ok).toBe(false)
+    })
+
+    test('token costs: retry when enough tokens expire; adjust corrects a charge; a cost over the limit never fits', async () => {
+      const rl = await limiter()
+      const tpm = (cost: number) => [{ key: 'org:a:tpm', limit: 1000, cost }]
+      expect((await rl.admit(tpm(400), T0)).ok).toBe(true)
+      expect((await rl.admit(tpm(400), T0 + 10_000)).ok).toBe(true)
+      // 800 used; 300 more needs the T0 charge gone (T0 + 60 s), not the second one.
+      expect(await rl.admit(tpm(300), T0 + 30_000)).toMatchObject({ ok: false, retryAfterSeconds: 30 })
+      await rl.adjust(['org:a:tpm'], -300, T0, T0 + 30_000) // the first request really used 100
+      expect((await rl.admit(tpm(300), T0 + 30_000)).ok).toBe(true)
+      expect(await rl.admit(tpm(5000), T0 + 30_000)).toMatchObject({ ok: false, retryAfterSeconds: 60 })
+    })
+  })
+}

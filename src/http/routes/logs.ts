@@ -6,6 +6,7 @@ import { echo, GatewayError, notFound } from '../../errors'
 import { handleApiRequest } from '../../pipeline'
 import type { AuthedContext, Deps, RequestContext } from '../../pipeline/context'
 import { parseUsageQuery } from '../../admin/usage-report'
+import type { LogEntry } from '../../store/types'
 import { contextFor } from '../request-context'
 
 async function authorize(authenticate: () => Promise<AuthedContext>): Promise<string> {
@@ -13,6 +14,35 @@ async function authorize(authenticate: () => Promise<AuthedContext>): Promise<st
   if (identity.authMode !== 'GwKey')
     throw new GatewayError(403, 'forbidden', 'Only service keys (GwKey) may read request logs and usage')
   return identity.orgId
+}
+
+/** A request id gw minted this long ago may still be in another instance's write queue. */
+const IN_FLIGHT_MS = 5000
+/** How long a lookup waits for another instance's batch (it writes every 50 ms). */
+const WAIT_FOR_OTHERS_MS = 1000
+
+/** Milliseconds since a UUIDv7 request id was minted; undefined for anything else. */
+function ageOf(requestId: string): number | undefined {
+  if (!/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/i.test(requestId)) return undefined
+  return Date.now() - Number.parseInt(requestId.slice(0, 8) + requestId.slice(9, 13), 16)
+}
+
+/**
+ * This instance's queue, then the database. With a shared database the entry may have been answered
+ * by another instance a moment ago and still wait in its queue: a fresh id is looked up again until
+ * that instance's batch lands (read-your-writes across instances, PRODUCT §10).
+ */
+async function findLog(deps: Deps, orgId: string, requestId: string): Promise<LogEntry | undefined> {
+  const entry = deps.logs.pendingEntry(orgId, requestId) ?? (await deps.store.logs.getLog(orgId, requestId))
+  const age = ageOf(requestId)
+  if (entry || deps.store.kind === 'sqlite' || age === undefined || age > IN_FLIGHT_MS || age < -IN_FLIGHT_MS) return entry
+  const deadline = performance.now() + WAIT_FOR_OTHERS_MS
+  while (performance.now() < deadline) {
+    await Bun.sleep(25)
+    const found = deps.logs.pendingEntry(orgId, requestId) ?? (await deps.store.logs.getLog(orgId, requestId))
+    if (found) return found
+  }
+  return undefined
 }
 
 const json = (ctx: RequestContext, body: unknown) =>
@@ -26,7 +56,7 @@ export const logRoutes = (deps: Deps) =>
       const ctx = contextFor(request, '/v1/logs/:requestId')
       return handleApiRequest(deps, ctx, async (authenticate) => {
         const orgId = await authorize(authenticate)
-        const entry = deps.logs.pendingEntry(orgId, params.requestId) ?? (await deps.store.logs.getLog(orgId, params.requestId))
+        const entry = await findLog(deps, orgId, params.requestId)
         if (!entry) throw notFound(`No log entry ${echo(params.requestId)} in this org`)
         return json(ctx, entry)
       })

@@ -2,31 +2,9 @@
 
 import type { Database } from 'bun:sqlite'
 import { type SecretBox, sealedFor } from '../../crypto/secret-box'
+import { type OidcRow, type SecretRow, toOidc, toSecret } from '../rows'
 import type { AuthStore, OidcConfig, SigningSecretRecord } from '../types'
-
-interface SecretRow {
-  org_id: string
-  kid: string
-  secret_enc: string
-  created_at: string
-}
-interface OidcRow {
-  org_id: string
-  issuer: string
-  audience: string
-  jwks_uri: string | null
-  org_claim: string | null
-  updated_at: string
-}
-
-const toOidc = (r: OidcRow): OidcConfig => ({
-  orgId: r.org_id,
-  issuer: r.issuer,
-  audience: r.audience,
-  jwksUri: r.jwks_uri ?? undefined,
-  orgClaim: r.org_claim ?? undefined,
-  updatedAt: r.updated_at,
-})
+import { insertOnce } from './errors'
 
 export class SqliteAuthStore implements AuthStore {
   private readonly q
@@ -52,13 +30,15 @@ export class SqliteAuthStore implements AuthStore {
   }
 
   async addSigningSecret(rec: Omit<SigningSecretRecord, 'createdAt'>): Promise<SigningSecretRecord> {
-    const row = this.q.addSecret.get(rec.orgId, rec.kid, this.box.seal(rec.secret, sealedFor.signingSecret(rec.orgId, rec.kid)), new Date().toISOString())
+    const row = insertOnce(`signing secret "${rec.kid}"`, () =>
+      this.q.addSecret.get(rec.orgId, rec.kid, this.box.seal(rec.secret, sealedFor.signingSecret(rec.orgId, rec.kid)), new Date().toISOString()),
+    )
     if (!row) throw new Error('insert returned nothing')
-    return this.toSecret(row)
+    return toSecret(this.box, row)
   }
 
   async listSigningSecrets(orgId: string): Promise<SigningSecretRecord[]> {
-    return this.q.secrets.all(orgId).map((r) => this.toSecret(r))
+    return this.q.secrets.all(orgId).map((r) => toSecret(this.box, r))
   }
 
   async deleteSigningSecret(orgId: string, kid: string): Promise<boolean> {
@@ -85,9 +65,5 @@ export class SqliteAuthStore implements AuthStore {
 
   async oidcByIssuer(issuer: string): Promise<OidcConfig[]> {
     return this.q.byIssuer.all(issuer).map(toOidc)
-  }
-
-  private toSecret(r: SecretRow): SigningSecretRecord {
-    return { orgId: r.org_id, kid: r.kid, secret: this.box.open(r.secret_enc, sealedFor.signingSecret(r.org_id, r.kid)), createdAt: r.created_at }
   }
 }

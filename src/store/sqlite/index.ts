@@ -30,6 +30,11 @@ export function createSqliteStore(path: string, box: SecretBox): Store {
     prompts: new SqlitePromptStore(db),
     routes: new SqliteRouteStore(db),
     logs: new SqliteLogStore(db, writeDb),
+    ready: true,
+    whenReady: Promise.resolve(),
+    async ping() {
+      db.query('SELECT 1').get()
+    },
     async close() {
       await checkpointer?.stop()
       keys.flushTouches()

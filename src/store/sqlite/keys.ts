@@ -1,37 +1,9 @@
 // SQLite storage of service keys (only their SHA-256 hashes).
 
 import type { Database } from 'bun:sqlite'
-import type { KeyStore, RateLimits, ServiceKeyRecord } from '../types'
-
-interface KeyRow {
-  id: string
-  org_id: string
-  name: string | null
-  key_hash: Uint8Array
-  created_at: string
-  revoked_at: string | null
-  last_used_at: string | null
-  requests_per_minute: number | null
-  tokens_per_minute: number | null
-}
-
-function limitsOf(r: KeyRow): RateLimits {
-  const limits: RateLimits = {}
-  if (r.requests_per_minute !== null) limits.requestsPerMinute = r.requests_per_minute
-  if (r.tokens_per_minute !== null) limits.tokensPerMinute = r.tokens_per_minute
-  return limits
-}
-
-const toKey = (r: KeyRow): ServiceKeyRecord => ({
-  id: r.id,
-  orgId: r.org_id,
-  name: r.name ?? undefined,
-  hash: r.key_hash,
-  createdAt: r.created_at,
-  revokedAt: r.revoked_at ?? undefined,
-  lastUsedAt: r.last_used_at ?? undefined,
-  limits: limitsOf(r),
-})
+import { type KeyRow, toKey } from '../rows'
+import type { KeyStore, ServiceKeyRecord } from '../types'
+import { insertOnce } from './errors'
 
 export class SqliteKeyStore implements KeyStore {
   private readonly q
@@ -59,14 +31,16 @@ export class SqliteKeyStore implements KeyStore {
   }
 
   async createServiceKey(rec: Parameters<KeyStore['createServiceKey']>[0]) {
-    const row = this.q.insert.get(
-      rec.id,
-      rec.orgId,
-      rec.name ?? null,
-      rec.hash,
-      new Date().toISOString(),
-      rec.limits?.requestsPerMinute ?? null,
-      rec.limits?.tokensPerMinute ?? null,
+    const row = insertOnce(`service key "${rec.id}"`, () =>
+      this.q.insert.get(
+        rec.id,
+        rec.orgId,
+        rec.name ?? null,
+        rec.hash,
+        new Date().toISOString(),
+        rec.limits?.requestsPerMinute ?? null,
+        rec.limits?.tokensPerMinute ?? null,
+      ),
     )
     if (!row) throw new Error('insert returned nothing')
     return toKey(row)

@@ -2,6 +2,7 @@
 
 import type { Database, SQLQueryBindings } from 'bun:sqlite'
 import { jsonText } from '../json-text'
+import { decodeCursor, encodeCursor, withoutBodies } from '../log-cursor'
 import type { LogEntry, LogQuery, LogStats, LogStatsQuery, LogStore, SpendQuery } from '../types'
 import { statsReport } from './log-reports'
 import { dimensionOf, MAX_METADATA_VALUES, OTHER_VALUE, rollup, type UsageQuery, type UsageRow } from '../usage-rollup'
@@ -25,21 +26,6 @@ interface EntryRow {
   request_id: string
   request_body?: string | null
   response_body?: string | null
-}
-
-export function encodeCursor(createdAt: number, requestId: string): string {
-  return Buffer.from(`${createdAt}|${requestId}`).toString('base64url')
-}
-
-export function decodeCursor(cursor: string): { createdAt: number; requestId: string } | undefined {
-  const [at, id] = Buffer.from(cursor, 'base64url').toString('utf8').split('|')
-  const createdAt = Number(at)
-  return Number.isInteger(createdAt) && id ? { createdAt, requestId: id } : undefined
-}
-
-function withoutBodies(e: LogEntry): Omit<LogEntry, 'requestBody' | 'responseBody'> {
-  const { requestBody: _req, responseBody: _res, ...rest } = e
-  return rest
 }
 
 export class SqliteLogStore implements LogStore {

@@ -2,28 +2,10 @@
 
 import type { Database } from 'bun:sqlite'
 import { type SecretBox, sealedFor } from '../../crypto/secret-box'
-import { toProviderId } from '../../providers/provider-id'
 import type { ProviderId } from '../../providers/provider-id'
+import { type OrgRow, type ProviderRow, toOrg, toProvider } from '../rows'
 import type { Org, OrgStore, Policy, ProviderRecord } from '../types'
-
-interface OrgRow {
-  id: string
-  name: string
-  policy: string
-  created_at: string
-}
-interface ProviderRow {
-  org_id: string
-  provider: string
-  name: string
-  weight: number
-  api_key_enc: string
-  base_url: string | null
-  enabled: number
-  updated_at: string
-}
-
-const toOrg = (r: OrgRow): Org => ({ id: r.id, name: r.name, policy: JSON.parse(r.policy) as Policy, createdAt: r.created_at })
+import { insertOnce } from './errors'
 
 export class SqliteOrgStore implements OrgStore {
   private readonly q
@@ -50,7 +32,7 @@ export class SqliteOrgStore implements OrgStore {
   }
 
   async createOrg(org: { id: string; name: string }): Promise<Org> {
-    const row = this.q.insert.get(org.id, org.name, new Date().toISOString())
+    const row = insertOnce(`org "${org.id}"`, () => this.q.insert.get(org.id, org.name, new Date().toISOString()))
     if (!row) throw new Error('insert returned nothing')
     return toOrg(row)
   }
@@ -80,28 +62,14 @@ export class SqliteOrgStore implements OrgStore {
       new Date().toISOString(),
     )
     if (!row) throw new Error('upsert returned nothing')
-    return this.toProvider(row)
+    return toProvider(this.box, row)
   }
 
   async getProviders(orgId: string): Promise<ProviderRecord[]> {
-    return this.q.providers.all(orgId).map((r) => this.toProvider(r))
+    return this.q.providers.all(orgId).map((r) => toProvider(this.box, r))
   }
 
   async deleteProviderKey(orgId: string, provider: ProviderId, name: string): Promise<boolean> {
     return this.q.deleteKey.run(orgId, provider, name).changes > 0
-  }
-
-  private toProvider(r: ProviderRow): ProviderRecord {
-    const provider = toProviderId(r.provider)
-    if (!provider) throw new Error(`unknown provider "${r.provider}" in provider_keys`)
-    return {
-      provider,
-      name: r.name,
-      weight: r.weight,
-      apiKey: this.box.open(r.api_key_enc, sealedFor.providerKey(r.org_id, r.provider, r.name)),
-      baseUrl: r.base_url ?? undefined,
-      enabled: r.enabled === 1,
-      updatedAt: r.updated_at,
-    }
   }
 }

@@ -1,52 +1,9 @@
 // SQLite storage of saved prompts, their numbered immutable versions, and partials.
 
 import type { Database } from 'bun:sqlite'
-import type { PromptRecord, PromptStore, PromptVersion, PromptVersionContent, VariableDef } from '../types'
-
-interface PromptRow {
-  id: string
-  org_id: string
-  slug: string
-  name: string | null
-  published_version: number | null
-  current_version: number | null
-  created_at: string
-}
-interface VersionRow {
-  prompt_id: string
-  version: number
-  system_template: string | null
-  user_template: string
-  variables: string
-  model: string
-  temperature: number | null
-  max_tokens: number | null
-  content_hash: string
-  created_at: string
-}
-
-const toPrompt = (r: PromptRow): PromptRecord => ({
-  id: r.id,
-  orgId: r.org_id,
-  slug: r.slug,
-  name: r.name ?? undefined,
-  publishedVersion: r.published_version ?? undefined,
-  currentVersion: r.current_version ?? undefined,
-  createdAt: r.created_at,
-})
-
-const toVersion = (r: VersionRow): PromptVersion => ({
-  promptId: r.prompt_id,
-  version: r.version,
-  systemTemplate: r.system_template ?? undefined,
-  userTemplate: r.user_template,
-  variables: JSON.parse(r.variables) as VariableDef[],
-  model: r.model,
-  temperature: r.temperature ?? undefined,
-  maxTokens: r.max_tokens ?? undefined,
-  contentHash: r.content_hash,
-  createdAt: r.created_at,
-})
+import { type PromptRow, toPrompt, toVersion, type VersionRow } from '../rows'
+import type { PromptRecord, PromptStore, PromptVersion, PromptVersionContent } from '../types'
+import { insertOnce } from './errors'
 
 const SELECT_PROMPT = `SELECT p.*, (SELECT max(version) FROM prompt_versions v WHERE v.prompt_id = p.id) AS current_version FROM prompts p`
 
@@ -87,7 +44,7 @@ export class SqlitePromptStore implements PromptStore {
   }
 
   async createPrompt(rec: { id: string; orgId: string; slug: string; name: string | undefined }): Promise<PromptRecord> {
-    this.q.insert.run(rec.id, rec.orgId, rec.slug, rec.name ?? null, new Date().toISOString())
+    insertOnce(`prompt "${rec.slug}"`, () => this.q.insert.run(rec.id, rec.orgId, rec.slug, rec.name ?? null, new Date().toISOString()))
     return toPrompt(this.q.find.get(rec.orgId, rec.id) as PromptRow)
   }
 

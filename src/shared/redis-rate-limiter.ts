@@ -1,0 +1,107 @@
+// The RateLimiter shared by every instance: one Lua script per admission checks and charges all of a request's counters atomically in Redis.
+
+import { GatewayError } from '../errors'
+import { type Admission, type LimitCheck, MemoryRateLimiter, type RateLimiter } from '../policy/rate-limiter'
+import { luaScript, RedisUnavailableError, type RedisLink } from './redis-link'
+
+/**
+ * The same sliding window as MemoryRateLimiter: per counter a hash of one-second buckets; what was
+ * charged in second s counts during seconds s … s + 59 (so Retry-After is 1..60). Checks every
+ * counter, and only when all have room charges them all. Returns {0, 0} when admitted, else
+ * {index of the refused counter (1-based), seconds until it has room}.
+ * KEYS: the counters. ARGV: now (ms), then limit and cost per counter.
+ */
+const ADMIT = luaScript(`
+local now = tonumber(ARGV[1])
+local sec = math.floor(now / 1000)
+for i, key in ipairs(KEYS) do
+  local limit = tonumber(ARGV[2 * i])
+  local cost = tonumber(ARGV[2 * i + 1])
+  local h = redis.call('HGETALL', key)
+  local used = 0
+  local live = {}
+  for j = 1, #h, 2 do
+    local s = tonumber(h[j])
+    local c = tonumber(h[j + 1])
+    if s > sec - 60 then
+      used = used + c
+      live[#live + 1] = { s, c }
+    else
+      redis.call('HDEL', key, h[j])
+    end
+  end
+  if used + cost > limit then
+    if cost > limit then return { i, 60 } end
+    table.sort(live, function(a, b) return a[1] < b[1] end)
+    for _, b in ipairs(live) do
+      used = used - b[2]
+      if used + cost <= limit then return { i, math.max(1, math.ceil(((b[1] + 60) * 1000 - now) / 1000)) } end
+    end
+    return { i, 60 }
+  end
+end
+for i, key in ipairs(KEYS) do
+  redis.call('HINCRBY', key, sec, tonumber(ARGV[2 * i + 1]))
+  redis.call('PEXPIRE', key, 61000)
+end
+return { 0, 0 }
+`)
+
+/** Corrects a charge made at second ARGV[1] by ARGV[2] on every counter in KEYS, if that second still counts. */
+const ADJUST = luaScript(`
+local at = tonumber(ARGV[1])
+if at < math.floor(tonumber(ARGV[3]) / 1000) - 60 then return 0 end
+for _, key in ipairs(KEYS) do
+  redis.call('HINCRBY', key, at, tonumber(ARGV[2]))
+  redis.call('PEXPIRE', key, 61000)
+end
+return 1
+`)
+
+export interface RedisRateLimiterOptions {
+  /** GW_REDIS_REQUIRED: while Redis is away, limited requests get 503 instead of local counters. */
+  required: boolean
+  /** Key prefix, so several gateways (or tests) can share one Redis. */
+  prefix?: string
+}
+
+export class RedisRateLimiter implements RateLimiter {
+  /** Each instance's own counters, used only while Redis is unreachable (and GW_REDIS_REQUIRED is false). */
+  readonly local = new MemoryRateLimiter()
+  private readonly prefix: string
+
+  constructor(
+    private readonly link: RedisLink,
+    private readonly opts: RedisRateLimiterOptions,
+  ) {
+    this.prefix = opts.prefix ?? 'gw:rl:'
+  }
+
+  async admit(checks: readonly LimitCheck[], nowMs = Date.now()): Promise<Admission> {
+    const args = [String(nowMs)]
+    for (const c of checks) args.push(String(c.limit), String(Math.round(c.cost)))
+    try {
+      const [index, retry] = (await this.link.eval(ADMIT, checks.map((c) => this.prefix + c.key), args)) as [number, number]
+      if (index === 0) return { ok: true }
+      return { ok: false, key: (checks[index - 1] as LimitCheck).key, retryAfterSeconds: retry }
+    } catch (err) {
+      if (!(err instanceof RedisUnavailableError)) throw err
+      if (this.opts.required)
+        throw new GatewayError(503, 'gateway_error', 'Rate limits cannot be checked: the shared counter store (Redis) is unreachable', {
+          headers: { 'retry-after': '1' },
+        })
+      return this.local.admit(checks, nowMs)
+    }
+  }
+
+  async adjust(keys: readonly string[], delta: number, atMs: number, nowMs = Date.now()): Promise<void> {
+    if (delta === 0) return
+    try {
+      await this.link.eval(ADJUST, keys.map((k) => this.prefix + k), [String(Math.floor(atMs / 1000)), String(Math.round(delta)), String(nowMs)])
+    } catch (err) {
+      // Called after the answer was sent: a correction that cannot be made is reported, never thrown.
+      if (err instanceof RedisUnavailableError) await this.local.adjust(keys, delta, atMs, nowMs)
+      else console.error('gw: correcting a token charge failed:', err instanceof Error ? err.message : err)
+    }
+  }
+}

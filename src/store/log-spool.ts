@@ -1,0 +1,91 @@
+// Log entries waiting on disk while the database is unreachable (GW_SPOOL_DIR): appended in order, replayed in order, kept across restarts.
+
+import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, statSync, writeSync } from 'node:fs'
+import { join } from 'node:path'
+import type { LogEntry } from './types'
+
+/** A segment file grows to about this size, then the next one starts. */
+const SEGMENT_BYTES = 8 * 1024 * 1024
+
+/**
+ * Segment files `<16-digit sequence>.jsonl`, one entry per line. Appends are fsynced before the
+ * entries leave memory. Replay reads the oldest segment, hands its entries over in order and deletes
+ * it once they are stored; stores skip request ids they already hold, so a replay cut short by a
+ * crash repeats a few entries harmlessly and never duplicates one.
+ */
+export class LogSpool {
+  private current: { name: string; bytes: number } | undefined
+  private nextSeq: number
+  /** Entries in the spool now (counted from the files at start). */
+  size = 0
+
+  constructor(private readonly dir: string) {
+    const names = this.segments()
+    const last = names[names.length - 1]
+    this.nextSeq = last ? Number(last.slice(0, 16)) + 1 : 1
+    for (const n of names) this.size += readEntries(join(dir, n)).length
+  }
+
+  get empty(): boolean {
+    return this.size === 0
+  }
+
+  /** Appends entries after everything already spooled; returns once they are on disk. */
+  append(entries: readonly LogEntry[]): void {
+    if (!entries.length) return
+    mkdirSync(this.dir, { recursive: true })
+    const text = `${entries.map((e) => JSON.stringify(e)).join('\n')}\n`
+    if (!this.current || this.current.bytes > SEGMENT_BYTES || !existsSync(join(this.dir, this.current.name)))
+      this.current = { name: `${String(this.nextSeq++).padStart(16, '0')}.jsonl`, bytes: 0 }
+    const fd = openSync(join(this.dir, this.current.name), 'a', 0o600)
+    try {
+      writeSync(fd, text)
+      fsyncSync(fd)
+    } finally {
+      closeSync(fd)
+    }
+    this.current.bytes += Buffer.byteLength(text)
+    this.size += entries.length
+  }
+
+  /**
+   * Hands every spooled entry, oldest first, in batches to `store`; a segment is deleted once all
+   * its batches are stored. Stops at the first failure (what is left stays for the next replay).
+   */
+  async replay(store: (batch: LogEntry[]) => Promise<void>, batchSize: number): Promise<number> {
+    let stored = 0
+    for (const name of this.segments()) {
+      const path = join(this.dir, name)
+      const entries = readEntries(path)
+      for (let i = 0; i < entries.length; i += batchSize) {
+        await store(entries.slice(i, i + batchSize))
+      }
+      rmSync(path, { force: true })
+      if (this.current?.name === name) this.current = undefined
+      stored += entries.length
+      this.size = Math.max(0, this.size - entries.length)
+    }
+    return stored
+  }
+
+  private segments(): string[] {
+    if (!existsSync(this.dir) || !statSync(this.dir).isDirectory()) return []
+    return readdirSync(this.dir)
+      .filter((n) => /^\d{16}\.jsonl$/.test(n))
+      .sort()
+  }
+}
+
+/** The entries of a segment; a line cut short by a crash while appending is skipped. */
+function readEntries(path: string): LogEntry[] {
+  const out: LogEntry[] = []
+  for (const line of readFileSync(path, 'utf8').split('\n')) {
+    if (!line) continue
+    try {
+      out.push(JSON.parse(line) as LogEntry)
+    } catch {
+      // The torn tail of an append that never completed: it was never acknowledged either.
+    }
+  }
+  return out
+}

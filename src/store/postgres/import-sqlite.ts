@@ -1,0 +1,130 @@
+// `gw migrate --from <sqlite file>`: copies a single-node gateway's records and log into PostgreSQL; idempotent and resumable.
+
+import { Database } from 'bun:sqlite'
+import type { SQL } from 'bun'
+import { type SecretBox, sealedFor } from '../../crypto/secret-box'
+import type { LogEntry } from '../types'
+import { q } from './errors'
+import { writeLogBatch } from './logs'
+
+export interface ImportReport {
+  /** Rows per table newly written by this run (rows already there are skipped, not counted). */
+  copied: Record<string, number>
+  /** Log entries read from the file by this run (a resumed run starts after the last batch done). */
+  logsRead: number
+}
+
+/** Tables copied row for row, parents first; `seal` names the column holding a secret to re-seal. */
+const TABLES: { name: string; key: string[]; seal?: { column: string; boundTo: (r: Record<string, unknown>) => string } }[] = [
+  { name: 'orgs', key: ['id'] },
+  {
+    name: 'provider_keys',
+    key: ['org_id', 'provider', 'name'],
+    seal: { column: 'api_key_enc', boundTo: (r) => sealedFor.providerKey(String(r.org_id), String(r.provider), String(r.name ?? 'default')) },
+  },
+  { name: 'service_keys', key: ['id'] },
+  {
+    name: 'signing_secrets',
+    key: ['org_id', 'kid'],
+    seal: { column: 'secret_enc', boundTo: (r) => sealedFor.signingSecret(String(r.org_id), String(r.kid)) },
+  },
+  { name: 'routes', key: ['org_id', 'name'] },
+  { name: 'oidc_configs', key: ['org_id'] },
+  { name: 'prompts', key: ['id'] },
+  { name: 'prompt_versions', key: ['prompt_id', 'version'] },
+  { name: 'prompt_partials', key: ['org_id', 'name'] },
+  // The source's roll-ups cover entries it may already have pruned; copied entries do not add to them again.
+  { name: 'usage_daily', key: ['org_id', 'dim', 'day', 'value'] },
+]
+
+const LOG_BATCH = 1000
+
+/**
+ * Copies every record of the SQLite file at `path` into the (migrated) PostgreSQL database. Secrets
+ * are opened with `from` and sealed again with `to`. Rows already present are left as they are, so
+ * running it twice changes nothing; the log is copied in batches in time order and the position
+ * after each batch is recorded, so an interrupted run resumes where it stopped.
+ */
+export async function importSqlite(sql: SQL, path: string, from: Pick<SecretBox, 'open'>, to: SecretBox): Promise<ImportReport> {
+  const db = new Database(path, { readonly: true, strict: true })
+  try {
+    const copied: Record<string, number> = {}
+    const present = new Set(db.query<{ name: string }, []>("SELECT name FROM sqlite_master WHERE type = 'table'").all().map((r) => r.name))
+    for (const t of TABLES) {
+      if (!present.has(t.name)) continue // a file from an older gw: nothing of that kind to copy
+      const rows = db.query<Record<string, unknown>, []>(`SELECT * FROM ${t.name}`).all()
+      copied[t.name] = 0
+      for (let i = 0; i < rows.length; i += 500) {
+        const batch = rows.slice(i, i + 500).map((r) => toPg(t.name, r, t.seal, from, to))
+        const res = await q(sql`INSERT INTO ${sql(t.name)} ${sql(batch)} ON CONFLICT (${sql.unsafe(t.key.join(', '))}) DO NOTHING`)
+        copied[t.name] = (copied[t.name] as number) + res.count
+      }
+    }
+    const logsRead = await importLogs(sql, db, path)
+    copied.request_logs = logsRead
+    return { copied, logsRead }
+  } finally {
+    db.close()
+  }
+}
+
+/** A SQLite row as the PostgreSQL table takes it: JSON columns parsed, booleans, bytea, re-sealed secrets. */
+function toPg(
+  table: string,
+  r: Record<string, unknown>,
+  seal: (typeof TABLES)[number]['seal'],
+  from: Pick<SecretBox, 'open'>,
+  to: SecretBox,
+): Record<string, unknown> {
+  const row = { ...r }
+  if (seal) row[seal.column] = to.seal(from.open(String(r[seal.column]), seal.boundTo(r)), seal.boundTo(r))
+  if (table === 'routes') row.spec = JSON.parse(String(r.spec))
+  if (table === 'orgs') row.policy = JSON.parse(String(r.policy))
+  if (table === 'provider_keys') row.enabled = r.enabled === 1
+  if (table === 'service_keys') row.key_hash = Buffer.from(r.key_hash as Uint8Array)
+  if (table === 'prompt_versions') row.variables = JSON.parse(String(r.variables))
+  return row
+}
+
+interface LogRow {
+  entry: string
+  created_at: number
+  request_id: string
+  request_body: string | null
+  response_body: string | null
+}
+
+async function importLogs(sql: SQL, db: Database, path: string): Promise<number> {
+  await q(sql`CREATE TABLE IF NOT EXISTS gw_sqlite_imports (source text PRIMARY KEY, created_at bigint NOT NULL, request_id text NOT NULL)`)
+  const [pos] = await q<{ created_at: string; request_id: string }[]>(sql`SELECT created_at, request_id FROM gw_sqlite_imports WHERE source = ${path}`)
+  let at = pos ? Number(pos.created_at) : -1
+  let id = pos?.request_id ?? ''
+  const page = db.query<LogRow, [number, string]>(
+    `SELECT l.entry, l.created_at, l.request_id, b.request_body, b.response_body
+     FROM request_logs l LEFT JOIN request_log_bodies b ON b.request_id = l.request_id
+     WHERE l.created_at > ?1 OR (l.created_at = ?1 AND l.request_id > ?2)
+     ORDER BY l.created_at, l.request_id LIMIT ${LOG_BATCH}`,
+  )
+  let read = 0
+  for (;;) {
+    const rows = page.all(at, id)
+    if (!rows.length) return read
+    const entries = rows.map((r) => {
+      const e = JSON.parse(r.entry) as LogEntry
+      if (r.request_body != null) e.requestBody = JSON.parse(r.request_body)
+      if (r.response_body != null) e.responseBody = JSON.parse(r.response_body)
+      return e
+    })
+    const last = rows[rows.length - 1] as LogRow
+    await q(
+      sql.begin(async (tx) => {
+        await writeLogBatch(tx, entries, false)
+        await tx`INSERT INTO gw_sqlite_imports (source, created_at, request_id) VALUES (${path}, ${last.created_at}, ${last.request_id})
+                 ON CONFLICT (source) DO UPDATE SET created_at = excluded.created_at, request_id = excluded.request_id`
+      }),
+    )
+    read += rows.length
+    at = last.created_at
+    id = last.request_id
+  }
+}

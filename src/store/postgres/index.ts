@@ -1,0 +1,58 @@
+// The PostgreSQL implementation of the Store interface (several instances, one database; PRODUCT §10).
+
+import type { SecretBox } from '../../crypto/secret-box'
+import type { Store } from '../types'
+import { PgAuthStore } from './auth'
+import { q } from './errors'
+import { PgKeyStore } from './keys'
+import { PgLogStore } from './logs'
+import { connect, migratePostgres } from './open'
+import { PgOrgStore } from './orgs'
+import { PgPromptStore } from './prompts'
+import { PgRouteStore } from './routes'
+
+/**
+ * Connects and migrates in the background: a database down at start is retried every second, and
+ * `ready` turns true once migrations are done (GET /health/ready).
+ */
+export function createPostgresStore(url: string, box: SecretBox, opts: { onRetry?: (err: unknown) => void } = {}): Store {
+  const sql = connect(url)
+  const keys = new PgKeyStore(sql)
+  let ready = false
+  let closed = false
+  const whenReady = (async () => {
+    for (;;) {
+      try {
+        await migratePostgres(sql)
+        ready = true
+        return
+      } catch (err) {
+        if (closed) throw new Error('store closed before the database was reached')
+        opts.onRetry?.(err)
+        await Bun.sleep(1000)
+      }
+    }
+  })()
+  whenReady.catch(() => {})
+  return {
+    kind: 'postgres',
+    orgs: new PgOrgStore(sql, box),
+    keys,
+    auth: new PgAuthStore(sql, box),
+    prompts: new PgPromptStore(sql),
+    routes: new PgRouteStore(sql),
+    logs: new PgLogStore(sql, () => ready),
+    get ready() {
+      return ready
+    },
+    whenReady,
+    async ping() {
+      await q(sql`SELECT 1`)
+    },
+    async close() {
+      closed = true
+      await keys.flushTouches()
+      await sql.close({ timeout: 5 })
+    },
+  }
+}

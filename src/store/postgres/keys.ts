@@ -1,0 +1,65 @@
+// PostgreSQL storage of service keys (only their SHA-256 hashes); last-used times written at most once a second.
+
+import type { SQL } from 'bun'
+import { type KeyRow, toKey } from '../rows'
+import type { KeyStore, ServiceKeyRecord } from '../types'
+import { q } from './errors'
+
+export class PgKeyStore implements KeyStore {
+  private readonly touched = new Map<string, string>()
+  private touchTimer: ReturnType<typeof setTimeout> | undefined
+
+  constructor(private readonly sql: SQL) {}
+
+  async createServiceKey(rec: Parameters<KeyStore['createServiceKey']>[0]): Promise<ServiceKeyRecord> {
+    const [row] = await q<KeyRow[]>(
+      this.sql`
+        INSERT INTO service_keys (id, org_id, name, key_hash, created_at, requests_per_minute, tokens_per_minute)
+        VALUES (${rec.id}, ${rec.orgId}, ${rec.name ?? null}, ${Buffer.from(rec.hash)}, ${new Date().toISOString()},
+                ${rec.limits?.requestsPerMinute ?? null}, ${rec.limits?.tokensPerMinute ?? null})
+        RETURNING *`,
+      `service key "${rec.id}"`,
+    )
+    if (!row) throw new Error('insert returned nothing')
+    return toKey(row)
+  }
+
+  async getServiceKey(id: string): Promise<ServiceKeyRecord | undefined> {
+    const [row] = await q<KeyRow[]>(this.sql`SELECT * FROM service_keys WHERE id = ${id}`)
+    return row ? toKey(row) : undefined
+  }
+
+  async listServiceKeys(orgId: string): Promise<ServiceKeyRecord[]> {
+    return (await q<KeyRow[]>(this.sql`SELECT * FROM service_keys WHERE org_id = ${orgId} ORDER BY created_at, id`)).map(toKey)
+  }
+
+  async revokeServiceKey(orgId: string, id: string): Promise<boolean> {
+    const res = await q(
+      this.sql`UPDATE service_keys SET revoked_at = ${new Date().toISOString()} WHERE org_id = ${orgId} AND id = ${id} AND revoked_at IS NULL`,
+    )
+    return res.count > 0
+  }
+
+  touchServiceKey(id: string, at: Date): void {
+    this.touched.set(id, at.toISOString())
+    this.touchTimer ??= setTimeout(() => void this.flushTouches(), 1000).unref()
+  }
+
+  async flushTouches(): Promise<void> {
+    clearTimeout(this.touchTimer)
+    this.touchTimer = undefined
+    if (!this.touched.size) return
+    const rows = [...this.touched].map(([id, at]) => ({ id, at }))
+    this.touched.clear()
+    try {
+      await this.sql`
+        UPDATE service_keys k SET last_used_at = v.at
+        FROM (SELECT * FROM jsonb_to_recordset(${rows}::jsonb) AS x(id text, at text)) v
+        WHERE k.id = v.id AND (k.last_used_at IS NULL OR k.last_used_at < v.at)`
+    } catch {
+      // Database away: keep the newest times for the next flush; a last-used time may lag, nothing else.
+      for (const { id, at } of rows) if (!this.touched.has(id)) this.touched.set(id, at)
+      this.touchTimer ??= setTimeout(() => void this.flushTouches(), 1000).unref()
+    }
+  }
+}

@@ -1,0 +1,225 @@
+// PostgreSQL storage of request log entries: multi-row batch inserts, lookup by id, filtered pages newest first.
+
+import type { SQL } from 'bun'
+import { decodeCursor, encodeCursor, withoutBodies } from '../log-cursor'
+import { BIN_SCALE, shapeStats } from '../log-stats'
+import type { LogEntry, LogQuery, LogStats, LogStatsQuery, LogStore, SpendQuery } from '../types'
+import { dimensionOf, MAX_METADATA_VALUES, OTHER_VALUE, type RollupCell, rollup, type UsageQuery, type UsageRow } from '../usage-rollup'
+import { StoreUnavailableError } from '../errors'
+import { q } from './errors'
+
+interface EntryRow {
+  entry: string
+  created_at: string | number
+  request_id: string
+  request_body?: string | null
+  response_body?: string | null
+}
+
+const json = (v: unknown) => (v === undefined ? null : JSON.stringify(v))
+
+/**
+ * Writes entries in the caller's transaction; with `withRollup`, adds what the rows really written
+ * sum to the daily roll-ups (an import copies the source's roll-ups instead).
+ */
+export async function writeLogBatch(tx: SQL, entries: LogEntry[], withRollup: boolean): Promise<void> {
+  const rows = entries.map((e) => ({
+    request_id: e.requestId,
+    org_id: e.orgId,
+    created_at: Date.parse(e.createdAt),
+    model: e.model,
+    requested_model: e.requestedModel,
+    status: e.status,
+    end_user_id: e.endUserId,
+    metadata: Object.fromEntries(Object.entries(e.metadata).map(([k, v]) => [k, String(v)])),
+    entry: JSON.stringify(withoutBodies(e)),
+    request_body: json(e.requestBody),
+    response_body: json(e.responseBody),
+  }))
+  const inserted = new Set(
+    (await tx<{ request_id: string }[]>`INSERT INTO request_logs ${tx(rows)} ON CONFLICT (request_id) DO NOTHING RETURNING request_id`).map(
+      (r) => r.request_id,
+    ),
+  )
+  if (!withRollup) return
+  // Roll-ups count only what this batch really wrote: a retried batch adds nothing twice.
+  const cells = await capMetadataValues(tx, rollup(entries.filter((e) => inserted.has(e.requestId))))
+  const rows2 = cells.map((c) => ({
+    org_id: c.orgId,
+    dim: c.dim,
+    day: c.day,
+    value: c.value,
+    requests: c.requests,
+    errors: c.errors,
+    input_tokens: c.tokens.input,
+    cached_input_tokens: c.tokens.cachedInput,
+    cache_write_tokens: c.tokens.cacheWrite,
+    output_tokens: c.tokens.output,
+    reasoning_tokens: c.tokens.reasoning,
+    cost_usd: c.costUsd,
+    priced: c.priced,
+  }))
+  if (rows2.length)
+    await tx`INSERT INTO usage_daily ${tx(rows2)}
+      ON CONFLICT (org_id, dim, day, value) DO UPDATE SET requests = usage_daily.requests + excluded.requests,
+        errors = usage_daily.errors + excluded.errors, input_tokens = usage_daily.input_tokens + excluded.input_tokens,
+        cached_input_tokens = usage_daily.cached_input_tokens + excluded.cached_input_tokens,
+        cache_write_tokens = usage_daily.cache_write_tokens + excluded.cache_write_tokens,
+        output_tokens = usage_daily.output_tokens + excluded.output_tokens, reasoning_tokens = usage_daily.reasoning_tokens + excluded.reasoning_tokens,
+        cost_usd = usage_daily.cost_usd + excluded.cost_usd, priced = usage_daily.priced + excluded.priced`
+}
+
+/**
+ * Past MAX_METADATA_VALUES distinct values of one metadata key per org and day, a new value is
+ * rolled up under OTHER_VALUE (as in SQLite). Two instances adding new values in the same instant
+ * may pass the bound by a few; it only bounds growth.
+ */
+async function capMetadataValues(tx: SQL, cells: RollupCell[]): Promise<RollupCell[]> {
+  const meta = cells.filter((c) => c.dim.startsWith('metadata.'))
+  if (!meta.length) return cells
+  const groups = [...new Map(meta.map((c) => [`${c.orgId}\u0000${c.dim}\u0000${c.day}`, c])).values()].map((c) => ({ org_id: c.orgId, dim: c.dim, day: c.day }))
+  const known = await tx<{ org_id: string; dim: string; day: string; value: string; n: string }[]>`
+    SELECT u.org_id, u.dim, u.day, u.value, count(*) OVER (PARTITION BY u.org_id, u.dim, u.day) AS n
+    FROM usage_daily u JOIN jsonb_to_recordset(${groups}::jsonb) AS g(org_id text, dim text, day text)
+      ON u.org_id = g.org_id AND u.dim = g.dim AND u.day = g.day`
+  const have = new Set(known.map((r) => `${r.org_id}\u0000${r.dim}\u0000${r.day}\u0000${r.value}`))
+  const counts = new Map(known.map((r) => [`${r.org_id}\u0000${r.dim}\u0000${r.day}`, Number(r.n)]))
+  const out = new Map<string, RollupCell>()
+  for (const c of cells) {
+    if (c.dim.startsWith('metadata.') && !have.has(`${c.orgId}\u0000${c.dim}\u0000${c.day}\u0000${c.value}`)) {
+      const g = `${c.orgId}\u0000${c.dim}\u0000${c.day}`
+      const n = counts.get(g) ?? 0
+      if (n >= MAX_METADATA_VALUES) c.value = OTHER_VALUE
+      else counts.set(g, n + 1)
+    }
+    // Cells folded into OTHER_VALUE are summed, so the INSERT names each row once.
+    const id = `${c.orgId}\u0000${c.dim}\u0000${c.day}\u0000${c.value}`
+    const prev = out.get(id)
+    if (!prev) out.set(id, c)
+    else {
+      prev.requests += c.requests
+      prev.errors += c.errors
+      prev.costUsd += c.costUsd
+      prev.priced += c.priced
+      for (const k of Object.keys(prev.tokens) as (keyof RollupCell['tokens'])[]) prev.tokens[k] += c.tokens[k]
+    }
+  }
+  return [...out.values()]
+}
+
+export class PgLogStore implements LogStore {
+  /** `ready`: migrations are done; until then batches are refused as unreachable (so they are spooled). */
+  constructor(
+    private readonly sql: SQL,
+    private readonly ready: () => boolean = () => true,
+  ) {}
+
+  /** One multi-row INSERT per batch, roll-ups in the same transaction; a request id already stored is skipped, so a retried batch never duplicates. */
+  async insertLogs(entries: LogEntry[]): Promise<void> {
+    if (!entries.length) return
+    if (!this.ready()) throw new StoreUnavailableError('the database has not been migrated yet')
+    await q(this.sql.begin((tx) => writeLogBatch(tx, entries, true)))
+  }
+
+  async pruneLogs(before: number, limit: number): Promise<number> {
+    const res = await q(this.sql`
+      DELETE FROM request_logs WHERE request_id IN
+        (SELECT request_id FROM request_logs WHERE created_at < ${before} ORDER BY created_at LIMIT ${limit})`)
+    return res.count
+  }
+
+  async usage(uq: UsageQuery): Promise<UsageRow[]> {
+    const { dim, byDay } = dimensionOf(uq.groupBy)
+    const sql = this.sql
+    const rows = await q<Record<string, string | number>[]>(sql`
+      SELECT ${byDay ? sql`day` : sql`value`} AS key, sum(requests)::float8 AS requests, sum(errors)::float8 AS errors,
+        sum(input_tokens)::float8 AS input, sum(cached_input_tokens)::float8 AS cached, sum(cache_write_tokens)::float8 AS written,
+        sum(output_tokens)::float8 AS output, sum(reasoning_tokens)::float8 AS reasoning, sum(cost_usd) AS cost, sum(priced)::float8 AS priced
+      FROM usage_daily WHERE org_id = ${uq.orgId} AND dim = ${dim} AND day >= ${uq.fromDay} AND day <= ${uq.toDay}
+      GROUP BY 1 ORDER BY ${byDay ? sql`1` : sql`cost DESC, requests DESC, 1`}`)
+    return rows.map((r) => ({
+      key: r.key === '' ? null : String(r.key),
+      requests: Number(r.requests),
+      errors: Number(r.errors),
+      tokens: { input: Number(r.input), cachedInput: Number(r.cached), cacheWrite: Number(r.written), output: Number(r.output), reasoning: Number(r.reasoning) },
+      costUsd: Number(r.priced) > 0 ? Math.round(Number(r.cost) * 1e9) / 1e9 : null,
+    }))
+  }
+
+  async getLog(orgId: string, requestId: string): Promise<LogEntry | undefined> {
+    const [row] = await q<EntryRow[]>(this.sql`
+      SELECT entry, request_body, response_body FROM request_logs WHERE request_id = ${requestId} AND org_id = ${orgId}`)
+    if (!row) return undefined
+    const entry = JSON.parse(row.entry) as LogEntry
+    if (row.request_body != null) entry.requestBody = JSON.parse(row.request_body)
+    if (row.response_body != null) entry.responseBody = JSON.parse(row.response_body)
+    return entry
+  }
+
+  async queryLogs(lq: LogQuery): Promise<{ data: LogEntry[]; nextCursor: string | null }> {
+    const sql = this.sql
+    const where = [sql`org_id = ${lq.orgId}`]
+    if (lq.metadata.length) where.push(sql`metadata @> ${Object.fromEntries(lq.metadata)}::jsonb`)
+    if (lq.model) where.push(sql`(model = ${lq.model} OR requested_model = ${lq.model})`)
+    if (lq.status === 'success') where.push(sql`status < 400`)
+    else if (lq.status === 'error') where.push(sql`status >= 400`)
+    else if (typeof lq.status === 'number') where.push(sql`status = ${lq.status}`)
+    if (lq.user) where.push(sql`end_user_id = ${lq.user}`)
+    if (lq.provider) where.push(sql`entry::jsonb->>'provider' = ${lq.provider}`)
+    if (lq.since !== undefined) where.push(sql`created_at >= ${lq.since}`)
+    if (lq.until !== undefined) where.push(sql`created_at < ${lq.until}`)
+    const cursor = lq.cursor ? decodeCursor(lq.cursor) : undefined
+    if (cursor) where.push(sql`(created_at, request_id) < (${cursor.createdAt}, ${cursor.requestId})`)
+    const cond = where.reduce((acc, w) => sql`${acc} AND ${w}`)
+    const rows = await q<EntryRow[]>(sql`
+      SELECT entry, created_at, request_id FROM request_logs WHERE ${cond}
+      ORDER BY created_at DESC, request_id DESC LIMIT ${lq.limit + 1}`)
+    const page = rows.slice(0, lq.limit)
+    const last = page[page.length - 1]
+    return {
+      data: page.map((r) => JSON.parse(r.entry) as LogEntry),
+      nextCursor: rows.length > lq.limit && last ? encodeCursor(Number(last.created_at), last.request_id) : null,
+    }
+  }
+
+  /** The dashboard's overview figures, grouped in the database and shaped like SQLite's (src/store/log-stats.ts). */
+  async stats(sq: LogStatsQuery): Promise<LogStats> {
+    const sql = this.sql
+    const key = sq.by === 'model' ? sql`model` : sql`entry::jsonb->>'provider'`
+    const bin = (field: string) => sql`round(ln((entry::jsonb->>${field})::float8 + 1) / ln(2) * ${BIN_SCALE})::int`
+    const rows = await q<Record<string, string | number | null>[]>(sql`
+      SELECT ((created_at - ${sq.since}) / ${sq.bucketMs})::int AS bucket, ${key} AS key, ${bin('latencyMs')} AS lat, ${bin('ttftMs')} AS ttft,
+        count(*)::int AS n, sum((status >= 400)::int)::int AS errors,
+        sum(coalesce((entry::jsonb->'usage'->>'promptTokens')::float8, 0) + coalesce((entry::jsonb->'usage'->>'completionTokens')::float8, 0)) AS tokens,
+        coalesce(sum((entry::jsonb->>'costUsd')::float8), 0) AS cost
+      FROM request_logs WHERE org_id = ${sq.orgId} AND created_at >= ${sq.since} AND created_at < ${sq.until}
+      GROUP BY 1, 2, 3, 4`)
+    return shapeStats(
+      sq,
+      rows.map((r) => ({
+        bucket: Number(r.bucket),
+        key: r.key === null ? null : String(r.key),
+        lat: Number(r.lat ?? 0),
+        ttft: r.ttft === null ? null : Number(r.ttft),
+        n: Number(r.n),
+        errors: Number(r.errors),
+        tokens: Number(r.tokens),
+        cost: Number(r.cost),
+      })),
+    )
+  }
+
+  async spend(sq: SpendQuery): Promise<number> {
+    const [row] = await q<{ usd: number | null }[]>(this.sql`
+      SELECT sum(cost_usd) AS usd FROM usage_daily
+      WHERE org_id = ${sq.orgId} AND dim = ${sq.dim} AND value = ${sq.value} AND day >= ${sq.fromDay} AND day <= ${sq.toDay}`)
+    return Number(row?.usd ?? 0)
+  }
+
+  async countLogs(orgId?: string): Promise<number> {
+    const [row] = await q<{ n: string }[]>(
+      orgId ? this.sql`SELECT count(*) AS n FROM request_logs WHERE org_id = ${orgId}` : this.sql`SELECT count(*) AS n FROM request_logs`,
+    )
+    return Number(row?.n ?? 0)
+  }
+}

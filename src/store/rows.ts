@@ -1,0 +1,144 @@
+// Row shapes both stores read (SQLite and PostgreSQL name columns alike) and their mapping to records.
+
+import { type SecretBox, sealedFor } from '../crypto/secret-box'
+import { toProviderId } from '../providers/provider-id'
+import type { OidcConfig, Org, Policy, PromptRecord, PromptVersion, ProviderRecord, RateLimits, ServiceKeyRecord, SigningSecretRecord, VariableDef } from './types'
+
+/** A JSON column: text in SQLite, already parsed from jsonb in PostgreSQL. */
+type Json<T> = string | T
+const parsed = <T>(v: Json<T>): T => (typeof v === 'string' ? (JSON.parse(v) as T) : v)
+
+export interface OrgRow {
+  id: string
+  name: string
+  policy: Json<Policy>
+  created_at: string
+}
+export const toOrg = (r: OrgRow): Org => ({ id: r.id, name: r.name, policy: parsed(r.policy), createdAt: r.created_at })
+
+export interface ProviderRow {
+  org_id: string
+  provider: string
+  name: string
+  weight: number
+  api_key_enc: string
+  base_url: string | null
+  /** 0/1 in SQLite, a boolean in PostgreSQL. */
+  enabled: number | boolean
+  updated_at: string
+}
+export function toProvider(box: SecretBox, r: ProviderRow): ProviderRecord {
+  const provider = toProviderId(r.provider)
+  if (!provider) throw new Error(`unknown provider "${r.provider}" in provider_keys`)
+  return {
+    provider,
+    name: r.name,
+    weight: r.weight,
+    apiKey: box.open(r.api_key_enc, sealedFor.providerKey(r.org_id, r.provider, r.name)),
+    baseUrl: r.base_url ?? undefined,
+    enabled: r.enabled === 1 || r.enabled === true,
+    updatedAt: r.updated_at,
+  }
+}
+
+export interface KeyRow {
+  id: string
+  org_id: string
+  name: string | null
+  key_hash: Uint8Array
+  created_at: string
+  revoked_at: string | null
+  last_used_at: string | null
+  requests_per_minute: number | null
+  tokens_per_minute: number | null
+}
+function limitsOf(r: KeyRow): RateLimits {
+  const limits: RateLimits = {}
+  if (r.requests_per_minute !== null) limits.requestsPerMinute = r.requests_per_minute
+  if (r.tokens_per_minute !== null) limits.tokensPerMinute = r.tokens_per_minute
+  return limits
+}
+export const toKey = (r: KeyRow): ServiceKeyRecord => ({
+  id: r.id,
+  orgId: r.org_id,
+  name: r.name ?? undefined,
+  hash: new Uint8Array(r.key_hash),
+  createdAt: r.created_at,
+  revokedAt: r.revoked_at ?? undefined,
+  lastUsedAt: r.last_used_at ?? undefined,
+  limits: limitsOf(r),
+})
+
+export interface SecretRow {
+  org_id: string
+  kid: string
+  secret_enc: string
+  created_at: string
+}
+export const toSecret = (box: SecretBox, r: SecretRow): SigningSecretRecord => ({
+  orgId: r.org_id,
+  kid: r.kid,
+  secret: box.open(r.secret_enc, sealedFor.signingSecret(r.org_id, r.kid)),
+  createdAt: r.created_at,
+})
+
+export interface OidcRow {
+  org_id: string
+  issuer: string
+  audience: string
+  jwks_uri: string | null
+  org_claim: string | null
+  updated_at: string
+}
+export const toOidc = (r: OidcRow): OidcConfig => ({
+  orgId: r.org_id,
+  issuer: r.issuer,
+  audience: r.audience,
+  jwksUri: r.jwks_uri ?? undefined,
+  orgClaim: r.org_claim ?? undefined,
+  updatedAt: r.updated_at,
+})
+
+export interface PromptRow {
+  id: string
+  org_id: string
+  slug: string
+  name: string | null
+  published_version: number | null
+  current_version: number | null
+  created_at: string
+}
+export const toPrompt = (r: PromptRow): PromptRecord => ({
+  id: r.id,
+  orgId: r.org_id,
+  slug: r.slug,
+  name: r.name ?? undefined,
+  publishedVersion: r.published_version ?? undefined,
+  currentVersion: r.current_version ?? undefined,
+  createdAt: r.created_at,
+})
+
+export interface VersionRow {
+  prompt_id: string
+  version: number
+  system_template: string | null
+  user_template: string
+  variables: Json<VariableDef[]>
+  model: string
+  temperature: number | null
+  max_tokens: number | null
+  content_hash: string
+  created_at: string
+}
+export const toVersion = (r: VersionRow): PromptVersion => ({
+  promptId: r.prompt_id,
+  version: r.version,
+  systemTemplate: r.system_template ?? undefined,
+  userTemplate: r.user_template,
+  variables: parsed(r.variables),
+  model: r.model,
+  temperature: r.temperature ?? undefined,
+  maxTokens: r.max_tokens ?? undefined,
+  contentHash: r.content_hash,
+  createdAt: r.created_at,
+})

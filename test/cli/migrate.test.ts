@@ -1,0 +1,115 @@
+// `gw migrate` and `gw migrate --from <sqlite file>`: a single-node gateway's data moved into PostgreSQL, idempotent and resumable.
+
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { SQL } from 'bun'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { AdminService } from '../../src/admin/admin-service'
+import { bootstrap } from '../../src/admin/bootstrap'
+import { loadConfig } from '../../src/config'
+import { resolveSecret, SecretBox } from '../../src/crypto/secret-box'
+import { createPostgresStore } from '../../src/store/postgres'
+import { PG_MIGRATIONS } from '../../src/store/postgres/open'
+import { createSqliteStore } from '../../src/store/sqlite'
+import { startFake, type FakeUpstream } from '../fakes/upstream'
+import { startTestGateway } from '../helpers/gateway'
+import { logEntry } from '../helpers/log-entry'
+import { freshSchema, serversFor, TEST_SECRET } from '../helpers/servers'
+
+const main = join(import.meta.dir, '../../src/main.ts')
+const pgUp = await serversFor('gw migrate --from (PostgreSQL)', { postgres: true })
+
+function gw(env: Record<string, string>, ...args: string[]) {
+  const p = Bun.spawnSync([process.execPath, main, ...args], { env: { PATH: process.env.PATH ?? '', ...env }, stdout: 'pipe', stderr: 'pipe' })
+  const out = p.stdout.toString()
+  return { code: p.exitCode, out, err: p.stderr.toString(), json: () => JSON.parse(out) as Record<string, any> }
+}
+
+describe.skipIf(!pgUp)('gw migrate --from', () => {
+  let dir: string
+  let file: string
+  let schema: Awaited<ReturnType<typeof freshSchema>>
+  let openai: FakeUpstream
+  let serviceKey: string
+  const LOGS = 2500
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'gw-migrate-'))
+    file = join(dir, 'gw.db')
+    schema = await freshSchema()
+    openai = await startFake('openai')
+    // A single-node gateway that never set GW_SECRET: its secrets are sealed with the gw.secret beside the file.
+    const store = createSqliteStore(file, new SecretBox(resolveSecret(undefined, file)))
+    const admin = new AdminService(store)
+    await bootstrap(store, admin, loadConfig({ GW_DB: file }))
+    await store.orgs.createOrg({ id: 'acme', name: 'Acme' })
+    await store.orgs.putPolicy('acme', { requestsPerMinute: 7 })
+    await store.orgs.putProvider('acme', { provider: 'openai', name: 'default', weight: 1, apiKey: openai.apiKey, baseUrl: openai.url, enabled: true })
+    serviceKey = (await admin.createServiceKey('acme', { name: 'moved' })).key
+    await store.auth.addSigningSecret({ orgId: 'acme', kid: 'k1', secret: 'signing-secret-value' })
+    const p = await store.prompts.createPrompt({ id: crypto.randomUUID(), orgId: 'acme', slug: 'greet', name: undefined })
+    const content = { systemTemplate: undefined, userTemplate: 'Hi {{n}}', variables: [{ name: 'n', type: 'string' as const, required: true }], model: 'openai/gpt-4o', temperature: undefined, maxTokens: undefined }
+    await store.prompts.addVersion(p.id, content, 'h1', true)
+    await store.prompts.putPartial('acme', 'sig', '-- Acme')
+    await store.logs.insertLogs(Array.from({ length: LOGS }, (_, i) => logEntry(i, { orgId: 'acme', requestBody: { i } })))
+    await store.close()
+  })
+  afterAll(async () => {
+    await openai.stop()
+    await schema.drop()
+    rmSync(dir, { recursive: true, force: true })
+  })
+
+  const env = () => ({ GW_DATABASE_URL: schema.url, GW_SECRET: TEST_SECRET })
+
+  test('copies orgs, keys, secrets (re-sealed with GW_SECRET), prompts and logs; the moved key works on PostgreSQL', async () => {
+    const r = gw(env(), 'migrate', '--from', file)
+    expect(r.err).toBe('')
+    expect(r.code).toBe(0)
+    expect(r.json()).toMatchObject({
+      database: 'postgres',
+      applied: PG_MIGRATIONS.map((_, i) => i + 1),
+      imported: { copied: { orgs: 2, provider_keys: 1, service_keys: 2, signing_secrets: 1, prompts: 1, prompt_versions: 1, prompt_partials: 1 }, logsRead: LOGS },
+    })
+    const store = createPostgresStore(schema.url, new SecretBox(TEST_SECRET))
+    await store.whenReady
+    expect(await store.orgs.getOrg('acme')).toMatchObject({ policy: { requestsPerMinute: 7 } })
+    expect((await store.orgs.getProviders('acme'))[0]?.apiKey).toBe(openai.apiKey)
+    expect((await store.auth.listSigningSecrets('acme'))[0]?.secret).toBe('signing-secret-value')
+    expect((await store.prompts.findPrompt('acme', 'greet'))?.publishedVersion).toBe(1)
+    expect(await store.logs.countLogs('acme')).toBe(LOGS)
+    expect(await store.logs.getLog('acme', logEntry(42).requestId)).toEqual(logEntry(42, { orgId: 'acme', requestBody: { i: 42 } }))
+    await store.close()
+    const pg = await startTestGateway({}, { GW_DATABASE_URL: schema.url, GW_SECRET: TEST_SECRET, GW_SERVICE_KEY: 'gw_sk_only-for-bootstrap-of-this-test-000000' })
+    try {
+      const res = await pg.chat({ model: 'openai/gpt-4o', messages: [{ role: 'user', content: 'hi' }] }, { authorization: `GwKey ${serviceKey}` })
+      expect(res.status).toBe(200)
+      expect(((await res.json()) as { model: string }).model).toBe('openai/gpt-4o')
+    } finally {
+      await pg.stop()
+    }
+  })
+
+  test('running it again changes nothing; an interrupted log copy resumes after its last batch', async () => {
+    const again = gw(env(), 'migrate', '--from', file)
+    expect(again.code).toBe(0)
+    expect(again.json()).toMatchObject({ applied: [], imported: { copied: { orgs: 0, service_keys: 0, prompt_versions: 0 }, logsRead: 0 } })
+    // Interrupted after 1,000 entries: the position says so and the rest is missing.
+    const sql = new SQL(schema.url, { max: 1 })
+    const cut = logEntry(999)
+    await sql`DELETE FROM request_logs WHERE org_id = 'acme' AND created_at > ${Date.parse(cut.createdAt)}`
+    await sql`UPDATE gw_sqlite_imports SET created_at = ${Date.parse(cut.createdAt)}, request_id = ${cut.requestId}`
+    const resumed = gw(env(), 'migrate', '--from', file)
+    expect(resumed.json()).toMatchObject({ imported: { logsRead: LOGS - 1000 } })
+    expect(Number((await sql`SELECT count(*) AS n FROM request_logs WHERE org_id = 'acme'`)[0].n)).toBe(LOGS)
+    expect(Number((await sql`SELECT count(DISTINCT request_id) AS n FROM request_logs`)[0].n)).toBe(Number((await sql`SELECT count(*) AS n FROM request_logs`)[0].n))
+    await sql.close()
+  })
+
+  test('without GW_DATABASE_URL, --from is refused with a clear message', () => {
+    const r = gw({ GW_DB: join(dir, 'other.db') }, 'migrate', '--from', file)
+    expect(r.code).not.toBe(0)
+    expect(r.err).toContain('set GW_DATABASE_URL')
+  })
+})

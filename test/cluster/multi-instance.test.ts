@@ -1,0 +1,146 @@
+// Three gw processes on one PostgreSQL database and one Redis are one gateway (PRODUCT §10): shared records, logs, exact limits, revocation everywhere within 1 s.
+
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { estimatePromptTokens } from '../../src/tokens'
+import { startFake, type FakeUpstream } from '../fakes/upstream'
+import { ADMIN_TOKEN } from '../helpers/gateway'
+import { type GwProcess, spawnGw } from '../helpers/process'
+import { freshSchema, serversFor, TEST_REDIS_URL, TEST_SECRET } from '../helpers/servers'
+
+const up = await serversFor('multi-instance tests (three gw on one PostgreSQL and one Redis)', { postgres: true, redis: true })
+const KEY = `gw_sk_${'m'.repeat(44)}`
+const hello = [{ role: 'user' as const, content: 'Say hi please' }]
+
+describe.skipIf(!up)('three instances', () => {
+  let schema: Awaited<ReturnType<typeof freshSchema>>
+  let openai: FakeUpstream
+  let gws: GwProcess[] = []
+
+  const call = (gw: GwProcess, path: string, init: RequestInit & { key?: string } = {}) =>
+    fetch(`${gw.url}${path}`, {
+      ...init,
+      headers: { 'content-type': 'application/json', authorization: `GwKey ${init.key ?? KEY}`, ...(init.headers as Record<string, string>) },
+    })
+  const chat = (gw: GwProcess, key = KEY, body: Record<string, unknown> = {}) =>
+    call(gw, '/v1/chat/completions', { method: 'POST', key, body: JSON.stringify({ model: 'openai/gpt-4o', messages: hello, ...body }) })
+  const admin = (gw: GwProcess, method: string, path: string, body?: unknown) =>
+    fetch(`${gw.url}/admin${path}`, {
+      method,
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    })
+  /** A fresh org with the fake as its OpenAI and a key of its own. */
+  const newOrg = async (id: string, policy: Record<string, unknown> = {}) => {
+    const [a] = gws as [GwProcess]
+    expect((await admin(a, 'POST', '/orgs', { id, name: id })).status).toBe(201)
+    expect((await admin(a, 'PUT', `/orgs/${id}/providers/openai`, { apiKey: openai.apiKey, baseUrl: openai.url })).status).toBe(200)
+    if (Object.keys(policy).length) expect((await admin(a, 'PUT', `/orgs/${id}/policy`, policy)).status).toBe(200)
+    const res = await admin(a, 'POST', `/orgs/${id}/service-keys`, { name: 'k' })
+    expect(res.status).toBe(201)
+    return (await res.json()) as { id: string; key: string }
+  }
+
+  beforeAll(async () => {
+    schema = await freshSchema()
+    openai = await startFake('openai')
+    const env = {
+      GW_DATABASE_URL: schema.url,
+      GW_REDIS_URL: TEST_REDIS_URL,
+      GW_REDIS_PREFIX: `gwtest:${schema.schema}:`,
+      GW_SECRET: TEST_SECRET,
+      GW_SERVICE_KEY: KEY,
+      GW_ADMIN_TOKEN: ADMIN_TOKEN,
+      GW_PROMPTS_DIR: '/nonexistent-gw-test-prompts',
+      GW_OPENAI_BASE_URL: openai.url,
+      OPENAI_API_KEY: openai.apiKey,
+    }
+    // Started together on an empty database: migrations and first-start set-up race, and all must come up.
+    gws = await Promise.all([spawnGw(env), spawnGw(env), spawnGw(env)])
+  }, 30_000)
+  afterAll(async () => {
+    for (const gw of gws) gw.proc.kill('SIGTERM')
+    await Promise.all(gws.map((gw) => gw.proc.exited))
+    await openai.stop()
+    await schema.drop()
+  })
+
+  test('three instances started together on an empty database all come up, ready and sharing Redis', async () => {
+    for (const gw of gws) {
+      const ready = await fetch(`${gw.url}/health/ready`)
+      expect(ready.status).toBe(200)
+      const health = (await (await fetch(`${gw.url}/health`)).json()) as Record<string, any>
+      expect(health).toMatchObject({ ok: true, status: 'ok', checks: { store: { status: 'ok' }, redis: { status: 'ok' } } })
+      expect((await chat(gw)).status).toBe(200)
+    }
+  })
+
+  test('an org, key, policy and prompt made through one instance work on the others', async () => {
+    const [a, b, c] = gws as [GwProcess, GwProcess, GwProcess]
+    const k = await newOrg('shared-org', { allowedModels: ['openai/gpt-4o'] })
+    for (const gw of [b, c]) expect((await chat(gw, k.key)).status).toBe(200)
+    // The policy set on A is used by the next request on B and C.
+    expect((await chat(b, k.key, { model: 'openai/gpt-4o-mini' })).status).toBe(403)
+    expect((await admin(a, 'POST', '/orgs/shared-org/prompts', { slug: 'greet' })).status).toBe(201)
+    const v = await admin(a, 'POST', '/orgs/shared-org/prompts/greet/versions', {
+      model: 'openai/gpt-4o',
+      userTemplate: 'Hello {{name}}',
+      variables: [{ name: 'name', type: 'string', required: true }],
+      publish: true,
+    })
+    expect(v.status).toBe(201)
+    const run = await call(c, '/v1/prompts/greet/run', { method: 'POST', key: k.key, body: JSON.stringify({ variables: { name: 'Ada' } }) })
+    expect(run.status).toBe(200)
+    expect(JSON.stringify(openai.requests.at(-1)?.body)).toContain('Hello Ada')
+  })
+
+  test('a key revoked on one instance is refused by the others within 1 s', async () => {
+    const [a, b, c] = gws as [GwProcess, GwProcess, GwProcess]
+    const k = await newOrg('revoke-org')
+    // B and C have just verified the key: it sits in their caches.
+    for (const gw of [b, c]) expect((await chat(gw, k.key)).status).toBe(200)
+    expect((await admin(a, 'DELETE', `/orgs/revoke-org/service-keys/${k.id}`)).status).toBe(204)
+    const revokedAt = performance.now()
+    const refusedAfter = await Promise.all(
+      [b, c].map(async (gw) => {
+        while (performance.now() - revokedAt < 1000) {
+          if ((await chat(gw, k.key)).status === 401) return performance.now() - revokedAt
+          await Bun.sleep(20)
+        }
+        return Infinity
+      }),
+    )
+    expect(refusedAfter.every((ms) => ms < 1000)).toBe(true)
+  })
+
+  test('requestsPerMinute 10 with 60 concurrent requests over three instances: exactly 10 answered, exactly 10 reached the upstream', async () => {
+    const k = await newOrg('rpm-org', { requestsPerMinute: 10 })
+    const before = openai.requests.length
+    const statuses = await Promise.all(Array.from({ length: 60 }, (_, i) => chat(gws[i % 3] as GwProcess, k.key).then((r) => r.status)))
+    expect(statuses.filter((s) => s === 200)).toHaveLength(10)
+    expect(statuses.filter((s) => s === 429)).toHaveLength(50)
+    expect(openai.requests.length - before).toBe(10)
+  })
+
+  test('tokensPerMinute across three instances: exactly as many requests as the limit holds', async () => {
+    const cost = estimatePromptTokens(hello)
+    const k = await newOrg('tpm-org', { tokensPerMinute: cost * 7 })
+    const before = openai.requests.length
+    const statuses = await Promise.all(Array.from({ length: 45 }, (_, i) => chat(gws[i % 3] as GwProcess, k.key).then((r) => r.status)))
+    expect(statuses.filter((s) => s === 200)).toHaveLength(7)
+    expect(statuses.filter((s) => s === 429)).toHaveLength(38)
+    expect(openai.requests.length - before).toBe(7)
+  })
+
+  test('a log entry written by one instance is readable through another at once', async () => {
+    const [a, b, c] = gws as [GwProcess, GwProcess, GwProcess]
+    const res = await chat(a, KEY, { metadata: { run: 'cross' } })
+    expect(res.status).toBe(200)
+    const id = res.headers.get('x-gw-request-id') as string
+    await res.text()
+    for (const gw of [b, c]) {
+      const log = await call(gw, `/v1/logs/${id}`)
+      expect(log.status).toBe(200)
+      expect((await log.json()) as object).toMatchObject({ requestId: id, status: 200, metadata: { run: 'cross' } })
+    }
+  })
+})

@@ -1,0 +1,252 @@
+// The Store contract, run against every implementation: SQLite always, PostgreSQL when reachable (a matrix, one copy of the tests).
+
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { SQL } from 'bun'
+import { SecretBox } from '../../src/crypto/secret-box'
+import { StoreConflictError, StoreUnavailableError } from '../../src/store/errors'
+import { createPostgresStore } from '../../src/store/postgres'
+import { PG_MIGRATIONS } from '../../src/store/postgres/open'
+import { createSqliteStore } from '../../src/store/sqlite'
+import type { Store } from '../../src/store/types'
+import { logEntry as entry } from '../helpers/log-entry'
+import { freshSchema, serversFor } from '../helpers/servers'
+
+interface Subject {
+  store: Store
+  /** Raw rows of a table, as the database holds them. */
+  raw(table: string): Promise<unknown[]>
+  done(): Promise<void>
+}
+
+const makers: Record<'sqlite' | 'postgres', () => Promise<Subject>> = {
+  async sqlite() {
+    const store = createSqliteStore(':memory:', new SecretBox('s'))
+    return { store, raw: async () => [], done: () => store.close() }
+  },
+  async postgres() {
+    const schema = await freshSchema()
+    const store = createPostgresStore(schema.url, new SecretBox('s'))
+    await store.whenReady
+    const sql = new SQL(schema.url, { max: 1 })
+    return {
+      store,
+      raw: (table) => sql.unsafe(`SELECT * FROM ${table}`),
+      async done() {
+        await store.close()
+        await sql.close()
+        await schema.drop()
+      },
+    }
+  },
+}
+
+const pgUp = await serversFor('store contract on PostgreSQL', { postgres: true })
+
+for (const kind of ['sqlite', 'postgres'] as const) {
+  describe.skipIf(kind === 'postgres' && !pgUp)(`${kind} store`, () => {
+    let s: Subject
+    let store: Store
+    beforeAll(async () => {
+      s = await makers[kind]()
+      store = s.store
+      await store.orgs.createOrg({ id: 'o1', name: 'One' })
+    })
+    afterAll(() => s.done())
+
+    test('ready once migrated; ping answers', async () => {
+      expect(store.kind).toBe(kind)
+      expect(store.ready).toBe(true)
+      await store.ping()
+    })
+
+    test('creating a record that exists is a StoreConflictError, whatever the database', async () => {
+      await expect(store.orgs.createOrg({ id: 'o1', name: 'Again' })).rejects.toBeInstanceOf(StoreConflictError)
+      const hash = new Uint8Array(32).fill(7)
+      await store.keys.createServiceKey({ id: 'k-dup', orgId: 'o1', name: undefined, hash })
+      await expect(store.keys.createServiceKey({ id: 'k-dup', orgId: 'o1', name: undefined, hash })).rejects.toBeInstanceOf(StoreConflictError)
+      await store.auth.addSigningSecret({ orgId: 'o1', kid: 'kid1', secret: 's3cret' })
+      await expect(store.auth.addSigningSecret({ orgId: 'o1', kid: 'kid1', secret: 'x' })).rejects.toBeInstanceOf(StoreConflictError)
+      await store.prompts.createPrompt({ id: crypto.randomUUID(), orgId: 'o1', slug: 'dup', name: undefined })
+      await expect(store.prompts.createPrompt({ id: crypto.randomUUID(), orgId: 'o1', slug: 'dup', name: undefined })).rejects.toThrow(
+        /prompt "dup" already exists/,
+      )
+    })
+
+    test('orgs, policies and provider keys round-trip; provider keys are sealed at rest', async () => {
+      await store.orgs.putPolicy('o1', { requestsPerMinute: 10, allowedModels: ['openai/*'] })
+      expect((await store.orgs.getOrg('o1'))?.policy).toEqual({ requestsPerMinute: 10, allowedModels: ['openai/*'] })
+      expect(await store.orgs.getOrg('nope')).toBeUndefined()
+      await store.orgs.putProvider('o1', { provider: 'openai', name: 'default', weight: 1, apiKey: 'sk-plain-one', baseUrl: undefined, enabled: true })
+      const p = await store.orgs.putProvider('o1', { provider: 'openai', name: 'default', weight: 1, apiKey: 'sk-plain-two', baseUrl: 'http://x', enabled: false })
+      expect(p).toMatchObject({ provider: 'openai', apiKey: 'sk-plain-two', baseUrl: 'http://x', enabled: false })
+      expect(await store.orgs.getProviders('o1')).toEqual([p])
+      // A second, weighted key for the same provider; removing one leaves the other.
+      const second = await store.orgs.putProvider('o1', { provider: 'openai', name: 'backup', weight: 0.5, apiKey: 'sk-plain-three', baseUrl: undefined, enabled: true })
+      expect(await store.orgs.getProviders('o1')).toEqual([second, p])
+      expect(await store.orgs.deleteProviderKey('o1', 'openai', 'backup')).toBe(true)
+      expect(await store.orgs.deleteProviderKey('o1', 'openai', 'backup')).toBe(false)
+      expect(await store.orgs.getProviders('o1')).toEqual([p])
+      expect(JSON.stringify(await s.raw('provider_keys'))).not.toContain('sk-plain')
+    })
+
+    test('routes round-trip, one per org and name', async () => {
+      const r = await store.routes.putRoute('o1', { name: 'smart', targets: [{ model: 'openai/gpt-4o', weight: 1 }], strategy: 'weighted', fallback: [] })
+      expect(r).toMatchObject({ name: 'smart', strategy: 'weighted', targets: [{ model: 'openai/gpt-4o', weight: 1 }] })
+      const r2 = await store.routes.putRoute('o1', { name: 'smart', targets: [{ model: 'openai/gpt-4o-mini', weight: 2 }], strategy: 'lowest-latency', fallback: [{ model: 'openai/gpt-4o' }] })
+      expect(await store.routes.getRoutes('o1')).toEqual([r2])
+      expect(await store.routes.deleteRoute('o1', 'smart')).toBe(true)
+      expect(await store.routes.getRoutes('o1')).toEqual([])
+    })
+
+    test('service keys: hash, limits, revocation once', async () => {
+      const hash = crypto.getRandomValues(new Uint8Array(32))
+      const k = await store.keys.createServiceKey({ id: 'k1', orgId: 'o1', name: 'n', hash, limits: { requestsPerMinute: 5 } })
+      expect(k).toMatchObject({ id: 'k1', orgId: 'o1', name: 'n', limits: { requestsPerMinute: 5 }, revokedAt: undefined })
+      expect([...((await store.keys.getServiceKey('k1'))?.hash ?? [])]).toEqual([...hash])
+      expect(await store.keys.revokeServiceKey('o1', 'k1')).toBe(true)
+      expect(await store.keys.revokeServiceKey('o1', 'k1')).toBe(false)
+      expect(await store.keys.revokeServiceKey('o2', 'k-dup')).toBe(false)
+      expect((await store.keys.getServiceKey('k1'))?.revokedAt).toBeString()
+      expect((await store.keys.listServiceKeys('o1')).map((x) => x.id).sort()).toEqual(['k-dup', 'k1'])
+    })
+
+    test('signing secrets and OIDC configs', async () => {
+      expect((await store.auth.listSigningSecrets('o1')).map((x) => [x.kid, x.secret])).toEqual([['kid1', 's3cret']])
+      expect(JSON.stringify(await s.raw('signing_secrets'))).not.toContain('s3cret')
+      expect(await store.auth.deleteSigningSecret('o1', 'kid1')).toBe(true)
+      expect(await store.auth.deleteSigningSecret('o1', 'kid1')).toBe(false)
+      await store.auth.putOidc({ orgId: 'o1', issuer: 'https://idp', audience: 'gw', jwksUri: undefined, orgClaim: 'org' })
+      const c = await store.auth.putOidc({ orgId: 'o1', issuer: 'https://idp', audience: 'gw2', jwksUri: undefined, orgClaim: undefined })
+      expect(await store.auth.getOidc('o1')).toEqual(c)
+      expect(await store.auth.oidcByIssuer('https://idp')).toEqual([c])
+    })
+
+    test('prompt versions: concurrent saves get distinct consecutive numbers; publish; partials', async () => {
+      const p = await store.prompts.createPrompt({ id: crypto.randomUUID(), orgId: 'o1', slug: 'greet', name: 'Greet' })
+      const content = { systemTemplate: undefined, userTemplate: 'Hi {{name}}', variables: [{ name: 'name', type: 'string' as const, required: true }], model: 'openai/gpt-4o', temperature: 0.5, maxTokens: undefined }
+      const saved = await Promise.all(Array.from({ length: 8 }, (_, i) => store.prompts.addVersion(p.id, content, `h${i}`, false)))
+      expect(saved.map((v) => v.version).sort((a, b) => a - b)).toEqual([1, 2, 3, 4, 5, 6, 7, 8])
+      expect(await store.prompts.publish(p.id, 3)).toBe(true)
+      expect(await store.prompts.publish(p.id, 99)).toBe(false)
+      const found = await store.prompts.findPrompt('o1', 'greet')
+      expect(found).toMatchObject({ id: p.id, slug: 'greet', publishedVersion: 3, currentVersion: 8 })
+      expect(await store.prompts.findPrompt('o1', p.id)).toEqual(found)
+      expect(await store.prompts.getVersion(p.id, 2)).toMatchObject({ version: 2, userTemplate: 'Hi {{name}}', variables: content.variables, temperature: 0.5, maxTokens: undefined })
+      expect((await store.prompts.listPrompts('o1')).map((x) => x.slug)).toEqual(['dup', 'greet'])
+      await store.prompts.putPartial('o1', 'sig', 'v1')
+      await store.prompts.putPartial('o1', 'sig', 'v2')
+      expect(await store.prompts.getPartials('o1')).toEqual(new Map([['sig', 'v2']]))
+    })
+
+    test('log: inserting the same entry twice keeps one row (a retried batch never duplicates)', async () => {
+      await store.logs.insertLogs([entry(1, { orgId: 'dupes' }), entry(2, { orgId: 'dupes' })])
+      await store.logs.insertLogs([entry(2, { orgId: 'dupes' }), entry(3, { orgId: 'dupes' })])
+      expect(await store.logs.countLogs('dupes')).toBe(3)
+    })
+
+    test('log: an entry reads back whole, bodies included, only in its own org', async () => {
+      const e = entry(7, { orgId: 'bodies', requestBody: { messages: [{ role: 'user', content: 'hé' }] }, responseBody: { id: 'x' } })
+      await store.logs.insertLogs([e])
+      expect(await store.logs.getLog('bodies', e.requestId)).toEqual(e)
+      expect(await store.logs.getLog('o1', e.requestId)).toBeUndefined()
+    })
+
+    test('usage roll-ups are written with the batch, once per entry even when a batch is retried; pruning keeps them', async () => {
+      const day = (i: number) => entry(5000 + i, { orgId: 'usage', model: i % 2 ? 'openai/gpt-4o' : 'anthropic/claude', costUsd: i % 3 ? 0.5 : null, status: i === 0 ? 502 : 200 })
+      const batch = Array.from({ length: 6 }, (_, i) => day(i))
+      await store.logs.insertLogs(batch)
+      await store.logs.insertLogs(batch)
+      const d = batch[0]?.createdAt.slice(0, 10) as string
+      const byModel = await store.logs.usage({ orgId: 'usage', groupBy: 'model', fromDay: d, toDay: d })
+      expect(byModel).toEqual([
+        { key: 'anthropic/claude', requests: 3, errors: 1, tokens: { input: 3, cachedInput: 0, cacheWrite: 0, output: 3, reasoning: 0 }, costUsd: 1 },
+        { key: 'openai/gpt-4o', requests: 3, errors: 0, tokens: { input: 3, cachedInput: 0, cacheWrite: 0, output: 3, reasoning: 0 }, costUsd: 1 },
+      ])
+      expect(await store.logs.pruneLogs(Date.parse((batch[3] as { createdAt: string }).createdAt), 100)).toBeGreaterThanOrEqual(3)
+      expect(await store.logs.getLog('usage', (batch[0] as { requestId: string }).requestId)).toBeUndefined()
+      expect(await store.logs.getLog('usage', (batch[4] as { requestId: string }).requestId)).toBeDefined()
+      expect(await store.logs.usage({ orgId: 'usage', groupBy: 'day', fromDay: d, toDay: d })).toMatchObject([{ key: d, requests: 6, errors: 1 }])
+      expect(await store.logs.spend({ orgId: 'usage', dim: '', value: '', fromDay: d, toDay: d })).toBeCloseTo(2, 9)
+    })
+
+    test('log: filters and pages agree with a brute-force reading', async () => {
+      const all = Array.from({ length: 60 }, (_, i) =>
+        entry(100 + i, { orgId: 'pages', status: i % 7 === 0 ? 502 : 200, endUserId: i % 5 === 0 ? 'alice' : null, model: i % 4 ? 'openai/gpt-4o' : 'anthropic/claude' }),
+      )
+      // Two entries in the same millisecond: the request id breaks the tie, identically in every store.
+      all.push(entry(900, { orgId: 'pages', createdAt: (all[10] as { createdAt: string }).createdAt }))
+      await store.logs.insertLogs(all)
+      const newestFirst = [...all].sort((a, b) => Date.parse(b.createdAt) - Date.parse(a.createdAt) || (a.requestId < b.requestId ? 1 : -1))
+      const walk = async (q: Omit<Parameters<Store['logs']['queryLogs']>[0], 'orgId' | 'limit' | 'cursor'>) => {
+        const got: string[] = []
+        let cursor: string | undefined
+        do {
+          const page = await store.logs.queryLogs({ orgId: 'pages', limit: 4, ...q, ...(cursor ? { cursor } : {}) })
+          got.push(...page.data.map((e) => e.requestId))
+          cursor = page.nextCursor ?? undefined
+        } while (cursor)
+        return got
+      }
+      const ids = (f: (e: (typeof all)[number]) => boolean) => newestFirst.filter(f).map((e) => e.requestId)
+      expect(await walk({ metadata: [['env', 'prod'], ['shard', '1']] })).toEqual(ids((e) => e.metadata.env === 'prod' && e.metadata.shard === 1))
+      expect(await walk({ metadata: [] })).toEqual(ids(() => true))
+      expect(await walk({ metadata: [], status: 'error' })).toEqual(ids((e) => e.status >= 400))
+      expect(await walk({ metadata: [], status: 200 })).toEqual(ids((e) => e.status === 200))
+      expect(await walk({ metadata: [], user: 'alice' })).toEqual(ids((e) => e.endUserId === 'alice'))
+      expect(await walk({ metadata: [['env', 'dev']], model: 'anthropic/claude' })).toEqual(
+        ids((e) => e.metadata.env === 'dev' && e.model === 'anthropic/claude'),
+      )
+      const since = Date.parse((all[20] as { createdAt: string }).createdAt)
+      const until = Date.parse((all[40] as { createdAt: string }).createdAt)
+      expect(await walk({ metadata: [], since, until })).toEqual(ids((e) => Date.parse(e.createdAt) >= since && Date.parse(e.createdAt) < until))
+      expect((await store.logs.queryLogs({ orgId: 'nobody', metadata: [], limit: 100 })).data).toEqual([])
+    })
+  })
+}
+
+describe.skipIf(!pgUp)('postgres only', () => {
+  test('three stores started together on an empty schema migrate once, under the lock', async () => {
+    const schema = await freshSchema()
+    try {
+      const stores = Array.from({ length: 3 }, () => createPostgresStore(schema.url, new SecretBox('s')))
+      await Promise.all(stores.map((st) => st.whenReady))
+      await stores[0]?.orgs.createOrg({ id: 'x', name: 'x' })
+      expect(await stores[2]?.orgs.getOrg('x')).toMatchObject({ id: 'x' })
+      const sql = new SQL(schema.url, { max: 1 })
+      expect(await sql`SELECT version FROM gw_migrations ORDER BY version`).toEqual(PG_MIGRATIONS.map((_, i) => ({ version: i + 1 })))
+      await sql.close()
+      await Promise.all(stores.map((st) => st.close()))
+    } finally {
+      await schema.drop()
+    }
+  })
+
+  test('an unreachable server: not ready, ping and queries fail with StoreUnavailableError', async () => {
+    const store = createPostgresStore('postgres://postgres@127.0.0.1:1/none', new SecretBox('s'))
+    try {
+      expect(store.ready).toBe(false)
+      await expect(store.ping()).rejects.toBeInstanceOf(StoreUnavailableError)
+      await expect(store.orgs.getOrg('x')).rejects.toBeInstanceOf(StoreUnavailableError)
+    } finally {
+      await store.close()
+    }
+  })
+
+  test('a two-key metadata filter is answered from the GIN index', async () => {
+    const schema = await freshSchema()
+    const store = createPostgresStore(schema.url, new SecretBox('s'))
+    const sql = new SQL(schema.url, { max: 1 })
+    try {
+      await store.whenReady
+      await store.logs.insertLogs(Array.from({ length: 2000 }, (_, i) => entry(i, { metadata: { env: `e${i % 50}`, shard: i % 7 } })))
+      await sql`ANALYZE request_logs`
+      const plan = (await sql.unsafe(`EXPLAIN SELECT entry FROM request_logs WHERE org_id = 'o1' AND metadata @> '{"env":"e3","shard":"1"}'
+        ORDER BY created_at DESC, request_id DESC LIMIT 51`)) as { 'QUERY PLAN': string }[]
+      expect(plan.map((r) => r['QUERY PLAN']).join('\n')).toContain('request_logs_metadata')
+    } finally {
+      await sql.close()
+      await store.close()
+      await schema.drop()
+    }
+  })
+})
