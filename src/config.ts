@@ -101,6 +101,21 @@ const FLAGS: Record<string, string> = {
   'log-bodies': 'GW_LOG_BODIES',
   'log-retention-days': 'GW_LOG_RETENTION_DAYS',
   'log-body-max-bytes': 'GW_LOG_BODY_MAX_BYTES',
+  'log-format': 'GW_LOG_FORMAT',
+  'error-format': 'GW_ERROR_FORMAT',
+  'cors-origins': 'GW_CORS_ORIGINS',
+  metrics: 'GW_METRICS',
+  'metrics-org-label': 'GW_METRICS_ORG_LABEL',
+  'trace-content': 'GW_TRACE_CONTENT',
+  'openai-base-url': 'GW_OPENAI_BASE_URL',
+  'anthropic-base-url': 'GW_ANTHROPIC_BASE_URL',
+  'google-base-url': 'GW_GOOGLE_BASE_URL',
+  'mistral-base-url': 'GW_MISTRAL_BASE_URL',
+  'redis-required': 'GW_REDIS_REQUIRED',
+  'redis-prefix': 'GW_REDIS_PREFIX',
+  'spool-dir': 'GW_SPOOL_DIR',
+  // Not flags: GW_SECRET, GW_SERVICE_KEY and the database and Redis URLs (they may hold passwords)
+  // come from the environment only, so they never show in `ps`.
 }
 
 /** Names of the configuration flags (`--port`, `--db`, …), accepted by every command. */
@@ -211,6 +226,9 @@ export function loadConfig(env: Env): Config {
   const envServiceKey = opt('GW_SERVICE_KEY')
   if (envServiceKey !== undefined && envServiceKey.length < MIN_SERVICE_KEY_CHARS)
     problems.push(`GW_SERVICE_KEY must be at least ${MIN_SERVICE_KEY_CHARS} characters (gw's own keys have 50)`)
+  // The prefix is how gw tells its keys from OIDC tokens when a client (every OpenAI SDK) sends Bearer.
+  if (envServiceKey !== undefined && !envServiceKey.startsWith('gw_sk_'))
+    problems.push('GW_SERVICE_KEY must start with "gw_sk_" (how gw tells its keys from OIDC tokens sent as Bearer)')
   if (opt('GW_ADMIN_HOST') !== undefined && opt('GW_ADMIN_PORT') === undefined)
     problems.push('GW_ADMIN_HOST needs GW_ADMIN_PORT (the admin listener is separate only when it has a port)')
   const secret = opt('GW_SECRET')

@@ -35,7 +35,7 @@ import { parseFallbackChain, parseModelRef } from '../pipeline/chat-input'
 import { ROUTE_NAME_PATTERN } from '../schemas/admin-bodies'
 import { parseLogQuery } from './log-query'
 import { PromptAdmin } from './prompt-admin'
-import { parseUsageQuery } from './usage-report'
+import { parseUsageQuery, usageReport } from './usage-report'
 
 
 export function maskKey(key: string): string {
@@ -226,7 +226,7 @@ export class AdminService {
   /** The org's usage report (PRODUCT §11) for the query parameters of GET /admin/orgs/:org/usage. */
   async usage(orgId: string, params: URLSearchParams): Promise<{ data: UsageRow[] }> {
     await this.requireOrg(orgId)
-    return { data: await this.store.logs.usage(parseUsageQuery(orgId, params)) }
+    return { data: await usageReport(this.store.logs, parseUsageQuery(orgId, params)) }
   }
 
   /** The org's budgets with their spend in the current period: per live service key, per end user with spend. */

@@ -1,6 +1,7 @@
 // The logs query (PRODUCT §9, plus provider): shared by GET /v1/logs, GET /admin/orgs/:org/logs and `gw logs list`.
 
 import { badRequest, echo } from '../errors'
+import { decodeCursor } from '../store/log-cursor'
 import type { LogQuery } from '../store/types'
 
 /** A time parameter: ISO 8601 or epoch milliseconds; undefined when absent. */
@@ -38,7 +39,11 @@ export function parseLogQuery(orgId: string, params: URLSearchParams): LogQuery 
   if (provider) q.provider = provider
   if (status !== undefined) q.status = status
   if (user) q.user = user
-  if (cursor) q.cursor = cursor
+  if (cursor) {
+    // A cursor comes from a previous page's nextCursor; a damaged one must not silently restart at page 1.
+    if (!decodeCursor(cursor)) throw badRequest(`Invalid cursor ${echo(cursor)}: pass the nextCursor of a previous page`)
+    q.cursor = cursor
+  }
   if (since !== undefined) q.since = since
   if (until !== undefined) q.until = until
   return q

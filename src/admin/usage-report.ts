@@ -2,7 +2,8 @@
 
 import { badRequest } from '../errors'
 import { time } from './log-query'
-import { dayOf, type UsageGroupBy, type UsageQuery } from '../store/usage-rollup'
+import type { LogStore } from '../store/types'
+import { dayOf, type UsageGroupBy, type UsageQuery, type UsageRow, withUngrouped } from '../store/usage-rollup'
 
 const DAY_MS = 86_400_000
 const DEFAULT_DAYS = 30
@@ -29,4 +30,11 @@ export function parseUsageQuery(orgId: string, params: URLSearchParams, now = Da
     fromDay: dayOf(new Date(since).toISOString()),
     toDay: dayOf(new Date(until).toISOString()),
   }
+}
+
+/** The report's rows; a metadata report also has the group of requests without that key (key null). */
+export async function usageReport(logs: LogStore, q: UsageQuery): Promise<UsageRow[]> {
+  const rows = await logs.usage(q)
+  if (!q.groupBy.startsWith('metadata.')) return rows
+  return withUngrouped(rows, await logs.usage({ ...q, groupBy: 'day' }))
 }

@@ -30,7 +30,7 @@ const USAGES = [
   'gw key create [--org ID] [--name NAME] [--rpm N] [--tpm N]',
   'gw key list [--org ID]',
   'gw key revoke KEY_ID [--org ID]',
-  'gw secret create [--org ID] [--kid KID] [--secret S]     (GwSigned signing secret; generated when not given)',
+  'gw secret create [--org ID] [--kid KID] [--secret -]     (GwSigned signing secret: from stdin with --secret -, else generated)',
   'gw secret list [--org ID]',
   'gw secret delete KID [--org ID]',
   'gw oidc set --issuer URL --audience AUD [--jwks-uri URL] [--org-claim CLAIM] [--org ID]',
@@ -125,7 +125,9 @@ const COMMANDS: Record<string, Command> = {
   },
   'secret create': async (admin, argv) => {
     const a = parseArgs(argv)
-    return admin.addSigningSecret(orgOf(a), pick({ kid: flag(a, 'kid'), secret: flag(a, 'secret') }))
+    const given = flag(a, 'secret')
+    const secret = given === undefined ? undefined : secretArg('secret', given, 'leave it out and gw generates one (printed once)')
+    return admin.addSigningSecret(orgOf(a), pick({ kid: flag(a, 'kid'), secret }))
   },
   'secret list': async (admin, argv) => admin.listSigningSecrets(orgOf(parseArgs(argv))),
   'secret delete': async (admin, argv) => {
@@ -333,13 +335,30 @@ function prefixUsage(prefix: string): string {
   return USAGES.filter((u) => u.startsWith(`gw ${prefix} `)).map((u) => `  ${u}`).join('\n')
 }
 
-/** Flags a command accepts: those its usage line names, plus --json, --help and the configuration flags. */
+/** Flags that take no value. */
+const SWITCHES = new Set(['json', 'help', 'disabled', 'publish'])
+
+/**
+ * Flags a command accepts: those its usage line names, plus --json, --help and the configuration
+ * flags; and no more plain words than the usage line names (`gw policy set acme …` would otherwise
+ * act on the default org).
+ */
 function checkFlags(usage: string, argv: string[], configFlags: ReadonlySet<string>): void {
   const allowed = new Set(['json', 'help', ...[...usage.matchAll(/--([a-z][a-z0-9-]*)/g)].map((m) => m[1] as string)])
-  for (const a of argv) {
+  const command = usage.split(' ').slice(0, 3).join(' ')
+  const words = (/^gw (?:[a-z]+ ?){1,3}((?:[A-Z][A-Z_]* ?)*)/.exec(usage)?.[1] ?? '').split(' ').filter(Boolean)
+  let positionals = 0
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i] as string
     const name = /^--([^=]*)/.exec(a)?.[1]
-    if (name !== undefined && !allowed.has(name) && !configFlags.has(name))
-      throw new UsageError(`unknown flag "--${name}" for "${usage.split(' ').slice(0, 3).join(' ')}"\n\nusage: ${usage}`)
+    if (name === undefined) {
+      if (++positionals > words.length)
+        throw new UsageError(`unexpected argument "${a.slice(0, 64)}" for "${command}" (an org is given with --org)\n\nusage: ${usage}`)
+      continue
+    }
+    if (!allowed.has(name) && !configFlags.has(name)) throw new UsageError(`unknown flag "--${name}" for "${command}"\n\nusage: ${usage}`)
+    const takesValue = !a.includes('=') && (!SWITCHES.has(name) || (name === 'json' && command === 'gw policy set'))
+    if (takesValue && argv[i + 1] !== undefined && !(argv[i + 1] as string).startsWith('--')) i++
   }
 }
 
@@ -429,11 +448,12 @@ function providerKey(admin: AdminService, a: Args, name: string) {
 /** `--api-key -` reads stdin; without it the provider's environment variable; never a value in argv. */
 function providerKeyArg(a: Args, provider: string): string {
   const id = toProviderId(provider)
-  const variable = id && PROVIDER_KEY_VARIABLES[id]
-  const instead = variable ? `set ${variable}` : 'pass it on stdin'
+  if (!id) throw new Error(`unknown provider "${provider.slice(0, 64)}" (openai, anthropic, google, mistral)`)
+  const variable = PROVIDER_KEY_VARIABLES[id]
+  const instead = `set ${variable}`
   const given = flag(a, 'api-key')
   if (given !== undefined) return secretArg('api-key', given, instead)
-  const fromEnv = variable ? process.env[variable] : undefined
+  const fromEnv = process.env[variable]
   if (!fromEnv) throw new Error(`the API key is required: pass "--api-key -" and the key on stdin, or ${instead}`)
   return fromEnv
 }

@@ -66,17 +66,18 @@ export function startupSummary(config: Config, facts: StartupFacts): StartupSumm
 }
 
 /** The hint printed when no provider can be reached yet. */
-function noProviderHint(url: string): string {
+function noProviderHint(url: string, adminApi: boolean): string {
   const vars = PROVIDER_IDS.map((p) => PROVIDER_KEY_VARIABLES[p]).join(', ')
-  return (
-    `no provider key is configured yet for the "default" org, so its chat requests will fail. Set one of ${vars} and restart, ` +
-    `or add one at run time: curl -X PUT ${url}/admin/orgs/default/providers/openai -H "Authorization: Bearer $GW_ADMIN_TOKEN" -d '{"apiKey":"sk-…"}'`
-  )
+  // The admin API exists only with GW_ADMIN_TOKEN: without it, the CLI is the run-time way.
+  const atRunTime = adminApi
+    ? `curl -X PUT ${url}/admin/orgs/default/providers/openai -H "Authorization: Bearer $GW_ADMIN_TOKEN" -d '{"apiKey":"sk-…"}'`
+    : 'OPENAI_API_KEY=sk-… gw provider set openai (on the same database)'
+  return `no provider key is configured yet for the "default" org, so its chat requests will fail. Set one of ${vars} and restart, or add one at run time: ${atRunTime}`
 }
 
 /** The summary as lines to print, in the configured format. */
 export function startupLines(config: Config, s: StartupSummary): string[] {
-  const hint = s.providers.length ? undefined : noProviderHint(s.address)
+  const hint = s.providers.length ? undefined : noProviderHint(s.address, config.adminToken !== undefined)
   if (config.logFormat === 'json') return [JSON.stringify(hint ? { ...s, warning: hint } : s)]
   const lines = [
     `gw: listening on ${s.address}`,

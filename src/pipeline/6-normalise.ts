@@ -382,11 +382,10 @@ export function streamAnswer(deps: Deps, ctx: AuthedContext, d: Dispatched, fini
   })
 
   function failStream(controller: ReadableStreamDefaultController<Uint8Array>, failure: UpstreamFailure) {
-    const message = shuttingDown
-      ? 'gw is shutting down: the answer was cut short'
-      : `The upstream stream failed after the answer had started (${failure.kind}): ${failure.message}`
-    write(controller, encoder.fail(message))
-    done(failure)
+    // At shutdown the cut is gw's doing: the client and the log entry say so, not that the provider failed.
+    const cut = shuttingDown ? { ...failure, message: 'gw is shutting down: the answer was cut short' } : failure
+    write(controller, encoder.fail(shuttingDown ? cut.message : `The upstream stream failed after the answer had started (${failure.kind}): ${failure.message}`))
+    done(cut)
   }
 
   return new Response(body, { status: 200, headers: { ...SSE_HEADERS, ...successHeaders(ctx, d) } })

@@ -222,7 +222,7 @@ async function authenticateOrRecord(deps: Deps, request: RequestContext): Promis
 function routeResolver(deps: Deps, ctx: AuthedContext): RouteResolver {
   return (name) => {
     const route = ctx.org.routes.get(name)
-    return route && chooseRoute(route, ctx.identity.orgId, deps.health, deps.latency)
+    return route && chooseRoute(route, ctx.org, deps.health, deps.latency)
   }
 }
 

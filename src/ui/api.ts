@@ -20,7 +20,8 @@ export function setSession(token: string, signedOut: () => void): void {
 
 /** fetch against gw; a JSON error body becomes an ApiError carrying the server's message. */
 export async function request(method: string, path: string, body?: unknown): Promise<Response> {
-  const headers: Record<string, string> = {}
+  // gw's own error shape whatever GW_ERROR_FORMAT says (the messages below read it).
+  const headers: Record<string, string> = { 'x-gw-error-format': 'gw' }
   if (body !== undefined) headers['content-type'] = 'application/json'
   if (method !== 'GET') headers['x-gw-csrf'] = csrf
   const res = await fetch(path, { method, headers, credentials: 'same-origin', ...(body === undefined ? {} : { body: JSON.stringify(body) }) })

@@ -73,4 +73,6 @@ test('SIGTERM drains in-flight work, writes every log entry and exits 0', async 
   expect(rows).toHaveLength(35)
   const incomplete = rows.filter((r) => (JSON.parse(r.entry) as { incomplete: boolean }).incomplete)
   expect(incomplete).toHaveLength(5)
+  // The log entry blames the shutdown, not the provider.
+  for (const r of incomplete) expect((JSON.parse(r.entry) as { errorMessage: string }).errorMessage).toBe('gw is shutting down: the answer was cut short')
 }, 30_000)

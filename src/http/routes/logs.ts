@@ -5,7 +5,7 @@ import { parseLogQuery } from '../../admin/log-query'
 import { echo, GatewayError, notFound } from '../../errors'
 import { handleApiRequest } from '../../pipeline'
 import type { AuthedContext, Deps, RequestContext } from '../../pipeline/context'
-import { parseUsageQuery } from '../../admin/usage-report'
+import { parseUsageQuery, usageReport } from '../../admin/usage-report'
 import type { LogEntry } from '../../store/types'
 import { contextFor } from '../request-context'
 
@@ -74,6 +74,6 @@ export const logRoutes = (deps: Deps) =>
       return handleApiRequest(deps, ctx, async (authenticate) => {
         const q = parseUsageQuery(await authorize(authenticate), new URL(request.url).searchParams)
         await deps.logs.flush()
-        return json(ctx, { data: await deps.store.logs.usage(q) })
+        return json(ctx, { data: await usageReport(deps.store.logs, q) })
       })
     })

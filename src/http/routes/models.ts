@@ -7,6 +7,7 @@ import { notFound } from '../../errors'
 import { handleApiRequest } from '../../pipeline'
 import { parseModelRef } from '../../pipeline/chat-input'
 import type { AuthedContext, Deps } from '../../pipeline/context'
+import type { Route } from '../../store/types'
 import { modelUnavailable } from '../../policy/model-access'
 import { PROVIDER_IDS } from '../../providers/provider-id'
 import { contextFor } from '../request-context'
@@ -21,6 +22,16 @@ function endpointsOf(m: ResolvedModel): string[] {
 
 const entry = (m: ResolvedModel) => ({ id: m.name, object: 'model', created: 0, owned_by: m.provider, endpoints: endpointsOf(m) })
 
+/** An org's route, listed like a model (apps pick bare names such as `gpt-4o-mini` from here); owned by `gw`, with its targets. */
+const routeEntry = (r: Route) => ({
+  id: r.name,
+  object: 'model',
+  created: 0,
+  owned_by: 'gw',
+  endpoints: CHAT_ENDPOINTS,
+  route: { strategy: r.strategy, targets: r.targets.map((t) => t.model) },
+})
+
 function json(ctx: AuthedContext, body: unknown): Response {
   return new Response(JSON.stringify(body), {
     headers: { 'content-type': 'application/json', 'x-gw-request-id': ctx.requestId, 'x-gw-auth-mode': ctx.identity.authMode },
@@ -32,7 +43,7 @@ export const modelRoutes = (deps: Deps) =>
     .get('/v1/models', ({ request }) =>
       handleApiRequest(deps, contextFor(request, '/v1/models'), async (authenticate) => {
         const ctx = await authenticate()
-        const data = []
+        const data: object[] = [...ctx.org.routes.values()].map(routeEntry)
         for (const provider of PROVIDER_IDS) for (const m of deps.catalog.list(provider)) if (!modelUnavailable(ctx.org, m)) data.push(entry(m))
         return json(ctx, { object: 'list', data })
       }),
@@ -42,6 +53,8 @@ export const modelRoutes = (deps: Deps) =>
         const ctx = await authenticate()
         // `provider/model`, sent as one encoded segment (the SDKs) or as two.
         const id = decodeURIComponent(params['*'])
+        const route = id.includes('/') ? undefined : ctx.org.routes.get(id)
+        if (route) return json(ctx, routeEntry(route))
         const ref = parseModelRef(id)
         const m = deps.catalog.resolve(ref.provider, ref.id)
         if (!m.known || modelUnavailable(ctx.org, ref)) throw notFound(`The model "${id.slice(0, 64)}" does not exist or is not available to this org`)
