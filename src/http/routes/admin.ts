@@ -9,6 +9,7 @@ import { handleAdminPromptRun } from '../../pipeline'
 import type { Deps } from '../../pipeline/context'
 import { CSRF_HEADER, SESSION_COOKIE, type SessionKeeper } from '../../ui/session'
 import { contextFor, cookieOf, readJsonBody, requestIdOf, sameOrigin } from '../request-context'
+import { bodyReader } from './pipeline-post'
 
 /**
  * The admin credential: `Authorization: Bearer $GW_ADMIN_TOKEN`, or a dashboard session cookie, which
@@ -161,11 +162,7 @@ export const adminRoutes = (deps: Deps, admin: AdminService, sessions: SessionKe
           params.org,
           params.prompt,
           new URL(request.url).searchParams.get('version'),
-          async () => {
-            const body = await readJsonBody(request, deps.config.maxBodyBytes, {})
-            server?.timeout(request, 0)
-            return body
-          },
+          bodyReader(deps, request, server, {}),
         ),
       { parse: 'none' },
     )
