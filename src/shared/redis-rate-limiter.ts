@@ -5,35 +5,58 @@ import { type Admission, type LimitCheck, MemoryRateLimiter, type RateLimiter } 
 import { luaScript, RedisUnavailableError, type RedisLink } from './redis-link'
 
 /**
- * The same sliding window as MemoryRateLimiter: per counter a hash of one-second buckets; what was
- * charged in second s counts during seconds s … s + 59 (so Retry-After is 1..60). Checks every
- * counter, and only when all have room charges them all. Returns {0, 0} when admitted, else
- * {index of the refused counter (1-based), seconds until it has room}.
+ * The same sliding window as MemoryRateLimiter: per counter a hash of one-second buckets, plus
+ * `sum` (what the live buckets hold) and `low` (the oldest second not yet taken out of `sum`).
+ * What was charged in second s counts during seconds s … s + 59 (so Retry-After is 1..60). The
+ * common path reads two fields and writes three per counter; buckets leave `sum` as time passes,
+ * one second at a time, and the buckets are scanned only to say when a refused request fits.
+ * Checks every counter, and only when all have room charges them all. Returns {0, 0} when
+ * admitted, else {index of the refused counter (1-based), seconds until it has room}.
  * KEYS: the counters. ARGV: now (ms), then limit and cost per counter.
  */
 const ADMIT = luaScript(`
 local now = tonumber(ARGV[1])
 local sec = math.floor(now / 1000)
+local function live(key)
+  local low = tonumber(redis.call('HGET', key, 'low') or sec)
+  local sum = tonumber(redis.call('HGET', key, 'sum') or '0')
+  if low <= sec - 60 then
+    if sec - 60 - low > 60 then
+      sum = 0
+      local h = redis.call('HGETALL', key)
+      for j = 1, #h, 2 do
+        local s = tonumber(h[j])
+        if s then
+          if s > sec - 60 then sum = sum + tonumber(h[j + 1]) else redis.call('HDEL', key, h[j]) end
+        end
+      end
+    else
+      for s = low, sec - 60 do
+        local c = redis.call('HGET', key, s)
+        if c then
+          sum = sum - tonumber(c)
+          redis.call('HDEL', key, s)
+        end
+      end
+    end
+    redis.call('HSET', key, 'low', sec - 59, 'sum', sum)
+  end
+  return sum
+end
 for i, key in ipairs(KEYS) do
   local limit = tonumber(ARGV[2 * i])
   local cost = tonumber(ARGV[2 * i + 1])
-  local h = redis.call('HGETALL', key)
-  local used = 0
-  local live = {}
-  for j = 1, #h, 2 do
-    local s = tonumber(h[j])
-    local c = tonumber(h[j + 1])
-    if s > sec - 60 then
-      used = used + c
-      live[#live + 1] = { s, c }
-    else
-      redis.call('HDEL', key, h[j])
-    end
-  end
+  local used = live(key)
   if used + cost > limit then
     if cost > limit then return { i, 60 } end
-    table.sort(live, function(a, b) return a[1] < b[1] end)
-    for _, b in ipairs(live) do
+    local h = redis.call('HGETALL', key)
+    local buckets = {}
+    for j = 1, #h, 2 do
+      local s = tonumber(h[j])
+      if s and s > sec - 60 then buckets[#buckets + 1] = { s, tonumber(h[j + 1]) } end
+    end
+    table.sort(buckets, function(a, b) return a[1] < b[1] end)
+    for _, b in ipairs(buckets) do
       used = used - b[2]
       if used + cost <= limit then return { i, math.max(1, math.ceil(((b[1] + 60) * 1000 - now) / 1000)) } end
     end
@@ -41,7 +64,11 @@ for i, key in ipairs(KEYS) do
   end
 end
 for i, key in ipairs(KEYS) do
-  redis.call('HINCRBY', key, sec, tonumber(ARGV[2 * i + 1]))
+  local cost = tonumber(ARGV[2 * i + 1])
+  redis.call('HINCRBY', key, sec, cost)
+  redis.call('HINCRBY', key, 'sum', cost)
+  -- An instance whose clock is behind may charge a second before 'low': it must leave 'sum' too.
+  if tonumber(redis.call('HGET', key, 'low') or '1e18') > sec then redis.call('HSET', key, 'low', sec) end
   redis.call('PEXPIRE', key, 61000)
 end
 return { 0, 0 }
@@ -52,8 +79,12 @@ const ADJUST = luaScript(`
 local at = tonumber(ARGV[1])
 if at < math.floor(tonumber(ARGV[3]) / 1000) - 60 then return 0 end
 for _, key in ipairs(KEYS) do
-  redis.call('HINCRBY', key, at, tonumber(ARGV[2]))
-  redis.call('PEXPIRE', key, 61000)
+  local low = tonumber(redis.call('HGET', key, 'low') or '-1')
+  if low >= 0 and at >= low then
+    redis.call('HINCRBY', key, at, tonumber(ARGV[2]))
+    redis.call('HINCRBY', key, 'sum', tonumber(ARGV[2]))
+    redis.call('PEXPIRE', key, 61000)
+  end
 end
 return 1
 `)

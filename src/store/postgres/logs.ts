@@ -19,10 +19,10 @@ interface EntryRow {
 const json = (v: unknown) => (v === undefined ? null : JSON.stringify(v))
 
 /**
- * Writes entries in the caller's transaction; with `withRollup`, adds what the rows really written
- * sum to the daily roll-ups (an import copies the source's roll-ups instead).
+ * Writes entries in the caller's transaction; with a `cap`, adds what the rows really written sum to
+ * the daily roll-ups (an import passes none: it copies the source's roll-ups instead).
  */
-export async function writeLogBatch(tx: SQL, entries: LogEntry[], withRollup: boolean): Promise<void> {
+export async function writeLogBatch(tx: SQL, entries: LogEntry[], cap: MetadataCap | undefined): Promise<void> {
   const rows = entries.map((e) => ({
     request_id: e.requestId,
     org_id: e.orgId,
@@ -36,14 +36,26 @@ export async function writeLogBatch(tx: SQL, entries: LogEntry[], withRollup: bo
     request_body: json(e.requestBody),
     response_body: json(e.responseBody),
   }))
+  // The whole batch as one jsonb parameter: one statement shape whatever the batch size, no
+  // thousands of bound parameters to parse. The tags of the rows really inserted go in the same statement.
   const inserted = new Set(
-    (await tx<{ request_id: string }[]>`INSERT INTO request_logs ${tx(rows)} ON CONFLICT (request_id) DO NOTHING RETURNING request_id`).map(
-      (r) => r.request_id,
-    ),
+    (
+      await tx<{ request_id: string }[]>`
+        WITH rows AS (
+          INSERT INTO request_logs (request_id, org_id, created_at, model, requested_model, status, end_user_id, metadata, entry, request_body, response_body)
+          SELECT * FROM jsonb_to_recordset(${rows}::jsonb) AS r(request_id text, org_id text, created_at bigint, model text, requested_model text,
+            status integer, end_user_id text, metadata jsonb, entry text, request_body text, response_body text)
+          ON CONFLICT (request_id) DO NOTHING RETURNING request_id, org_id, created_at, metadata
+        ), tags AS (
+          INSERT INTO request_log_tags (org_id, key, value, created_at, request_id)
+          SELECT rows.org_id, m.key, m.value, rows.created_at, rows.request_id FROM rows, jsonb_each_text(rows.metadata) m
+        )
+        SELECT request_id FROM rows`
+    ).map((r) => r.request_id),
   )
-  if (!withRollup) return
+  if (!cap) return
   // Roll-ups count only what this batch really wrote: a retried batch adds nothing twice.
-  const cells = await capMetadataValues(tx, rollup(entries.filter((e) => inserted.has(e.requestId))))
+  const cells = await cap.apply(tx, rollup(entries.filter((e) => inserted.has(e.requestId))))
   const rows2 = cells.map((c) => ({
     org_id: c.orgId,
     dim: c.dim,
@@ -60,7 +72,10 @@ export async function writeLogBatch(tx: SQL, entries: LogEntry[], withRollup: bo
     priced: c.priced,
   }))
   if (rows2.length)
-    await tx`INSERT INTO usage_daily ${tx(rows2)}
+    await tx`INSERT INTO usage_daily
+      SELECT * FROM jsonb_to_recordset(${rows2}::jsonb) AS r(org_id text, dim text, day text, value text, requests bigint, errors bigint,
+        input_tokens bigint, cached_input_tokens bigint, cache_write_tokens bigint, output_tokens bigint, reasoning_tokens bigint,
+        cost_usd double precision, priced bigint)
       ON CONFLICT (org_id, dim, day, value) DO UPDATE SET requests = usage_daily.requests + excluded.requests,
         errors = usage_daily.errors + excluded.errors, input_tokens = usage_daily.input_tokens + excluded.input_tokens,
         cached_input_tokens = usage_daily.cached_input_tokens + excluded.cached_input_tokens,
@@ -71,43 +86,57 @@ export async function writeLogBatch(tx: SQL, entries: LogEntry[], withRollup: bo
 
 /**
  * Past MAX_METADATA_VALUES distinct values of one metadata key per org and day, a new value is
- * rolled up under OTHER_VALUE (as in SQLite). Two instances adding new values in the same instant
- * may pass the bound by a few; it only bounds growth.
+ * rolled up under OTHER_VALUE (as in SQLite). The values of a key and day are read from the
+ * database once per process, then followed in memory; two instances adding new values at the same
+ * time may pass the bound by a few (it only bounds growth).
  */
-async function capMetadataValues(tx: SQL, cells: RollupCell[]): Promise<RollupCell[]> {
-  const meta = cells.filter((c) => c.dim.startsWith('metadata.'))
-  if (!meta.length) return cells
-  const groups = [...new Map(meta.map((c) => [`${c.orgId}\u0000${c.dim}\u0000${c.day}`, c])).values()].map((c) => ({ org_id: c.orgId, dim: c.dim, day: c.day }))
-  const known = await tx<{ org_id: string; dim: string; day: string; value: string; n: string }[]>`
-    SELECT u.org_id, u.dim, u.day, u.value, count(*) OVER (PARTITION BY u.org_id, u.dim, u.day) AS n
-    FROM usage_daily u JOIN jsonb_to_recordset(${groups}::jsonb) AS g(org_id text, dim text, day text)
-      ON u.org_id = g.org_id AND u.dim = g.dim AND u.day = g.day`
-  const have = new Set(known.map((r) => `${r.org_id}\u0000${r.dim}\u0000${r.day}\u0000${r.value}`))
-  const counts = new Map(known.map((r) => [`${r.org_id}\u0000${r.dim}\u0000${r.day}`, Number(r.n)]))
-  const out = new Map<string, RollupCell>()
-  for (const c of cells) {
-    if (c.dim.startsWith('metadata.') && !have.has(`${c.orgId}\u0000${c.dim}\u0000${c.day}\u0000${c.value}`)) {
-      const g = `${c.orgId}\u0000${c.dim}\u0000${c.day}`
-      const n = counts.get(g) ?? 0
-      if (n >= MAX_METADATA_VALUES) c.value = OTHER_VALUE
-      else counts.set(g, n + 1)
+export class MetadataCap {
+  /** Per org/key/day: the values already rolled up. */
+  private readonly groups = new Map<string, Set<string>>()
+
+  async apply(tx: SQL, cells: RollupCell[]): Promise<RollupCell[]> {
+    const meta = cells.filter((c) => c.dim.startsWith('metadata.'))
+    if (!meta.length) return cells
+    const unknown = [...new Map(meta.filter((c) => !this.groups.has(groupOf(c))).map((c) => [groupOf(c), c])).values()]
+    if (unknown.length) {
+      if (this.groups.size > 10_000) this.groups.clear()
+      for (const c of unknown) this.groups.set(groupOf(c), new Set())
+      const rows = await tx<{ org_id: string; dim: string; day: string; value: string }[]>`
+        SELECT u.org_id, u.dim, u.day, u.value
+        FROM usage_daily u JOIN jsonb_to_recordset(${unknown.map((c) => ({ org_id: c.orgId, dim: c.dim, day: c.day }))}::jsonb)
+          AS g(org_id text, dim text, day text) ON u.org_id = g.org_id AND u.dim = g.dim AND u.day = g.day`
+      for (const r of rows) this.groups.get(`${r.org_id}\u0000${r.dim}\u0000${r.day}`)?.add(r.value)
     }
-    // Cells folded into OTHER_VALUE are summed, so the INSERT names each row once.
-    const id = `${c.orgId}\u0000${c.dim}\u0000${c.day}\u0000${c.value}`
-    const prev = out.get(id)
-    if (!prev) out.set(id, c)
-    else {
-      prev.requests += c.requests
-      prev.errors += c.errors
-      prev.costUsd += c.costUsd
-      prev.priced += c.priced
-      for (const k of Object.keys(prev.tokens) as (keyof RollupCell['tokens'])[]) prev.tokens[k] += c.tokens[k]
+    const out = new Map<string, RollupCell>()
+    for (const c of cells) {
+      if (c.dim.startsWith('metadata.')) {
+        const values = this.groups.get(groupOf(c)) as Set<string>
+        if (!values.has(c.value)) {
+          if (values.size >= MAX_METADATA_VALUES) c.value = OTHER_VALUE
+          else values.add(c.value)
+        }
+      }
+      // Cells folded into OTHER_VALUE are summed, so the INSERT names each row once.
+      const id = `${groupOf(c)}\u0000${c.value}`
+      const prev = out.get(id)
+      if (!prev) out.set(id, c)
+      else {
+        prev.requests += c.requests
+        prev.errors += c.errors
+        prev.costUsd += c.costUsd
+        prev.priced += c.priced
+        for (const k of Object.keys(prev.tokens) as (keyof RollupCell['tokens'])[]) prev.tokens[k] += c.tokens[k]
+      }
     }
+    return [...out.values()]
   }
-  return [...out.values()]
 }
 
+const groupOf = (c: RollupCell) => `${c.orgId}\u0000${c.dim}\u0000${c.day}`
+
 export class PgLogStore implements LogStore {
+  private readonly cap = new MetadataCap()
+
   /** `ready`: migrations are done; until then batches are refused as unreachable (so they are spooled). */
   constructor(
     private readonly sql: SQL,
@@ -118,7 +147,7 @@ export class PgLogStore implements LogStore {
   async insertLogs(entries: LogEntry[]): Promise<void> {
     if (!entries.length) return
     if (!this.ready()) throw new StoreUnavailableError('the database has not been migrated yet')
-    await q(this.sql.begin((tx) => writeLogBatch(tx, entries, true)))
+    await q(this.sql.begin((tx) => writeLogBatch(tx, entries, this.cap)))
   }
 
   async pruneLogs(before: number, limit: number): Promise<number> {
@@ -158,22 +187,32 @@ export class PgLogStore implements LogStore {
 
   async queryLogs(lq: LogQuery): Promise<{ data: LogEntry[]; nextCursor: string | null }> {
     const sql = this.sql
-    const where = [sql`org_id = ${lq.orgId}`]
-    if (lq.metadata.length) where.push(sql`metadata @> ${Object.fromEntries(lq.metadata)}::jsonb`)
-    if (lq.model) where.push(sql`(model = ${lq.model} OR requested_model = ${lq.model})`)
-    if (lq.status === 'success') where.push(sql`status < 400`)
-    else if (lq.status === 'error') where.push(sql`status >= 400`)
-    else if (typeof lq.status === 'number') where.push(sql`status = ${lq.status}`)
-    if (lq.user) where.push(sql`end_user_id = ${lq.user}`)
-    if (lq.provider) where.push(sql`entry::jsonb->>'provider' = ${lq.provider}`)
-    if (lq.since !== undefined) where.push(sql`created_at >= ${lq.since}`)
-    if (lq.until !== undefined) where.push(sql`created_at < ${lq.until}`)
+    // With metadata filters the first tag drives the scan (an index range in time order); the
+    // others are point lookups on the same index (as in SQLite).
+    const [first, ...others] = lq.metadata
+    const t = first ? sql`t0` : sql`l`
+    const where = first
+      ? [sql`t0.org_id = ${lq.orgId} AND t0.key = ${first[0]} AND t0.value = ${first[1]}`]
+      : [sql`l.org_id = ${lq.orgId}`]
+    others.forEach(([k, v]) =>
+      where.push(sql`EXISTS (SELECT 1 FROM request_log_tags tn WHERE tn.org_id = t0.org_id AND tn.key = ${k} AND tn.value = ${v}
+        AND tn.created_at = t0.created_at AND tn.request_id = t0.request_id)`),
+    )
+    if (lq.model) where.push(sql`(l.model = ${lq.model} OR l.requested_model = ${lq.model})`)
+    if (lq.status === 'success') where.push(sql`l.status < 400`)
+    else if (lq.status === 'error') where.push(sql`l.status >= 400`)
+    else if (typeof lq.status === 'number') where.push(sql`l.status = ${lq.status}`)
+    if (lq.user) where.push(sql`l.end_user_id = ${lq.user}`)
+    if (lq.provider) where.push(sql`l.entry::jsonb->>'provider' = ${lq.provider}`)
+    if (lq.since !== undefined) where.push(sql`${t}.created_at >= ${lq.since}`)
+    if (lq.until !== undefined) where.push(sql`${t}.created_at < ${lq.until}`)
     const cursor = lq.cursor ? decodeCursor(lq.cursor) : undefined
-    if (cursor) where.push(sql`(created_at, request_id) < (${cursor.createdAt}, ${cursor.requestId})`)
+    if (cursor) where.push(sql`(${t}.created_at, ${t}.request_id) < (${cursor.createdAt}, ${cursor.requestId})`)
     const cond = where.reduce((acc, w) => sql`${acc} AND ${w}`)
+    const from = first ? sql`request_log_tags t0 JOIN request_logs l ON l.request_id = t0.request_id` : sql`request_logs l`
     const rows = await q<EntryRow[]>(sql`
-      SELECT entry, created_at, request_id FROM request_logs WHERE ${cond}
-      ORDER BY created_at DESC, request_id DESC LIMIT ${lq.limit + 1}`)
+      SELECT l.entry, l.created_at, l.request_id FROM ${from} WHERE ${cond}
+      ORDER BY ${t}.created_at DESC, ${t}.request_id DESC LIMIT ${lq.limit + 1}`)
     const page = rows.slice(0, lq.limit)
     const last = page[page.length - 1]
     return {
