@@ -1,12 +1,13 @@
 # gw in a container: compile the single binary with Bun, run it on a slim base.
-FROM node:20-bookworm-slim AS build
+# Base images are pinned to exact releases (pin them by digest too in a registry you control: docs/security.md).
+FROM node:20.18.1-bookworm-slim AS build
 WORKDIR /src
 COPY package.json package-lock.json ./
 RUN npm ci
 COPY . .
 RUN npm run build
 
-FROM debian:bookworm-slim
+FROM debian:12.8-slim
 RUN useradd --system --home-dir /data --create-home gw && apt-get update \
     && apt-get install -y --no-install-recommends ca-certificates && rm -rf /var/lib/apt/lists/*
 COPY --from=build /src/dist/gw /usr/local/bin/gw
@@ -17,5 +18,6 @@ WORKDIR /data
 VOLUME /data
 EXPOSE 8787
 USER gw
+HEALTHCHECK --interval=30s --timeout=5s --start-period=10s --retries=3 CMD ["/usr/local/bin/gw", "healthcheck"]
 ENTRYPOINT ["/usr/local/bin/gw"]
 CMD ["serve"]

@@ -142,3 +142,14 @@ export async function wrk(wrkPath: string, t: Target, connections: number, secon
   const errors = /Socket errors: (.*)/.exec(out)?.[1]
   return { rps, requests, non2xx, errors: errors ?? null }
 }
+
+/**
+ * A port free right now. Other benchmarks may run on the same machine: a fixed port would collide,
+ * and gw refuses a taken port (PRODUCT §4), so the run would measure the other program instead.
+ */
+export function freePort(): number {
+  const probe = Bun.listen({ hostname: '127.0.0.1', port: 0, socket: { data() {} } })
+  const { port } = probe
+  probe.stop(true)
+  return port
+}

@@ -52,8 +52,11 @@ export function entry(i: number, createdAt: number): LogEntry {
   }
 }
 
+/** GW_SECRET of every gw the benchmarks start (gw takes 32 characters or more). */
+export const BENCH_SECRET = 'gw-bench-secret-0123456789abcdef0123'
+
 export function openBenchStore(path: string): Store {
-  return createSqliteStore(path, new SecretBox('gw-bench-secret'))
+  return createSqliteStore(path, new SecretBox(BENCH_SECRET))
 }
 
 /** Entries per second the writer sustains: `n` entries queued as fast as they come, until all are on disk. */

@@ -6,7 +6,8 @@
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { ensureWrk, wrk } from './load'
+import { ensureWrk, freePort, wrk } from './load'
+import { BENCH_SECRET } from './log-store'
 
 const [provider = 'openai', kind = 'json', secondsArg = '10'] = process.argv.slice(2)
 const ROOT = join(import.meta.dir, '..')
@@ -79,12 +80,13 @@ const before = new Set(readdirSync(OUT))
 const fake = Bun.spawn(['taskset', '-c', '1', BUN, join(import.meta.dir, 'fake-upstream.ts')], { stdout: 'pipe' })
 const upstream = `http://127.0.0.1:${await portOf(fake)}`
 const work = mkdtempSync(join(tmpdir(), 'gw-profile-'))
+const port = freePort()
 const gw = Bun.spawn(['taskset', '-c', '0', BUN, '--cpu-prof', `--cpu-prof-dir=${OUT}`, join(ROOT, 'src/main.ts'), 'serve'], {
   env: {
     ...process.env,
-    GW_PORT: '18799',
+    GW_PORT: String(port),
     GW_DB: join(work, 'gw.db'),
-    GW_SECRET: 'gw-bench-secret',
+    GW_SECRET: BENCH_SECRET,
     GW_ADMIN_TOKEN: ADMIN,
     GW_SERVICE_KEY: KEY,
     GW_PROMPTS_DIR: work,
@@ -96,7 +98,7 @@ const gw = Bun.spawn(['taskset', '-c', '0', BUN, '--cpu-prof', `--cpu-prof-dir=$
   stdout: 'ignore',
   stderr: 'inherit',
 })
-const url = 'http://127.0.0.1:18799'
+const url = `http://127.0.0.1:${port}`
 for (let i = 0; ; i++) {
   if (await fetch(`${url}/health`).then((r) => r.ok, () => false)) break
   if (i > 3000) throw new Error('gw did not start')

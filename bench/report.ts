@@ -27,6 +27,13 @@ export interface Results {
 const ms = (n: number) => n.toFixed(n < 10 ? 3 : 1)
 const pair = (p: P) => `${ms(p.p50)} / ${ms(p.p99)}`
 const verdict = (ok: boolean) => (ok ? 'met' : '**missed**')
+/** Met or missed, with the margin: `value` against `limit`, where lower is better unless `atLeast`. */
+function judged(value: number, limit: number, unit: string, atLeast = false): string {
+  const ok = atLeast ? value >= limit : value <= limit
+  const margin = Math.abs(value - limit)
+  const shown = unit === 'ms' ? ms(margin) : Math.round(margin).toLocaleString('en')
+  return `${verdict(ok)} by ${shown}${unit === '%' ? ' points' : ` ${unit}`}`
+}
 const row = (cells: (string | number)[]) => `| ${cells.join(' | ')} |`
 
 /** RSS is flat when the last half of the samples peaks no more than 10 % above the first half. */
@@ -37,12 +44,12 @@ export function rssFlat(samples: number[]): boolean {
 }
 
 /** gw's share of the floor's req/s for each scenario both were driven with. */
-export function throughputShares(max: Record<string, Max>): { scenario: string; share: number }[] {
+export function throughputShares(max: Record<string, Max>): { scenario: string; share: number; gw: Max; floor: Max }[] {
   return Object.keys(max)
     .filter((k) => k.startsWith('gw '))
     .map((k) => ({ scenario: k.slice(3), gw: max[k], floor: max[`floor ${k.slice(3)}`] }))
     .filter((x): x is { scenario: string; gw: Max; floor: Max } => !!x.gw && !!x.floor)
-    .map((x) => ({ scenario: x.scenario, share: x.gw.rps / x.floor.rps }))
+    .map((x) => ({ ...x, share: x.gw.rps / x.floor.rps }))
 }
 
 export function markdown(r: Results): string {
@@ -95,18 +102,29 @@ export function markdown(r: Results): string {
 
   out.push('', '## Targets', '', row(['target', 'result', '']), row(['---', '---', '---']))
   const shares = r.maxThroughput ? throughputShares(r.maxThroughput) : []
-  for (const s of shares) out.push(row([`gw ≥ half the floor's req/s (${s.scenario})`, `${Math.round(s.share * 100)} %`, verdict(s.share >= 0.5)]))
-  for (const [s, u] of Object.entries(r.unloaded)) {
-    out.push(row([`unloaded added p50 ≤ 0.25 ms (${s})`, ms(u.gwAddedMs.p50), verdict(u.gwAddedMs.p50 <= 0.25)]))
-    out.push(row([`unloaded added p99 ≤ 1 ms (${s})`, ms(u.gwAddedMs.p99), verdict(u.gwAddedMs.p99 <= 1)]))
-    if (u.firstChunkGwAddedMs !== undefined)
-      out.push(row([`added time to first chunk ≤ 0.3 ms (${s})`, ms(u.firstChunkGwAddedMs), verdict(u.firstChunkGwAddedMs <= 0.3)]))
+  for (const s of shares) {
+    const pct = Math.round(s.share * 100)
+    out.push(row([`gw ≥ half the floor's req/s (${s.scenario})`, `${pct} %`, judged(pct, 50, '%', true)]))
+    const limit = 2 * s.floor.cpuUsPerRequest
+    out.push(row([`CPU per request ≤ 2× the floor's (${s.scenario})`, `${s.gw.cpuUsPerRequest} µs (floor ${s.floor.cpuUsPerRequest} µs)`, judged(s.gw.cpuUsPerRequest, limit, 'µs')]))
   }
-  out.push(row([`peak RSS ≤ 150 MB at ${st.concurrent} streams`, `${st.peakRssMb} MB`, verdict(st.peakRssMb <= 150 && st.ok === st.concurrent)]))
+  for (const kind of ['json', 'stream']) {
+    const relay = r.maxThroughput?.[`gw messages passthrough ${kind}`]
+    const chat = r.maxThroughput?.[`gw openai ${kind}`]
+    if (relay && chat)
+      out.push(row([`/v1/messages to Anthropic: CPU per request ≤ chat completions to OpenAI (${kind})`, `${relay.cpuUsPerRequest} µs vs ${chat.cpuUsPerRequest} µs`, judged(relay.cpuUsPerRequest, chat.cpuUsPerRequest, 'µs')]))
+  }
+  for (const [s, u] of Object.entries(r.unloaded)) {
+    out.push(row([`unloaded added p50 ≤ 0.25 ms (${s})`, ms(u.gwAddedMs.p50), judged(u.gwAddedMs.p50, 0.25, 'ms')]))
+    out.push(row([`unloaded added p99 ≤ 1 ms (${s})`, ms(u.gwAddedMs.p99), judged(u.gwAddedMs.p99, 1, 'ms')]))
+    if (u.firstChunkGwAddedMs !== undefined)
+      out.push(row([`added time to first chunk ≤ 0.3 ms (${s})`, ms(u.firstChunkGwAddedMs), judged(u.firstChunkGwAddedMs, 0.3, 'ms')]))
+  }
+  out.push(row([`peak RSS ≤ 150 MB at ${st.concurrent} streams`, `${st.peakRssMb} MB`, st.ok === st.concurrent ? judged(st.peakRssMb, 150, 'MB') : verdict(false)]))
   out.push(row([`RSS flat over ${rss.requests.toLocaleString('en')} requests`, `${rss.warmMb} → ${rss.afterMb} MB`, verdict(rssFlat(rss.everyTenThousandMb))]))
-  out.push(row(['log writer ≥ 20,000 entries/s', r.logWriterEntriesPerSecond.toLocaleString('en'), verdict(r.logWriterEntriesPerSecond >= 20_000)]))
-  out.push(row(['log by id < 20 ms p99', ms(lq.getByIdMs.p99), verdict(lq.getByIdMs.p99 < 20)]))
+  out.push(row(['log writer ≥ 20,000 entries/s', r.logWriterEntriesPerSecond.toLocaleString('en'), judged(r.logWriterEntriesPerSecond, 20_000, 'entries/s', true)]))
+  out.push(row(['log by id < 20 ms p99', ms(lq.getByIdMs.p99), judged(lq.getByIdMs.p99, 20, 'ms')]))
   if (ob) out.push(row(['metrics ≤ 3 µs CPU per request', `${ob.metrics} µs`, verdict(ob.metrics <= 3)]))
-  out.push(row(['two-key metadata filter < 20 ms p99', ms(lq.twoKeyFilterMs.p99), verdict(lq.twoKeyFilterMs.p99 < 20)]))
+  out.push(row(['two-key metadata filter < 20 ms p99', ms(lq.twoKeyFilterMs.p99), judged(lq.twoKeyFilterMs.p99, 20, 'ms')]))
   return `${out.join('\n')}\n`
 }

@@ -5,8 +5,9 @@ import { $ } from 'bun'
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { closedLoop, closedLoopFor, ensureWrk, fixedRate, type Percentiles, percentiles, sequential, type Target, wrk } from './load'
-import { seed, writerRate } from './log-store'
+import { closedLoop, closedLoopFor, ensureWrk, fixedRate, freePort, type Percentiles, percentiles, sequential, type Target, wrk } from './load'
+import { MIGRATIONS } from '../src/store/sqlite/open'
+import { BENCH_SECRET, seed, writerRate } from './log-store'
 import { observabilityCosts } from './observability'
 import { markdown, type Results } from './report'
 
@@ -64,13 +65,14 @@ async function waitHealthy(url: string, timeoutMs = 15_000): Promise<number> {
 let gwSeq = 0
 /** Starts the compiled gw on CPU 0 with auth, a rate-limit policy and full request logging. */
 async function startGw(upstream: string, extra: Record<string, string> = {}) {
-  const port = 18_700 + (gwSeq++ % 50)
+  const port = freePort()
+  gwSeq++
   const env = {
     PATH: process.env.PATH ?? '',
     BUN_CONFIG_MAX_HTTP_REQUESTS: '4096',
     GW_PORT: String(port),
     GW_DB: join(work, `gw-${gwSeq}.db`),
-    GW_SECRET: 'gw-bench-secret',
+    GW_SECRET: BENCH_SECRET,
     GW_ADMIN_TOKEN: ADMIN,
     GW_SERVICE_KEY: KEY,
     GW_LOG_BODIES: 'true',
@@ -85,7 +87,14 @@ async function startGw(upstream: string, extra: Record<string, string> = {}) {
   children.push(proc)
   const url = `http://127.0.0.1:${port}`
   await waitHealthy(url)
-  const policy = { requestsPerMinute: 100_000_000, tokensPerMinute: 1_000_000_000_000, maxTokens: 4096 }
+  // Limits set high enough never to refuse, concurrent streams included (the memory run opens 1,000 on one key).
+  const policy = {
+    requestsPerMinute: 100_000_000,
+    tokensPerMinute: 1_000_000_000_000,
+    maxTokens: 4096,
+    maxConcurrentStreams: 100_000,
+    maxConcurrentStreamsPerKey: 100_000,
+  }
   const res = await fetch(`${url}/admin/orgs/default/policy`, {
     method: 'PUT',
     headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' },
@@ -124,17 +133,35 @@ const scenarios = {
     native: { model: 'claude-haiku-4-5', messages: question, max_tokens: 64, stream: true },
     gw: 'anthropic/claude-haiku-4-5',
   },
+  // Anthropic Messages in, relayed to Anthropic (PRODUCT §12): to set against 'openai json/stream'.
+  'messages passthrough json': {
+    path: '/v1/messages',
+    native: { model: 'claude-haiku-4-5', messages: question, max_tokens: 64 },
+    gw: 'anthropic/claude-haiku-4-5',
+    gwPath: '/v1/messages',
+  },
+  'messages passthrough stream': {
+    path: '/v1/messages',
+    native: { model: 'claude-haiku-4-5', messages: question, max_tokens: 64, stream: true },
+    gw: 'anthropic/claude-haiku-4-5',
+    gwPath: '/v1/messages',
+  },
 } as const
 type Scenario = keyof typeof scenarios
 
 function targets(s: Scenario, direct: string, floor: string, gw: string): Record<'direct' | 'floor' | 'gw', Target> {
   const sc = scenarios[s]
   const stream = 'stream' in sc.native
-  const gwBody = { model: sc.gw, messages: question, max_tokens: 64, metadata: { bench: 'yes', scenario: s }, ...(stream ? { stream: true } : {}) }
+  const metadata = { bench: 'yes', scenario: s }
+  // The Messages API carries gw metadata in a header (its body's metadata is Anthropic's).
+  const gwTarget: Target =
+    'gwPath' in sc
+      ? { url: `${gw}${sc.gwPath}`, headers: { authorization: `GwKey ${KEY}`, 'x-gw-metadata': JSON.stringify(metadata) }, body: JSON.stringify({ ...sc.native, model: sc.gw }) }
+      : { url: `${gw}/v1/chat/completions`, headers: { authorization: `GwKey ${KEY}` }, body: JSON.stringify({ model: sc.gw, messages: question, max_tokens: 64, metadata, ...(stream ? { stream: true } : {}) }) }
   return {
     direct: { url: `${direct}${sc.path}`, headers: {}, body: JSON.stringify(sc.native) },
     floor: { url: `${floor}${sc.path}`, headers: {}, body: JSON.stringify(sc.native) },
-    gw: { url: `${gw}/v1/chat/completions`, headers: { authorization: `GwKey ${KEY}` }, body: JSON.stringify(gwBody) },
+    gw: gwTarget,
   }
 }
 
@@ -306,7 +333,8 @@ async function main() {
   console.log('log writer rate…')
   results.logWriterEntriesPerSecond = Math.round(await writerRate(join(work, 'writer.db'), QUICK ? 50_000 : 200_000))
   console.log(`  ${results.logWriterEntriesPerSecond} entries/s`)
-  const seeded = join(ROOT, 'bench/.cache', `logs-${LOG_ROWS}.db`)
+  // Keyed on the schema version: a cache from an older schema would be migrated on every run.
+  const seeded = join(ROOT, 'bench/.cache', `logs-${LOG_ROWS}-schema${MIGRATIONS.length}.db`)
   if (!existsSync(seeded)) {
     console.log(`seeding ${LOG_ROWS} log entries (cached in bench/.cache)…`)
     mkdirSync(join(ROOT, 'bench/.cache'), { recursive: true })
@@ -357,7 +385,7 @@ async function main() {
   const starts: number[] = []
   for (let i = 0; i < 10; i++) {
     const dir = mkdtempSync(join(work, 'start-'))
-    const port = 18_690
+    const port = freePort()
     const t0 = performance.now()
     const p = Bun.spawn([binary, 'serve'], { env: { PATH: process.env.PATH ?? '', GW_PORT: String(port), GW_DB: join(dir, 'gw.db') }, stdout: 'ignore', stderr: 'ignore' })
     await waitHealthy(`http://127.0.0.1:${port}`)

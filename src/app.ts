@@ -11,14 +11,34 @@ import { adminRoutes } from './http/routes/admin'
 import { chatRoutes } from './http/routes/chat'
 import { healthRoutes } from './http/routes/health'
 import { logRoutes } from './http/routes/logs'
+import { embeddingsRoutes } from './http/routes/embeddings'
+import { messagesRoutes } from './http/routes/messages'
+import { responsesRoutes } from './http/routes/responses'
 import { metricsRoutes } from './http/routes/metrics'
 import { modelRoutes } from './http/routes/models'
 import { promptRoutes } from './http/routes/prompts'
+import { uiPageRoutes, uiRoutes } from './http/routes/ui'
 import type { Deps } from './pipeline/context'
+import { SessionKeeper } from './ui/session'
 
-export function createApp(deps: Deps, admin = new AdminService(deps.store, (org) => deps.orgs.invalidate(org))) {
+/**
+ * Which routes a listener serves: everything (one listener, the default), the client API only
+ * (`public`, when GW_ADMIN_PORT gives the admin API a listener of its own), or the admin API,
+ * /metrics and /health (`admin`).
+ */
+export type Surface = 'all' | 'public' | 'admin'
+
+/** Stands for a group of routes a listener does not serve. */
+const off = () => new Elysia()
+
+export function createApp(deps: Deps, admin = new AdminService(deps.store, (org) => deps.orgs.invalidate(org)), surface: Surface = 'all') {
+  const clients = surface !== 'admin'
+  const operators = surface !== 'public'
+  const metrics = operators || deps.config.metrics === 'public'
+  const token = deps.config.adminToken
+  const sessions = token ? new SessionKeeper(token) : undefined
   const cors = new Cors(deps.config.corsOrigins)
-  const app = new Elysia({ name: 'gw' })
+  const app = new Elysia({ name: `gw-${surface}`, serve: { routes: operators ? uiPageRoutes(token) : {} } })
     // No body is looked at here: each route reads its body (with the size limit) only after the
     // caller is authenticated, so an unauthenticated caller gets 401 whatever it sends (PRODUCT §4).
     .onRequest(({ request, set }) => {
@@ -36,12 +56,16 @@ export function createApp(deps: Deps, admin = new AdminService(deps.store, (org)
       return errorResponse(error, request, deps.config.errorFormat, code)
     })
     .use(healthRoutes(deps))
-    .use(metricsRoutes(deps))
-    .use(chatRoutes(deps))
-    .use(promptRoutes(deps))
-    .use(modelRoutes(deps))
-    .use(logRoutes(deps))
-    .use(adminRoutes(deps, admin))
+    .use(metrics ? metricsRoutes(deps) : off())
+    .use(clients ? chatRoutes(deps) : off())
+    .use(clients ? messagesRoutes(deps) : off())
+    .use(clients ? embeddingsRoutes(deps) : off())
+    .use(clients ? responsesRoutes(deps) : off())
+    .use(clients ? promptRoutes(deps) : off())
+    .use(clients ? modelRoutes(deps) : off())
+    .use(clients ? logRoutes(deps) : off())
+    .use(operators ? adminRoutes(deps, admin, sessions) : off())
+    .use(operators ? uiRoutes(token, sessions) : off())
   const allowedMethods = methodsByPath(app.routes.filter((r) => deps.config.adminToken || !r.path.startsWith('/admin')))
   return app
 }

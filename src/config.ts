@@ -10,6 +10,8 @@ import type { ProviderId } from './providers/provider-id'
 export interface Config {
   host: string
   port: number
+  /** A listener of its own for /admin, /metrics (and the dashboard): the public one then serves only the client API. */
+  adminListener: { host: string; port: number } | undefined
   dbPath: string
   adminToken: string | undefined
   /** Raw GW_SECRET; when unset a secret file beside the database is used. */
@@ -28,6 +30,8 @@ export interface Config {
   /** GW_CONFIG: a YAML file of provider keys and routes applied at start (PRODUCT §13). */
   configFile: string | undefined
   logBodies: boolean
+  /** NODE_ENV=development (`npm run dev`): the dashboard is bundled on request, with hot reload. */
+  dev: boolean
   /** Raw log entries older than this many days are pruned (0 keeps everything). */
   logRetentionDays: number
   /** Each stored request/response body is capped at this size and then stored as a truncated preview. */
@@ -76,7 +80,7 @@ export type Env = Record<string, string | undefined>
 
 export const DEFAULT_PROMPTS_DIR = './prompts'
 /** An operator-chosen GW_SERVICE_KEY must be at least this long. */
-export const MIN_SERVICE_KEY_CHARS = 32
+const MIN_SERVICE_KEY_CHARS = 32
 
 /** CLI flag → env variable it overrides. */
 const FLAGS: Record<string, string> = {
@@ -84,6 +88,8 @@ const FLAGS: Record<string, string> = {
   port: 'GW_PORT',
   db: 'GW_DB',
   'admin-token': 'GW_ADMIN_TOKEN',
+  'admin-host': 'GW_ADMIN_HOST',
+  'admin-port': 'GW_ADMIN_PORT',
   'prompts-dir': 'GW_PROMPTS_DIR',
   catalog: 'GW_CATALOG',
   config: 'GW_CONFIG',
@@ -95,7 +101,28 @@ const FLAGS: Record<string, string> = {
   'log-bodies': 'GW_LOG_BODIES',
   'log-retention-days': 'GW_LOG_RETENTION_DAYS',
   'log-body-max-bytes': 'GW_LOG_BODY_MAX_BYTES',
+  'log-format': 'GW_LOG_FORMAT',
+  'error-format': 'GW_ERROR_FORMAT',
+  'cors-origins': 'GW_CORS_ORIGINS',
+  metrics: 'GW_METRICS',
+  'metrics-org-label': 'GW_METRICS_ORG_LABEL',
+  'trace-content': 'GW_TRACE_CONTENT',
+  'openai-base-url': 'GW_OPENAI_BASE_URL',
+  'anthropic-base-url': 'GW_ANTHROPIC_BASE_URL',
+  'google-base-url': 'GW_GOOGLE_BASE_URL',
+  'mistral-base-url': 'GW_MISTRAL_BASE_URL',
+  'redis-required': 'GW_REDIS_REQUIRED',
+  'redis-prefix': 'GW_REDIS_PREFIX',
+  'spool-dir': 'GW_SPOOL_DIR',
+  // Not flags: GW_SECRET, GW_SERVICE_KEY and the database and Redis URLs (they may hold passwords)
+  // come from the environment only, so they never show in `ps`.
 }
+
+/** Names of the configuration flags (`--port`, `--db`, …), accepted by every command. */
+export const CONFIG_FLAGS: ReadonlySet<string> = new Set(Object.keys(FLAGS))
+
+/** `--flag  VARIABLE` lines for the help text. */
+export const CONFIG_FLAG_HELP = Object.entries(FLAGS).map(([flag, env]) => `--${flag} ${env === 'GW_ADMIN_TOKEN' ? '-' : 'VALUE'}`.padEnd(32) + `overrides ${env}`)
 
 /** The environment variable holding each provider's key (the `default` org's, and `gw provider set`'s). */
 export const PROVIDER_KEY_VARIABLES: Record<ProviderId, string> = {
@@ -199,6 +226,11 @@ export function loadConfig(env: Env): Config {
   const envServiceKey = opt('GW_SERVICE_KEY')
   if (envServiceKey !== undefined && envServiceKey.length < MIN_SERVICE_KEY_CHARS)
     problems.push(`GW_SERVICE_KEY must be at least ${MIN_SERVICE_KEY_CHARS} characters (gw's own keys have 50)`)
+  // The prefix is how gw tells its keys from OIDC tokens when a client (every OpenAI SDK) sends Bearer.
+  if (envServiceKey !== undefined && !envServiceKey.startsWith('gw_sk_'))
+    problems.push('GW_SERVICE_KEY must start with "gw_sk_" (how gw tells its keys from OIDC tokens sent as Bearer)')
+  if (opt('GW_ADMIN_HOST') !== undefined && opt('GW_ADMIN_PORT') === undefined)
+    problems.push('GW_ADMIN_HOST needs GW_ADMIN_PORT (the admin listener is separate only when it has a port)')
   const secret = opt('GW_SECRET')
   if (secret !== undefined && secret.length < MIN_SECRET_CHARS)
     problems.push(`GW_SECRET must be at least ${MIN_SECRET_CHARS} characters (it derives the key that encrypts provider keys)`)
@@ -206,6 +238,10 @@ export function loadConfig(env: Env): Config {
   const config: Config = {
     host: str('GW_HOST', '127.0.0.1'),
     port: int('GW_PORT', 8787, 0, 65535),
+    adminListener:
+      opt('GW_ADMIN_PORT') === undefined
+        ? undefined
+        : { host: str('GW_ADMIN_HOST', '127.0.0.1'), port: int('GW_ADMIN_PORT', 0, 0, 65535) },
     dbPath,
     adminToken,
     secret,
@@ -224,6 +260,7 @@ export function loadConfig(env: Env): Config {
     catalogPath: opt('GW_CATALOG'),
     configFile: opt('GW_CONFIG'),
     logBodies: bool('GW_LOG_BODIES', true),
+    dev: env.NODE_ENV === 'development',
     logRetentionDays: num('GW_LOG_RETENTION_DAYS', 30, 0, 36_500),
     logBodyMaxBytes: int('GW_LOG_BODY_MAX_BYTES', 65_536, 256, 1_073_741_824),
     envProviderKeys,

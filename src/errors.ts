@@ -67,7 +67,7 @@ export class GatewayError extends Error {
 }
 
 /** Most characters of a client-sent value an error message repeats (PRODUCT §4). */
-export const ECHO_CHARS = 64
+const ECHO_CHARS = 64
 
 /** A client-sent value quoted for an error message: JSON-quoted, cut to ECHO_CHARS with an ellipsis. */
 export function echo(value: unknown): string {

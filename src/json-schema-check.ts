@@ -6,7 +6,7 @@ type Schema = Record<string, unknown>
 /** Schemas larger than this (subschema nodes) are refused when the request arrives. */
 export const MAX_SCHEMA_NODES = 5_000
 /** Most (subschema, value) pairs one answer check visits; past it the answer is logged as not checked. */
-export const MAX_CHECK_STEPS = 100_000
+const MAX_CHECK_STEPS = 100_000
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
 

@@ -82,6 +82,8 @@ export interface Gateway {
   admin: AdminService
   url: string
   port: number
+  /** The admin listener's URL when GW_ADMIN_PORT gives it one. */
+  adminUrl: string | undefined
   generatedKey: string | undefined
   /** The database was unreachable at start: set-up (and prompt files) wait for it. */
   waitingForStore: boolean
@@ -109,22 +111,29 @@ export interface StartOptions {
  * Listens on the configured port, alone: Elysia turns SO_REUSEPORT on by default, which lets a second
  * gw share a port with the first and split its requests (PRODUCT §4). A taken port fails the start.
  */
-function listen(app: ReturnType<typeof createApp>, config: Config, idleTimeoutSeconds: number | undefined): void {
+function listen(
+  app: ReturnType<typeof createApp>,
+  at: { host: string; port: number; portVar: string },
+  idleTimeoutSeconds: number | undefined,
+  dev: boolean,
+): void {
   try {
     app.listen({
-      hostname: config.host,
-      port: config.port,
+      hostname: at.host,
+      port: at.port,
       reusePort: false,
       // Slow or silent clients are cut after this; chat routes lift it once their body is read.
       idleTimeout: idleTimeoutSeconds ?? 120,
       // No Bun limit: Bun's own 413 has a bare body. GW_MAX_BODY_BYTES is enforced by gw instead, in
       // readJsonBody (after authentication): a declared Content-Length up front, a chunked body as it streams in.
       maxRequestBodySize: Number.MAX_SAFE_INTEGER,
+      // The dashboard's bundle: rebuilt on change with hot reload under `npm run dev`, built once otherwise.
+      development: dev ? { hmr: true, console: true } : false,
     })
   } catch (err) {
     const code = typeof err === 'object' && err !== null && 'code' in err ? (err as { code: unknown }).code : undefined
     if (code === 'EADDRINUSE')
-      throw new Error(`port ${config.port} on ${config.host} is already in use (another gw, or another program): stop it, or set GW_PORT (or --port) to a free port`)
+      throw new Error(`port ${at.port} on ${at.host} is already in use (another gw, or another program): stop it, or set ${at.portVar} to a free port`)
     throw err
   }
 }
@@ -207,22 +216,28 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
       .then(setUp)
       .then(() => console.log('gw: the database is reachable; first-start set-up done'))
       .catch((err: unknown) => console.error('gw: first-start set-up failed:', err instanceof Error ? err.message : err))
-  const app = createApp(deps, admin)
+  const split = config.adminListener
+  const app = createApp(deps, admin, split ? 'public' : 'all')
+  const adminApp = split ? createApp(deps, admin, 'admin') : undefined
   if (opts.listen !== false)
     try {
-      listen(app, config, opts.idleTimeoutSeconds)
+      listen(app, { host: config.host, port: config.port, portVar: 'GW_PORT (or --port)' }, opts.idleTimeoutSeconds, config.dev)
+      if (split && adminApp) listen(adminApp, { ...split, portVar: 'GW_ADMIN_PORT' }, opts.idleTimeoutSeconds, config.dev)
     } catch (err) {
+      await app.server?.stop(true)
       await logs.close()
       await store.close()
       throw err
     }
   const port = app.server?.port ?? config.port
+  const hostUrl = (host: string, p: number) => `http://${host.includes(':') ? `[${host}]` : host}:${p}`
   let stopping: Promise<void> | undefined
   return {
     deps,
     admin,
     port,
-    url: `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`,
+    url: hostUrl(config.host, port),
+    adminUrl: split && adminApp?.server ? hostUrl(split.host, adminApp.server.port ?? split.port) : undefined,
     generatedKey,
     waitingForStore,
     providers,
@@ -239,6 +254,7 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
           for (const end of [...deps.openStreams]) end()
           await Promise.race([closed, Bun.sleep(2000)])
         }
+        await adminApp?.server?.stop(true)
         await retention.stop()
         await logs.close()
         await deps.observer.close()

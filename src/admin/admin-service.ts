@@ -15,15 +15,27 @@ import {
   checkServiceKeyBody,
   checkSigningSecretBody,
 } from '../schemas/admin-bodies'
-import { type OidcConfig, ORG_ID, type Org, type Policy, type ProviderRecord, type Route, type Store } from '../store/types'
+import {
+  type LogEntry,
+  type OidcConfig,
+  ORG_ID,
+  type Org,
+  type Policy,
+  type ProviderRecord,
+  type Route,
+  type ServiceKeyRecord,
+  type SigningSecretRecord,
+  type Store,
+} from '../store/types'
 import type { BudgetLedger } from '../policy/budget-ledger'
 import { type BudgetStatus, budgetStatus } from '../policy/budgets'
 import { pruneBefore } from '../store/log-retention'
 import type { UsageRow } from '../store/usage-rollup'
 import { parseFallbackChain, parseModelRef } from '../pipeline/chat-input'
 import { ROUTE_NAME_PATTERN } from '../schemas/admin-bodies'
+import { parseLogQuery } from './log-query'
 import { PromptAdmin } from './prompt-admin'
-import { parseUsageQuery } from './usage-report'
+import { parseUsageQuery, usageReport } from './usage-report'
 
 
 export function maskKey(key: string): string {
@@ -123,17 +135,38 @@ export class AdminService {
       policy: org.policy,
       providers: providers.map(publicProvider),
       routes,
-      serviceKeys: keys.map((k) => ({
-        id: k.id,
-        name: k.name ?? null,
-        createdAt: k.createdAt,
-        revokedAt: k.revokedAt ?? null,
-        lastUsedAt: k.lastUsedAt ?? null,
-        ...k.limits,
-      })),
-      signingSecrets: secrets.map((s) => ({ kid: s.kid, createdAt: s.createdAt })),
+      serviceKeys: keys.map(publicKey),
+      signingSecrets: secrets.map(publicSecret),
       oidc: publicOidc(await this.store.auth.getOidc(orgId)),
     }
+  }
+
+  async listOrgs() {
+    const orgs = await this.store.orgs.listOrgs()
+    return { data: orgs.map((o) => ({ id: o.id, name: o.name, createdAt: o.createdAt })) }
+  }
+
+  async listServiceKeys(orgId: string) {
+    await this.requireOrg(orgId)
+    return { data: (await this.store.keys.listServiceKeys(orgId)).map(publicKey) }
+  }
+
+  async listSigningSecrets(orgId: string) {
+    await this.requireOrg(orgId)
+    return { data: (await this.store.auth.listSigningSecrets(orgId)).map(publicSecret) }
+  }
+
+  /** A page of the org's request log (the §9 query), newest first. */
+  async listLogs(orgId: string, params: URLSearchParams) {
+    await this.requireOrg(orgId)
+    return this.store.logs.queryLogs(parseLogQuery(orgId, params))
+  }
+
+  async getLog(orgId: string, requestId: string): Promise<LogEntry> {
+    await this.requireOrg(orgId)
+    const entry = await this.store.logs.getLog(orgId, requestId)
+    if (!entry) throw notFound(`No log entry ${echo(requestId)} in org "${orgId}"`)
+    return entry
   }
 
   async putPolicy(orgId: string, raw: unknown): Promise<Policy> {
@@ -193,7 +226,7 @@ export class AdminService {
   /** The org's usage report (PRODUCT §11) for the query parameters of GET /admin/orgs/:org/usage. */
   async usage(orgId: string, params: URLSearchParams): Promise<{ data: UsageRow[] }> {
     await this.requireOrg(orgId)
-    return { data: await this.store.logs.usage(parseUsageQuery(orgId, params)) }
+    return { data: await usageReport(this.store.logs, parseUsageQuery(orgId, params)) }
   }
 
   /** The org's budgets with their spend in the current period: per live service key, per end user with spend. */
@@ -278,6 +311,14 @@ export interface TokenRequest {
   ttl: number
   kid?: string
   endUserId?: string
+}
+
+function publicKey(k: ServiceKeyRecord) {
+  return { id: k.id, name: k.name ?? null, createdAt: k.createdAt, revokedAt: k.revokedAt ?? null, lastUsedAt: k.lastUsedAt ?? null, ...k.limits }
+}
+
+function publicSecret(s: SigningSecretRecord) {
+  return { kid: s.kid, createdAt: s.createdAt }
 }
 
 function publicOidc(c: OidcConfig | undefined) {

@@ -72,17 +72,16 @@ export class PromptAdmin {
     return { id: p.id, slug: p.slug, publishedVersion: n }
   }
 
+  async list(orgId: string) {
+    await this.requireOrg(orgId)
+    const prompts = await this.store.prompts.listPrompts(orgId)
+    return { data: prompts.map((p) => ({ ...publicPrompt(p), createdAt: p.createdAt })) }
+  }
+
   async describe(orgId: string, idOrSlug: string) {
     const p = await this.requirePrompt(orgId, idOrSlug)
     const versions = await this.store.prompts.listVersions(p.id)
-    return {
-      id: p.id,
-      slug: p.slug,
-      name: p.name ?? null,
-      publishedVersion: p.publishedVersion ?? null,
-      currentVersion: p.currentVersion ?? null,
-      versions: versions.map(publicVersion),
-    }
+    return { ...publicPrompt(p), versions: versions.map(publicVersion) }
   }
 
   async putPartial(orgId: string, name: string, raw: unknown): Promise<{ name: string; template: string }> {
@@ -92,6 +91,10 @@ export class PromptAdmin {
     await this.store.prompts.putPartial(orgId, name, template)
     return { name, template }
   }
+}
+
+function publicPrompt(p: PromptRecord) {
+  return { id: p.id, slug: p.slug, name: p.name ?? null, publishedVersion: p.publishedVersion ?? null, currentVersion: p.currentVersion ?? null }
 }
 
 function publicVersion(v: PromptVersion) {

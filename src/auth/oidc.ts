@@ -9,7 +9,7 @@ export const ASYMMETRIC_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384
 const WHAT = 'OIDC token'
 const DISCOVERY_TTL_MS = 60 * 60 * 1000
 /** A failed discovery or JWKS fetch is remembered this long: forged tokens naming the issuer cause no new fetch. */
-export const FAILURE_TTL_MS = 30_000
+const FAILURE_TTL_MS = 30_000
 
 const LOOPBACK = /^(localhost|127(\.\d{1,3}){3}|\[::1\])$/i
 
@@ -118,11 +118,15 @@ export class OidcVerifier {
     if (problem) throw unauthorized(`${WHAT} could not be verified: the issuer URL ${problem}`)
     const url = `${issuer.replace(/\/+$/, '')}/.well-known/openid-configuration`
     const doFetch = this.options.fetch ?? fetch
+    let res: Response
     try {
-      const res = await doFetch(url, { signal: AbortSignal.timeout(5000), redirect: 'manual' })
-      const doc = res.status === 200 ? ((await res.json()) as { jwks_uri?: unknown }) : {}
-      if (typeof doc.jwks_uri === 'string') return doc.jwks_uri
-    } catch {}
+      res = await doFetch(url, { signal: AbortSignal.timeout(5000), redirect: 'manual' })
+    } catch {
+      throw unauthorized(`${WHAT} could not be verified: the issuer's discovery document could not be fetched (no answer)`)
+    }
+    if (res.status !== 200) throw unauthorized(`${WHAT} could not be verified: the issuer's discovery document answered HTTP ${res.status}`)
+    const doc = (await res.json().catch(() => ({}))) as { jwks_uri?: unknown }
+    if (typeof doc.jwks_uri === 'string') return doc.jwks_uri
     throw unauthorized(`${WHAT} could not be verified: the issuer's discovery document names no JWKS`)
   }
 }

@@ -14,7 +14,7 @@ function randomToken(n: number): string {
 }
 
 export function hashKey(key: string): Uint8Array {
-  return new Uint8Array(createHash('sha256').update(key).digest())
+  return Bun.SHA256.hash(key) as Uint8Array
 }
 
 /** A new key; `id` is its public part (shown in listings and used to revoke it). */

@@ -44,6 +44,8 @@ export interface ModelInfo {
   samplingExclusive: boolean
   /** Anthropic JSON output: native `output_config.format`, or a forced tool. */
   structuredOutput: 'native' | 'tool'
+  /** What the model does: chat (chat completions, Messages, Responses) or embeddings (/v1/embeddings). */
+  kind: 'chat' | 'embeddings'
   /** False for models that reject a forced tool choice (`tool`/`any`). */
   forcedToolChoice: boolean
   /** USD per million tokens; null when unknown (cost is then recorded as unknown, never 0). */
@@ -97,6 +99,7 @@ const BASE: ModelInfo = {
   samplingWithReasoningNone: false,
   samplingExclusive: false,
   structuredOutput: 'native',
+  kind: 'chat',
   forcedToolChoice: true,
   price: null,
 }
@@ -118,6 +121,7 @@ function checkFields(f: Fields, at: string): Fields {
     throw new Error(`${at}.unsupportedParams must be a list of parameter names`)
   if (f.structuredOutput !== undefined && f.structuredOutput !== 'native' && f.structuredOutput !== 'tool')
     throw new Error(`${at}.structuredOutput must be "native" or "tool"`)
+  if (f.kind !== undefined && f.kind !== 'chat' && f.kind !== 'embeddings') throw new Error(`${at}.kind must be "chat" or "embeddings"`)
   if (f.aliasOf !== undefined && typeof f.aliasOf !== 'string') throw new Error(`${at}.aliasOf must be a model id`)
   const price = f.price
   if (price !== undefined && price !== null) {

@@ -12,32 +12,54 @@ import { RedisLink } from '../shared/redis-link'
 import type { Store } from '../store/types'
 import { splitFrontMatter, versionBodyOf } from '../prompts/prompt-files'
 import { type Args, flag, parseArgs, requireFlag, secretArg } from './args'
-import { formatTable } from './table'
+import { MemoryBudgetLedger } from '../policy/budget-ledger'
+import type { LogEntry, Route } from '../store/types'
+import type { UsageRow } from '../store/usage-rollup'
+import { formatOutput, formatTable } from './table'
 
-export const ADMIN_USAGE = `  gw org create --name NAME [--id ID]
-  gw org show [--org ID]
-  gw policy set [--org ID] (--json '{…}' | --file policy.json)
-  gw provider set PROVIDER [--api-key -] [--org ID] [--base-url URL] [--disabled]
-  gw provider key add PROVIDER NAME [--api-key -] [--weight N] [--base-url URL] [--disabled] [--org ID]
-  gw provider key remove PROVIDER NAME [--org ID]
-                    (the key from stdin with --api-key -, else from OPENAI_API_KEY, ANTHROPIC_API_KEY, …)
-  gw key create [--org ID] [--name NAME] [--rpm N] [--tpm N]
-  gw key revoke KEY_ID [--org ID]
-  gw secret create [--org ID] [--kid KID] [--secret S]     (GwSigned signing secret; generated when not given)
-  gw secret delete KID [--org ID]
-  gw oidc set --issuer URL --audience AUD [--jwks-uri URL] [--org-claim CLAIM] [--org ID]
-  gw token sign --sub SUBJECT [--ttl SECONDS] [--kid KID] [--end-user ID] [--org ID]
-  gw prompt create --slug SLUG [--name NAME] [--org ID]
-  gw prompt version SLUG_OR_ID (--file prompt.md | --model M --user-template T [--system-template T]
-                    [--variables '[{"name":"x","type":"string","required":true}]'] [--temperature N] [--max-tokens N]) [--publish] [--org ID]
-  gw prompt publish SLUG_OR_ID VERSION [--org ID]
-  gw prompt show SLUG_OR_ID [--org ID]
-  gw partial set NAME (--template T | --file F) [--org ID]
-  gw route set NAME --targets P/MODEL[=WEIGHT],… [--strategy weighted|lowest-latency] [--fallback P/MODEL,…] [--org ID]
-  gw route list [--org ID]
-  gw route delete NAME [--org ID]
-  gw usage [--org ID] [--since TIME] [--until TIME] [--group-by day|model|provider|key|endUser|metadata.KEY] [--json]
-  gw logs prune --older-than DURATION      (e.g. 30d, 12h, 90m; roll-ups are kept)`
+/** One line per subcommand: its help text and, through the flags it names, the flags it accepts. */
+const USAGES = [
+  'gw org create --name NAME [--id ID]',
+  'gw org list',
+  'gw org show [--org ID]',
+  "gw policy set [--org ID] (--json '{…}' | --file policy.json)",
+  `gw provider set PROVIDER [--api-key -] [--org ID] [--base-url URL] [--disabled]
+                    (the key from stdin with --api-key -, else from OPENAI_API_KEY, ANTHROPIC_API_KEY, …)`,
+  'gw provider key add PROVIDER NAME [--api-key -] [--weight N] [--base-url URL] [--disabled] [--org ID]',
+  'gw provider key remove PROVIDER NAME [--org ID]',
+  'gw key create [--org ID] [--name NAME] [--rpm N] [--tpm N]',
+  'gw key list [--org ID]',
+  'gw key revoke KEY_ID [--org ID]',
+  'gw secret create [--org ID] [--kid KID] [--secret -]     (GwSigned signing secret: from stdin with --secret -, else generated)',
+  'gw secret list [--org ID]',
+  'gw secret delete KID [--org ID]',
+  'gw oidc set --issuer URL --audience AUD [--jwks-uri URL] [--org-claim CLAIM] [--org ID]',
+  'gw token sign --sub SUBJECT [--ttl SECONDS] [--kid KID] [--end-user ID] [--org ID]',
+  'gw prompt create --slug SLUG [--name NAME] [--org ID]',
+  'gw prompt list [--org ID]',
+  `gw prompt version SLUG_OR_ID (--file prompt.md | --model M --user-template T [--system-template T]
+                    [--variables '[{"name":"x","type":"string","required":true}]'] [--temperature N] [--max-tokens N]) [--publish] [--org ID]`,
+  'gw prompt publish SLUG_OR_ID VERSION [--org ID]',
+  'gw prompt show SLUG_OR_ID [--org ID]',
+  'gw partial set NAME (--template T | --file F) [--org ID]',
+  'gw route set NAME --targets P/MODEL[=WEIGHT],… [--strategy weighted|lowest-latency] [--fallback P/MODEL,…] [--org ID]',
+  'gw route list [--org ID]',
+  'gw route delete NAME [--org ID]',
+  'gw budget set --scope org|key|endUser --period day|month|total --usd N [--org ID]',
+  'gw budget remove --scope org|key|endUser --period day|month|total [--org ID]',
+  'gw budget list [--org ID]        (spent, reserved and remaining in the current period)',
+  'gw usage [--org ID] [--since TIME] [--until TIME] [--group-by day|model|provider|key|endUser|metadata.KEY]',
+  'gw logs list [--org ID] [--model M] [--provider P] [--status success|error|CODE] [--user U] [--metadata K=V[,K2=V2]] [--since TIME] [--until TIME] [--limit N] [--cursor C]',
+  'gw logs show REQUEST_ID [--org ID]',
+  'gw logs prune --older-than DURATION      (e.g. 30d, 12h, 90m; roll-ups are kept)',
+]
+
+export const ADMIN_USAGE = `${USAGES.map((u) => `  ${u}`).join('\n')}
+
+  Admin commands print tables; add --json for JSON (for scripts). --help after any command explains it.`
+
+/** A command's words (`org create`, `provider key add`, a lone `usage`) → its usage line. */
+const USAGE_OF = new Map(USAGES.map((u) => [(/^gw ([a-z]+(?: [a-z]+){0,2})(?= |$)/.exec(u) as RegExpExecArray)[1] as string, u]))
 
 type Command = (admin: AdminService, argv: string[]) => Promise<unknown>
 
@@ -47,7 +69,29 @@ const COMMANDS: Record<string, Command> = {
     const id = flag(a, 'id')
     return admin.createOrg({ name: requireFlag(a, 'name'), ...(id ? { id } : {}) })
   },
+  'org list': async (admin) => admin.listOrgs(),
   'org show': async (admin, argv) => admin.describeOrg(orgOf(parseArgs(argv))),
+  'budget set': async (admin, argv) => {
+    const a = parseArgs(argv)
+    const scope = requireFlag(a, 'scope')
+    const period = requireFlag(a, 'period')
+    const org = orgOf(a)
+    const policy = (await admin.requireOrg(org)).policy
+    const others = (policy.budgets ?? []).filter((b) => b.scope !== scope || b.period !== period)
+    return admin.putPolicy(org, { ...policy, budgets: [...others, { scope, period, usd: num(a, 'usd') ?? requireFlag(a, 'usd') }] })
+  },
+  'budget remove': async (admin, argv) => {
+    const a = parseArgs(argv)
+    const scope = requireFlag(a, 'scope')
+    const period = requireFlag(a, 'period')
+    const org = orgOf(a)
+    const policy = (await admin.requireOrg(org)).policy
+    const budgets = (policy.budgets ?? []).filter((b) => b.scope !== scope || b.period !== period)
+    if (budgets.length === policy.budgets?.length) throw new Error(`org "${org}" has no ${scope} budget per ${period}`)
+    return admin.putPolicy(org, { ...policy, budgets })
+  },
+  // A CLI process holds no reservations: spent is what the roll-ups say.
+  'budget list': async (admin, argv) => admin.budgets(orgOf(parseArgs(argv)), new MemoryBudgetLedger()),
   'policy set': async (admin, argv) => {
     const a = parseArgs(argv)
     const file = flag(a, 'file')
@@ -55,13 +99,13 @@ const COMMANDS: Record<string, Command> = {
     return admin.putPolicy(orgOf(a), JSON.parse(text))
   },
   'provider set': async (admin, argv) => providerKey(admin, parseArgs(argv, ['disabled']), 'default'),
-  'provider key': async (admin, argv) => {
-    const [verb, ...rest] = argv
-    const a = parseArgs(rest, ['disabled'])
-    const name = a.positionals[1]
-    if (!name) throw new Error('which key name? (gw provider key add PROVIDER NAME)')
-    if (verb === 'add') return providerKey(admin, a, name)
-    if (verb !== 'remove') throw new Error(`unknown "gw provider key ${verb ?? ''}": add or remove`)
+  'provider key add': async (admin, argv) => {
+    const a = parseArgs(argv, ['disabled'])
+    return providerKey(admin, a, keyName(a))
+  },
+  'provider key remove': async (admin, argv) => {
+    const a = parseArgs(argv)
+    const name = keyName(a)
     await admin.deleteProviderKey(orgOf(a), positional(a, 'which provider?'), name)
     return { removed: name }
   },
@@ -72,6 +116,7 @@ const COMMANDS: Record<string, Command> = {
       pick({ name: flag(a, 'name'), requestsPerMinute: int(a, 'rpm'), tokensPerMinute: int(a, 'tpm') }),
     )
   },
+  'key list': async (admin, argv) => admin.listServiceKeys(orgOf(parseArgs(argv))),
   'key revoke': async (admin, argv) => {
     const a = parseArgs(argv)
     const id = positional(a, 'which key id? (see `gw org show`)')
@@ -80,8 +125,11 @@ const COMMANDS: Record<string, Command> = {
   },
   'secret create': async (admin, argv) => {
     const a = parseArgs(argv)
-    return admin.addSigningSecret(orgOf(a), pick({ kid: flag(a, 'kid'), secret: flag(a, 'secret') }))
+    const given = flag(a, 'secret')
+    const secret = given === undefined ? undefined : secretArg('secret', given, 'leave it out and gw generates one (printed once)')
+    return admin.addSigningSecret(orgOf(a), pick({ kid: flag(a, 'kid'), secret }))
   },
+  'secret list': async (admin, argv) => admin.listSigningSecrets(orgOf(parseArgs(argv))),
   'secret delete': async (admin, argv) => {
     const a = parseArgs(argv)
     const kid = positional(a, 'which kid? (see `gw org show`)')
@@ -109,6 +157,7 @@ const COMMANDS: Record<string, Command> = {
     const a = parseArgs(argv)
     return admin.prompts.createPrompt(orgOf(a), pick({ slug: requireFlag(a, 'slug'), name: flag(a, 'name') }))
   },
+  'prompt list': async (admin, argv) => admin.prompts.list(orgOf(parseArgs(argv))),
   'prompt version': async (admin, argv) => {
     const a = parseArgs(argv, ['publish'])
     const file = flag(a, 'file')
@@ -165,24 +214,21 @@ const COMMANDS: Record<string, Command> = {
     return { deleted: name }
   },
   usage: async (admin, argv) => {
-    const a = parseArgs(argv, ['json'])
+    const a = parseArgs(argv)
     const params = new URLSearchParams(pick({ since: flag(a, 'since'), until: flag(a, 'until'), groupBy: flag(a, 'group-by') }) as Record<string, string>)
-    const report = await admin.usage(orgOf(a), params)
-    if (a.flags.has('json')) return report
-    return formatTable(
-      [params.get('groupBy') ?? 'day', 'requests', 'errors', 'input', 'cached', 'cache write', 'output', 'reasoning', 'cost USD'],
-      report.data.map((r) => [
-        r.key,
-        r.requests,
-        r.errors,
-        r.tokens.input,
-        r.tokens.cachedInput,
-        r.tokens.cacheWrite,
-        r.tokens.output,
-        r.tokens.reasoning,
-        r.costUsd === null ? null : Number(r.costUsd.toFixed(6)),
-      ]),
+    return admin.usage(orgOf(a), params)
+  },
+  'logs list': async (admin, argv) => {
+    const a = parseArgs(argv)
+    const params = new URLSearchParams(
+      pick({ model: flag(a, 'model'), provider: flag(a, 'provider'), status: flag(a, 'status'), user: flag(a, 'user'), since: flag(a, 'since'), until: flag(a, 'until'), limit: flag(a, 'limit'), cursor: flag(a, 'cursor') }) as Record<string, string>,
     )
+    for (const pair of (flag(a, 'metadata') ?? '').split(',').filter(Boolean)) params.append('metadata', pair.trim())
+    return admin.listLogs(orgOf(a), params)
+  },
+  'logs show': async (admin, argv) => {
+    const a = parseArgs(argv)
+    return admin.getLog(orgOf(a), positional(a, 'which request id?'))
   },
   'logs prune': async (admin, argv) => admin.pruneLogs(duration(requireFlag(parseArgs(argv), 'older-than'), 'older-than')),
   'partial set': async (admin, argv) => {
@@ -191,6 +237,13 @@ const COMMANDS: Record<string, Command> = {
     const template = file ? splitFrontMatter(readFileSync(file, 'utf8')).body.replace(/\n+$/, '') : requireFlag(a, 'template')
     return admin.prompts.putPartial(orgOf(a), positional(a, 'which partial name?'), { template })
   },
+}
+
+/** The NAME of `gw provider key add|remove PROVIDER NAME`. */
+function keyName(a: Args): string {
+  const name = a.positionals[1]
+  if (!name) throw new Error('which key name? (gw provider key add PROVIDER NAME)')
+  return name
 }
 
 /** `--org`, or the default org. */
@@ -240,11 +293,120 @@ export async function storeReachable(store: Store, ms = 10_000): Promise<void> {
   if (!ok) throw new Error(`the ${store.kind} database did not answer within ${ms / 1000} s; check GW_DATABASE_URL and that the server runs`)
 }
 
-/** Runs `gw <noun> <verb> …`; returns false when the words name no admin command. */
-export async function runAdminCommand(config: Config, words: string[]): Promise<boolean> {
-  const two = COMMANDS[`${words[0]} ${words[1]}`]
-  const command = two ?? COMMANDS[words[0] as string]
-  if (!command) return false
+const NOUNS = new Set([...USAGE_OF.keys()].map((k) => k.split(' ')[0] as string))
+
+/** Commands whose table is not the generic one; `argv` is what the command was given. */
+const TABLES: Record<string, (out: never, argv: string[]) => string> = {
+  'route list': (routes: { data: Route[] }) =>
+    formatTable(
+      ['name', 'strategy', 'targets (weight)', 'fallback', 'updated'],
+      routes.data.map((r) => [
+        r.name,
+        r.strategy,
+        r.targets.map((t) => `${t.model} (${t.weight})`).join(', '),
+        r.fallback.map((f) => f.model).join(', ') || null,
+        r.updatedAt,
+      ]),
+    ),
+  'logs list': (page: { data: LogEntry[]; nextCursor: string | null }) =>
+    `${formatTable(
+      ['time', 'status', 'model', 'latency ms', 'tokens', 'cost USD', 'user', 'request id'],
+      page.data.map((e) => [e.createdAt, e.status, e.model ?? e.requestedModel, e.latencyMs, e.usage.totalTokens, e.costUsd, e.endUserId, e.requestId]),
+    )}${page.nextCursor ? `\n\nolder entries: --cursor ${page.nextCursor}` : ''}`,
+  usage: (report: { data: UsageRow[] }, argv) =>
+    formatTable(
+      [flag(parseArgs(argv), 'group-by') ?? 'day', 'requests', 'errors', 'input', 'cached', 'cache write', 'output', 'reasoning', 'cost USD'],
+      report.data.map((r) => [
+        r.key,
+        r.requests,
+        r.errors,
+        r.tokens.input,
+        r.tokens.cachedInput,
+        r.tokens.cacheWrite,
+        r.tokens.output,
+        r.tokens.reasoning,
+        r.costUsd === null ? null : Number(r.costUsd.toFixed(6)),
+      ]),
+    ),
+}
+
+/** The usage lines of the commands starting with `prefix` (`gw key --help`, `gw provider key --help`). */
+function prefixUsage(prefix: string): string {
+  return USAGES.filter((u) => u.startsWith(`gw ${prefix} `)).map((u) => `  ${u}`).join('\n')
+}
+
+/** Flags that take no value. */
+const SWITCHES = new Set(['json', 'help', 'disabled', 'publish'])
+
+/**
+ * Flags a command accepts: those its usage line names, plus --json, --help and the configuration
+ * flags; and no more plain words than the usage line names (`gw policy set acme …` would otherwise
+ * act on the default org).
+ */
+function checkFlags(usage: string, argv: string[], configFlags: ReadonlySet<string>): void {
+  const allowed = new Set(['json', 'help', ...[...usage.matchAll(/--([a-z][a-z0-9-]*)/g)].map((m) => m[1] as string)])
+  const command = usage.split(' ').slice(0, 3).join(' ')
+  const words = (/^gw (?:[a-z]+ ?){1,3}((?:[A-Z][A-Z_]* ?)*)/.exec(usage)?.[1] ?? '').split(' ').filter(Boolean)
+  let positionals = 0
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i] as string
+    const name = /^--([^=]*)/.exec(a)?.[1]
+    if (name === undefined) {
+      if (++positionals > words.length)
+        throw new UsageError(`unexpected argument "${a.slice(0, 64)}" for "${command}" (an org is given with --org)\n\nusage: ${usage}`)
+      continue
+    }
+    if (!allowed.has(name) && !configFlags.has(name)) throw new UsageError(`unknown flag "--${name}" for "${command}"\n\nusage: ${usage}`)
+    const takesValue = !a.includes('=') && (!SWITCHES.has(name) || (name === 'json' && command === 'gw policy set'))
+    if (takesValue && argv[i + 1] !== undefined && !(argv[i + 1] as string).startsWith('--')) i++
+  }
+}
+
+/** Takes the output switch --json out of argv (`policy set --json '{…}'` keeps its own --json value). */
+function takeJsonSwitch(command: string, argv: string[]): { asJson: boolean; rest: string[] } {
+  const rest: string[] = []
+  let asJson = false
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i] as string
+    const next = argv[i + 1]
+    if (a !== '--json') rest.push(a)
+    else if (command === 'policy set' && next !== undefined && !next.startsWith('--')) rest.push(a, argv[++i] as string)
+    else asJson = true
+  }
+  return { asJson, rest }
+}
+
+export class UsageError extends Error {}
+
+/**
+ * Runs `gw <noun> <verb> …`; returns false when the words name no admin noun. An unknown verb or
+ * flag is a UsageError naming it.
+ */
+export async function runAdminCommand(config: Config, words: string[], configFlags: ReadonlySet<string>): Promise<boolean> {
+  if (!NOUNS.has(words[0] ?? '')) return false
+  const wantsHelp = (xs: string[]) => xs.includes('--help') || xs.includes('-h')
+  const lead = (n: number) => words.slice(0, n).join(' ')
+  // The longest run of leading words that names a command: `provider key add`, `org create`, `usage`.
+  const name = [3, 2, 1].map(lead).find((k) => USAGE_OF.has(k))
+  const usage = name && USAGE_OF.get(name)
+  const command = name && COMMANDS[name]
+  if (!name || !usage || !command) {
+    // Words that only begin commands (`gw key`, `gw provider key`): their usage, or the unknown word named.
+    const n = [2, 1].find((k) => USAGES.some((u) => u.startsWith(`gw ${lead(k)} `))) ?? 1
+    const next = words[n]
+    if (next === undefined || wantsHelp([next])) {
+      console.log(`usage:\n${prefixUsage(lead(n))}`)
+      return true
+    }
+    throw new UsageError(`unknown subcommand "${lead(n)} ${next}"\n\nusage:\n${prefixUsage(lead(n))}`)
+  }
+  const argv = words.slice(name.split(' ').length)
+  if (wantsHelp(argv)) {
+    console.log(`usage: ${usage}\n\nAdd --json for JSON output.`)
+    return true
+  }
+  checkFlags(usage, argv, configFlags)
+  const { asJson, rest } = takeJsonSwitch(name, argv)
   const store = openStore(config)
   // With Redis, the running instances hear of the change at once (else within their cache lifetime).
   const link = config.redisUrl ? new RedisLink(config.redisUrl) : undefined
@@ -254,9 +416,9 @@ export async function runAdminCommand(config: Config, words: string[]): Promise<
     await storeReachable(store)
     await ensureDefaultOrg(store)
     const admin = new AdminService(store, (orgId) => notices && changed.push(notices.publish({ kind: 'org', orgId })))
-    const out = await command(admin, words.slice(two ? 2 : 1))
+    const out = await command(admin, rest)
     await Promise.all(changed)
-    console.log(typeof out === 'string' ? out : JSON.stringify(out, null, 2))
+    console.log(asJson ? JSON.stringify(out, null, 2) : (TABLES[name]?.(out as never, rest) ?? formatOutput(out)))
   } catch (err) {
     const msg = err instanceof GatewayError || err instanceof Error ? err.message : String(err)
     console.error(`gw: ${msg}`)
@@ -268,7 +430,6 @@ export async function runAdminCommand(config: Config, words: string[]): Promise<
   return true
 }
 
-/** `--api-key -` reads stdin; without it the provider's environment variable; never a value in argv. */
 /** Sets one of the org's keys for a provider (`default` is the key of `gw provider set`). */
 function providerKey(admin: AdminService, a: Args, name: string) {
   const provider = positional(a, 'which provider? (openai, anthropic, google, mistral)')
@@ -284,13 +445,15 @@ function providerKey(admin: AdminService, a: Args, name: string) {
   )
 }
 
+/** `--api-key -` reads stdin; without it the provider's environment variable; never a value in argv. */
 function providerKeyArg(a: Args, provider: string): string {
   const id = toProviderId(provider)
-  const variable = id && PROVIDER_KEY_VARIABLES[id]
-  const instead = variable ? `set ${variable}` : 'pass it on stdin'
+  if (!id) throw new Error(`unknown provider "${provider.slice(0, 64)}" (openai, anthropic, google, mistral)`)
+  const variable = PROVIDER_KEY_VARIABLES[id]
+  const instead = `set ${variable}`
   const given = flag(a, 'api-key')
   if (given !== undefined) return secretArg('api-key', given, instead)
-  const fromEnv = variable ? process.env[variable] : undefined
+  const fromEnv = process.env[variable]
   if (!fromEnv) throw new Error(`the API key is required: pass "--api-key -" and the key on stdin, or ${instead}`)
   return fromEnv
 }

@@ -8,10 +8,13 @@ const EXPOSED = [
   'x-gw-fallback',
   'x-gw-fallback-reason',
   'x-gw-fallback-model',
+  'x-gw-cost-usd',
+  'x-gw-estimated',
   'retry-after',
 ].join(', ')
 const METHODS = 'GET, POST, PUT, DELETE, OPTIONS'
-const REQUEST_HEADERS = 'authorization, content-type, x-gw-end-user-id, x-gw-error-format'
+const REQUEST_HEADERS =
+  'authorization, content-type, x-api-key, anthropic-version, anthropic-beta, x-gw-end-user-id, x-gw-error-format, x-gw-fallback-chain, x-gw-metadata, x-gw-prompt-id'
 
 export class Cors {
   private readonly any: boolean

@@ -1,6 +1,7 @@
 // Maps every failure (ours, Elysia's, unexpected ones) to the seed's error body with a request id.
 
-import { badRequest, type ErrorShape, errorShapeFor, GatewayError, notFound } from '../errors'
+import { errorBodyFor } from '../apis/error-shapes'
+import { badRequest, type ErrorShape, GatewayError, notFound } from '../errors'
 import { StoreConflictError, StoreUnavailableError } from '../store/errors'
 import { requestIdOf } from './request-context'
 
@@ -20,7 +21,7 @@ export function errorResponse(err: unknown, request: Request, shape: ErrorShape,
     console.error(`gw: unexpected error in request ${requestId}:`, err instanceof Error ? err.stack : err)
     e = new GatewayError(500, 'gateway_error', 'Internal error')
   }
-  return new Response(JSON.stringify(e.toBody(requestId, errorShapeFor(request.headers, shape))), {
+  return new Response(JSON.stringify(errorBodyFor(request, e, requestId, shape)), {
     status: e.status,
     headers: { 'content-type': 'application/json', 'x-gw-request-id': requestId, ...e.headers },
   })

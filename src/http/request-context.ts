@@ -107,7 +107,28 @@ export async function readJsonBody(
   } catch (err) {
     throw malformed(request, err)
   }
-  if (nestsDeeperThan(value, MAX_JSON_DEPTH))
+  // Nesting deeper than the limit takes two characters per level: a shorter text cannot (most bodies).
+  if (text.length > 2 * MAX_JSON_DEPTH && nestsDeeperThan(value, MAX_JSON_DEPTH))
     throw badRequest(`Request body nests arrays/objects more than ${MAX_JSON_DEPTH} levels deep`)
   return { value, text, bytes: buf.byteLength }
+}
+
+/** A cookie's value from the Cookie header. */
+export function cookieOf(request: Request, name: string): string | undefined {
+  for (const part of (request.headers.get('cookie') ?? '').split(';')) {
+    const eq = part.indexOf('=')
+    if (eq > 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim()
+  }
+  return undefined
+}
+
+/** False when the browser says the request comes from a page of another origin (Origin vs Host). */
+export function sameOrigin(request: Request): boolean {
+  const origin = request.headers.get('origin')
+  if (origin === null) return true
+  try {
+    return new URL(origin).host === (request.headers.get('host') ?? new URL(request.url).host)
+  } catch {
+    return false
+  }
 }

@@ -26,7 +26,7 @@ export interface RequestSample {
 /** What the scrape-time metrics read from the rest of gw. */
 export interface MetricSources {
   logs: () => { queued: number; written: number; spooled: number; dropped: number }
-  /** Open breakers: [`provider/model`, how many orgs have it open]. */
+  /** Open breakers: [`provider/model`, how many org/key pairs have it open]. */
   openCircuits: () => Iterable<[string, number]>
   /** The OTLP exporter's counts (zeros when tracing is off). */
   traces: () => { exported: number; dropped: number; failedExports: number }
@@ -82,7 +82,7 @@ export class GatewayMetrics {
     this.cost = r.counter('gw_cost_usd_total', 'Cost in USD at catalog prices (requests with a known price).', ['provider', 'model', ...org])
     this.rateLimited = r.counter('gw_rate_limited_total', "Requests refused by gw's own rate limits.", ['scope'])
     r.collected('gw_requests_in_flight', 'API requests being answered (streams until their end).', 'gauge', [], () => [[[], this.inFlight]])
-    r.collected('gw_circuit_open', 'Open circuit breakers per model (how many orgs have it open).', 'gauge', ['provider', 'model'], () =>
+    r.collected('gw_circuit_open', 'Open circuit breakers per model (how many org and provider-key pairs have it open).', 'gauge', ['provider', 'model'], () =>
       this.circuits(sources),
     )
     r.collected('gw_log_queue_depth', 'Log entries waiting to be written.', 'gauge', [], () => [[[], sources.logs().queued]])

@@ -7,6 +7,8 @@ import { PROVIDER_IDS, type ProviderId } from '../providers/provider-id'
 
 export interface StartupFacts {
   url: string
+  /** The admin listener, when GW_ADMIN_PORT gives it one. */
+  adminUrl?: string
   /** Providers the `default` org has a key for. */
   providers: ProviderId[]
 }
@@ -15,6 +17,7 @@ export interface StartupSummary {
   time: string
   msg: 'gw started'
   address: string
+  admin: string
   store: string
   rateLimits: string
   redis: string
@@ -38,18 +41,20 @@ function withoutCredentials(url: string): string {
 }
 
 export function startupSummary(config: Config, facts: StartupFacts): StartupSummary {
+  const adminBase = facts.adminUrl ?? facts.url
   const metrics =
     config.metrics === 'off'
       ? 'off'
       : config.metrics === 'public'
         ? `${facts.url}/metrics (public)`
         : config.adminToken
-          ? `${facts.url}/metrics (admin token)`
+          ? `${adminBase}/metrics (admin token)`
           : 'off until GW_ADMIN_TOKEN is set (or GW_METRICS=public)'
   return {
     time: new Date().toISOString(),
     msg: 'gw started',
     address: facts.url,
+    admin: !config.adminToken ? 'off (GW_ADMIN_TOKEN unset)' : facts.adminUrl ? `${facts.adminUrl} (its own listener)` : `${facts.url}/admin`,
     store: `sqlite ${config.dbPath === ':memory:' ? ':memory:' : resolve(config.dbPath)}`,
     rateLimits: 'in memory (this instance)',
     redis: 'not used',
@@ -61,20 +66,22 @@ export function startupSummary(config: Config, facts: StartupFacts): StartupSumm
 }
 
 /** The hint printed when no provider can be reached yet. */
-function noProviderHint(url: string): string {
+function noProviderHint(url: string, adminApi: boolean): string {
   const vars = PROVIDER_IDS.map((p) => PROVIDER_KEY_VARIABLES[p]).join(', ')
-  return (
-    `no provider key is configured yet for the "default" org, so its chat requests will fail. Set one of ${vars} and restart, ` +
-    `or add one at run time: curl -X PUT ${url}/admin/orgs/default/providers/openai -H "Authorization: Bearer $GW_ADMIN_TOKEN" -d '{"apiKey":"sk-…"}'`
-  )
+  // The admin API exists only with GW_ADMIN_TOKEN: without it, the CLI is the run-time way.
+  const atRunTime = adminApi
+    ? `curl -X PUT ${url}/admin/orgs/default/providers/openai -H "Authorization: Bearer $GW_ADMIN_TOKEN" -d '{"apiKey":"sk-…"}'`
+    : 'OPENAI_API_KEY=sk-… gw provider set openai (on the same database)'
+  return `no provider key is configured yet for the "default" org, so its chat requests will fail. Set one of ${vars} and restart, or add one at run time: ${atRunTime}`
 }
 
 /** The summary as lines to print, in the configured format. */
 export function startupLines(config: Config, s: StartupSummary): string[] {
-  const hint = s.providers.length ? undefined : noProviderHint(s.address)
+  const hint = s.providers.length ? undefined : noProviderHint(s.address, config.adminToken !== undefined)
   if (config.logFormat === 'json') return [JSON.stringify(hint ? { ...s, warning: hint } : s)]
   const lines = [
     `gw: listening on ${s.address}`,
+    `gw: admin API ${s.admin}`,
     `gw: store ${s.store}; rate limits ${s.rateLimits}`,
     `gw: providers: ${s.providers.length ? s.providers.join(', ') : 'none'}`,
     `gw: metrics ${s.metrics}; tracing ${s.tracing}; access log ${s.accessLog}`,

@@ -18,6 +18,8 @@ const GENAI_PROVIDER: Record<ProviderId, string> = {
 
 /** The trace of one API request: its own (SERVER) span and the attempts' spans, exported together. */
 export interface RequestTrace {
+  /** GenAI operation of the endpoint (`chat`, `embeddings`), named on the attempts' spans. */
+  operation: string
   traceId: string
   spanId: string
   parentSpanId: string | undefined
@@ -52,11 +54,13 @@ export class AttemptSpan {
   end(f: AttemptFacts): void {
     if (this.data) return
     const a: Record<string, AttrValue> = {
-      'gen_ai.operation.name': 'chat',
+      'gen_ai.operation.name': this.trace.operation,
       'gen_ai.provider.name': GENAI_PROVIDER[f.target.provider],
       'gen_ai.request.model': f.target.model.id,
       'gw.attempt.outcome': f.record.outcome,
     }
+    // The provider key's name (never the key).
+    if (f.record.key) a['gw.provider_key'] = f.record.key
     const b = f.body
     if (typeof b.temperature === 'number') a['gen_ai.request.temperature'] = b.temperature
     const max = b.max_completion_tokens ?? b.max_tokens
@@ -69,7 +73,7 @@ export class AttemptSpan {
       spanId: this.spanId,
       parentSpanId: this.trace.spanId,
       traceState: this.trace.traceState,
-      name: `chat ${f.target.model.id}`,
+      name: `${this.trace.operation} ${f.target.model.id}`,
       kind: SPAN_KIND.client,
       startNs: this.startNs,
       endNs: nowNs(),
@@ -80,8 +84,17 @@ export class AttemptSpan {
   }
 }
 
-/** Endpoints whose requests are chat completions (the others, models/logs/usage, get no gen_ai attributes). */
-const CHAT_ENDPOINTS = new Set(['/v1/chat/completions', '/v1/prompts/run'])
+/**
+ * The GenAI operation of each endpoint that calls a model (the Messages and Responses APIs are chat
+ * too); the others (models, logs, usage) get no gen_ai attributes.
+ */
+const OPERATIONS: Record<string, string> = {
+  '/v1/chat/completions': 'chat',
+  '/v1/prompts/run': 'chat',
+  '/v1/messages': 'chat',
+  '/v1/responses': 'chat',
+  '/v1/embeddings': 'embeddings',
+}
 
 /** Unix epoch nanoseconds from a performance.now() value. */
 const toNs = (perfMs: number) => BigInt(Math.round((performance.timeOrigin + perfMs) * 1e6))
@@ -100,9 +113,10 @@ export class Tracer {
   constructor(private readonly exporter: TraceExporter) {}
 
   /** The trace of a new request: a child of the incoming traceparent, or a new root. */
-  start(headers: Headers, start: number): RequestTrace {
+  start(headers: Headers, start: number, endpoint: string): RequestTrace {
     const parent = parseTraceParent(headers.get('traceparent'))
     return {
+      operation: OPERATIONS[endpoint] ?? 'chat',
       traceId: parent?.traceId ?? newTraceId(),
       spanId: newSpanId(),
       parentSpanId: parent?.spanId,
@@ -129,8 +143,9 @@ export class Tracer {
       'http.response.status_code': e.status,
       'gw.request_id': e.requestId,
     }
-    const chat = CHAT_ENDPOINTS.has(e.endpoint)
-    if (chat) a['gen_ai.operation.name'] = 'chat'
+    const operation = OPERATIONS[e.endpoint]
+    const chat = operation !== undefined
+    if (operation) a['gen_ai.operation.name'] = operation
     if (e.orgId) a['gw.org_id'] = e.orgId
     if (e.authMode) a['gw.auth_mode'] = e.authMode
     if (e.requestedModel) a['gen_ai.request.model'] = e.requestedModel

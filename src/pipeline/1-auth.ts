@@ -18,10 +18,14 @@ function notGwBearer(credential: string): string {
   return `The Bearer credential is neither a gw service key (gw_sk_…) nor an OIDC token (a JWT).${providerKey}`
 }
 
-/** Splits `Authorization: <scheme> <credential>`. */
+/**
+ * Splits `Authorization: <scheme> <credential>`. Without that header, `x-api-key` (how the Anthropic
+ * SDKs and Claude Code send a key) is read as a Bearer credential: a gw key there is a GwKey.
+ */
 function readAuthorization(headers: Headers): { scheme: string; credential: string } {
-  const raw = headers.get('authorization')
-  if (!raw) throw unauthorized(`Missing Authorization header (expected ${SCHEMES})`)
+  const apiKey = headers.get('x-api-key')?.trim()
+  const raw = headers.get('authorization') ?? (apiKey ? `Bearer ${apiKey}` : null)
+  if (!raw) throw unauthorized(`Missing Authorization header (expected ${SCHEMES}, or x-api-key)`)
   const m = /^\s*(\S+)\s+(\S+)\s*$/.exec(raw)
   if (!m) throw unauthorized(`Malformed Authorization header (expected ${SCHEMES})`)
   return { scheme: (m[1] as string).toLowerCase(), credential: m[2] as string }

@@ -30,6 +30,7 @@ const redact = (text: string, secret: string) => (secret.length >= 4 ? text.spli
 
 /** Did this part put something the client can see on the wire? */
 function isContent(p: StreamPart): boolean {
+  if (p.type === 'raw') return true // plain text, by construction
   return (
     p.type === 'choices' &&
     p.choices.some((c) => !!c.delta.content || !!c.delta.refusal || !!c.delta.tool_calls?.length || c.finish_reason !== null)

@@ -2,13 +2,17 @@
 // whose triggers match the last failure; one UpstreamAttempt per model tried, every one recorded.
 
 import { GatewayError } from '../errors'
-import type { FailureKind, Target, UpstreamFailure } from '../providers/adapter'
+import type { FailureKind, ProviderAdapter, Target, UpstreamFailure } from '../providers/adapter'
+import type { ProviderId } from '../providers/provider-id'
 import { adapterFor } from '../providers/registry'
 import type { Attempt, Fallback, RequestWarning } from '../store/types'
 import { clamp } from './4-clamp'
 import type { Candidate } from './3-route'
 import { type Answer, UpstreamAttempt } from './5-attempt'
 import type { AuthedContext, ChatInput, Deps } from './context'
+
+/** The adapter that speaks to a provider for this endpoint; undefined when the provider does not serve it. */
+export type AdapterLookup = (provider: ProviderId) => ProviderAdapter | undefined
 
 export const NO_FALLBACK: Fallback = Object.freeze({ used: false, reason: null, model: null })
 
@@ -55,7 +59,13 @@ function drop(d: Dispatched | undefined): void {
   if (d?.answer.kind === 'stream') d.answer.attempt.close()
 }
 
-export async function dispatch(deps: Deps, ctx: AuthedContext, input: ChatInput, candidates: Candidate[]): Promise<Dispatched | DispatchFailed> {
+export async function dispatch(
+  deps: Deps,
+  ctx: AuthedContext,
+  input: ChatInput,
+  candidates: Candidate[],
+  adapters: AdapterLookup = adapterFor,
+): Promise<Dispatched | DispatchFailed> {
   const timeoutMs = ctx.org.org.policy.upstreamTimeoutMs ?? deps.config.upstreamTimeoutMs
   const attempts: Attempt[] = []
   const skip = (c: Candidate, message: string) => attempts.push({ model: c.ref.name, outcome: 'skipped', status: null, latencyMs: 0, message })
@@ -77,7 +87,11 @@ export async function dispatch(deps: Deps, ctx: AuthedContext, input: ChatInput,
       continue
     }
     const firedBy = i > 0 ? (kind ?? null) : null
-    const adapter = adapterFor(c.ref.provider)
+    const adapter = adapters(c.ref.provider)
+    if (!adapter) {
+      skip(c, `provider "${c.ref.provider}" does not serve ${ctx.endpoint}`)
+      continue
+    }
     const prepared = clamp(input, c.target, adapter)
     // A 429 on one of the org's keys is retried at once on its next healthy key, before any fallback.
     const spares = c.spareKeys.filter((t) => deps.health.available(ctx.org.org.id, c.ref.name, t.keyName))

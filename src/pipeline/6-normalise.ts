@@ -1,16 +1,117 @@
-// Stage 6: turn the upstream answer into the OpenAI response the client gets — one JSON body, or an
-// SSE stream of chunks ending with a usage chunk and `data: [DONE]` — then hand the outcome to the log.
+// Stage 6: turn the upstream answer into the response the client gets — one JSON body, or an SSE
+// stream — in the endpoint's shape (OpenAI chat here; Anthropic Messages and OpenAI Responses in
+// src/apis/), then hand the outcome to the log.
 
-import { errorShapeFor, GatewayError } from '../errors'
+import { type ErrorShape, errorShapeFor, GatewayError } from '../errors'
 import { costUsd, usageTokens } from '../catalog/catalog'
-import type { StreamPart, UpstreamFailure } from '../providers/adapter'
+import type { StreamPart, UpstreamCompletion, UpstreamFailure } from '../providers/adapter'
 import type { ChatChunk, ChatCompletion, ChunkChoice, FinishReason, ToolCall, Usage } from '../providers/openai-types'
-import { DONE_BYTES, SSE_HEADERS, sseData } from '../sse/encode'
+import { SSE_DONE, SSE_HEADERS, sseData } from '../sse/encode'
 import { estimatePromptTokens, estimateTokens } from '../tokens'
 import type { Dispatched } from './5-fallback'
 import type { AuthedContext, Deps } from './context'
 import type { Outcome } from './7-log'
 import { checkStructuredOutput } from './structured-output'
+
+const utf8 = new TextEncoder()
+
+/** What every shape knows about the answer it writes. */
+export interface AnswerInfo {
+  requestId: string
+  /** `provider/model-id` of the answering model. */
+  model: string
+  created: number
+  /** The error shape the client asked for (GW_ERROR_FORMAT, x-gw-error-format), for gw's own shape. */
+  errorShape: ErrorShape
+  /** Prompt tokens estimated before the upstream reported any (for events that need a count up front). */
+  estimatePromptTokens(): number
+}
+
+/** Writes one stream in an endpoint's format; each method returns the SSE text to send ('' = nothing yet). */
+export interface StreamEncoder {
+  /** The upstream's answer id and creation time, when it gives them. */
+  meta(id: string | undefined, created: number | undefined): void
+  choices(choices: ChunkChoice[]): string
+  /**
+   * An OpenAI chat chunk passed on unread (a `raw` part): only the chat shape writes it as it is; for
+   * the others stage 6 reads it into choices first.
+   */
+  chunk?(json: string): string
+  /** An upstream event relayed as it came (pass-through). */
+  relay(part: Extract<StreamPart, { type: 'relay' }>): string
+  /** The answer is complete: the closing events, with the usage the upstream reported (or estimated) and its cost. */
+  end(usage: Usage, cost: number | null, finish: FinishReason | null): string
+  /** The stream failed after its first byte: the endpoint's error event, then its end. */
+  fail(message: string): string
+}
+
+/** The response format of an endpoint. */
+export interface AnswerShape {
+  /** Body of a non-streamed answer (`cost`: null when unknown). */
+  json(c: UpstreamCompletion, usage: Usage, cost: number | null, info: AnswerInfo): unknown
+  stream(info: AnswerInfo): StreamEncoder
+}
+
+/**
+ * OpenAI chat completions, gw's own format, with the cost in `usage.cost_usd` (PRODUCT §11). Usage
+ * goes where PRODUCT §4 puts it: with `stream_options.include_usage`, in a last chunk with
+ * `choices: []` (OpenAI's shape); without it, on the chunk that carries the finish_reason (held back
+ * until the usage is known), so `chunk.choices[0]` is always safe.
+ */
+export function chatShape(includeUsage: boolean): AnswerShape {
+  return {
+    json(c, usage, cost, info): ChatCompletion {
+      return {
+        ...c.extra,
+        id: c.id ?? `chatcmpl-${info.requestId}`,
+        object: 'chat.completion',
+        created: info.created,
+        model: info.model,
+        choices: c.choices,
+        usage: { ...usage, cost_usd: cost },
+      }
+    },
+    stream(info) {
+      let id = `chatcmpl-${info.requestId}`
+      let created = info.created
+      /** The chunk with the finish_reason, held back to carry the usage (without include_usage). */
+      let finishing: ChunkChoice[] | undefined
+      const chunk = (choices: ChunkChoice[], extra?: { usage: Usage }): ChatChunk => ({
+        id,
+        object: 'chat.completion.chunk',
+        created,
+        model: info.model,
+        choices,
+        ...extra,
+      })
+      return {
+        meta(upstreamId, upstreamCreated) {
+          if (upstreamId) id = upstreamId
+          if (upstreamCreated) created = upstreamCreated
+        },
+        choices(choices) {
+          if (!choices.some((c) => c.finish_reason !== null)) return sseData(chunk(choices))
+          // Held back to carry the usage; a later finish (other choices) joins it.
+          finishing = finishing ? [...finishing, ...choices] : choices
+          return ''
+        },
+        chunk: (json) => `data: ${json}\n\n`,
+        relay: () => '',
+        end(reported, cost) {
+          const usage = { ...reported, cost_usd: cost }
+          const last = finishing ?? [{ index: 0, delta: {}, finish_reason: 'stop' as const }]
+          const closing = includeUsage ? sseData(chunk(last)) + sseData(chunk([], { usage })) : sseData(chunk(last, { usage }))
+          return closing + SSE_DONE
+        },
+        fail(message) {
+          const held = finishing ? sseData(chunk(finishing)) : ''
+          const error = new GatewayError(502, 'provider_error', message)
+          return `${held}${sseData(error.toBody(info.requestId, info.errorShape))}${SSE_DONE}`
+        },
+      }
+    },
+  }
+}
 
 /** Headers every successful answer carries; `x-gw-cost-usd` when the cost is known (non-streamed answers). */
 export function successHeaders(ctx: AuthedContext, d: Dispatched, cost: number | null = null): Record<string, string> {
@@ -54,21 +155,23 @@ function baseOutcome(d: Dispatched): Omit<Outcome, 'usage' | 'usageEstimated' | 
   }
 }
 
-export function jsonAnswer(ctx: AuthedContext, d: Dispatched, finish: (o: Outcome) => void): Response {
+function answerInfo(deps: Deps, ctx: AuthedContext, d: Dispatched): AnswerInfo {
+  return {
+    requestId: ctx.requestId,
+    model: d.attempt.target.model.name,
+    created: Math.floor(Date.now() / 1000),
+    errorShape: errorShapeFor(ctx.headers, deps.config.errorFormat),
+    estimatePromptTokens: () => estimatePromptTokens(d.attempt.body.messages),
+  }
+}
+
+export function jsonAnswer(deps: Deps, ctx: AuthedContext, d: Dispatched, finish: (o: Outcome) => void, shape: AnswerShape): Response {
   if (d.answer.kind !== 'json') throw new Error('jsonAnswer needs a JSON answer')
   const c = d.answer.completion
   const text = c.choices.map((ch) => ch.message.content ?? '').join('')
   const usage = c.usage ?? estimateUsage(d, text)
   const cost = costOf(d, usage)
-  const body: ChatCompletion = {
-    ...c.extra,
-    id: c.id ?? `chatcmpl-${ctx.requestId}`,
-    object: 'chat.completion',
-    created: Math.floor(Date.now() / 1000),
-    model: d.attempt.target.model.name,
-    choices: c.choices,
-    usage: { ...usage, cost_usd: cost },
-  }
+  const body = shape.json(c, usage, cost, answerInfo(deps, ctx, d))
   const json = JSON.stringify(body)
   finish({
     ...baseOutcome(d),
@@ -77,7 +180,7 @@ export function jsonAnswer(ctx: AuthedContext, d: Dispatched, finish: (o: Outcom
     usageEstimated: !c.usage,
     costUsd: cost,
     responseBody: body,
-    responseBytes: json.length,
+    responseText: json,
   })
   return new Response(json, {
     status: 200,
@@ -90,9 +193,21 @@ interface Transcript {
   content: string
   toolCalls: ToolCall[]
   finish: FinishReason | null
+  /** Raw chunks passed on unread (plain text of choice 0), read in order when the text is needed. */
+  unread: string[]
+}
+
+/** Appends the text of the raw chunks passed on so far: one JSON.parse each, after they were sent. */
+function readRaw(t: Transcript): void {
+  for (const json of t.unread) {
+    const chunk = JSON.parse(json) as { choices: { delta: { content: string } }[] }
+    t.content += chunk.choices[0]?.delta.content ?? ''
+  }
+  t.unread.length = 0
 }
 
 function noteChoices(t: Transcript, choices: ChunkChoice[]): void {
+  if (t.unread.length) readRaw(t)
   for (const c of choices) {
     if (c.index !== 0) continue
     if (c.delta.content) t.content += c.delta.content
@@ -107,27 +222,18 @@ function noteChoices(t: Transcript, choices: ChunkChoice[]): void {
   }
 }
 
-/**
- * The SSE answer. Usage goes where PRODUCT §4 puts it: with `stream_options.include_usage`, in a
- * last chunk with `choices: []` (OpenAI's shape); without it, on the chunk that carries the
- * finish_reason (held back until the usage is known), so `chunk.choices[0]` is always safe.
- */
-export function streamAnswer(
-  deps: Deps,
-  ctx: AuthedContext,
-  d: Dispatched,
-  includeUsage: boolean,
-  finish: (o: Outcome) => void,
-): Response {
+/** The choices of an OpenAI chat chunk passed on unread, for shapes that do not write it as it is. */
+function chunkChoices(json: string): ChunkChoice[] {
+  return (JSON.parse(json) as { choices: ChunkChoice[] }).choices
+}
+
+/** The SSE answer, written by the endpoint's stream encoder. */
+export function streamAnswer(deps: Deps, ctx: AuthedContext, d: Dispatched, finish: (o: Outcome) => void, shape: AnswerShape): Response {
   if (d.answer.kind !== 'stream') throw new Error('streamAnswer needs a stream answer')
   const { attempt } = d.answer
   let pending: StreamPart[] | null = d.answer.head
-  const model = attempt.target.model.name
-  const created = Math.floor(Date.now() / 1000)
-  let id = `chatcmpl-${ctx.requestId}`
+  const encoder = shape.stream(answerInfo(deps, ctx, d))
   let usage: Usage | undefined
-  /** The chunk with the finish_reason, held back to carry the usage (without include_usage). */
-  let finishing: ChunkChoice[] | undefined
   let ended = false
   let closed = false
   let shuttingDown = false
@@ -158,20 +264,17 @@ export function streamAnswer(
     waitingSince = performance.now()
     readTimer ??= setTimeout(checkReader, readTimeoutMs)
   }
-  const transcript: Transcript = { content: '', toolCalls: [], finish: null }
-  const chunk = (choices: ChunkChoice[], extra?: { usage: Usage }): ChatChunk => ({
-    id,
-    object: 'chat.completion.chunk',
-    created,
-    model,
-    choices,
-    ...extra,
-  })
+  const transcript: Transcript = { content: '', toolCalls: [], finish: null, unread: [] }
+  const write = (controller: ReadableStreamDefaultController<Uint8Array>, text: string) => {
+    if (text) controller.enqueue(utf8.encode(text))
+    return text !== ''
+  }
 
   /** Usage (reported, else estimated) and cost, worked out once when the stream ends. */
   let final: { usage: Usage; cost: number | null } | undefined
   const settle = () => {
     if (!final) {
+      readRaw(transcript)
       const u = usage ?? estimateUsage(d, transcript.content)
       final = { usage: u, cost: costOf(d, u) }
     }
@@ -182,6 +285,7 @@ export function streamAnswer(
   const done = (failure?: UpstreamFailure, clientLeft?: string) => {
     if (closed) return
     closed = true
+    readRaw(transcript)
     clearTimeout(readTimer)
     deps.openStreams.delete(terminate)
     attempt.close()
@@ -204,15 +308,7 @@ export function streamAnswer(
 
   const complete = (controller: ReadableStreamDefaultController<Uint8Array>) => {
     const { usage: reported, cost } = settle()
-    const u = { ...reported, cost_usd: cost }
-    const last = finishing ?? [{ index: 0, delta: {}, finish_reason: 'stop' as const }]
-    if (includeUsage) {
-      controller.enqueue(sseData(chunk(last)))
-      controller.enqueue(sseData(chunk([], { usage: u })))
-    } else {
-      controller.enqueue(sseData(chunk(last, { usage: u })))
-    }
-    controller.enqueue(DONE_BYTES)
+    write(controller, encoder.end(reported, cost, transcript.finish))
     done()
   }
 
@@ -237,17 +333,26 @@ export function streamAnswer(
           for (const p of parts) {
             switch (p.type) {
               case 'meta':
-                if (p.id) id = p.id
+                encoder.meta(p.id, p.created)
+                break
+              case 'raw':
+                if (encoder.chunk) {
+                  transcript.unread.push(p.json)
+                  if (write(controller, encoder.chunk(p.json))) wrote = true
+                  break
+                }
+                {
+                  const choices = chunkChoices(p.json)
+                  noteChoices(transcript, choices)
+                  if (write(controller, encoder.choices(choices))) wrote = true
+                }
                 break
               case 'choices':
                 noteChoices(transcript, p.choices)
-                if (p.choices.some((c) => c.finish_reason !== null)) {
-                  // Held back to carry the usage; a later finish (other choices) joins it.
-                  finishing = finishing ? [...finishing, ...p.choices] : p.choices
-                  break
-                }
-                controller.enqueue(sseData(chunk(p.choices)))
-                wrote = true
+                if (write(controller, encoder.choices(p.choices))) wrote = true
+                break
+              case 'relay':
+                if (write(controller, encoder.relay(p))) wrote = true
                 break
               case 'usage':
                 usage = p.usage
@@ -277,14 +382,10 @@ export function streamAnswer(
   })
 
   function failStream(controller: ReadableStreamDefaultController<Uint8Array>, failure: UpstreamFailure) {
-    const message = shuttingDown
-      ? 'gw is shutting down: the answer was cut short'
-      : `The upstream stream failed after the answer had started (${failure.kind}): ${failure.message}`
-    if (finishing) controller.enqueue(sseData(chunk(finishing)))
-    const error = new GatewayError(502, 'provider_error', message)
-    controller.enqueue(sseData(error.toBody(ctx.requestId, errorShapeFor(ctx.headers, deps.config.errorFormat))))
-    controller.enqueue(DONE_BYTES)
-    done(failure)
+    // At shutdown the cut is gw's doing: the client and the log entry say so, not that the provider failed.
+    const cut = shuttingDown ? { ...failure, message: 'gw is shutting down: the answer was cut short' } : failure
+    write(controller, encoder.fail(shuttingDown ? cut.message : `The upstream stream failed after the answer had started (${failure.kind}): ${failure.message}`))
+    done(cut)
   }
 
   return new Response(body, { status: 200, headers: { ...SSE_HEADERS, ...successHeaders(ctx, d) } })

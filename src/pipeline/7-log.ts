@@ -3,6 +3,7 @@
 import { usageTokens } from '../catalog/catalog'
 import type { Target } from '../providers/adapter'
 import type { Usage } from '../providers/openai-types'
+import { withJsonText } from '../store/json-text'
 import type { Attempt, Fallback, LogEntry, RequestWarning } from '../store/types'
 import type { AuthedContext, ChatInput, Deps, RequestContext } from './context'
 import { NO_FALLBACK } from './5-fallback'
@@ -27,8 +28,8 @@ export interface Outcome {
   warnings: RequestWarning[]
   structuredOutput: LogEntry['structuredOutput']
   responseBody: unknown
-  /** Serialized size of responseBody when the caller already knows it. */
-  responseBytes?: number
+  /** responseBody as JSON text, when the caller has serialised it already. */
+  responseText?: string
   /** `org` or `key` when gw's own rate limit refused the request. */
   rateLimitScope?: string
 }
@@ -60,10 +61,13 @@ export function answeredOutcome(status: number): Outcome {
   return { ...failureOutcome(status, '', ''), errorCode: null, errorMessage: null }
 }
 
-/** A body over GW_LOG_BODY_MAX_BYTES is stored as `{truncated, bytes, preview}` (PRODUCT §11). */
+/**
+ * A body over GW_LOG_BODY_MAX_BYTES is stored as `{truncated, bytes, preview}` (PRODUCT §11); one
+ * within it keeps the JSON text it came as, so the writer does not serialise it again.
+ */
 function capped(value: unknown, text: string | undefined, bytes: number | undefined, max: number): unknown {
   const size = bytes ?? (text === undefined ? undefined : Buffer.byteLength(text))
-  if (size === undefined || size <= max) return value
+  if (size === undefined || size <= max) return text === undefined ? value : withJsonText(value, text)
   // At most `max` bytes, cut on a character boundary.
   const buf = Buffer.from((text ?? JSON.stringify(value)).slice(0, max))
   let end = Math.min(max, buf.length)
@@ -127,7 +131,7 @@ export function recordRequest(deps: Deps, ctx: AuthedContext, input: ChatInput |
   if (deps.config.logBodies) {
     const max = deps.config.logBodyMaxBytes
     if (ctx.rawBody) entry.requestBody = capped(ctx.rawBody.value, ctx.rawBody.text, ctx.rawBody.bytes, max)
-    if (o.responseBody !== undefined) entry.responseBody = capped(o.responseBody, undefined, o.responseBytes, max)
+    if (o.responseBody !== undefined) entry.responseBody = capped(o.responseBody, o.responseText, undefined, max)
   }
   deps.logs.write(entry)
   return entry

@@ -4,8 +4,8 @@ import { badRequest, echo } from '../errors'
 import { schemaProblem } from '../json-schema-check'
 import { FAILURE_KINDS, type FailureKind } from '../providers/adapter'
 import type { ChatRequest } from '../providers/openai-types'
-import { modelName, PROVIDER_IDS, toProviderId } from '../providers/provider-id'
-import { checkChatBody, type ChatBodyT, MAX_IDENTIFIER_CHARS } from '../schemas/chat-body'
+import { modelName, PROVIDER_IDS, type ProviderId, toProviderId } from '../providers/provider-id'
+import { checkChatBody, checkGatewayFields, type ChatBodyT, MAX_IDENTIFIER_CHARS } from '../schemas/chat-body'
 import type { ChatInput, FallbackEntry, ModelRef, OutputSchema } from './context'
 import type { RouteChoice } from './route-choice'
 
@@ -133,21 +133,81 @@ export function parseChatInput(raw: unknown, routeOf?: RouteResolver): ChatInput
   const b = checkChatBody(raw)
   checkMessages(b)
   checkToolsAndFormat(b)
-  const routed = b.model.includes('/') ? undefined : routeOf?.(b.model)
-  const model = routed?.model ?? parseModelRef(b.model)
-  const chain = parseFallbackChain(b['x-gw-fallback-chain'] ?? b.fallback_chain)
   const body: Record<string, unknown> = { ...b }
   for (const f of GATEWAY_FIELDS) delete body[f]
   return {
     requestedModel: b.model,
-    route: routed?.route,
-    model,
+    ...routingOf(b, b.model, routeOf),
     body: body as ChatRequest,
     stream: b.stream === true,
     metadata: parseMetadata(b.metadata),
     user: b.user,
     outputSchema: parseOutputSchema(b['x-gw-output-schema'] ?? b.output_schema),
+  }
+}
+
+/** gw's own fields (both spellings) a body of another API may carry: taken off before it goes upstream (PRODUCT §12). */
+const GATEWAY_BODY_FIELDS = ['prompt_id', 'x-gw-prompt-id', 'fallback_chain', 'x-gw-fallback-chain', 'output_schema', 'x-gw-output-schema']
+
+/**
+ * The model a request names and how it is routed: one of the org's routes (a name without "/"), else
+ * `provider/model-id` — or, on the APIs whose bare ids belong to one provider (`bareProvider`), that
+ * provider's id — with the fallback chain (the route's first) and the prompt id of the body.
+ */
+export function routingOf(
+  raw: unknown,
+  model: string,
+  routeOf?: RouteResolver,
+  bareProvider?: ProviderId,
+): Pick<ChatInput, 'model' | 'route' | 'fallbackChain' | 'promptRef'> {
+  const b = checkGatewayFields(raw)
+  const routed = model.includes('/') ? undefined : routeOf?.(model)
+  const ref = routed?.model ?? parseModelRef(!model.includes('/') && bareProvider ? `${bareProvider}/${model}` : model)
+  const chain = parseFallbackChain(b['x-gw-fallback-chain'] ?? b.fallback_chain)
+  return {
+    model: ref,
+    route: routed?.route,
     fallbackChain: routed ? [...routed.fallback, ...chain] : chain,
     promptRef: b['x-gw-prompt-id'] ?? b.prompt_id,
   }
+}
+
+/** The body without gw's own fields (the object itself when it has none). */
+export function withoutGatewayFields(raw: Record<string, unknown>): Record<string, unknown> {
+  if (!GATEWAY_BODY_FIELDS.some((f) => f in raw)) return raw
+  const out = { ...raw }
+  for (const f of GATEWAY_BODY_FIELDS) delete out[f]
+  return out
+}
+
+function headerJson(headers: Headers, name: string): unknown {
+  const raw = headers.get(name)
+  if (raw === null) return undefined
+  try {
+    return JSON.parse(raw)
+  } catch {
+    throw badRequest(`Invalid header "${name}": expected JSON (${echo(raw)})`)
+  }
+}
+
+/**
+ * Gateway fields given as headers, for clients that can only set headers (PRODUCT §12), laid over the
+ * body: `x-gw-fallback-chain` (a JSON array of `provider/model` strings or `{model, triggers}`) and
+ * `x-gw-prompt-id` become the body's `x-gw-` spellings, which win over the plain ones; the body's own
+ * checks then name them. A body that is not an object is left for those checks to refuse.
+ */
+export function withHeaderFields(raw: unknown, headers: Headers): unknown {
+  const chain = headerJson(headers, 'x-gw-fallback-chain')
+  const promptId = headers.get('x-gw-prompt-id')?.trim()
+  if ((chain === undefined && !promptId) || typeof raw !== 'object' || raw === null || Array.isArray(raw)) return raw
+  const out: Record<string, unknown> = { ...raw }
+  if (chain !== undefined) out['x-gw-fallback-chain'] = Array.isArray(chain) ? chain.map((e) => (typeof e === 'string' ? { model: e } : e)) : chain
+  if (promptId) out['x-gw-prompt-id'] = promptId
+  return out
+}
+
+/** `x-gw-metadata` (a JSON object, the body field's limits), when sent; it wins over the body's. */
+export function headerMetadata(headers: Headers): Metadata | undefined {
+  const metadata = headerJson(headers, 'x-gw-metadata')
+  return metadata === undefined ? undefined : parseMetadata(metadata)
 }

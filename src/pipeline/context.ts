@@ -47,7 +47,8 @@ export interface HealthCheck {
   message?: string
 }
 
-export type AuthMode = 'GwKey' | 'GwSigned' | 'Bearer'
+/** `Admin`: a prompt run from the dashboard's playground, on the admin credential. */
+export type AuthMode = 'GwKey' | 'GwSigned' | 'Bearer' | 'Admin'
 
 export interface Identity {
   orgId: string

@@ -9,21 +9,35 @@
 //  4 clamp      4-clamp.ts     per attempt: body fitted to the target, warnings    –
 //  5 dispatch   5-fallback.ts  Dispatched: answer, attempts, fallback info         502/504 provider_error
 //               5-attempt.ts   one upstream attempt: timers, abort, commit point, health record
-//  6 normalise  6-normalise.ts OpenAI JSON body or SSE stream, x-gw-* headers      –
+//  6 normalise  6-normalise.ts the answer in the endpoint's shape, x-gw-* headers   –
 //  7 log        7-log.ts       one log entry per request, queued for the writer   –
+//
+// The endpoints of src/apis/ (Anthropic Messages, OpenAI Responses, embeddings) run the same stages
+// with their own Endpoint: the adapter per provider and the shape of the answer.
 //
 // Stages 4 and 5 run once per attempt inside dispatch, because every fallback model gets its
 // own clamping. The log entry is written when the answer is complete: for streams, when the
 // stream ends, fails or the client leaves.
 
-import { GatewayError } from '../errors'
-import { checkEndUserHeader } from './chat-input'
+import { MESSAGES_SHAPE } from '../apis/anthropic-messages/answer'
+import { estimateCount } from '../apis/anthropic-messages/count-tokens'
+import { anthropicCountTokens, anthropicPassThrough } from '../apis/anthropic-messages/pass-through'
+import { parseCountTokensInput, parseMessagesInput } from '../apis/anthropic-messages/request'
+import { EMBEDDINGS_SHAPE, embeddingsAdapters } from '../apis/embeddings/adapters'
+import { parseEmbeddingsInput } from '../apis/embeddings/request'
+import { isGwResponse, responsesShape } from '../apis/responses/answer'
+import { previousTurns } from '../apis/responses/history'
+import { responsesPassThrough } from '../apis/responses/pass-through'
+import { parseResponsesInput, toChatRequest } from '../apis/responses/request'
+import { badRequest, GatewayError, notFound } from '../errors'
+import { adapterFor } from '../providers/registry'
+import { checkEndUserHeader, headerMetadata, withHeaderFields } from './chat-input'
 import type { LogEntry } from '../store/types'
 import { authenticate } from './1-auth'
 import { type Charge, enforcePolicy, settleCharge } from './2-policy'
 import { route } from './3-route'
-import { dispatch } from './5-fallback'
-import { jsonAnswer, streamAnswer } from './6-normalise'
+import { type AdapterLookup, dispatch } from './5-fallback'
+import { type AnswerShape, chatShape, jsonAnswer, streamAnswer } from './6-normalise'
 import { answeredOutcome, endUserId, failureOutcome, logEntry, type Outcome, recordRequest } from './7-log'
 import { parseChatInput, type RouteResolver } from './chat-input'
 import { chooseRoute } from './route-choice'
@@ -44,11 +58,84 @@ export async function handleChat(deps: Deps, request: RequestContext, readBody: 
   const ctx = await authenticateOrRecord(deps, request)
   const input = await parseOrLog(deps, ctx, async () => {
     ctx.rawBody = await readBody()
-    const parsed = parseChatInput(ctx.rawBody.value, routeResolver(deps, ctx))
-    if (parsed.promptRef) ctx.prompt = await linkPrompt(deps.store, ctx.identity.orgId, parsed.promptRef)
-    return parsed
+    return withGatewayHeaders(deps, ctx, parseChatInput(withHeaderFields(ctx.rawBody.value, ctx.headers), routeResolver(deps, ctx)))
   })
   return executeChat(deps, ctx, input)
+}
+
+/** POST /v1/messages: Anthropic Messages in; Anthropic answers relayed, the other providers translated. */
+export async function handleMessages(deps: Deps, request: RequestContext, readBody: BodyReader): Promise<Response> {
+  const ctx = await authenticateOrRecord(deps, request)
+  const { input, native } = await parseOrLog(deps, ctx, async () => {
+    ctx.rawBody = await readBody()
+    const parsed = parseMessagesInput(withHeaderFields(ctx.rawBody.value, ctx.headers), routeResolver(deps, ctx))
+    await withGatewayHeaders(deps, ctx, parsed.input)
+    return parsed
+  })
+  const passThrough = anthropicPassThrough(native, ctx.headers)
+  return executeChat(deps, ctx, input, {
+    shape: MESSAGES_SHAPE,
+    adapters: (p) => (p === 'anthropic' ? passThrough : adapterFor(p)),
+  })
+}
+
+/** POST /v1/messages/count_tokens: Anthropic's count, or gw's own estimate for other providers. */
+export async function handleCountTokens(deps: Deps, request: RequestContext, readBody: BodyReader): Promise<Response> {
+  const ctx = await authenticateOrRecord(deps, request)
+  const { input, native } = await parseOrLog(deps, ctx, async () => {
+    ctx.rawBody = await readBody()
+    const parsed = parseCountTokensInput(withHeaderFields(ctx.rawBody.value, ctx.headers), routeResolver(deps, ctx))
+    await withGatewayHeaders(deps, ctx, parsed.input)
+    return parsed
+  })
+  if (input.model.provider !== 'anthropic') return estimateCount(ctx, input, (o) => record(deps, ctx, input, o))
+  const counter = anthropicCountTokens(native, ctx.headers)
+  return executeChat(deps, ctx, input, { shape: MESSAGES_SHAPE, adapters: (p) => (p === 'anthropic' ? counter : undefined) })
+}
+
+/** POST /v1/embeddings: OpenAI's shape in and out; OpenAI, Mistral and Google (Anthropic has none: 400). */
+export async function handleEmbeddings(deps: Deps, request: RequestContext, readBody: BodyReader): Promise<Response> {
+  const ctx = await authenticateOrRecord(deps, request)
+  const { input, request: embeddings } = await parseOrLog(deps, ctx, async () => {
+    ctx.rawBody = await readBody()
+    const parsed = parseEmbeddingsInput(withHeaderFields(ctx.rawBody.value, ctx.headers), routeResolver(deps, ctx))
+    await withGatewayHeaders(deps, ctx, parsed.input)
+    if (parsed.input.model.provider === 'anthropic')
+      throw badRequest(`Anthropic has no embeddings models ("${parsed.input.model.name.slice(0, 64)}"): use openai/, mistral/ or google/`)
+    return parsed
+  })
+  return executeChat(deps, ctx, input, { shape: EMBEDDINGS_SHAPE, adapters: embeddingsAdapters(embeddings) })
+}
+
+/**
+ * POST /v1/responses: OpenAI Responses in; OpenAI relayed, the other providers translated. A
+ * previous_response_id that gw answered is rebuilt from the log for every provider; OpenAI's own ids
+ * only OpenAI can continue.
+ */
+export async function handleResponses(deps: Deps, request: RequestContext, readBody: BodyReader): Promise<Response> {
+  const ctx = await authenticateOrRecord(deps, request)
+  const { input, native, body, rebuilt } = await parseOrLog(deps, ctx, async () => {
+    ctx.rawBody = await readBody()
+    const parsed = parseResponsesInput(withHeaderFields(ctx.rawBody.value, ctx.headers), routeResolver(deps, ctx))
+    await withGatewayHeaders(deps, ctx, parsed.input)
+    const previous = parsed.body.previous_response_id
+    const rebuilt = !!previous && (isGwResponse(previous) || parsed.input.model.provider !== 'openai')
+    if (previous && rebuilt) parsed.input.body = toChatRequest(parsed.body, await previousTurns(deps, ctx, previous))
+    return { ...parsed, rebuilt }
+  })
+  const openAIState = !!body.previous_response_id && !rebuilt
+  const passThrough = responsesPassThrough(native)
+  return executeChat(deps, ctx, input, {
+    shape: responsesShape(body),
+    adapters: (p) => (p === 'openai' ? (rebuilt ? adapterFor(p) : passThrough) : openAIState ? undefined : adapterFor(p)),
+  })
+}
+
+/** `x-gw-metadata` wins over the body's metadata; `prompt_id` links the log entry to its prompt. */
+async function withGatewayHeaders(deps: Deps, ctx: AuthedContext, input: ChatInput): Promise<ChatInput> {
+  input.metadata = headerMetadata(ctx.headers) ?? input.metadata
+  if (input.promptRef) ctx.prompt = await linkPrompt(deps.store, ctx.identity.orgId, input.promptRef)
+  return input
 }
 
 /** POST /v1/prompts/:idOrSlug/run: the saved prompt rendered into a chat request, then the same stages. */
@@ -59,10 +146,34 @@ export async function handlePromptRun(
   selector: string | null,
   readBody: BodyReader,
 ): Promise<Response> {
-  const ctx = await authenticateOrRecord(deps, request)
+  return runPrompt(deps, await authenticateOrRecord(deps, request), ref, selector, readBody)
+}
+
+/**
+ * POST /admin/orgs/:org/prompts/:idOrSlug/run (the dashboard's playground): the admin credential was
+ * checked by the admin API, so stage 1 only loads the org; the rest is a prompt run like any other.
+ */
+export async function handleAdminPromptRun(
+  deps: Deps,
+  request: RequestContext,
+  orgId: string,
+  ref: string,
+  selector: string | null,
+  readBody: BodyReader,
+): Promise<Response> {
+  deps.observer.requestStarted(request)
+  const org = await deps.orgs.get(orgId)
+  if (!org) throw notFound(`Org "${orgId}" not found`)
+  const ctx: AuthedContext = { ...request, identity: { orgId, authMode: 'Admin', subject: 'dashboard' }, org }
+  return runPrompt(deps, ctx, ref, selector, readBody)
+}
+
+async function runPrompt(deps: Deps, ctx: AuthedContext, ref: string, selector: string | null, readBody: BodyReader): Promise<Response> {
   const input = await parseOrLog(deps, ctx, async () => {
     ctx.rawBody = await readBody()
-    return parsePromptRun(deps.store, ctx, ref, selector, ctx.rawBody.value)
+    const parsed = await parsePromptRun(deps.store, ctx, ref, selector, ctx.rawBody.value)
+    parsed.metadata = headerMetadata(ctx.headers) ?? parsed.metadata
+    return parsed
   })
   return executeChat(deps, ctx, input)
 }
@@ -111,12 +222,12 @@ async function authenticateOrRecord(deps: Deps, request: RequestContext): Promis
 function routeResolver(deps: Deps, ctx: AuthedContext): RouteResolver {
   return (name) => {
     const route = ctx.org.routes.get(name)
-    return route && chooseRoute(route, ctx.identity.orgId, deps.health, deps.latency)
+    return route && chooseRoute(route, ctx.org, deps.health, deps.latency)
   }
 }
 
 /** Input errors after authentication are logged like any other failure. */
-async function parseOrLog(deps: Deps, ctx: AuthedContext, parse: () => Promise<ChatInput>): Promise<ChatInput> {
+async function parseOrLog<T>(deps: Deps, ctx: AuthedContext, parse: () => Promise<T>): Promise<T> {
   try {
     checkEndUserHeader(ctx.headers)
     return await parse()
@@ -126,8 +237,18 @@ async function parseOrLog(deps: Deps, ctx: AuthedContext, parse: () => Promise<C
   }
 }
 
-/** Stages 2–7 for an authenticated request (chat completions and prompt runs). */
-export async function executeChat(deps: Deps, ctx: AuthedContext, input: ChatInput): Promise<Response> {
+/**
+ * What differs between the endpoints that run these stages: which adapter talks to each provider
+ * (the chat translators by default; pass-through or embeddings adapters elsewhere) and the answer's shape.
+ */
+export interface Endpoint {
+  adapters?: AdapterLookup
+  shape: AnswerShape
+}
+
+/** Stages 2–7 for an authenticated request (chat completions, prompt runs and the endpoints of src/apis/). */
+export async function executeChat(deps: Deps, ctx: AuthedContext, input: ChatInput, endpoint?: Endpoint): Promise<Response> {
+  const shape = endpoint?.shape ?? chatShape(input.body.stream_options?.include_usage === true)
   let charge: Charge | undefined
   let logged = false
   const finish = (o: Outcome) => {
@@ -138,15 +259,15 @@ export async function executeChat(deps: Deps, ctx: AuthedContext, input: ChatInp
   try {
     charge = await enforcePolicy(deps, ctx.identity, ctx.org, input, endUserId(ctx, input), ctx.signal)
     const candidates = route(deps, ctx.org, input)
-    const d = await dispatch(deps, ctx, input, candidates)
+    const d = await dispatch(deps, ctx, input, candidates, endpoint?.adapters)
     if (!d.ok) {
       const { status, code, message } = d.error
       finish(failureOutcome(status, code, message, { attempts: d.attempts, model: d.lastModel }))
       throw d.error
     }
     logged = true
-    if (d.answer.kind === 'json') return jsonAnswer(ctx, d, finish)
-    return streamAnswer(deps, ctx, d, input.body.stream_options?.include_usage === true, finish)
+    if (d.answer.kind === 'json') return jsonAnswer(deps, ctx, d, finish, shape)
+    return streamAnswer(deps, ctx, d, finish, shape)
   } catch (err) {
     if (!logged) {
       settleCharge(deps, charge, 0, null)

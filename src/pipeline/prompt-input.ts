@@ -5,7 +5,7 @@ import { render } from '../prompts/render'
 import { resolveVariables } from '../prompts/variables'
 import { checkRunBody, RUN_PASSED_THROUGH } from '../schemas/prompt-run-body'
 import type { PromptRecord, PromptVersion, Store } from '../store/types'
-import { parseChatInput } from './chat-input'
+import { parseChatInput, withHeaderFields } from './chat-input'
 import type { AuthedContext, ChatInput, PromptLink } from './context'
 
 /** `published` (default), `current` or a version number. */
@@ -59,7 +59,7 @@ export async function parsePromptRun(
   }
   for (const f of RUN_PASSED_THROUGH) chat[f] = (body as Record<string, unknown>)[f]
   for (const k of Object.keys(chat)) if (chat[k] === undefined) delete chat[k]
-  return parseChatInput(chat)
+  return parseChatInput(withHeaderFields(chat, ctx.headers))
 }
 
 /** `prompt_id` on a chat request: the prompt it names (UUID or slug), for the log only; unknown refs link nothing. */

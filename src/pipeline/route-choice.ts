@@ -3,7 +3,8 @@
 
 import type { Route } from '../store/types'
 import { parseFallbackChain, parseModelRef } from './chat-input'
-import type { FallbackEntry, ModelRef } from './context'
+import { modelUnavailable } from '../policy/model-access'
+import type { FallbackEntry, ModelRef, OrgContext } from './context'
 import type { UpstreamHealth } from './upstream-health'
 
 export interface RouteChoice {
@@ -46,19 +47,24 @@ function weighted<T extends { weight: number }>(items: T[], random: () => number
 }
 
 /**
- * Picks the target of a route. Only targets whose breaker and cool-down admit requests are
- * candidates (all of them when none does: the attempt then fails and falls back as usual).
+ * Picks the target of a route. Targets the org cannot use (no key for the provider, not allowed)
+ * are never drawn while another can be; among the usable ones, only those whose breaker and
+ * cool-down admit requests are candidates (all usable ones when none does: the attempt then fails
+ * and falls back as usual).
  * `lowest-latency` takes the target with the lowest recent latency, an unmeasured one first (so
  * every target gets measured), ties by weight.
  */
 export function chooseRoute(
   route: Route,
-  orgId: string,
+  org: OrgContext,
   health: UpstreamHealth,
   latency: RecentLatency,
   random: () => number = Math.random,
 ): RouteChoice {
-  const targets = route.targets.map((t) => ({ ...t, ref: parseModelRef(t.model, 'route target') }))
+  const orgId = org.org.id
+  const all = route.targets.map((t) => ({ ...t, ref: parseModelRef(t.model, 'route target') }))
+  const usable = all.filter((t) => modelUnavailable(org, t.ref) === undefined)
+  const targets = usable.length ? usable : all
   const healthy = targets.filter((t) => health.available(orgId, t.ref.name))
   let pool = healthy.length ? healthy : targets
   if (route.strategy === 'lowest-latency') {

@@ -92,7 +92,8 @@ export function maxCostUsd(model: ModelInfo, requestBytes: number, images: numbe
   return (prompt * Math.max(p.input, p.cacheWrite ?? 0) + output * Math.max(p.output, p.reasoning ?? 0)) / 1e6
 }
 
-const usd = (n: number) => `$${n.toFixed(n < 1 ? 4 : 2)}`
+/** Dollars as people read them: cents from $1, two significant digits below (so $0.000015 is not $0.0000). */
+const usd = (n: number) => `$${n >= 1 || n === 0 ? n.toFixed(2) : n < 1e-6 ? n.toFixed(8) : n.toPrecision(2)}`
 
 /** Reserves `amountUsd` on every applicable budget; 429 budget_exceeded when one cannot take it. */
 export async function reserveBudgets(

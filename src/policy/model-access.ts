@@ -3,10 +3,19 @@
 import { echo } from '../errors'
 import type { ModelRef, OrgContext } from '../pipeline/context'
 
+/** Compiled globs: patterns come from org policies, so they are compiled once, not on every request. */
+const compiled = new Map<string, RegExp>()
+const MAX_COMPILED = 1000
+
 /** `*` matches any run of characters; everything else literally. */
 export function globMatch(pattern: string, value: string): boolean {
   if (!pattern.includes('*')) return pattern === value
-  const re = new RegExp(`^${pattern.split('*').map((s) => s.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`)
+  let re = compiled.get(pattern)
+  if (!re) {
+    re = new RegExp(`^${pattern.split('*').map((s) => s.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`)
+    if (compiled.size >= MAX_COMPILED) compiled.clear()
+    compiled.set(pattern, re)
+  }
   return re.test(value)
 }
 

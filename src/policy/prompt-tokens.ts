@@ -19,7 +19,7 @@ export function warmTokenizer(): Promise<Counter> {
 }
 
 /** BPE work grows faster than linearly with the length of one unbroken run, so runs are cut at this length. */
-export const MAX_RUN_CHARS = 256
+const MAX_RUN_CHARS = 256
 /** Text is handed to the tokenizer in slices of at most this many characters, cut at whitespace. */
 const SLICE_CHARS = 8_192
 /** The event loop is given back after this much counting. */
@@ -87,6 +87,7 @@ export async function countPromptTokens(
   opts: { extra?: unknown; stopAbove?: number; signal?: AbortSignal } = {},
 ): Promise<number> {
   const count = await warmTokenizer()
+  opts.signal?.throwIfAborted()
   const stopAbove = opts.stopAbove ?? Infinity
   let n = 0
   let since = performance.now()

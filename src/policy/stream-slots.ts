@@ -1,11 +1,11 @@
 // Concurrent streams per org and per credential, counted in memory per instance (docs/security.md).
 
 /** Streams an org may have open at once unless its policy says otherwise. */
-export const DEFAULT_MAX_STREAMS_PER_ORG = 1_000
+export const DEFAULT_MAX_STREAMS_PER_ORG = 4_096
 /** Streams one credential (service key, or a token's subject) may have open at once unless the policy says otherwise. */
-export const DEFAULT_MAX_STREAMS_PER_KEY = 200
+export const DEFAULT_MAX_STREAMS_PER_KEY = 1_024
 
-export interface SlotClaim {
+interface SlotClaim {
   key: string
   limit: number
 }

@@ -49,16 +49,25 @@ export interface UpstreamCompletion {
   usage?: Usage
   /** Provider fields worth passing on unchanged (e.g. `system_fingerprint`). */
   extra?: Record<string, unknown>
+  /** The provider's own answer, for endpoints that relay it as it came (pass-through, embeddings). */
+  native?: unknown
 }
 
 /** What a stream translator yields for each upstream event. */
 export type StreamPart =
-  | { type: 'meta'; id?: string; model?: string }
+  | { type: 'meta'; id?: string; model?: string; created?: number }
   | { type: 'choices'; choices: ChunkChoice[] }
+  /**
+   * An upstream chunk already in the client's shape, its model renamed: plain text of choice 0, no
+   * finish, usage, refusal or tool call. Written out as is; its text is read for the log at the end.
+   */
+  | { type: 'raw'; json: string }
   | { type: 'usage'; usage: Usage }
   | { type: 'failure'; failure: UpstreamFailure }
   /** The upstream's own end-of-stream signal arrived: the answer is complete. */
   | { type: 'end' }
+  /** One upstream event as it came (pass-through endpoints relay it byte for byte). */
+  | { type: 'relay'; event: string | undefined; text: string }
 
 export interface StreamTranslator {
   push(event: SseEvent): StreamPart[]

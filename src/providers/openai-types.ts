@@ -69,6 +69,8 @@ export interface ChatRequest {
   parallel_tool_calls?: boolean
   response_format?: ResponseFormat
   stream_options?: { include_usage?: boolean; [key: string]: unknown }
+  /** `none|minimal|low|medium|high|xhigh|max`; translated for Anthropic and Gemini (docs/providers.md). */
+  reasoning_effort?: unknown
   [key: string]: unknown
 }
 

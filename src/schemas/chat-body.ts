@@ -122,3 +122,16 @@ export function validator<S extends Parameters<typeof TypeCompiler.Compile>[0]>(
 }
 
 export const checkChatBody = validator(ChatBody)
+
+/** gw's routing fields on the bodies of the other APIs (Messages, Responses, embeddings): the chat body's own definitions. */
+const GatewayFieldsBody = t.Object(
+  {
+    prompt_id: ChatBody.properties.prompt_id,
+    'x-gw-prompt-id': ChatBody.properties['x-gw-prompt-id'],
+    fallback_chain: ChatBody.properties.fallback_chain,
+    'x-gw-fallback-chain': ChatBody.properties['x-gw-fallback-chain'],
+  },
+  open,
+)
+export const checkGatewayFields = validator(GatewayFieldsBody)
+

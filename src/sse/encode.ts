@@ -1,11 +1,14 @@
-// Encodes what gw streams to clients: `data: <json>` events and the closing `data: [DONE]`.
+// Encodes what gw streams to clients: `data: <json>` events (OpenAI chat, ending with `data: [DONE]`)
+// and named `event: <name>` events (Anthropic Messages, OpenAI Responses).
 
-const encoder = new TextEncoder()
+export const SSE_DONE = 'data: [DONE]\n\n'
 
-export const DONE_BYTES = encoder.encode('data: [DONE]\n\n')
+export function sseData(value: unknown): string {
+  return `data: ${JSON.stringify(value)}\n\n`
+}
 
-export function sseData(value: unknown): Uint8Array {
-  return encoder.encode(`data: ${JSON.stringify(value)}\n\n`)
+export function sseEvent(name: string, value: unknown): string {
+  return `event: ${name}\ndata: ${JSON.stringify(value)}\n\n`
 }
 
 export const SSE_HEADERS = {

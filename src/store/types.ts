@@ -17,9 +17,9 @@ export interface Policy {
   requiredMetadata?: string[]
   /** Per-org override of GW_UPSTREAM_TIMEOUT_MS. */
   upstreamTimeoutMs?: number
-  /** Streams the org may have open at once (default 1,000). */
+  /** Streams the org may have open at once (default 4,096). */
   maxConcurrentStreams?: number
-  /** Streams one service key or token subject may have open at once (default 200). */
+  /** Streams one service key or token subject may have open at once (default 1,024). */
   maxConcurrentStreamsPerKey?: number
   /** Spending limits (PRODUCT §11). */
   budgets?: Budget[]
@@ -100,6 +100,8 @@ export interface OidcConfig {
 export interface OrgStore {
   createOrg(org: { id: string; name: string }): Promise<Org>
   getOrg(id: string): Promise<Org | undefined>
+  /** Every org, by id. */
+  listOrgs(): Promise<Org[]>
   putPolicy(orgId: string, policy: Policy): Promise<void>
   /** `apiKey` arrives in clear; the store encrypts it at rest. */
   putProvider(orgId: string, rec: Omit<ProviderRecord, 'updatedAt'>): Promise<ProviderRecord>
@@ -285,6 +287,7 @@ export interface LogQuery {
   orgId: string
   metadata: [string, string][]
   model?: string
+  provider?: string
   status?: number | 'success' | 'error'
   user?: string
   since?: number
@@ -302,6 +305,25 @@ export interface SpendQuery {
   toDay: string
 }
 
+/** Time-bucketed figures for the dashboard's overview (`since` ≤ t < `until`, buckets of `bucketMs`). */
+export interface LogStatsQuery {
+  orgId: string
+  since: number
+  until: number
+  bucketMs: number
+  by: 'model' | 'provider'
+}
+
+export interface LogStats {
+  /** Start of each bucket (epoch ms), oldest first. */
+  buckets: number[]
+  /** One series per model (or provider), each array aligned with `buckets`. */
+  series: { key: string | null; requests: number[]; errors: number[]; tokens: number[]; costUsd: number[] }[]
+  /** Percentiles per bucket over every entry (null: no entry); approximate within 10 %. */
+  latencyMs: { p50: (number | null)[]; p95: (number | null)[] }
+  ttftMs: { p50: (number | null)[]; p95: (number | null)[] }
+}
+
 export interface LogStore {
   /** Writes a batch in one transaction. */
   insertLogs(entries: LogEntry[]): Promise<void>
@@ -314,6 +336,8 @@ export interface LogStore {
   usage(q: UsageQuery): Promise<UsageRow[]>
   /** Known cost summed over a roll-up dimension's value and days (inclusive): what a budget has spent. */
   spend(q: SpendQuery): Promise<number>
+  /** Time-bucketed figures for the dashboard's overview, from the raw entries. */
+  stats(q: LogStatsQuery): Promise<LogStats>
 }
 
 export interface Store {

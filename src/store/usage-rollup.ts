@@ -113,6 +113,31 @@ export function rollup(entries: Iterable<LogEntry>): RollupCell[] {
   return [...cells.values()]
 }
 
+/**
+ * A metadata report's group of requests without that key (`key: null`): the whole org's totals over
+ * the same days minus the groups found. Only metadata keys present are rolled up, so this group is
+ * the difference. Nothing is added when every request had the key.
+ */
+export function withUngrouped(rows: UsageRow[], totals: UsageRow[]): UsageRow[] {
+  const sum = (xs: UsageRow[], f: (r: UsageRow) => number) => xs.reduce((n, r) => n + f(r), 0)
+  const requests = sum(totals, (r) => r.requests) - sum(rows, (r) => r.requests)
+  if (requests <= 0) return rows
+  const left = (k: keyof UsageTokens) => sum(totals, (r) => r.tokens[k]) - sum(rows, (r) => r.tokens[k])
+  const tokens: UsageTokens = { input: left('input'), cachedInput: left('cachedInput'), cacheWrite: left('cacheWrite'), output: left('output'), reasoning: left('reasoning') }
+  const priced = totals.some((r) => r.costUsd !== null)
+  const cost = sum(totals, (r) => r.costUsd ?? 0) - sum(rows, (r) => r.costUsd ?? 0)
+  return [
+    ...rows,
+    {
+      key: null,
+      requests,
+      errors: sum(totals, (r) => r.errors) - sum(rows, (r) => r.errors),
+      tokens,
+      costUsd: priced ? Math.round(Math.max(0, cost) * 1e9) / 1e9 : null,
+    },
+  ]
+}
+
 /** The roll-up dimension a report group reads, and whether its rows are keyed by day. */
 export function dimensionOf(groupBy: UsageGroupBy): { dim: string; byDay: boolean } {
   return groupBy === 'day' ? { dim: '', byDay: true } : { dim: groupBy, byDay: false }

@@ -1,17 +1,26 @@
 // The admin subcommands of the `gw` binary, run as a user would, on a database file.
 
-import { afterAll, expect, test } from 'bun:test'
+import { afterAll, expect, setDefaultTimeout, test } from 'bun:test'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { startFake } from '../fakes/upstream'
+
+// Each test spawns gw several times; on a loaded machine one spawn can take a second or more.
+setDefaultTimeout(60_000)
 
 const dir = mkdtempSync(join(tmpdir(), 'gw-cli-'))
 const db = join(dir, 'gw.db')
 const main = join(import.meta.dir, '../../src/main.ts')
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
 
+/** Runs gw with --json (machine output); `text` runs it as typed, for the tables. */
 function gw(...args: string[]) {
+  return gwWith({}, undefined, ...args, '--json')
+}
+
+/** gw as typed (tables). */
+function text(...args: string[]) {
   return gwWith({}, undefined, ...args)
 }
 
@@ -32,7 +41,7 @@ test('org, provider, policy and key commands work on the configured database', a
   expect(org.code).toBe(0)
   expect(org.json()).toEqual({ id: 'acme', name: 'Acme' })
 
-  const prov = gwWith({}, 'sk-cli-secret-0000001234\n', 'provider', 'set', 'openai', '--org', 'acme', '--api-key', '-')
+  const prov = gwWith({}, 'sk-cli-secret-0000001234\n', 'provider', 'set', 'openai', '--org', 'acme', '--api-key', '-', '--json')
   expect(prov.code).toBe(0)
   expect(prov.json()).toMatchObject({ provider: 'openai', apiKey: 'sk-…1234', enabled: true })
   expect(prov.out).not.toContain('sk-cli-secret')
@@ -59,7 +68,7 @@ test('secrets never on the command line: provider keys from stdin or the environ
   expect(literal.code).toBe(1)
   expect(literal.err).toMatch(/other users see it in `ps`/)
   expect(literal.err).not.toContain('sk-visible-in-ps')
-  const fromEnv = gwWith({ MISTRAL_API_KEY: 'mi-from-env-00009876' }, undefined, 'provider', 'set', 'mistral', '--org', 'acme')
+  const fromEnv = gwWith({ MISTRAL_API_KEY: 'mi-from-env-00009876' }, undefined, 'provider', 'set', 'mistral', '--org', 'acme', '--json')
   expect(fromEnv.code).toBe(0)
   expect(fromEnv.json()).toMatchObject({ provider: 'mistral', apiKey: 'mi-…9876' })
   const none = gw('provider', 'set', 'anthropic', '--org', 'acme')
@@ -78,9 +87,9 @@ test('bad input: a clear message and a non-zero exit', () => {
   const missing = gw('provider', 'set', 'openai', '--org', 'acme')
   expect(missing.code).toBe(1)
   expect(missing.err).toContain('--api-key -')
-  const unknown = gw('frobnicate')
+  const unknown = text('frobnicate')
   expect(unknown.code).toBe(2)
-  expect(unknown.err).toContain('unknown command')
+  expect(unknown.err).toContain('unknown command "frobnicate"')
   const badConfig = Bun.spawnSync([process.execPath, main, 'org', 'show'], { env: { GW_DB: db, GW_PORT: 'x' }, stderr: 'pipe' })
   expect(badConfig.exitCode).toBe(1)
   expect(badConfig.stderr.toString()).toContain('GW_PORT')
@@ -94,7 +103,14 @@ test('signing secrets, OIDC config, key limits and token signing from the CLI', 
   expect(secret.code).toBe(0)
   expect(secret.json().kid).toBe('cli-1')
   expect(secret.json().secret.length).toBeGreaterThanOrEqual(32)
-  const short = gw('secret', 'create', '--org', 'acme', '--secret', 'short')
+  // A signing secret is never taken from the command line (it would show in `ps`); from stdin it is.
+  const inArgv = gw('secret', 'create', '--org', 'acme', '--secret', 'abcdefghijklmnopqrstuvwxyz0123456789')
+  expect(inArgv.code).toBe(1)
+  expect(inArgv.err).toContain('--secret takes no value on the command line')
+  const fromStdin = gwWith({}, 'abcdefghijklmnopqrstuvwxyz0123456789\n', 'secret', 'create', '--org', 'acme', '--kid', 'stdin-1', '--secret', '-', '--json')
+  expect(fromStdin.code).toBe(0)
+  expect(JSON.parse(fromStdin.out)).toMatchObject({ kid: 'stdin-1', secret: 'abcdefghijklmnopqrstuvwxyz0123456789' })
+  const short = gwWith({}, 'short\n', 'secret', 'create', '--org', 'acme', '--secret', '-')
   expect(short.code).toBe(1)
   expect(short.err).toContain('secret')
   const long = gw('token', 'sign', '--org', 'acme', '--sub', 'u1', '--ttl', '90000')
@@ -104,7 +120,8 @@ test('signing secrets, OIDC config, key limits and token signing from the CLI', 
   expect(oidc.json()).toMatchObject({ issuer: 'https://id.example.com', audience: 'gw', jwksUri: null, orgClaim: null })
   const limited = gw('key', 'create', '--org', 'acme', '--rpm', '5', '--tpm', '5000').json()
   const shown = gw('org', 'show', '--org', 'acme')
-  expect(shown.json()).toMatchObject({ signingSecrets: [{ kid: 'cli-1' }], oidc: { issuer: 'https://id.example.com' } })
+  expect(shown.json()).toMatchObject({ oidc: { issuer: 'https://id.example.com' } })
+  expect(shown.json().signingSecrets.map((x: { kid: string }) => x.kid).sort()).toEqual(['cli-1', 'stdin-1'])
   expect(shown.json().serviceKeys.find((k: { id: string }) => k.id === limited.id)).toMatchObject({ requestsPerMinute: 5, tokensPerMinute: 5000 })
   expect(shown.out).not.toContain(secret.json().secret)
   expect(gw('secret', 'delete', 'cli-1', '--org', 'acme').code).toBe(0)
@@ -163,4 +180,99 @@ test('a key and a signed token made by the CLI work against a running gateway on
     await proc.exited
     await openai.stop()
   }
+})
+
+test('unknown flags and subcommands are errors naming them, before anything is done', () => {
+  const orgs = () => gw('org', 'list').json().data.length
+  const before = orgs()
+  const bogus = text('org', 'create', '--name', 'X', '--id', 'bogus-org', '--bogus', '1')
+  expect(bogus.code).toBe(2)
+  expect(bogus.err).toContain('unknown flag "--bogus" for "gw org create"')
+  expect(bogus.err).toContain('usage: gw org create --name NAME')
+  expect(orgs()).toBe(before)
+  const sub = text('org', 'frobnicate')
+  expect(sub.code).toBe(2)
+  expect(sub.err).toContain('unknown subcommand "org frobnicate"')
+  expect(sub.err).toContain('gw org list')
+  for (const argv of [['serve', '--prot', '8795'], ['--prot', '8795']]) {
+    const serve = Bun.spawnSync([process.execPath, main, ...argv], { env: { PATH: process.env.PATH ?? '', GW_DB: db, GW_PORT: '0' }, stderr: 'pipe', timeout: 10_000 })
+    expect(serve.exitCode).toBe(2)
+    expect(serve.stderr.toString()).toContain('unknown flag "--prot" for "gw serve"')
+  }
+  const extra = text('serve', 'now')
+  expect(extra.code).toBe(2)
+  expect(extra.err).toContain('unexpected argument "now"')
+  // Configuration flags are accepted by every command.
+  expect(text('org', 'list', '--db', db).code).toBe(0)
+})
+
+test('--help on every command and noun, --version', () => {
+  const version = text('--version')
+  expect(version.code).toBe(0)
+  expect(version.out.trim()).toMatch(/^gw \d+\.\d+\.\d+/)
+  const all = text('--help')
+  for (const noun of ['org', 'key', 'secret', 'prompt', 'policy', 'provider', 'oidc', 'token', 'partial']) {
+    const help = text(noun, '--help')
+    expect(help.code).toBe(0)
+    expect(help.out).toContain(`gw ${noun} `)
+    expect(all.out).toContain(`gw ${noun} `)
+  }
+  // Every command line of the help: its leading words (`org create`, `provider key add`, `usage`).
+  const commands = [...all.out.matchAll(/^ {2}gw ([a-z]+(?: [a-z]+){0,2})(?= |$)/gm)].map((m) => m[1] as string)
+  expect(commands.length).toBeGreaterThan(20)
+  expect(commands).toContain('provider key add')
+  for (const command of commands) {
+    const help = text(...command.split(' '), '--help')
+    expect(help.code).toBe(0)
+    expect(help.out).toStartWith(`usage: gw ${command}`)
+  }
+  expect(text('serve', '--help').out).toContain('--port')
+})
+
+test('org, key, secret and prompt listings print tables by default and JSON with --json', () => {
+  gw('org', 'create', '--name', 'Listing Co', '--id', 'listing')
+  const key = gw('key', 'create', '--org', 'listing', '--name', 'backend').json()
+  const orgTable = text('org', 'list')
+  expect(orgTable.code).toBe(0)
+  const [header, ...rows] = orgTable.out.trim().split('\n')
+  expect(header?.split(/\s+/)).toEqual(['id', 'name', 'createdAt'])
+  expect(rows.some((r) => /^listing\s+Listing Co\s+\d{4}-/.test(r))).toBe(true)
+  expect(gw('org', 'list').json().data).toContainEqual(expect.objectContaining({ id: 'listing', name: 'Listing Co' }))
+
+  const keyTable = text('key', 'list', '--org', 'listing')
+  expect(keyTable.out).toMatch(new RegExp(`^${key.id}\\s+backend\\s`, 'm'))
+  expect(keyTable.out).not.toContain(key.key)
+  expect(gw('key', 'list', '--org', 'listing').json().data).toEqual([expect.objectContaining({ id: key.id, name: 'backend', revokedAt: null })])
+
+  gw('secret', 'create', '--org', 'listing', '--kid', 'list-kid')
+  expect(text('secret', 'list', '--org', 'listing').out).toMatch(/^list-kid\s+\d{4}-/m)
+  gw('prompt', 'create', '--org', 'listing', '--slug', 'hello')
+  expect(gw('prompt', 'list', '--org', 'listing').json().data).toEqual([expect.objectContaining({ slug: 'hello', currentVersion: null })])
+  expect(text('prompt', 'list', '--org', 'listing').out).toMatch(/^\S+\s+hello\s/m)
+  // A created key is one record: printed as field/value lines, the key included (it is shown only here).
+  const made = text('key', 'create', '--org', 'listing')
+  expect(made.out).toMatch(/^key\s+gw_sk_\S+$/m)
+  // policy set keeps its own --json value, and still takes the output switch.
+  expect(gw('policy', 'set', '--org', 'listing', '--json', '{"maxTokens":5}').json()).toEqual({ maxTokens: 5 })
+  expect(text('policy', 'set', '--org', 'listing', '--json', '{"maxTokens":6}').out).toMatch(/^maxTokens\s+6$/m)
+})
+
+test('gw logs list and gw logs show read the request log written by a running gateway', () => {
+  // The previous test sent two requests through a gateway on this database.
+  const page = gw('logs', 'list').json()
+  expect(page.data.length).toBeGreaterThanOrEqual(2)
+  const [newest] = page.data as { requestId: string; model: string }[]
+  const table = text('logs', 'list', '--limit', '1')
+  expect(table.code).toBe(0)
+  expect(table.out).toMatch(new RegExp(`^\\S+\\s+200\\s+openai/gpt-4o\\s.*${newest?.requestId}$`, 'm'))
+  expect(table.out).toContain('older entries: --cursor ')
+  expect(gw('logs', 'list', '--provider', 'anthropic').json().data).toEqual([])
+  expect(gw('logs', 'list', '--status', 'error').json().data).toEqual([])
+  const shown = gw('logs', 'show', newest?.requestId as string).json()
+  expect(shown).toMatchObject({ requestId: newest?.requestId, attempts: [{ outcome: 'ok' }] })
+  expect(text('logs', 'show', newest?.requestId as string).out).toMatch(/^attempts:\n/m)
+  const missing = gw('logs', 'show', 'nope')
+  expect(missing.code).toBe(1)
+  expect(missing.err).toContain('No log entry "nope"')
+  expect(gw('logs', 'list', '--limit', '0').err).toContain('Invalid limit')
 })

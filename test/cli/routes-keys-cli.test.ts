@@ -1,20 +1,24 @@
 // `gw route set|list|delete` and `gw provider key add|remove`, run as a user would on a database file.
 
-import { afterAll, expect, test } from 'bun:test'
+import { afterAll, expect, setDefaultTimeout, test } from 'bun:test'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+
+// Each test spawns gw several times; on a loaded machine one spawn can take a second or more.
+setDefaultTimeout(60_000)
 
 const dir = mkdtempSync(join(tmpdir(), 'gw-route-cli-'))
 const main = join(import.meta.dir, '../../src/main.ts')
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
 
+/** gw with --json: the CLI prints tables unless asked for JSON. */
 function gw(...args: string[]) {
   return gwWith({}, ...args)
 }
 
 function gwWith(env: Record<string, string>, ...args: string[]) {
-  const p = Bun.spawnSync([process.execPath, main, ...args], { env: { PATH: process.env.PATH ?? '', GW_DB: join(dir, 'gw.db'), ...env }, stdout: 'pipe', stderr: 'pipe' })
+  const p = Bun.spawnSync([process.execPath, main, ...args, '--json'], { env: { PATH: process.env.PATH ?? '', GW_DB: join(dir, 'gw.db'), ...env }, stdout: 'pipe', stderr: 'pipe' })
   return { code: p.exitCode, out: p.stdout.toString(), err: p.stderr.toString() }
 }
 
@@ -46,5 +50,5 @@ test('provider keys are added by name with a weight, shown masked, and removed',
   expect(JSON.parse(gw('org', 'show').out).providers).toEqual([expect.objectContaining({ name: 'backup', weight: 3 })])
   expect(gw('provider', 'key', 'remove', 'openai', 'backup').code).toBe(0)
   expect(gw('provider', 'key', 'remove', 'openai', 'backup').err).toContain('No openai key named "backup"')
-  expect(gw('provider', 'key', 'rotate', 'openai', 'x').err).toContain('add or remove')
+  expect(gw('provider', 'key', 'rotate', 'openai', 'x').err).toContain('unknown subcommand "provider key rotate"')
 })

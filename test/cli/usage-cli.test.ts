@@ -1,11 +1,14 @@
-// `gw usage` (a table, or --json) and `gw logs prune`, run as a user would on a gateway's database file.
+// `gw usage` (a table, or --json), `gw logs prune` and `gw budget set|list|remove`, run as a user would on a gateway's database file.
 
-import { afterAll, beforeAll, expect, test } from 'bun:test'
+import { afterAll, beforeAll, expect, setDefaultTimeout, test } from 'bun:test'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { type FakeUpstream, startFake } from '../fakes/upstream'
 import { startTestGateway } from '../helpers/gateway'
+
+// Each test spawns gw several times; on a loaded machine one spawn can take a second or more.
+setDefaultTimeout(60_000)
 
 const dir = mkdtempSync(join(tmpdir(), 'gw-usage-cli-'))
 const db = join(dir, 'gw.db')
@@ -58,8 +61,23 @@ test('gw usage prints a table by group, and the same figures with --json', () =>
 })
 
 test('gw logs prune deletes raw entries and keeps the report', () => {
-  expect(gw('logs', 'prune', '--older-than', '1d').out).toContain('"deleted": 0')
+  expect(gw('logs', 'prune', '--older-than', '1d').out).toMatch(/^deleted\s+0$/m)
   expect(gw('logs', 'prune', '--older-than', 'soon').err).toContain('--older-than must be a duration')
-  expect(gw('logs', 'prune', '--older-than', '0s').out).toContain('"deleted": 3')
+  expect(gw('logs', 'prune', '--older-than', '0s', '--json').out).toContain('"deleted": 3')
   expect(JSON.parse(gw('usage', '--json').out).data[0]).toMatchObject({ requests: 3, costUsd: 0.00721 })
+})
+
+test('gw budget set, list and remove edit the policy and show the spend', () => {
+  const set = gw('budget', 'set', '--scope', 'org', '--period', 'month', '--usd', '0.05', '--json')
+  expect(set.code).toBe(0)
+  expect(JSON.parse(set.out).budgets).toEqual([{ scope: 'org', period: 'month', usd: 0.05 }])
+  // Setting the same scope and period again replaces it.
+  expect(JSON.parse(gw('budget', 'set', '--scope', 'org', '--period', 'month', '--usd', '0.1', '--json').out).budgets).toEqual([{ scope: 'org', period: 'month', usd: 0.1 }])
+  expect(gw('budget', 'list').out).toMatch(/^org\s+month\s+0\.1\s+0\.00721\s+0\s+0\.09279\s/m)
+  const [row] = JSON.parse(gw('budget', 'list', '--json').out).data
+  expect(row).toMatchObject({ scope: 'org', period: 'month', usd: 0.1, spentUsd: 0.00721, reservedUsd: 0 })
+  expect(row.remainingUsd).toBeCloseTo(0.1 - 0.00721, 9)
+  expect(gw('budget', 'set', '--scope', 'team', '--period', 'month', '--usd', '1').err).toContain('budgets')
+  expect(JSON.parse(gw('budget', 'remove', '--scope', 'org', '--period', 'month', '--json').out).budgets).toEqual([])
+  expect(gw('budget', 'remove', '--scope', 'org', '--period', 'month').err).toContain('has no org budget per month')
 })

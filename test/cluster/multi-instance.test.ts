@@ -1,4 +1,4 @@
-// Three gw processes on one PostgreSQL database and one Redis are one gateway (PRODUCT §10): shared records, logs, exact limits, revocation everywhere within 1 s.
+// Three gw processes on one PostgreSQL database and one Redis are one gateway (PRODUCT §10): shared records, logs, exact limits and budgets, revocation everywhere within 1 s.
 
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { estimatePromptTokens } from '../../src/tokens'
@@ -129,6 +129,34 @@ describe.skipIf(!up)('three instances', () => {
     expect(statuses.filter((s) => s === 200)).toHaveLength(7)
     expect(statuses.filter((s) => s === 429)).toHaveLength(38)
     expect(openai.requests.length - before).toBe(7)
+  })
+
+  test('a budget under 40 concurrent requests spread over three instances is never overspent (PRODUCT §11)', async () => {
+    // gpt-4o: each answer costs 100 × $2.50 + 100 × $10 per 1M = $0.00125; a reservation (body bytes + max_tokens 100) about $0.0014.
+    const budget = 0.006
+    const k = await newOrg('budget-org', { budgets: [{ scope: 'org', usd: budget, period: 'day' }] })
+    openai.setDefault({ kind: 'reply', usage: { prompt: 100, completion: 100 }, delayMs: 50 })
+    try {
+      const answers = await Promise.all(Array.from({ length: 40 }, (_, i) => chat(gws[i % 3] as GwProcess, k.key, { max_tokens: 100 })))
+      const statuses = answers.map((r) => r.status)
+      const ok = statuses.filter((s) => s === 200).length
+      expect(ok).toBeGreaterThanOrEqual(3)
+      expect(ok).toBeLessThanOrEqual(Math.floor(budget / 0.00125))
+      const refused = answers.find((r) => r.status === 429) as Response
+      expect(((await refused.json()) as { code: string }).code).toBe('budget_exceeded')
+      // Every instance's entries, read through one: the sum of their costs stays under the budget.
+      const [a] = gws as [GwProcess]
+      let spent = 0
+      for (const deadline = Date.now() + 5000; Date.now() < deadline; await Bun.sleep(50)) {
+        const page = (await (await call(a, '/v1/logs?limit=500&status=200', { key: k.key })).json()) as { data: { costUsd: number }[] }
+        spent = page.data.reduce((n, e) => n + e.costUsd, 0)
+        if (page.data.length === ok) break
+      }
+      expect(spent).toBeCloseTo(ok * 0.00125, 9)
+      expect(spent).toBeLessThanOrEqual(budget)
+    } finally {
+      openai.setDefault({ kind: 'reply' })
+    }
   })
 
   test('a log entry written by one instance is readable through another at once', async () => {

@@ -103,6 +103,10 @@ describe('GET /v1/logs', () => {
   test('rejects bad filters with 400', async () => {
     const res = await fetch(`${gw.url}/v1/logs?metadata=novalue&limit=0`, { headers: { authorization: `GwKey ${gw.key}` } })
     expect(res.status).toBe(400)
+    // A damaged cursor is an error, not a silent restart at the first page.
+    const cursor = await fetch(`${gw.url}/v1/logs?cursor=garbage`, { headers: { authorization: `GwKey ${gw.key}` } })
+    expect(cursor.status).toBe(400)
+    expect(((await cursor.json()) as { message: string }).message).toContain('Invalid cursor "garbage"')
   })
 })
 

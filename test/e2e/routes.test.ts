@@ -81,6 +81,10 @@ describe('requests', () => {
     expect(r.res.headers.get('x-gw-model')).toBe('openai/gpt-4o-mini')
     expect((openai.requests[0]?.body as Record<string, unknown>).model).toBe('gpt-4o-mini')
     expect(await r.log()).toMatchObject({ requestedModel: 'gpt-4o-mini', route: 'gpt-4o-mini', model: 'openai/gpt-4o-mini' })
+    // Routes are listed with the models, so apps that pick a model from /v1/models find them.
+    const models = (await (await gw.fetch('/v1/models')).json()) as { data: { id: string; owned_by: string }[] }
+    expect(models.data.find((m) => m.id === 'gpt-4o-mini')).toMatchObject({ owned_by: 'gw', route: { targets: ['openai/gpt-4o-mini'] } })
+    expect(await (await gw.fetch('/v1/models/gpt-4o-mini')).json()).toMatchObject({ id: 'gpt-4o-mini', owned_by: 'gw' })
     // Without a route, a bare id is still a clear 400.
     const bare = await ask('gpt-4.1')
     expect(bare.res.status).toBe(400)
@@ -143,5 +147,12 @@ describe('requests', () => {
     const res = await gw.chat({ model: 'big', messages: hello }, { authorization: `GwKey ${key}` })
     expect(res.status).toBe(403)
     expect(((await res.json()) as { code: string }).code).toBe('model_not_allowed')
+    // A target the org has no key for (mistral) or may not use is never drawn while another can be.
+    await putRoute('mixed', { targets: [{ model: 'openai/gpt-4o-mini' }, { model: 'mistral/mistral-small-latest', weight: 1000 }, { model: 'openai/gpt-4o', weight: 1000 }] }, org)
+    for (let i = 0; i < 10; i++) {
+      const r = await gw.chat({ model: 'mixed', messages: hello }, { authorization: `GwKey ${key}` })
+      expect(r.status).toBe(200)
+      expect(((await r.json()) as { model: string }).model).toBe('openai/gpt-4o-mini')
+    }
   })
 })

@@ -94,6 +94,10 @@ describe('reports', () => {
     )
     const feature = await usage('groupBy=metadata.feature')
     expect(feature.find((r) => r.key === 'chat')).toMatchObject(sum(entries.filter((e) => e.metadata.feature === 'chat')))
+    // Requests without the key form the group whose key is null.
+    expect(feature.find((r) => r.key === null)).toMatchObject(sum(entries.filter((e) => e.metadata.feature === undefined)))
+    expect(feature.reduce((n, r) => n + r.requests, 0)).toBe(entries.length)
+    expect(await usage('groupBy=metadata.absent')).toEqual([expect.objectContaining({ key: null, ...sum(entries) })])
     const keys = await usage('groupBy=key')
     expect(keys).toEqual([expect.objectContaining({ key: entries[0]?.subject, requests: 5 })])
 

@@ -357,7 +357,9 @@ export const anthropic: ProviderImpl = {
   refusalText: '',
 
   route(method, url) {
-    return method === 'POST' && url.pathname === '/v1/messages' ? {} : undefined
+    if (method !== 'POST') return undefined
+    if (url.pathname === '/v1/messages') return {}
+    return url.pathname === '/v1/messages/count_tokens' ? { endpoint: 'count_tokens' } : undefined
   },
 
   notFound() {
@@ -494,4 +496,16 @@ export const anthropic: ProviderImpl = {
   malformed() {
     return 'event: content_block_delta\ndata: {not json\n\n'
   },
+
+  /** count_tokens: the messages are checked like a generation request's; the answer is `{input_tokens}`. */
+  extra(_route, body, isJson, headers) {
+    if (!isJson || !isObj(body)) return anthropicError(400, 'invalid_request_error', 'There was an issue with your request body: invalid JSON')
+    for (const k of Object.keys(body))
+      if (!COUNT_FIELDS.has(k)) return anthropicError(400, 'invalid_request_error', `${k}: Extra inputs are not permitted`)
+    const v = validateBody({ ...body, max_tokens: 1 }, headers)
+    if (!v.ok) return v.reply
+    return jsonReply(200, { input_tokens: promptTokens(body) }, baseHeaders(requestId()))
+  },
 }
+
+const COUNT_FIELDS = new Set(['model', 'messages', 'system', 'tools', 'tool_choice', 'thinking', 'output_config'])

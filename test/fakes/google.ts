@@ -1,9 +1,10 @@
 // Fake Google Gemini (generativelanguage v1beta) upstream: proto-JSON strict request validation and generateContent / streamGenerateContent (SSE with CRLF, or JSON array) answers.
 
+import { googleEmbeddings } from './embeddings.ts'
 import { countWords, isObj, isStr, randomAlnum, randomBase64, textOf } from './common.ts'
 import type { FinishKind, NativeReply, Obj, ProviderImpl, Reply, RequestCtx, StreamErrorType, ToolDecl, Validation } from './types.ts'
 
-const ROUTE = /^\/v1beta\/models\/([^/:]+):(generateContent|streamGenerateContent)$/
+const ROUTE = /^\/v1beta\/models\/([^/:]+):(generateContent|streamGenerateContent|batchEmbedContents)$/
 
 const snake = (s: string): string => s.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)
 const camel = (s: string): string => s.replace(/_([a-z])/g, (_m, c: string) => c.toUpperCase())
@@ -426,7 +427,12 @@ export const google: ProviderImpl = {
     const m = ROUTE.exec(url.pathname)
     if (method !== 'POST' || !m || !m[1]) return undefined
     if (m[2] === 'generateContent') return { model: decodeURIComponent(m[1]) }
+    if (m[2] === 'batchEmbedContents') return { model: decodeURIComponent(m[1]), endpoint: 'embeddings' }
     return { model: decodeURIComponent(m[1]), streamMode: url.searchParams.get('alt') === 'sse' ? 'sse' : 'json-array' }
+  },
+
+  extra(route, body) {
+    return googleEmbeddings(route.model ?? '', body)
   },
 
   notFound(method, url) {

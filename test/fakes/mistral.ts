@@ -1,5 +1,6 @@
 // Fake Mistral chat-completions upstream: strict pydantic-style request validation (422 extra_forbidden, 9-char tool ids) and Mistral's wire format.
 
+import { mistralEmbeddings } from './embeddings.ts'
 import { chatPromptTokens } from './openai.ts'
 import { defaultErrorType, isObj, isStr, jsonReply, nowSeconds, randomAlnum, randomHex, sse } from './common.ts'
 import type { NativeReply, Obj, ProviderImpl, Reply, StreamErrorType, ToolDecl, Validation } from './types.ts'
@@ -222,7 +223,13 @@ export const mistral: ProviderImpl = {
   refusalText: "I'm sorry, but I can't help with that request.",
 
   route(method, url) {
-    return method === 'POST' && url.pathname === '/v1/chat/completions' ? {} : undefined
+    if (method !== 'POST') return undefined
+    if (url.pathname === '/v1/chat/completions') return {}
+    return url.pathname === '/v1/embeddings' ? { endpoint: 'embeddings' } : undefined
+  },
+
+  extra(_route, body) {
+    return mistralEmbeddings(body)
   },
 
   notFound() {

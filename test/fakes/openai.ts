@@ -1,5 +1,7 @@
 // Fake OpenAI Chat Completions upstream: validates requests like api.openai.com and answers in its JSON / SSE wire format.
 
+import { openaiEmbeddings } from './embeddings.ts'
+import { openaiResponses } from './openai-responses.ts'
 import {
   countWords,
   defaultErrorType,
@@ -374,7 +376,15 @@ export const openai: ProviderImpl = {
   refusalText: "I'm sorry, but I can't help with that request.",
 
   route(method, url) {
-    return method === 'POST' && url.pathname === '/v1/chat/completions' ? {} : undefined
+    if (method !== 'POST') return undefined
+    if (url.pathname === '/v1/chat/completions') return {}
+    if (url.pathname === '/v1/responses') return { endpoint: 'responses' }
+    return url.pathname === '/v1/embeddings' ? { endpoint: 'embeddings' } : undefined
+  },
+
+  extra(route, body, isJson, headers, b) {
+    if (route.endpoint === 'responses') return openaiResponses(body, isJson, headers, b, openai.refusalText)
+    return openaiEmbeddings(body)
   },
 
   notFound(method, url) {

@@ -10,6 +10,8 @@ export interface RecordedRequest {
   headers: Record<string, string>
   /** Parsed JSON, or the raw text when the body is not JSON. */
   body: unknown
+  /** The body exactly as received. */
+  text: string
   /** True once the client disconnected before the fake finished answering. */
   aborted: boolean
 }
@@ -99,6 +101,8 @@ export interface NativeReply {
 
 /** What the router found in the URL. */
 export interface Route {
+  /** An endpoint other than chat generation (embeddings, count_tokens, Responses): answered by `extra`. */
+  endpoint?: string
   /** Google puts the model in the path. */
   model?: string
   /** Google selects streaming by path: SSE with alt=sse, a streamed JSON array without it. */
@@ -168,4 +172,12 @@ export interface ProviderImpl {
   streamError(type: StreamErrorType | undefined, ctx: RequestCtx, written: number): string
   /** One broken event (`data: {not json`), written after `written` events. */
   malformed(ctx: RequestCtx, written: number): string
+  /** Endpoints besides chat (route.endpoint set): validates and answers after auth; `error` behaviours apply first. */
+  extra?(route: Route, body: unknown, isJson: boolean, headers: Record<string, string>, b: Behavior): NativeReply | ExtraStream
+}
+
+/** A streamed answer of an extra endpoint. */
+export interface ExtraStream {
+  events: string[]
+  headers: Record<string, string>
 }

@@ -15,6 +15,7 @@ import type {
   RecordedRequest,
   ReplyBehavior,
   RequestCtx,
+  Route,
 } from './types.ts'
 
 export type {
@@ -45,6 +46,11 @@ interface Exchange {
   finished: boolean
   /** Aborts when the client goes away or the fake stops. */
   gone: AbortSignal
+}
+
+function done(ex: Exchange, res: Response): Response {
+  ex.finished = true
+  return res
 }
 
 function toResponse(r: NativeReply, extraHeaders?: Record<string, string>, bodyOverride?: string): Response {
@@ -128,7 +134,7 @@ class Fake implements FakeUpstream {
     } catch {
       // keep the raw text
     }
-    const rec: RecordedRequest = { method: req.method, path: url.pathname + url.search, headers, body, aborted: false }
+    const rec: RecordedRequest = { method: req.method, path: url.pathname + url.search, headers, body, text: raw, aborted: false }
     this.requests.push(rec)
     const ex: Exchange = { rec, finished: false, gone: AbortSignal.any([req.signal, this.stopping.signal]) }
     req.signal.addEventListener('abort', () => {
@@ -151,6 +157,7 @@ class Fake implements FakeUpstream {
 
     const authErr = impl.authenticate(headers, url, this.apiKey)
     if (authErr) return done(toResponse(authErr))
+    if (route.endpoint && impl.extra) return this.extra(ex, route, body, isJson, headers, b)
     const v = impl.validate(body, isJson, route, headers)
     if (!v.ok) return done(toResponse(v.reply))
     const ctx = v.ctx
@@ -173,6 +180,22 @@ class Fake implements FakeUpstream {
 
     if (ctx.stream === false) return this.nonStreaming(ex, b, ctx, impl.complete(reply, ctx))
     return this.streaming(ex, b, replyB, ctx, impl.stream(reply, ctx))
+  }
+
+  /** Endpoints besides chat: a queued `error` answers in the provider's shape; otherwise the provider's handler. */
+  private extra(ex: Exchange, route: Route, body: unknown, isJson: boolean, headers: Record<string, string>, b: Behavior): Response {
+    const impl = this.impl
+    if (b.kind === 'error') {
+      const native = impl.error(b, { model: isObj(body) && typeof body.model === 'string' ? body.model : '', promptTokens: 0, apiKey: this.apiKey })
+      const extra: Record<string, string> = { ...b.headers }
+      if (b.retryAfter !== undefined && impl.id !== 'google') extra['retry-after'] = b.retryAfter
+      const override = b.body === undefined ? undefined : typeof b.body === 'string' ? b.body : JSON.stringify(b.body)
+      return done(ex, toResponse({ ...native, status: b.status }, extra, override))
+    }
+    const answer = impl.extra?.(route, body, isJson, headers, b)
+    if (!answer) return done(ex, new Response('no handler', { status: 500 }))
+    if ('events' in answer) return this.write(ex, 200, answer.headers, answer.events, 'close')
+    return done(ex, toResponse(answer))
   }
 
   /** Never answer; the recorded request is marked aborted when the client goes away. */

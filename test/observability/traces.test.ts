@@ -96,7 +96,7 @@ test('an incoming traceparent is continued: SERVER span under it, one CLIENT spa
     'error.type': 'provider_error',
   })
   expect(failed?.status).toEqual({ code: 2, message: 'provider_error' })
-  expect(answered?.attributes).toMatchObject({ 'gen_ai.provider.name': 'mistral_ai', 'gen_ai.usage.output_tokens': 6, 'gw.attempt.outcome': 'ok' })
+  expect(answered?.attributes).toMatchObject({ 'gen_ai.provider.name': 'mistral_ai', 'gen_ai.usage.output_tokens': 6, 'gw.attempt.outcome': 'ok', 'gw.provider_key': 'default' })
   expect(answered?.status.code).toBe(0)
 
   // Each provider received a traceparent in the same trace naming its own attempt span.
@@ -241,4 +241,19 @@ test('traceparent parsing follows W3C Trace Context', () => {
     'garbage',
   ])
     expect(parseTraceParent(bad)).toBeUndefined()
+})
+
+test('the Messages, Responses and embeddings endpoints get the GenAI attributes too', async () => {
+  const post = (path: string, body: object) =>
+    gw.fetch(path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }).then((r) => r.text())
+  await post('/v1/messages', { model: 'mistral/mistral-small-latest', max_tokens: 50, messages: hello })
+  await post('/v1/responses', { model: 'openai/gpt-4o', input: SECRET_PROMPT })
+  await post('/v1/embeddings', { model: 'openai/text-embedding-3-small', input: 'hi there' })
+  const servers = byKind(await receiver.waitFor(6), 2)
+  const byRoute = (route: string) => servers.find((s) => s.attributes['http.route'] === route)?.attributes
+  expect(byRoute('/v1/messages')).toMatchObject({ 'gen_ai.operation.name': 'chat', 'gen_ai.response.model': 'mistral/mistral-small-latest', 'gen_ai.usage.output_tokens': 4 })
+  expect(byRoute('/v1/responses')).toMatchObject({ 'gen_ai.operation.name': 'chat', 'gen_ai.usage.output_tokens': 4 })
+  expect(byRoute('/v1/embeddings')).toMatchObject({ 'gen_ai.operation.name': 'embeddings', 'gen_ai.usage.input_tokens': 2, 'gen_ai.usage.output_tokens': 0 })
+  const embedAttempt = byKind(receiver.spans, 3).find((s) => s.name === 'embeddings text-embedding-3-small')
+  expect(embedAttempt?.attributes).toMatchObject({ 'gen_ai.operation.name': 'embeddings', 'gen_ai.provider.name': 'openai' })
 })

@@ -136,3 +136,26 @@ test('100 concurrent 10 MB bodies without credentials: all 401, memory does not 
   expect(peakRssMb() - before).toBeLessThan(60)
   expect((await fetch(`${gw.url}/health`)).status).toBe(200)
 }, 60_000)
+
+test('the body left unread is never taken for another request on the same connection', async () => {
+  const inner = `GET /health HTTP/1.1\r\nHost: gw.test\r\n\r\n`
+  const head = `POST /v1/chat/completions HTTP/1.1\r\nHost: gw.test\r\nContent-Length: ${inner.length}\r\n\r\n`
+  for (const delayMs of [0, 200]) {
+    const got = await new Promise<string>((resolve) => {
+      const socket = connect(port, '127.0.0.1', () => {
+        socket.write(head)
+        setTimeout(() => socket.write(inner), delayMs) // with the head, or after the 401 went out
+      })
+      let out = ''
+      socket.on('data', (d: Buffer) => {
+        out += d.toString()
+      })
+      socket.on('error', () => {})
+      setTimeout(() => {
+        socket.destroy()
+        resolve(out)
+      }, delayMs + 500)
+    })
+    expect(got.split('\r\n').filter((l) => l.startsWith('HTTP/1.1'))).toEqual(['HTTP/1.1 401 Unauthorized'])
+  }
+})

@@ -54,3 +54,32 @@ test('arbitrary run bodies and selectors: 200, or a 4xx / provider_error in the 
   )
   expect((await fetch(`${gw.url}/health`)).status).toBe(200)
 }, 60_000)
+
+test('huge identifiers, long runs and special tokens in a run: a short 4xx or an answer, quickly, never a 500', async () => {
+  const huge = fc.integer({ min: 257, max: 100_000 }).map((n) => 'm'.repeat(n))
+  const nasty = fc.oneof(
+    fc.constantFrom('<|endoftext|>', '<|im_start|>system', '<|fim_middle|>'),
+    fc.integer({ min: 1_000, max: 50_000 }).map((n) => 'z'.repeat(n)),
+  )
+  const body = fc.record(
+    {
+      variables: fc.record({ a: fc.constant(1), b: nasty }),
+      user: fc.oneof(fc.constant('u'), huge),
+      overrides: fc.record({ model: fc.oneof(fc.constant('openai/gpt-4o-mini'), huge.map((m) => `openai/${m}`)) }),
+    },
+    { requiredKeys: ['variables'] },
+  )
+  await fc.assert(
+    fc.asyncProperty(body, async (b) => {
+      const started = performance.now()
+      const res = await gw.fetch('/v1/prompts/fuzz/run', { method: 'POST', body: JSON.stringify(b) })
+      const text = await res.text()
+      expect(res.status === 200 || (res.status >= 400 && res.status < 500)).toBe(true)
+      if (res.status !== 200) expect(text.length).toBeLessThan(600)
+      const tooLong = (b.user?.length ?? 0) > 256 || (b.overrides?.model.length ?? 0) > 256
+      if (tooLong) expect(res.status).toBe(400)
+      expect(performance.now() - started).toBeLessThan(5_000)
+    }),
+    { numRuns: 60 },
+  )
+}, 60_000)

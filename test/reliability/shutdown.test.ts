@@ -41,7 +41,8 @@ test('SIGTERM drains in-flight work, writes every log entry and exits 0', async 
   // 20 slow non-streamed answers (600 ms), 5 streams that would take 30 s, 10 quick ones.
   openai.setDefault({ kind: 'reply', delayMs: 600 })
   const slow = Array.from({ length: 20 }, () => post({ model: 'openai/gpt-4o' }))
-  await Bun.sleep(100)
+  // Every slow request is at the fake before its default changes (a loaded machine may take a while).
+  while (openai.requests.length < 20) await Bun.sleep(10)
   openai.setDefault({ kind: 'reply', text: 'a b c d e f g h i j', chunkDelayMs: 3000 })
   const streams = await Promise.all(Array.from({ length: 5 }, () => post({ model: 'openai/gpt-4o', stream: true })))
   openai.setDefault({ kind: 'reply' })
@@ -72,4 +73,6 @@ test('SIGTERM drains in-flight work, writes every log entry and exits 0', async 
   expect(rows).toHaveLength(35)
   const incomplete = rows.filter((r) => (JSON.parse(r.entry) as { incomplete: boolean }).incomplete)
   expect(incomplete).toHaveLength(5)
+  // The log entry blames the shutdown, not the provider.
+  for (const r of incomplete) expect((JSON.parse(r.entry) as { errorMessage: string }).errorMessage).toBe('gw is shutting down: the answer was cut short')
 }, 30_000)

@@ -39,6 +39,7 @@ function memoryStore(failFirst = 0) {
     async countLogs() {
       return rows.length
     },
+    stats: () => Promise.reject(new Error('not used here')),
   }
   return { store, rows, batches }
 }

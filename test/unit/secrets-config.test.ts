@@ -10,6 +10,7 @@ import { startGateway } from '../../src/server'
 test('a GW_SECRET or GW_SERVICE_KEY shorter than 32 characters stops the start with a clear message', () => {
   expect(() => loadConfig({ GW_SECRET: 'short' })).toThrow(/GW_SECRET must be at least 32 characters/)
   expect(() => loadConfig({ GW_SERVICE_KEY: 'gw_sk_short' })).toThrow(/GW_SERVICE_KEY must be at least 32 characters/)
+  expect(() => loadConfig({ GW_SERVICE_KEY: 'my-own-service-key-0123456789abcdefghij' })).toThrow(/GW_SERVICE_KEY must start with "gw_sk_"/)
   expect(loadConfig({ GW_SECRET: 's'.repeat(32), GW_SERVICE_KEY: `gw_sk_${'k'.repeat(26)}` }).secret).toBe('s'.repeat(32))
 })
 

@@ -3,14 +3,31 @@
 import { timingSafeEqual } from 'node:crypto'
 import { Elysia } from 'elysia'
 import type { AdminService } from '../../admin/admin-service'
-import { notFound, unauthorized } from '../../errors'
+import { parseStatsQuery } from '../../admin/stats-query'
+import { GatewayError, notFound, unauthorized } from '../../errors'
+import { handleAdminPromptRun } from '../../pipeline'
 import type { Deps } from '../../pipeline/context'
-import { readJsonBody, requestIdOf } from '../request-context'
+import { CSRF_HEADER, SESSION_COOKIE, type SessionKeeper } from '../../ui/session'
+import { contextFor, cookieOf, readJsonBody, requestIdOf, sameOrigin } from '../request-context'
+import { bodyReader } from './pipeline-post'
 
-export function checkAdmin(token: string | undefined, request: Request): void {
+/**
+ * The admin credential: `Authorization: Bearer $GW_ADMIN_TOKEN`, or a dashboard session cookie, which
+ * must also carry its CSRF token (and a same-origin Origin, when the browser sends one) to change anything.
+ */
+export function checkAdmin(token: string | undefined, request: Request, sessions?: SessionKeeper): void {
   // Without GW_ADMIN_TOKEN the admin API does not exist.
   if (!token) throw notFound(`No route for ${request.method} ${new URL(request.url).pathname}`)
-  const m = /^Bearer\s+(\S+)\s*$/i.exec(request.headers.get('authorization') ?? '')
+  const header = request.headers.get('authorization')
+  if (header === null && sessions) {
+    const session = sessions.verify(cookieOf(request, SESSION_COOKIE))
+    if (!session) throw unauthorized('Missing admin credential (expected "Authorization: Bearer <GW_ADMIN_TOKEN>")')
+    if (request.method === 'GET' || request.method === 'HEAD') return
+    if (!sameOrigin(request) || !sessions.checkCsrf(session, request.headers.get(CSRF_HEADER)))
+      throw new GatewayError(403, 'forbidden', `A change made with a dashboard session needs its ${CSRF_HEADER} header, from the dashboard's own origin`)
+    return
+  }
+  const m = /^Bearer\s+(\S+)\s*$/i.exec(header ?? '')
   if (!m) throw unauthorized('Missing admin credential (expected "Authorization: Bearer <GW_ADMIN_TOKEN>")')
   const given = Buffer.from(m[1] as string)
   const want = Buffer.from(token)
@@ -34,13 +51,30 @@ async function readOptionalBody(request: Request): Promise<unknown> {
   return hasBody ? readAdminBody(request) : {}
 }
 
-export const adminRoutes = (deps: Deps, admin: AdminService) =>
+export const adminRoutes = (deps: Deps, admin: AdminService, sessions: SessionKeeper | undefined) =>
   new Elysia({ name: 'admin-routes', prefix: '/admin' })
-    .onBeforeHandle(({ request }) => checkAdmin(deps.config.adminToken, request))
+    .onBeforeHandle(({ request }) => checkAdmin(deps.config.adminToken, request, sessions))
     .post('/orgs', async ({ request }) => json(request, await admin.createOrg(await readAdminBody(request)), 201), {
       parse: 'none',
     })
+    .get('/orgs', async ({ request }) => json(request, await admin.listOrgs()))
     .get('/orgs/:org', async ({ request, params }) => json(request, await admin.describeOrg(params.org)))
+    .get('/orgs/:org/service-keys', async ({ request, params }) => json(request, await admin.listServiceKeys(params.org)))
+    .get('/orgs/:org/signing-secrets', async ({ request, params }) => json(request, await admin.listSigningSecrets(params.org)))
+    .get('/orgs/:org/prompts', async ({ request, params }) => json(request, await admin.prompts.list(params.org)))
+    .get('/orgs/:org/logs', async ({ request, params }) => {
+      await deps.logs.flush()
+      return json(request, await admin.listLogs(params.org, new URL(request.url).searchParams))
+    })
+    .get('/orgs/:org/logs/:id', async ({ request, params }) =>
+      json(request, deps.logs.pendingEntry(params.org, params.id) ?? (await admin.getLog(params.org, params.id))),
+    )
+    .get('/orgs/:org/stats', async ({ request, params }) => {
+      await admin.requireOrg(params.org)
+      const q = parseStatsQuery(params.org, new URL(request.url).searchParams)
+      await deps.logs.flush()
+      return json(request, { since: q.since, until: q.until, bucketMs: q.bucketMs, by: q.by, ...(await deps.store.logs.stats(q)) })
+    })
     .get('/orgs/:org/usage', async ({ request, params }) => {
       await deps.logs.flush()
       return json(request, await admin.usage(params.org, new URL(request.url).searchParams))
@@ -117,6 +151,19 @@ export const adminRoutes = (deps: Deps, admin: AdminService) =>
       '/orgs/:org/prompts/:prompt/versions',
       async ({ request, params }) =>
         json(request, await admin.prompts.addVersion(params.org, params.prompt, await readAdminBody(request)), 201),
+      { parse: 'none' },
+    )
+    .post(
+      '/orgs/:org/prompts/:prompt/run',
+      ({ request, params, server }) =>
+        handleAdminPromptRun(
+          deps,
+          contextFor(request, '/admin/prompts/run'),
+          params.org,
+          params.prompt,
+          new URL(request.url).searchParams.get('version'),
+          bodyReader(deps, request, server, {}),
+        ),
       { parse: 'none' },
     )
     .post('/orgs/:org/prompts/:prompt/versions/:n/publish', async ({ request, params }) =>

@@ -1,11 +1,12 @@
 // GET /v1/logs/:requestId, GET /v1/logs and GET /v1/usage: the org's request log and usage report, for service keys only.
 
 import { Elysia } from 'elysia'
-import { badRequest, echo, GatewayError, notFound } from '../../errors'
+import { parseLogQuery } from '../../admin/log-query'
+import { echo, GatewayError, notFound } from '../../errors'
 import { handleApiRequest } from '../../pipeline'
 import type { AuthedContext, Deps, RequestContext } from '../../pipeline/context'
-import { parseUsageQuery } from '../../admin/usage-report'
-import type { LogEntry, LogQuery } from '../../store/types'
+import { parseUsageQuery, usageReport } from '../../admin/usage-report'
+import type { LogEntry } from '../../store/types'
 import { contextFor } from '../request-context'
 
 async function authorize(authenticate: () => Promise<AuthedContext>): Promise<string> {
@@ -13,44 +14,6 @@ async function authorize(authenticate: () => Promise<AuthedContext>): Promise<st
   if (identity.authMode !== 'GwKey')
     throw new GatewayError(403, 'forbidden', 'Only service keys (GwKey) may read request logs and usage')
   return identity.orgId
-}
-
-function time(name: string, raw: string | null): number | undefined {
-  if (raw === null || raw === '') return undefined
-  const n = /^\d+$/.test(raw) ? Number(raw) : Date.parse(raw)
-  if (!Number.isFinite(n)) throw badRequest(`Invalid ${name} ${echo(raw)}: expected an ISO date or epoch milliseconds`)
-  return n
-}
-
-export function parseLogQuery(orgId: string, params: URLSearchParams): LogQuery {
-  const metadata = params.getAll('metadata').map((pair): [string, string] => {
-    const eq = pair.indexOf('=')
-    if (eq < 1) throw badRequest(`Invalid metadata filter ${echo(pair)}: expected key=value`)
-    return [pair.slice(0, eq), pair.slice(eq + 1)]
-  })
-  const limitRaw = params.get('limit')
-  const limit = limitRaw === null ? 50 : Number(limitRaw)
-  if (!Number.isInteger(limit) || limit < 1 || limit > 500) throw badRequest('Invalid limit: an integer from 1 to 500')
-  const statusRaw = params.get('status')
-  let status: LogQuery['status']
-  if (statusRaw === 'success' || statusRaw === 'error') status = statusRaw
-  else if (statusRaw !== null) {
-    status = Number(statusRaw)
-    if (!Number.isInteger(status)) throw badRequest('Invalid status: an HTTP status, "success" or "error"')
-  }
-  const q: LogQuery = { orgId, metadata, limit }
-  const model = params.get('model')
-  const user = params.get('user')
-  const cursor = params.get('cursor')
-  const since = time('since', params.get('since'))
-  const until = time('until', params.get('until'))
-  if (model) q.model = model
-  if (status !== undefined) q.status = status
-  if (user) q.user = user
-  if (cursor) q.cursor = cursor
-  if (since !== undefined) q.since = since
-  if (until !== undefined) q.until = until
-  return q
 }
 
 /** A request id gw minted this long ago may still be in another instance's write queue. */
@@ -111,6 +74,6 @@ export const logRoutes = (deps: Deps) =>
       return handleApiRequest(deps, ctx, async (authenticate) => {
         const q = parseUsageQuery(await authorize(authenticate), new URL(request.url).searchParams)
         await deps.logs.flush()
-        return json(ctx, { data: await deps.store.logs.usage(q) })
+        return json(ctx, { data: await usageReport(deps.store.logs, q) })
       })
     })

@@ -1,24 +1,63 @@
-// GET /v1/models: the catalog models the caller's org can use, in OpenAI's list format.
+// GET /v1/models (the catalog models the caller's org can use, with the endpoints each serves) and
+// GET /v1/models/{id} (one of them, as OpenAI's models.retrieve expects), in OpenAI's format.
 
 import { Elysia } from 'elysia'
+import type { ResolvedModel } from '../../catalog/catalog'
+import { notFound } from '../../errors'
 import { handleApiRequest } from '../../pipeline'
-import type { Deps } from '../../pipeline/context'
+import { parseModelRef } from '../../pipeline/chat-input'
+import type { AuthedContext, Deps } from '../../pipeline/context'
+import type { Route } from '../../store/types'
 import { modelUnavailable } from '../../policy/model-access'
 import { PROVIDER_IDS } from '../../providers/provider-id'
 import { contextFor } from '../request-context'
 
+const CHAT_ENDPOINTS = ['/v1/chat/completions', '/v1/messages', '/v1/responses']
+
+/** The endpoints a model serves: chat models all three chat APIs, embeddings models /v1/embeddings (never Anthropic). */
+function endpointsOf(m: ResolvedModel): string[] {
+  if (m.info.kind === 'embeddings') return m.provider === 'anthropic' ? [] : ['/v1/embeddings']
+  return CHAT_ENDPOINTS
+}
+
+const entry = (m: ResolvedModel) => ({ id: m.name, object: 'model', created: 0, owned_by: m.provider, endpoints: endpointsOf(m) })
+
+/** An org's route, listed like a model (apps pick bare names such as `gpt-4o-mini` from here); owned by `gw`, with its targets. */
+const routeEntry = (r: Route) => ({
+  id: r.name,
+  object: 'model',
+  created: 0,
+  owned_by: 'gw',
+  endpoints: CHAT_ENDPOINTS,
+  route: { strategy: r.strategy, targets: r.targets.map((t) => t.model) },
+})
+
+function json(ctx: AuthedContext, body: unknown): Response {
+  return new Response(JSON.stringify(body), {
+    headers: { 'content-type': 'application/json', 'x-gw-request-id': ctx.requestId, 'x-gw-auth-mode': ctx.identity.authMode },
+  })
+}
+
 export const modelRoutes = (deps: Deps) =>
-  new Elysia({ name: 'model-routes' }).get('/v1/models', ({ request }) =>
-    handleApiRequest(deps, contextFor(request, '/v1/models'), async (authenticate) => {
-      const ctx = await authenticate()
-      const data = []
-      for (const provider of PROVIDER_IDS)
-        for (const m of deps.catalog.list(provider)) {
-          const ref = { provider, id: m.id, name: m.name }
-          if (!modelUnavailable(ctx.org, ref)) data.push({ id: ref.name, object: 'model', created: 0, owned_by: provider })
-        }
-      return new Response(JSON.stringify({ object: 'list', data }), {
-        headers: { 'content-type': 'application/json', 'x-gw-request-id': ctx.requestId, 'x-gw-auth-mode': ctx.identity.authMode },
-      })
-    }),
-  )
+  new Elysia({ name: 'model-routes' })
+    .get('/v1/models', ({ request }) =>
+      handleApiRequest(deps, contextFor(request, '/v1/models'), async (authenticate) => {
+        const ctx = await authenticate()
+        const data: object[] = [...ctx.org.routes.values()].map(routeEntry)
+        for (const provider of PROVIDER_IDS) for (const m of deps.catalog.list(provider)) if (!modelUnavailable(ctx.org, m)) data.push(entry(m))
+        return json(ctx, { object: 'list', data })
+      }),
+    )
+    .get('/v1/models/*', ({ request, params }) =>
+      handleApiRequest(deps, contextFor(request, '/v1/models/{id}'), async (authenticate) => {
+        const ctx = await authenticate()
+        // `provider/model`, sent as one encoded segment (the SDKs) or as two.
+        const id = decodeURIComponent(params['*'])
+        const route = id.includes('/') ? undefined : ctx.org.routes.get(id)
+        if (route) return json(ctx, routeEntry(route))
+        const ref = parseModelRef(id)
+        const m = deps.catalog.resolve(ref.provider, ref.id)
+        if (!m.known || modelUnavailable(ctx.org, ref)) throw notFound(`The model "${id.slice(0, 64)}" does not exist or is not available to this org`)
+        return json(ctx, entry(m))
+      }),
+    )

@@ -3,7 +3,8 @@
 import { Elysia } from 'elysia'
 import { handlePromptRun } from '../../pipeline'
 import type { Deps } from '../../pipeline/context'
-import { contextFor, readJsonBody } from '../request-context'
+import { contextFor } from '../request-context'
+import { bodyReader } from './pipeline-post'
 
 export const promptRoutes = (deps: Deps) =>
   new Elysia({ name: 'prompt-routes' }).post(
@@ -14,11 +15,7 @@ export const promptRoutes = (deps: Deps) =>
         contextFor(request, '/v1/prompts/run'),
         params.idOrSlug,
         new URL(request.url).searchParams.get('version'),
-        async () => {
-          const body = await readJsonBody(request, deps.config.maxBodyBytes, {})
-          server?.timeout(request, 0)
-          return body
-        },
+        bodyReader(deps, request, server, {}),
       ),
     { parse: 'none' },
   )

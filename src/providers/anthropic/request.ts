@@ -101,8 +101,14 @@ export function toAnthropicBody(req: ChatRequest, target: Target): Record<string
   if (req.stop !== undefined) body.stop_sequences = typeof req.stop === 'string' ? [req.stop] : req.stop
   addTools(body, req, strategy)
   const json = jsonRequest(req)
-  if (strategy === 'native' && json?.mode === 'json_schema')
-    body.output_config = { format: { type: 'json_schema', schema: nativeSchema(json.schema) } }
+  const outputConfig: Record<string, unknown> = {}
+  if (strategy === 'native' && json?.mode === 'json_schema') outputConfig.format = { type: 'json_schema', schema: nativeSchema(json.schema) }
+  const effort = typeof req.reasoning_effort === 'string' ? EFFORT[req.reasoning_effort] : undefined
+  if (effort) outputConfig.effort = effort
+  if (Object.keys(outputConfig).length) body.output_config = outputConfig
   if (target.stream) body.stream = true
   return body
 }
+
+/** OpenAI `reasoning_effort` → Anthropic `output_config.effort` (no `minimal` there; `none` sends nothing). */
+const EFFORT: Record<string, string> = { minimal: 'low', low: 'low', medium: 'medium', high: 'high', xhigh: 'xhigh', max: 'max' }

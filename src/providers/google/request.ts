@@ -7,7 +7,20 @@ import { jsonRequest } from '../json-output'
 import type { ChatRequest, ToolChoice } from '../openai-types'
 import { toGeminiContents } from './contents'
 
-function generationConfig(req: ChatRequest): Record<string, unknown> | undefined {
+/** Gemini 2.x models take a thinking budget in tokens (2.5 Pro cannot think less than 128). */
+const BUDGET: Record<string, number> = { none: 0, minimal: 512, low: 1024, medium: 8192, high: 24_576, xhigh: 32_768, max: 32_768 }
+/** Later models take only a level (MINIMAL is refused by some: the lowest sent is LOW). */
+const LEVEL: Record<string, string> = { none: 'LOW', minimal: 'LOW', low: 'LOW', medium: 'MEDIUM', high: 'HIGH', xhigh: 'HIGH', max: 'HIGH' }
+
+/** OpenAI `reasoning_effort` → Gemini `thinkingConfig`, by model generation. */
+function thinkingConfig(effort: unknown, modelId: string): Record<string, unknown> | undefined {
+  if (typeof effort !== 'string' || !(effort in BUDGET)) return undefined
+  if (!/^gemini-2\./.test(modelId)) return { thinkingLevel: LEVEL[effort] }
+  const budget = BUDGET[effort] as number
+  return { thinkingBudget: /^gemini-2\.5-pro/.test(modelId) ? Math.max(128, budget) : budget }
+}
+
+function generationConfig(req: ChatRequest, modelId: string): Record<string, unknown> | undefined {
   const gc: Record<string, unknown> = {}
   const max = req.max_tokens ?? req.max_completion_tokens
   if (max !== undefined) gc.maxOutputTokens = max
@@ -18,6 +31,8 @@ function generationConfig(req: ChatRequest): Record<string, unknown> | undefined
   const json = jsonRequest(req)
   if (json) gc.responseMimeType = 'application/json'
   if (json?.mode === 'json_schema') gc.responseJsonSchema = json.schema
+  const thinking = thinkingConfig(req.reasoning_effort, modelId)
+  if (thinking) gc.thinkingConfig = thinking
   return Object.keys(gc).length ? gc : undefined
 }
 
@@ -33,7 +48,7 @@ export function toGeminiBody(req: ChatRequest, target: Target): Record<string, u
   const { system, contents } = toGeminiContents(req.messages, target.model.id)
   const body: Record<string, unknown> = { contents }
   if (system) body.systemInstruction = { parts: [{ text: system }] }
-  const gc = generationConfig(req)
+  const gc = generationConfig(req, target.model.id)
   if (gc) body.generationConfig = gc
   const declarations = (req.tools ?? [])
     .filter((t) => t.type === 'function')

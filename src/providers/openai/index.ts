@@ -72,6 +72,7 @@ export const openai: ProviderAdapter = {
   capabilities: { requiresMaxTokens: false, temperatureMax: 2 },
   buildRequest: toOpenAIRequest,
   parseResponse: (json) => readOpenAIStyleCompletion(json, OPTIONS),
-  createStream: () => new OpenAIStyleStream(OPTIONS),
+  // OpenAI to OpenAI: plain text chunks are passed on with their model renamed (the light pass).
+  createStream: (target) => new OpenAIStyleStream(OPTIONS, target.model.name),
   parseError: parseOpenAIError,
 }

@@ -136,13 +136,46 @@ function readDelta(raw: unknown, passThrough: boolean): ChunkDelta {
   return delta
 }
 
+/** The upstream's `"model":"…"` field (the first one: it comes before `choices`). */
+const MODEL_FIELD = /"model":"(?:[^"\\]|\\.)*"/
+/** What only a chunk that needs a full read contains (inside strings every `"` is escaped, so text never matches). */
+const NEEDS_READ = ['"finish_reason":"', '"usage":{', '"refusal":"', '"tool_calls"', '"error"', '"content":""']
+
+/**
+ * A chunk of plain text for choice 0 with its model renamed, or undefined when the chunk needs a full
+ * read: a cheap pass per event instead of parse, translate, rebuild and serialise (most of a stream).
+ */
+function passOn(data: string, modelField: string): string | undefined {
+  if (!data.includes('"content":"')) return undefined
+  for (const marker of NEEDS_READ) if (data.includes(marker)) return undefined
+  // One choice, index 0 (a second `"index":` would be another choice or a tool call).
+  const i = data.indexOf('"index":0')
+  if (i < 0 || data.indexOf('"index":', i + 9) >= 0 || data.lastIndexOf('"index":', i - 1) >= 0) return undefined
+  const m = MODEL_FIELD.exec(data)
+  if (!m) return undefined
+  return data.slice(0, m.index) + modelField + data.slice(m.index + m[0].length)
+}
+
 /** Translates an OpenAI-style `data:` stream ending in `data: [DONE]`. */
 export class OpenAIStyleStream implements StreamTranslator {
   private started = false
-  constructor(private readonly opts: OpenAIStyleOptions) {}
+  /** `"model":"provider/model-id"`, when chunks may be passed on with only their model renamed. */
+  private readonly modelField: string | undefined
+
+  /** `passOnAs`: the model name clients see; given, plain text chunks are passed on as `raw` parts. */
+  constructor(
+    private readonly opts: OpenAIStyleOptions,
+    passOnAs?: string,
+  ) {
+    this.modelField = passOnAs === undefined ? undefined : `"model":${JSON.stringify(passOnAs)}`
+  }
 
   push(ev: SseEvent): StreamPart[] {
     if (ev.data === '[DONE]') return [{ type: 'end' }]
+    if (this.started && this.modelField && ev.event === undefined) {
+      const json = passOn(ev.data, this.modelField)
+      if (json !== undefined) return [{ type: 'raw', json }]
+    }
     const json = parseJson(ev.data)
     if (!isRecord(json)) {
       return [{ type: 'failure', failure: { kind: 'provider_error', message: `malformed stream event: ${clip(ev.data, 200)}` } }]
@@ -158,6 +191,7 @@ export class OpenAIStyleStream implements StreamTranslator {
       const meta: StreamPart = { type: 'meta' }
       if (typeof json.id === 'string') meta.id = json.id
       if (typeof json.model === 'string') meta.model = json.model
+      if (typeof json.created === 'number') meta.created = json.created
       parts.push(meta)
     }
     if (Array.isArray(json.choices) && json.choices.length) {

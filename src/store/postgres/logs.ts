@@ -2,7 +2,8 @@
 
 import type { SQL } from 'bun'
 import { decodeCursor, encodeCursor, withoutBodies } from '../log-cursor'
-import type { LogEntry, LogQuery, LogStore, SpendQuery } from '../types'
+import { BIN_SCALE, shapeStats } from '../log-stats'
+import type { LogEntry, LogQuery, LogStats, LogStatsQuery, LogStore, SpendQuery } from '../types'
 import { dimensionOf, MAX_METADATA_VALUES, OTHER_VALUE, type RollupCell, rollup, type UsageQuery, type UsageRow } from '../usage-rollup'
 import { StoreUnavailableError } from '../errors'
 import { q } from './errors'
@@ -202,6 +203,7 @@ export class PgLogStore implements LogStore {
     else if (lq.status === 'error') where.push(sql`l.status >= 400`)
     else if (typeof lq.status === 'number') where.push(sql`l.status = ${lq.status}`)
     if (lq.user) where.push(sql`l.end_user_id = ${lq.user}`)
+    if (lq.provider) where.push(sql`l.entry::jsonb->>'provider' = ${lq.provider}`)
     if (lq.since !== undefined) where.push(sql`${t}.created_at >= ${lq.since}`)
     if (lq.until !== undefined) where.push(sql`${t}.created_at < ${lq.until}`)
     const cursor = lq.cursor ? decodeCursor(lq.cursor) : undefined
@@ -217,6 +219,33 @@ export class PgLogStore implements LogStore {
       data: page.map((r) => JSON.parse(r.entry) as LogEntry),
       nextCursor: rows.length > lq.limit && last ? encodeCursor(Number(last.created_at), last.request_id) : null,
     }
+  }
+
+  /** The dashboard's overview figures, grouped in the database and shaped like SQLite's (src/store/log-stats.ts). */
+  async stats(sq: LogStatsQuery): Promise<LogStats> {
+    const sql = this.sql
+    const key = sq.by === 'model' ? sql`model` : sql`entry::jsonb->>'provider'`
+    const bin = (field: string) => sql`round(ln((entry::jsonb->>${field})::float8 + 1) / ln(2) * ${BIN_SCALE})::int`
+    const rows = await q<Record<string, string | number | null>[]>(sql`
+      SELECT ((created_at - ${sq.since}) / ${sq.bucketMs})::int AS bucket, ${key} AS key, ${bin('latencyMs')} AS lat, ${bin('ttftMs')} AS ttft,
+        count(*)::int AS n, sum((status >= 400)::int)::int AS errors,
+        sum(coalesce((entry::jsonb->'usage'->>'promptTokens')::float8, 0) + coalesce((entry::jsonb->'usage'->>'completionTokens')::float8, 0)) AS tokens,
+        coalesce(sum((entry::jsonb->>'costUsd')::float8), 0) AS cost
+      FROM request_logs WHERE org_id = ${sq.orgId} AND created_at >= ${sq.since} AND created_at < ${sq.until}
+      GROUP BY 1, 2, 3, 4`)
+    return shapeStats(
+      sq,
+      rows.map((r) => ({
+        bucket: Number(r.bucket),
+        key: r.key === null ? null : String(r.key),
+        lat: Number(r.lat ?? 0),
+        ttft: r.ttft === null ? null : Number(r.ttft),
+        n: Number(r.n),
+        errors: Number(r.errors),
+        tokens: Number(r.tokens),
+        cost: Number(r.cost),
+      })),
+    )
   }
 
   async spend(sq: SpendQuery): Promise<number> {

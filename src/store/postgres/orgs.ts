@@ -27,6 +27,10 @@ export class PgOrgStore implements OrgStore {
     return row ? toOrg(row) : undefined
   }
 
+  async listOrgs(): Promise<Org[]> {
+    return (await q<OrgRow[]>(this.sql`SELECT * FROM orgs ORDER BY id`)).map(toOrg)
+  }
+
   async putPolicy(orgId: string, policy: Policy): Promise<void> {
     await q(this.sql`UPDATE orgs SET policy = ${policy}::jsonb WHERE id = ${orgId}`)
   }

@@ -1,8 +1,10 @@
 // SQLite storage of request log entries: batched inserts, lookup by id, filtered pages newest first.
 
 import type { Database, SQLQueryBindings } from 'bun:sqlite'
+import { jsonText } from '../json-text'
 import { decodeCursor, encodeCursor, withoutBodies } from '../log-cursor'
-import type { LogEntry, LogQuery, LogStore, SpendQuery } from '../types'
+import type { LogEntry, LogQuery, LogStats, LogStatsQuery, LogStore, SpendQuery } from '../types'
+import { statsReport } from './log-reports'
 import { dimensionOf, MAX_METADATA_VALUES, OTHER_VALUE, rollup, type UsageQuery, type UsageRow } from '../usage-rollup'
 
 interface UsageSumRow {
@@ -40,8 +42,9 @@ export class SqliteLogStore implements LogStore {
     writeDb: Database = db,
   ) {
     const insert = writeDb.query(
-      `INSERT OR IGNORE INTO request_logs (request_id, org_id, created_at, model, requested_model, status, end_user_id, entry)
-       VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)`,
+      `INSERT OR IGNORE INTO request_logs (request_id, org_id, created_at, model, requested_model, status, end_user_id, entry,
+         provider, key_id, latency_ms, ttft_ms, prompt_tokens, cached_tokens, completion_tokens, cost_usd)
+       VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)`,
     )
     const meta = writeDb.query(
       'INSERT OR IGNORE INTO request_log_metadata (org_id, key, value, created_at, request_id) VALUES (?1, ?2, ?3, ?4, ?5)',
@@ -66,6 +69,9 @@ export class SqliteLogStore implements LogStore {
         const at = Date.parse(e.createdAt)
         const inserted = insert.run(
           e.requestId, e.orgId, at, e.model, e.requestedModel, e.status, e.endUserId, JSON.stringify(withoutBodies(e)),
+          e.provider, e.authMode === 'GwKey' ? e.subject : null, Math.round(e.latencyMs),
+          e.ttftMs === null ? null : Math.round(e.ttftMs), e.usage.promptTokens, e.usage.cachedTokens,
+          e.usage.completionTokens, e.costUsd,
         )
         if (inserted.changes === 0) continue // already written: a retried batch never duplicates
         written.push(e)
@@ -73,8 +79,8 @@ export class SqliteLogStore implements LogStore {
         if (e.requestBody !== undefined || e.responseBody !== undefined)
           bodies.run(
             e.requestId,
-            e.requestBody === undefined ? null : JSON.stringify(e.requestBody),
-            e.responseBody === undefined ? null : JSON.stringify(e.responseBody),
+            e.requestBody === undefined ? null : jsonText(e.requestBody),
+            e.responseBody === undefined ? null : jsonText(e.responseBody),
           )
       }
       for (const c of rollup(written)) {
@@ -160,6 +166,7 @@ export class SqliteLogStore implements LogStore {
       )
     } else where.push(`l.org_id = ${arg(q.orgId)}`)
     if (q.model) where.push(`(l.model = ${arg(q.model)} OR l.requested_model = ?${args.length})`)
+    if (q.provider) where.push(`l.provider = ${arg(q.provider)}`)
     if (q.status === 'success') where.push('l.status < 400')
     else if (q.status === 'error') where.push('l.status >= 400')
     else if (typeof q.status === 'number') where.push(`l.status = ${arg(q.status)}`)
@@ -180,6 +187,10 @@ export class SqliteLogStore implements LogStore {
       data: page.map((r) => JSON.parse(r.entry) as LogEntry),
       nextCursor: rows.length > q.limit && last ? encodeCursor(last.created_at, last.request_id) : null,
     }
+  }
+
+  async stats(q: LogStatsQuery): Promise<LogStats> {
+    return statsReport(this.db, q)
   }
 
   async pruneLogs(before: number, limit: number): Promise<number> {

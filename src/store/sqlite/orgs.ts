@@ -18,6 +18,7 @@ export class SqliteOrgStore implements OrgStore {
         'INSERT INTO orgs (id, name, created_at) VALUES (?1, ?2, ?3) RETURNING *',
       ),
       get: db.query<OrgRow, [string]>('SELECT * FROM orgs WHERE id = ?1'),
+      list: db.query<OrgRow, []>('SELECT * FROM orgs ORDER BY id'),
       policy: db.query<null, [string, string]>('UPDATE orgs SET policy = ?2 WHERE id = ?1'),
       putProvider: db.query<ProviderRow, [string, string, string, string, string | null, number, number, string]>(
         `INSERT INTO provider_keys (org_id, provider, name, api_key_enc, base_url, enabled, weight, updated_at)
@@ -39,6 +40,10 @@ export class SqliteOrgStore implements OrgStore {
   async getOrg(id: string): Promise<Org | undefined> {
     const row = this.q.get.get(id)
     return row ? toOrg(row) : undefined
+  }
+
+  async listOrgs(): Promise<Org[]> {
+    return this.q.list.all().map(toOrg)
   }
 
   async putPolicy(orgId: string, policy: Policy): Promise<void> {

@@ -1,0 +1,54 @@
+// The Anthropic adapter of /v1/messages: the client's body goes upstream untouched apart from `model`
+// (system blocks, cache_control, thinking signatures, tools, documents), with the client's
+// anthropic-version and anthropic-beta; the answer and its events come back as Anthropic sent them.
+
+import { ANTHROPIC_VERSION, anthropic } from '../../providers/anthropic'
+import { readAnthropicMessage } from '../../providers/anthropic/response'
+import { AnthropicStream } from '../../providers/anthropic/stream'
+import type { ProviderAdapter, Target, UpstreamRequest } from '../../providers/adapter'
+import { isRecord } from '../../providers/upstream-errors'
+import { RawRelay, withModel } from '../raw-relay'
+
+function anthropicHeaders(target: Target, client: Headers): Record<string, string> {
+  const h: Record<string, string> = {
+    'x-api-key': target.apiKey,
+    'anthropic-version': client.get('anthropic-version') ?? ANTHROPIC_VERSION,
+    'content-type': 'application/json',
+  }
+  const beta = client.get('anthropic-beta')
+  if (beta) h['anthropic-beta'] = beta
+  return h
+}
+
+export function anthropicPassThrough(native: Record<string, unknown>, client: Headers): ProviderAdapter {
+  return {
+    ...anthropic,
+    buildRequest: (_req, target): UpstreamRequest => ({
+      url: `${target.baseUrl}/messages`,
+      headers: anthropicHeaders(target, client),
+      body: withModel(native, target.model.id),
+    }),
+    parseResponse: (json) => ({ ...readAnthropicMessage(json, false), native: json }),
+    createStream: () => new RawRelay(new AnthropicStream(false)),
+  }
+}
+
+/** POST /v1/messages/count_tokens, relayed: the answer is `{input_tokens}` (counting is free: no usage is logged). */
+export function anthropicCountTokens(native: Record<string, unknown>, client: Headers): ProviderAdapter {
+  return {
+    ...anthropic,
+    buildRequest: (_req, target): UpstreamRequest => ({
+      url: `${target.baseUrl}/messages/count_tokens`,
+      headers: anthropicHeaders(target, client),
+      body: withModel(native, target.model.id),
+    }),
+    parseResponse: (json) => {
+      if (!isRecord(json) || typeof json.input_tokens !== 'number') throw new Error('answer has no input_tokens')
+      return {
+        choices: [{ index: 0, message: { role: 'assistant', content: '', refusal: null }, finish_reason: 'stop', logprobs: null }],
+        usage: { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 },
+        native: json,
+      }
+    },
+  }
+}

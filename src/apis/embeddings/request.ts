@@ -1,0 +1,64 @@
+// POST /v1/embeddings body (OpenAI's shape) → gw's ChatInput: the inputs as user messages for policy
+// (blocked terms, prompt-token limits, rate limits) and the checked request for the embeddings adapters.
+
+import { type Static, Type as t } from '@sinclair/typebox'
+import { badRequest } from '../../errors'
+import { parseMetadata, type RouteResolver, routingOf, withoutGatewayFields } from '../../pipeline/chat-input'
+import type { ChatInput } from '../../pipeline/context'
+import { validator } from '../../schemas/chat-body'
+
+const EmbeddingsBody = t.Object(
+  {
+    model: t.String({ minLength: 1, maxLength: 256 }),
+    input: t.Union([
+      t.String(),
+      t.Array(t.String(), { minItems: 1, maxItems: 2048 }),
+      t.Array(t.Integer({ minimum: 0 }), { minItems: 1 }),
+      t.Array(t.Array(t.Integer({ minimum: 0 }), { minItems: 1 }), { minItems: 1, maxItems: 2048 }),
+    ]),
+    encoding_format: t.Optional(t.Union([t.Literal('float'), t.Literal('base64')])),
+    // The largest vectors any provider gives are 3,072 numbers; a huge value is a mistake, not a request.
+    dimensions: t.Optional(t.Integer({ minimum: 1, maximum: 16_384 })),
+    user: t.Optional(t.String({ maxLength: 256 })),
+  },
+  { additionalProperties: true },
+)
+export type EmbeddingsBodyT = Static<typeof EmbeddingsBody>
+const checkEmbeddingsBody = validator(EmbeddingsBody)
+
+/** What the embeddings adapters need from the request. */
+export interface EmbeddingsRequest {
+  /** The client's body minus gw's fields (what OpenAI gets, model swapped). */
+  native: Record<string, unknown>
+  /** Texts, or OpenAI token arrays (which only OpenAI takes). */
+  input: string[] | number[][]
+  base64: boolean
+  dimensions: number | undefined
+}
+
+/** `model`: one of the org's routes or `provider/model-id`. */
+export function parseEmbeddingsInput(raw: unknown, routeOf?: RouteResolver): { input: ChatInput; request: EmbeddingsRequest } {
+  const b = checkEmbeddingsBody(raw)
+  const rawRecord = raw as Record<string, unknown>
+  const texts = typeof b.input === 'string' ? [b.input] : b.input
+  const tokens = texts.length > 0 && typeof texts[0] !== 'string'
+  if (texts.some((x) => (typeof x === 'string' ? false : !Array.isArray(x) && typeof x !== 'number')))
+    throw badRequest('Invalid field "input": expected a string, an array of strings or token arrays')
+  const input = tokens ? (typeof texts[0] === 'number' ? [texts as number[]] : (texts as number[][])) : (texts as string[])
+  const chat: ChatInput = {
+    requestedModel: b.model,
+    ...routingOf(raw, b.model, routeOf),
+    // The inputs as user messages: what policy (blocked terms, token limits) and usage estimates read.
+    body: { model: b.model, messages: input.map((x) => ({ role: 'user', content: typeof x === 'string' ? x : '' })) },
+    stream: false,
+    // OpenAI's embeddings request has no metadata of its own: a body `metadata` is gw's.
+    metadata: parseMetadata(rawRecord.metadata),
+    user: b.user,
+    outputSchema: undefined,
+  }
+  const { metadata: _gw, ...native } = withoutGatewayFields(rawRecord)
+  return {
+    input: chat,
+    request: { native, input, base64: b.encoding_format === 'base64', dimensions: b.dimensions },
+  }
+}

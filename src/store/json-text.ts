@@ -1,0 +1,15 @@
+// The JSON text a logged body was parsed from or serialised to, when gw has it already: the log
+// writer stores that text instead of serialising the value a second time (docs/benchmarks.md).
+
+const texts = new WeakMap<object, string>()
+
+/** Notes that `value` is `text` as JSON; returns `value`. Primitives are not noted (they are cheap). */
+export function withJsonText<T>(value: T, text: string): T {
+  if (typeof value === 'object' && value !== null) texts.set(value, text)
+  return value
+}
+
+/** `value` as JSON text: the noted text when there is one, else JSON.stringify. */
+export function jsonText(value: unknown): string {
+  return (typeof value === 'object' && value !== null && texts.get(value)) || JSON.stringify(value)
+}

@@ -1,0 +1,72 @@
+// Shapes the dashboard reads from the admin API (see docs/dashboard.md).
+
+export type { LogEntry, LogStats, Route } from '../store/types'
+export type { BudgetStatus } from '../policy/budgets'
+export type { UsageRow } from '../store/usage-rollup'
+
+export interface OrgSummary {
+  id: string
+  name: string
+  createdAt: string
+}
+
+export interface ServiceKeyInfo {
+  id: string
+  name: string | null
+  createdAt: string
+  revokedAt: string | null
+  lastUsedAt: string | null
+  requestsPerMinute?: number
+  tokensPerMinute?: number
+}
+
+export interface ProviderInfo {
+  provider: string
+  /** Several keys per provider (PRODUCT §13); `gw provider set` names its key `default`. */
+  name: string
+  weight: number
+  apiKey: string
+  baseUrl: string | null
+  enabled: boolean
+  updatedAt: string
+}
+
+export interface OrgDetail {
+  id: string
+  name: string
+  createdAt: string
+  policy: Record<string, unknown>
+  providers: ProviderInfo[]
+  serviceKeys: ServiceKeyInfo[]
+  signingSecrets: { kid: string; createdAt: string }[]
+  oidc: { issuer: string; audience: string; jwksUri: string | null; orgClaim: string | null } | null
+}
+
+export interface PromptSummary {
+  id: string
+  slug: string
+  name: string | null
+  publishedVersion: number | null
+  currentVersion: number | null
+  createdAt: string
+}
+
+export interface PromptVersionInfo {
+  version: number
+  systemTemplate?: string
+  userTemplate: string
+  variables: { name: string; type: string; required: boolean }[]
+  model: string
+  temperature?: number
+  maxTokens?: number
+  createdAt: string
+}
+
+export interface PromptDetail extends Omit<PromptSummary, 'createdAt'> {
+  versions: PromptVersionInfo[]
+}
+
+export interface Page<T> {
+  data: T[]
+  nextCursor: string | null
+}

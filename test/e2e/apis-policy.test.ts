@@ -1,0 +1,102 @@
+// The org's policy on /v1/messages, /v1/responses and /v1/embeddings: allowed models, blocked terms,
+// required metadata (as x-gw-metadata), token limits — each refused in the endpoint's error shape,
+// nothing sent upstream; the policy's output limit reaches a pass-through request that set none.
+
+import { expect, test } from 'bun:test'
+import { useAllProviders } from '../helpers/all-providers'
+import type { TestGateway } from '../helpers/gateway'
+
+let gw: TestGateway
+const { fakes } = useAllProviders((s) => {
+  gw = s.gw
+})
+const upstreamCalls = () => Object.values(fakes).reduce((n, f) => n + f.requests.length, 0)
+
+async function org(policy: object): Promise<string> {
+  const id = `apis-${Math.random().toString(36).slice(2, 8)}`
+  await gw.admin('POST', '/orgs', { id, name: id })
+  for (const [p, f] of Object.entries(fakes)) await gw.admin('PUT', `/orgs/${id}/providers/${p}`, { apiKey: f.apiKey, baseUrl: f.url })
+  expect((await gw.admin('PUT', `/orgs/${id}/policy`, policy)).status).toBe(200)
+  return ((await (await gw.admin('POST', `/orgs/${id}/service-keys`, {})).json()) as { key: string }).key
+}
+
+const call = async (key: string, path: string, body: object, headers: Record<string, string> = {}) => {
+  const res = await fetch(`${gw.url}${path}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', ...headers },
+    body: JSON.stringify(body),
+  })
+  return { status: res.status, body: (await res.json()) as Record<string, any> }
+}
+
+const messages = (content: string, extra: object = {}) => ({ model: 'claude-haiku-4-5', max_tokens: 50, messages: [{ role: 'user', content }], ...extra })
+const TEAM = { 'x-gw-metadata': '{"team":"core"}' }
+
+test('Messages: required metadata, blocked terms in system blocks, token limits and models, in Anthropic’s shape', async () => {
+  const key = await org({ requiredMetadata: ['team'], blockedTerms: ['project-x'], maxTokens: 100, allowedModels: ['anthropic/claude-haiku*', 'openai/*'] })
+  const before = upstreamCalls()
+  const noTeam = await call(key, '/v1/messages', messages('hi'))
+  expect(noTeam).toMatchObject({ status: 403, body: { type: 'error', error: { type: 'permission_error', code: 'policy_violation' } } })
+  const blocked = await call(key, '/v1/messages', messages('hi', { system: [{ type: 'text', text: 'About Project-X.' }] }), TEAM)
+  expect(blocked).toMatchObject({ status: 403, body: { error: { code: 'policy_violation' } } })
+  const tooMany = await call(key, '/v1/messages', messages('hi', { max_tokens: 500 }), TEAM)
+  expect(tooMany).toMatchObject({ status: 400, body: { error: { type: 'invalid_request_error', code: 'token_limit_exceeded' } } })
+  const model = await call(key, '/v1/messages', messages('hi', { model: 'claude-sonnet-4-6' }), TEAM)
+  expect(model).toMatchObject({ status: 403, body: { error: { code: 'model_not_allowed' } } })
+  expect(upstreamCalls()).toBe(before)
+  expect((await call(key, '/v1/messages', messages('hi'), TEAM)).status).toBe(200)
+})
+
+test('Responses: blocked terms in input items; the org’s output limit is sent to OpenAI when the request sets none', async () => {
+  const key = await org({ blockedTerms: ['project-x'], maxTokens: 64 })
+  const blocked = await call(key, '/v1/responses', { model: 'openai/gpt-4o', input: [{ role: 'user', content: [{ type: 'input_text', text: 'project-x plans' }] }] })
+  expect(blocked).toMatchObject({ status: 403, body: { error: { type: 'policy_violation', code: 'policy_violation' } } })
+  const over = await call(key, '/v1/responses', { model: 'openai/gpt-4o', input: 'hi', max_output_tokens: 65 })
+  expect(over).toMatchObject({ status: 400, body: { error: { code: 'token_limit_exceeded' } } })
+  fakes.openai.reset()
+  expect((await call(key, '/v1/responses', { model: 'openai/gpt-4o', input: 'hi' })).status).toBe(200)
+  expect(fakes.openai.requests[0]?.body).toEqual({ model: 'gpt-4o', input: 'hi', max_output_tokens: 64 })
+})
+
+test('Embeddings: blocked terms in any input and required metadata, in gw’s shape', async () => {
+  const key = await org({ blockedTerms: ['project-x'], requiredMetadata: ['team'] })
+  const before = upstreamCalls()
+  expect(await call(key, '/v1/embeddings', { model: 'openai/text-embedding-3-small', input: ['fine', 'project-X'] }, TEAM)).toMatchObject({
+    status: 403,
+    body: { error: true, code: 'policy_violation' },
+  })
+  expect(await call(key, '/v1/embeddings', { model: 'openai/text-embedding-3-small', input: 'fine' })).toMatchObject({ status: 403, body: { code: 'policy_violation' } })
+  expect(upstreamCalls()).toBe(before)
+  expect((await call(key, '/v1/embeddings', { model: 'openai/text-embedding-3-small', input: 'fine', metadata: { team: 'a' } })).status).toBe(200)
+})
+
+test('Budgets: a reservation that does not fit is 429 budget_exceeded in each endpoint’s shape', async () => {
+  const key = await org({ budgets: [{ scope: 'org', usd: 0.0000001, period: 'day' }] })
+  const before = upstreamCalls()
+  const m = await call(key, '/v1/messages', messages('hi'))
+  expect(m).toMatchObject({ status: 429, body: { type: 'error', error: { type: 'rate_limit_error', code: 'budget_exceeded' } } })
+  const r = await call(key, '/v1/responses', { model: 'openai/gpt-4o', input: 'hi', max_output_tokens: 50 })
+  expect(r).toMatchObject({ status: 429, body: { error: { type: 'budget_exceeded', code: 'budget_exceeded' } } })
+  expect(upstreamCalls()).toBe(before)
+})
+
+test('An org’s route names work on the new endpoints, before the API’s own bare ids', async () => {
+  expect((await gw.admin('PUT', '/orgs/default/routes/claude-sonnet-4-6', { targets: [{ model: 'mistral/mistral-small-latest' }], fallback: [{ model: 'openai/gpt-4o-mini' }] })).status).toBe(200)
+  expect((await gw.admin('PUT', '/orgs/default/routes/embed', { targets: [{ model: 'google/gemini-embedding-001' }] })).status).toBe(200)
+  try {
+    fakes.mistral.enqueue({ kind: 'error', status: 500, errorType: 'server' })
+    const m = await call(gw.key, '/v1/messages', messages('hi', { model: 'claude-sonnet-4-6' }))
+    // The route's target failed; its own fallback answered, in Anthropic's form.
+    expect(m).toMatchObject({ status: 200, body: { type: 'message', model: 'openai/gpt-4o-mini' } })
+    expect(fakes.anthropic.requests).toHaveLength(0)
+    const e = await call(gw.key, '/v1/embeddings', { model: 'embed', input: 'hi' })
+    expect(e.status).toBe(200)
+    expect(fakes.google.requests.at(-1)?.path).toBe('/v1beta/models/gemini-embedding-001:batchEmbedContents')
+    const r = await call(gw.key, '/v1/responses', { model: 'gpt-4o-mini', input: 'hi' })
+    expect(fakes.openai.requests.at(-1)?.path).toBe('/v1/responses')
+    expect(r.status).toBe(200)
+  } finally {
+    await gw.admin('DELETE', '/orgs/default/routes/claude-sonnet-4-6')
+    await gw.admin('DELETE', '/orgs/default/routes/embed')
+  }
+})

@@ -1,0 +1,59 @@
+// Prompt token counting is bounded in work: long runs, huge prompts and special tokens never hold the event loop for long.
+
+import { expect, test } from 'bun:test'
+import { countPromptTokens, warmTokenizer } from '../../src/policy/prompt-tokens'
+import type { ChatRequest } from '../../src/providers/openai-types'
+
+const ask = (content: string): ChatRequest => ({ model: 'gpt-4o', messages: [{ role: 'user', content }] })
+
+/** The longest the event loop went without running a 1 ms interval while `work` ran. */
+async function longestStall(work: () => Promise<unknown>): Promise<number> {
+  let last = performance.now()
+  let longest = 0
+  const timer = setInterval(() => {
+    const now = performance.now()
+    longest = Math.max(longest, now - last)
+    last = now
+  }, 1)
+  try {
+    await work()
+  } finally {
+    clearInterval(timer)
+  }
+  return longest
+}
+
+test('a 1 MB unbroken word is counted without holding the event loop (generous bound: 250 ms)', async () => {
+  await warmTokenizer()
+  let n = 0
+  const stall = await longestStall(async () => {
+    n = await countPromptTokens(ask('a'.repeat(1_000_000)))
+  })
+  expect(n).toBeGreaterThan(100_000)
+  expect(stall).toBeLessThan(250)
+})
+
+test('counting stops past the limit, and when the client leaves', async () => {
+  const text = 'word '.repeat(400_000)
+  const started = performance.now()
+  const n = await countPromptTokens(ask(text), { stopAbove: 100 })
+  expect(n).toBeGreaterThan(100)
+  expect(n).toBeLessThan(10_000)
+  expect(performance.now() - started).toBeLessThan(1_000)
+  const ac = new AbortController()
+  ac.abort()
+  await expect(countPromptTokens(ask(text), { signal: ac.signal })).rejects.toThrow()
+})
+
+test('special tokens are plain text, and tools, tool arguments and unknown fields are counted', async () => {
+  const plain = await countPromptTokens(ask('say <|endoftext|> please'))
+  expect(plain).toBeGreaterThan(10)
+  const base = await countPromptTokens(ask('hi'))
+  const withTool = await countPromptTokens({
+    ...ask('hi'),
+    tools: [{ type: 'function', function: { name: 'f', description: 'many words '.repeat(50) } }],
+  })
+  expect(withTool - base).toBeGreaterThan(100)
+  const withUnknown = await countPromptTokens({ ...ask('hi'), prediction: { type: 'content', content: 'x '.repeat(100) } } as ChatRequest)
+  expect(withUnknown - base).toBeGreaterThan(90)
+})
