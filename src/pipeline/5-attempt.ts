@@ -17,7 +17,8 @@ import { estimatePromptTokens } from '../tokens'
 import type { AuthedContext, Deps, ModelRef } from './context'
 
 export type Answer =
-  | { kind: 'json'; completion: UpstreamCompletion; refusal: boolean }
+  /** `text`: the upstream body as received (a relayed answer goes out as these very bytes). */
+  | { kind: 'json'; completion: UpstreamCompletion; refusal: boolean; text: string }
   | { kind: 'stream'; head: StreamPart[]; attempt: UpstreamAttempt; refusal: boolean }
 
 export type AttemptResult = { ok: true; answer: Answer } | { ok: false; failure: UpstreamFailure }
@@ -167,7 +168,7 @@ export class UpstreamAttempt {
       }
       this.refusal = completionIsRefusal(completion)
       this.succeed()
-      return { ok: true, answer: { kind: 'json', completion, refusal: this.refusal } }
+      return { ok: true, answer: { kind: 'json', completion, refusal: this.refusal, text } }
     }
 
     const contentType = res.headers.get('content-type') ?? ''

@@ -172,7 +172,8 @@ export function jsonAnswer(deps: Deps, ctx: AuthedContext, d: Dispatched, finish
   const usage = c.usage ?? estimateUsage(d, text)
   const cost = costOf(d, usage)
   const body = shape.json(c, usage, cost, answerInfo(deps, ctx, d))
-  const json = JSON.stringify(body)
+  // A relayed answer (the provider's own body, unchanged) goes out as the bytes that came in.
+  const json = body === c.native ? d.answer.text : JSON.stringify(body)
   finish({
     ...baseOutcome(d),
     structuredOutput: checkStructuredOutput(d.attempt.body, c.choices[0]?.message.content ?? null),
