@@ -22,7 +22,7 @@ const ORG_ID = /^[a-z0-9][a-z0-9_-]{0,63}$/
  * the line of its parent, each list index as the n-th `-` item there. Good enough to point at the
  * right place in a hand-written file; 0 when not found.
  */
-export function lineOf(text: string, path: (string | number)[]): number {
+function lineOf(text: string, path: (string | number)[]): number {
   const lines = text.split('\n')
   let at = 0
   let indent = -1

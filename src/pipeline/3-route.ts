@@ -19,7 +19,7 @@ export interface Candidate {
 }
 
 /** A weighted draw among the healthy keys (all enabled keys when none is healthy), then the rest by weight. */
-export function orderKeys(keys: readonly ProviderRecord[], healthy: (k: ProviderRecord) => boolean, random = Math.random): ProviderRecord[] {
+function orderKeys(keys: readonly ProviderRecord[], healthy: (k: ProviderRecord) => boolean, random = Math.random): ProviderRecord[] {
   const enabled = keys.filter((k) => k.enabled)
   const ok = enabled.filter(healthy)
   const pool = ok.length ? ok : enabled

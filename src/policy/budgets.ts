@@ -13,7 +13,7 @@ export interface BudgetHold {
 }
 
 /** Who the request is, as the budget scopes see it. */
-export interface BudgetSubjects {
+interface BudgetSubjects {
   orgId: string
   /** The service key's id; undefined for signed tokens and OIDC (no key budget applies). */
   keyId: string | undefined
@@ -34,7 +34,7 @@ interface Period {
   endsAt: number | null
 }
 
-export function periodOf(period: BudgetPeriod, now: number): Period {
+function periodOf(period: BudgetPeriod, now: number): Period {
   const d = new Date(now)
   const day = d.toISOString().slice(0, 10)
   if (period === 'day') return { id: day, fromDay: day, toDay: day, endsAt: Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate() + 1) }
@@ -49,7 +49,7 @@ function subjectOf(scope: BudgetScope, s: BudgetSubjects): string | undefined {
   return scope === 'org' ? s.orgId : scope === 'key' ? s.keyId : s.endUserId
 }
 
-export interface ScopedBudget {
+interface ScopedBudget {
   budget: Budget
   subject: string
   period: Period

@@ -5,7 +5,7 @@ import type { LogStore } from './types'
 
 const DAY_MS = 86_400_000
 /** Entries deleted per transaction: a few milliseconds of work on the writer connection. */
-export const PRUNE_BATCH = 500
+const PRUNE_BATCH = 500
 
 /** Deletes every entry created before `cutoff` (epoch ms), one small batch at a time; returns how many. */
 export async function pruneBefore(logs: LogStore, cutoff: number, batch = PRUNE_BATCH): Promise<number> {

@@ -77,4 +77,4 @@ export function shapeStats(q: LogStatsQuery, rows: StatsGroupRow[]): LogStats {
   }
 }
 
-export const bucketCount = (q: LogStatsQuery) => Math.max(1, Math.ceil((q.until - q.since) / q.bucketMs))
+const bucketCount = (q: LogStatsQuery) => Math.max(1, Math.ceil((q.until - q.since) / q.bucketMs))
