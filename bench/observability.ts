@@ -12,44 +12,26 @@ import { Tracer } from '../src/observability/tracer'
 import type { RequestContext } from '../src/pipeline/context'
 import type { Target } from '../src/providers/adapter'
 import type { LogEntry } from '../src/store/types'
+import { entry as benchEntry } from './log-store'
 
 const catalog = loadCatalog()
 
+/** The log store bench's realistic entry, without bodies or tags (the observer reads neither), as given. */
 function entry(over: Partial<LogEntry>): LogEntry {
+  const { requestBody: _q, responseBody: _r, ...base } = benchEntry(0, Date.now())
   return {
-    requestId: '01a209e4-1b7f-76b9-9343-4923f57918bd',
-    createdAt: new Date().toISOString(),
-    orgId: 'default',
-    endpoint: '/v1/chat/completions',
-    authMode: 'GwKey',
-    subject: 'k1',
-    endUserId: null,
-    user: null,
-    promptId: null,
-    promptSlug: null,
-    promptVersion: null,
-    requestedModel: 'openai/gpt-4o-mini',
-    route: null,
-    providerKey: null,
-    model: 'openai/gpt-4o-mini',
-    provider: 'openai',
+    ...base,
     stream: false,
     status: 200,
     errorCode: null,
-    errorMessage: null,
-    fallback: { used: false, reason: null, model: null },
-    attempts: [{ model: 'openai/gpt-4o-mini', outcome: 'ok', status: 200, latencyMs: 120 }],
+    endUserId: null,
+    user: null,
     usage: { promptTokens: 420, completionTokens: 180, totalTokens: 600, cachedTokens: 128, cacheWriteTokens: 0, reasoningTokens: 0, estimated: false },
     costUsd: 0.000171,
-    priceVersion: 'bench',
     latencyMs: 130,
     upstreamLatencyMs: 100,
     ttftMs: null,
-    incomplete: false,
-    refusal: false,
-    warnings: [],
     metadata: {},
-    structuredOutput: null,
     ...over,
   }
 }

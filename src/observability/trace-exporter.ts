@@ -3,6 +3,7 @@
 
 import type { OtelConfig } from '../config'
 import { version as GW_VERSION } from '../../package.json'
+import { FlushTimer } from '../flush-timer'
 import { encodeJson, encodeProtobuf, type ExportResource, type SpanData } from './otlp-encode'
 
 /** The resource every span is exported under: service.name from OTEL_SERVICE_NAME, plus OTEL_RESOURCE_ATTRIBUTES. */
@@ -28,7 +29,7 @@ export interface ExporterOptions {
 
 export class TraceExporter {
   private queue: SpanData[] = []
-  private timer: ReturnType<typeof setTimeout> | undefined
+  private readonly timer = new FlushTimer(() => void this.flush())
   private flushing: Promise<void> | undefined
   readonly stats = { exported: 0, dropped: 0, failedExports: 0 }
   private readonly maxQueue: number
@@ -52,19 +53,10 @@ export class TraceExporter {
       if (this.queue.length >= this.maxQueue) this.stats.dropped++
       else this.queue.push(s)
     }
-    if (this.queue.length >= this.maxBatch) this.schedule(0)
-    else this.schedule(this.intervalMs)
+    if (this.queue.length >= this.maxBatch) this.timer.schedule(0)
+    else this.timer.schedule(this.intervalMs)
   }
 
-  private schedule(ms: number): void {
-    if (this.timer !== undefined && ms > 0) return
-    clearTimeout(this.timer)
-    this.timer = setTimeout(() => {
-      this.timer = undefined
-      void this.flush()
-    }, ms)
-    this.timer.unref()
-  }
 
   /** Sends what is queued, one batch at a time; one export in flight at most (later calls share it). */
   flush(): Promise<void> {
@@ -99,8 +91,7 @@ export class TraceExporter {
 
   /** Sends what is left, waiting at most `waitMs` for a slow collector (shutdown must not hang on it). */
   async close(waitMs = 2000): Promise<void> {
-    clearTimeout(this.timer)
-    this.timer = undefined
+    this.timer.cancel()
     await Promise.race([this.flush(), Bun.sleep(waitMs)])
   }
 }

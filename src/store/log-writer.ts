@@ -1,5 +1,6 @@
 // Write-behind queue for request log entries: batched, one transaction per batch, off the hot path.
 
+import { FlushTimer } from '../flush-timer'
 import { StoreUnavailableError } from './errors'
 import type { LogSpool } from './log-spool'
 import type { LogEntry, LogStore } from './types'
@@ -18,7 +19,7 @@ export class LogWriter {
   private queue: LogEntry[] = []
   /** Entries not yet on disk, by request id, so a lookup right after the response finds them. */
   private readonly pending = new Map<string, LogEntry>()
-  private timer: ReturnType<typeof setTimeout> | undefined
+  private readonly timer = new FlushTimer(() => void this.flush())
   private flushing: Promise<void> | undefined
   private failures = 0
   private closed = false
@@ -40,7 +41,7 @@ export class LogWriter {
     this.intervalMs = opts.intervalMs ?? 50
     this.maxQueue = opts.maxQueue ?? 200_000
     // Entries spooled before a restart are written as soon as the database answers.
-    if (opts.spool && !opts.spool.empty) this.schedule(0)
+    if (opts.spool && !opts.spool.empty) this.timer.schedule(0)
   }
 
   write(entry: LogEntry): void {
@@ -52,8 +53,8 @@ export class LogWriter {
       this.stats.dropped++
     }
     if (this.closed) return
-    if (this.queue.length >= this.batchSize) this.schedule(0)
-    else this.schedule(this.intervalMs)
+    if (this.queue.length >= this.batchSize) this.timer.schedule(0)
+    else this.timer.schedule(this.intervalMs)
   }
 
   /** An entry still waiting in the queue (read-your-writes for GET /v1/logs/:id). */
@@ -87,7 +88,7 @@ export class LogWriter {
   /** Flushes, retrying failed batches a few times; what still fails goes to the spool, else is counted as dropped. */
   async close(retries = 5): Promise<void> {
     this.closed = true
-    clearTimeout(this.timer)
+    this.timer.cancel()
     for (let i = 0; i <= retries && this.queue.length; i++) {
       await this.flush()
       if (this.queue.length && !this.toSpool()) await Bun.sleep(100 * (i + 1))
@@ -103,7 +104,7 @@ export class LogWriter {
     if (spool && !spool.empty) {
       if (performance.now() < this.retryAt || !(await this.drainSpool(spool))) {
         this.toSpool()
-        if (!this.closed) this.schedule(Math.max(1, this.retryAt - performance.now()))
+        if (!this.closed) this.timer.schedule(Math.max(1, this.retryAt - performance.now()))
         return
       }
     }
@@ -140,15 +141,6 @@ export class LogWriter {
     }
   }
 
-  private schedule(ms: number): void {
-    if (this.timer !== undefined && ms > 0) return
-    clearTimeout(this.timer)
-    this.timer = setTimeout(() => {
-      this.timer = undefined
-      void this.flush()
-    }, ms)
-    this.timer.unref()
-  }
 
   /** Writes one batch; false when it failed (it waits in the queue, or in the spool when the database is unreachable). */
   private async writeBatch(): Promise<boolean> {
@@ -175,6 +167,6 @@ export class LogWriter {
     this.opts.onError?.(err, this.failures)
     const backoff = Math.min(5000, 50 * 2 ** this.failures)
     this.retryAt = performance.now() + backoff
-    if (!this.closed) this.schedule(backoff)
+    if (!this.closed) this.timer.schedule(backoff)
   }
 }

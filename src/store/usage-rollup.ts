@@ -78,8 +78,8 @@ export function rollup(entries: Iterable<LogEntry>): RollupCell[] {
     const day = dayOf(e.createdAt)
     const u = e.usage
     const cached = u.cachedTokens
-    const written = u.cacheWriteTokens ?? 0
-    const reasoning = Math.min(u.reasoningTokens ?? 0, u.completionTokens)
+    const written = u.cacheWriteTokens
+    const reasoning = Math.min(u.reasoningTokens, u.completionTokens)
     for (const [dim, value] of cellsOf(e)) {
       const id = `${e.orgId}\u0000${day}\u0000${dim}\u0000${value}`
       let c = cells.get(id)
