@@ -2,6 +2,7 @@
 
 import { GatewayError } from '../errors'
 import { type Admission, type LimitCheck, MemoryRateLimiter, type RateLimiter } from '../policy/rate-limiter'
+import { FlushTimer } from '../flush-timer'
 import { luaScript, RedisUnavailableError, type RedisLink } from './redis-link'
 
 /**
@@ -10,13 +11,37 @@ import { luaScript, RedisUnavailableError, type RedisLink } from './redis-link'
  * What was charged in second s counts during seconds s … s + 59 (so Retry-After is 1..60). The
  * common path reads two fields and writes three per counter; buckets leave `sum` as time passes,
  * one second at a time, and the buckets are scanned only to say when a refused request fits.
- * Checks every counter, and only when all have room charges them all. Returns {0, 0} when
- * admitted, else {index of the refused counter (1-based), seconds until it has room}.
- * KEYS: the counters. ARGV: now (ms), then limit and cost per counter.
+ *
+ * First applies this instance's token-charge corrections made since its last call (so a correction
+ * costs no round trip of its own), then checks every counter, and only when all have room charges
+ * them all. Returns {0, 0} when admitted (or when there was nothing to check), else {index of the
+ * refused counter (1-based), seconds until it has room}.
+ * KEYS: the n counters, then each correction's counters. ARGV: now (ms), n, limit and cost per
+ * counter, the number of corrections, then per correction: its second, delta and number of counters.
  */
 const ADMIT = luaScript(`
 local now = tonumber(ARGV[1])
 local sec = math.floor(now / 1000)
+local n = tonumber(ARGV[2])
+local a = 3 + 2 * n
+local k = n
+for _ = 1, tonumber(ARGV[a]) do
+  local at, delta, nk = tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2]), tonumber(ARGV[a + 3])
+  a = a + 3
+  -- A charge made in a second that no longer counts is not corrected (nor one older than 'low').
+  if at >= sec - 60 then
+    for j = k + 1, k + nk do
+      local key = KEYS[j]
+      local low = tonumber(redis.call('HGET', key, 'low') or '-1')
+      if low >= 0 and at >= low then
+        redis.call('HINCRBY', key, at, delta)
+        redis.call('HINCRBY', key, 'sum', delta)
+        redis.call('PEXPIRE', key, 61000)
+      end
+    end
+  end
+  k = k + nk
+end
 local function live(key)
   local low = tonumber(redis.call('HGET', key, 'low') or sec)
   local sum = tonumber(redis.call('HGET', key, 'sum') or '0')
@@ -43,9 +68,10 @@ local function live(key)
   end
   return sum
 end
-for i, key in ipairs(KEYS) do
-  local limit = tonumber(ARGV[2 * i])
-  local cost = tonumber(ARGV[2 * i + 1])
+for i = 1, n do
+  local key = KEYS[i]
+  local limit = tonumber(ARGV[1 + 2 * i])
+  local cost = tonumber(ARGV[2 + 2 * i])
   local used = live(key)
   if used + cost > limit then
     if cost > limit then return { i, 60 } end
@@ -55,7 +81,7 @@ for i, key in ipairs(KEYS) do
       local s = tonumber(h[j])
       if s and s > sec - 60 then buckets[#buckets + 1] = { s, tonumber(h[j + 1]) } end
     end
-    table.sort(buckets, function(a, b) return a[1] < b[1] end)
+    table.sort(buckets, function(x, y) return x[1] < y[1] end)
     for _, b in ipairs(buckets) do
       used = used - b[2]
       if used + cost <= limit then return { i, math.max(1, math.ceil(((b[1] + 60) * 1000 - now) / 1000)) } end
@@ -63,8 +89,9 @@ for i, key in ipairs(KEYS) do
     return { i, 60 }
   end
 end
-for i, key in ipairs(KEYS) do
-  local cost = tonumber(ARGV[2 * i + 1])
+for i = 1, n do
+  local key = KEYS[i]
+  local cost = tonumber(ARGV[2 + 2 * i])
   redis.call('HINCRBY', key, sec, cost)
   redis.call('HINCRBY', key, 'sum', cost)
   -- An instance whose clock is behind may charge a second before 'low': it must leave 'sum' too.
@@ -74,20 +101,18 @@ end
 return { 0, 0 }
 `)
 
-/** Corrects a charge made at second ARGV[1] by ARGV[2] on every counter in KEYS, if that second still counts. */
-const ADJUST = luaScript(`
-local at = tonumber(ARGV[1])
-if at < math.floor(tonumber(ARGV[3]) / 1000) - 60 then return 0 end
-for _, key in ipairs(KEYS) do
-  local low = tonumber(redis.call('HGET', key, 'low') or '-1')
-  if low >= 0 and at >= low then
-    redis.call('HINCRBY', key, at, tonumber(ARGV[2]))
-    redis.call('HINCRBY', key, 'sum', tonumber(ARGV[2]))
-    redis.call('PEXPIRE', key, 61000)
-  end
-end
-return 1
-`)
+/** A token-charge correction waiting for this instance's next admission. */
+interface Correction {
+  keys: readonly string[]
+  delta: number
+  atMs: number
+}
+
+/**
+ * Corrections wait at most this long for an admission to carry them; then they go alone (one
+ * round trip for all of them). Under load every admission carries those made since the last one.
+ */
+const CORRECTION_WAIT_MS = 20
 
 export interface RedisRateLimiterOptions {
   /** GW_REDIS_REQUIRED: while Redis is away, limited requests get 503 instead of local counters. */
@@ -100,6 +125,8 @@ export class RedisRateLimiter implements RateLimiter {
   /** Each instance's own counters, used only while Redis is unreachable (and GW_REDIS_REQUIRED is false). */
   readonly local = new MemoryRateLimiter()
   private readonly prefix: string
+  private corrections: Correction[] = []
+  private readonly timer = new FlushTimer(() => void this.admit([]).catch(() => {}))
 
   constructor(
     private readonly link: RedisLink,
@@ -108,16 +135,31 @@ export class RedisRateLimiter implements RateLimiter {
     this.prefix = opts.prefix ?? 'gw:rl:'
   }
 
+  /** One EVALSHA: the corrections waiting, then the checks (none when only corrections are sent). */
   async admit(checks: readonly LimitCheck[], nowMs = Date.now()): Promise<Admission> {
-    const args = [String(nowMs)]
+    const corrections = this.corrections
+    this.corrections = []
+    this.timer.cancel()
+    if (!checks.length && !corrections.length) return { ok: true }
+    const keys = checks.map((c) => this.prefix + c.key)
+    const args = [String(nowMs), String(checks.length)]
     for (const c of checks) args.push(String(c.limit), String(Math.round(c.cost)))
+    args.push(String(corrections.length))
+    for (const c of corrections) {
+      args.push(String(Math.floor(c.atMs / 1000)), String(Math.round(c.delta)), String(c.keys.length))
+      for (const k of c.keys) keys.push(this.prefix + k)
+    }
     try {
-      const [index, retry] = (await this.link.eval(ADMIT, checks.map((c) => this.prefix + c.key), args)) as [number, number]
+      const [index, retry] = (await this.link.eval(ADMIT, keys, args)) as [number, number]
       if (index === 0) return { ok: true }
       return { ok: false, key: (checks[index - 1] as LimitCheck).key, retryAfterSeconds: retry }
     } catch (err) {
-      if (!(err instanceof RedisUnavailableError)) throw err
-      if (this.opts.required)
+      if (!(err instanceof RedisUnavailableError)) {
+        if (corrections.length) console.error('gw: correcting token charges failed:', err instanceof Error ? err.message : err)
+        throw err
+      }
+      for (const c of corrections) await this.local.adjust(c.keys, c.delta, c.atMs, nowMs)
+      if (this.opts.required && checks.length)
         throw new GatewayError(503, 'gateway_error', 'Rate limits cannot be checked: the shared counter store (Redis) is unreachable', {
           headers: { 'retry-after': '1' },
         })
@@ -125,14 +167,10 @@ export class RedisRateLimiter implements RateLimiter {
     }
   }
 
+  /** Queues the correction for the next admission (or CORRECTION_WAIT_MS from now): no round trip of its own. */
   async adjust(keys: readonly string[], delta: number, atMs: number, nowMs = Date.now()): Promise<void> {
-    if (delta === 0) return
-    try {
-      await this.link.eval(ADJUST, keys.map((k) => this.prefix + k), [String(Math.floor(atMs / 1000)), String(Math.round(delta)), String(nowMs)])
-    } catch (err) {
-      // Called after the answer was sent: a correction that cannot be made is reported, never thrown.
-      if (err instanceof RedisUnavailableError) await this.local.adjust(keys, delta, atMs, nowMs)
-      else console.error('gw: correcting a token charge failed:', err instanceof Error ? err.message : err)
-    }
+    if (delta === 0 || !keys.length || Math.floor(atMs / 1000) < Math.floor(nowMs / 1000) - 60) return
+    this.corrections.push({ keys, delta, atMs })
+    this.timer.schedule(CORRECTION_WAIT_MS)
   }
 }

@@ -73,3 +73,34 @@ for (const kind of ['memory', 'redis'] as const) {
     })
   })
 }
+
+describe.skipIf(!redisUp)('redis limiter, two instances', () => {
+  test('a token correction rides on the next admission (one round trip per request), and reaches the other instances on its own when none comes', async () => {
+    const link = new RedisLink(TEST_REDIS_URL)
+    links.push(link)
+    await link.connect()
+    let evals = 0
+    const counted = Object.assign(Object.create(link) as RedisLink, {
+      eval: (...args: Parameters<RedisLink['eval']>) => {
+        evals++
+        return link.eval(...args)
+      },
+    })
+    const prefix = `gw:test:${Bun.randomUUIDv7()}:`
+    const a = new RedisRateLimiter(counted, { required: true, prefix })
+    const b = new RedisRateLimiter(link, { required: true, prefix })
+    const tpm = (cost: number) => [{ key: 'org:a:tpm', limit: 1000, cost }]
+    const now = Date.now()
+    expect((await a.admit(tpm(600), now)).ok).toBe(true)
+    await a.adjust(['org:a:tpm'], -500, now, now) // the request really used 100
+    expect((await a.admit(tpm(800), now)).ok).toBe(true) // 100 + 800: the correction came first, in the same call
+    expect(evals).toBe(2)
+    await a.adjust(['org:a:tpm'], -700, now, now) // the second used 100 too: 200 in all
+    expect(evals).toBe(2)
+    // No admission on a: the correction goes alone within CORRECTION_WAIT_MS, and b sees it.
+    await Bun.sleep(200)
+    expect(evals).toBe(3)
+    expect((await b.admit(tpm(800), Date.now())).ok).toBe(true)
+    expect((await b.admit(tpm(1), Date.now())).ok).toBe(false)
+  })
+})

@@ -18,9 +18,30 @@ interface EntryRow {
 
 const json = (v: unknown) => (v === undefined ? null : JSON.stringify(v))
 
+/** usage_daily's columns, as usage_pending holds a batch's cells (migration 0005). */
+const CELL_COLUMNS = `org_id text, dim text, day text, value text, requests bigint, errors bigint, input_tokens bigint,
+  cached_input_tokens bigint, cache_write_tokens bigint, output_tokens bigint, reasoning_tokens bigint, cost_usd double precision, priced bigint`
+
+const cellRows = (cells: RollupCell[]) =>
+  cells.map((c) => ({
+    org_id: c.orgId,
+    dim: c.dim,
+    day: c.day,
+    value: c.value,
+    requests: c.requests,
+    errors: c.errors,
+    input_tokens: c.tokens.input,
+    cached_input_tokens: c.tokens.cachedInput,
+    cache_write_tokens: c.tokens.cacheWrite,
+    output_tokens: c.tokens.output,
+    reasoning_tokens: c.tokens.reasoning,
+    cost_usd: c.costUsd,
+    priced: c.priced,
+  }))
+
 /**
- * Writes entries in the caller's transaction; with a `cap`, adds what the rows really written sum to
- * the daily roll-ups (an import passes none: it copies the source's roll-ups instead).
+ * Writes entries in the caller's transaction; with a `cap`, what the rows really written sum to goes
+ * to usage_pending as one row (an import passes none: it copies the source's roll-ups instead).
  */
 export async function writeLogBatch(tx: SQL, entries: LogEntry[], cap: MetadataCap | undefined): Promise<void> {
   const rows = entries.map((e) => ({
@@ -36,8 +57,11 @@ export async function writeLogBatch(tx: SQL, entries: LogEntry[], cap: MetadataC
     request_body: json(e.requestBody),
     response_body: json(e.responseBody),
   }))
+  // The roll-ups are summed as if every row were new (a batch is seldom written twice) and kept only
+  // if so: a retried batch adds nothing twice.
+  const cells = cap ? cellRows(await cap.apply(tx, rollup(entries))) : null
   // The whole batch as one jsonb parameter: one statement shape whatever the batch size, no
-  // thousands of bound parameters to parse. The tags of the rows really inserted go in the same statement.
+  // thousands of bound parameters to parse. Tags and roll-ups go in the same statement.
   const inserted = new Set(
     (
       await tx<{ request_id: string }[]>`
@@ -49,39 +73,45 @@ export async function writeLogBatch(tx: SQL, entries: LogEntry[], cap: MetadataC
         ), tags AS (
           INSERT INTO request_log_tags (org_id, key, value, created_at, request_id)
           SELECT rows.org_id, m.key, m.value, rows.created_at, rows.request_id FROM rows, jsonb_each_text(rows.metadata) m
+        ), pending AS (
+          INSERT INTO usage_pending (cells) SELECT c FROM (SELECT ${cells}::jsonb AS c) s
+          WHERE c IS NOT NULL AND (SELECT count(*) FROM rows) = ${entries.length}
         )
         SELECT request_id FROM rows`
     ).map((r) => r.request_id),
   )
-  if (!cap) return
-  // Roll-ups count only what this batch really wrote: a retried batch adds nothing twice.
-  const cells = await cap.apply(tx, rollup(entries.filter((e) => inserted.has(e.requestId))))
-  const rows2 = cells.map((c) => ({
-    org_id: c.orgId,
-    dim: c.dim,
-    day: c.day,
-    value: c.value,
-    requests: c.requests,
-    errors: c.errors,
-    input_tokens: c.tokens.input,
-    cached_input_tokens: c.tokens.cachedInput,
-    cache_write_tokens: c.tokens.cacheWrite,
-    output_tokens: c.tokens.output,
-    reasoning_tokens: c.tokens.reasoning,
-    cost_usd: c.costUsd,
-    priced: c.priced,
-  }))
-  if (rows2.length)
-    await tx`INSERT INTO usage_daily
-      SELECT * FROM jsonb_to_recordset(${rows2}::jsonb) AS r(org_id text, dim text, day text, value text, requests bigint, errors bigint,
-        input_tokens bigint, cached_input_tokens bigint, cache_write_tokens bigint, output_tokens bigint, reasoning_tokens bigint,
-        cost_usd double precision, priced bigint)
+  if (!cap || inserted.size === entries.length || !inserted.size) return
+  // Some rows were there already: the roll-ups of those really written.
+  const written = cellRows(await cap.apply(tx, rollup(entries.filter((e) => inserted.has(e.requestId)))))
+  await tx`INSERT INTO usage_pending (cells) VALUES (${written}::jsonb)`
+}
+
+/**
+ * Sums pending roll-up rows into usage_daily, one upsert per group, and deletes them, in one
+ * statement: a pending row is folded once, by whichever instance takes it (SKIP LOCKED). Groups are
+ * upserted in key order, so two instances folding at once wait for each other but never deadlock.
+ */
+export async function foldUsage(sql: SQL, maxBatches = 500): Promise<number> {
+  const [row] = await sql<{ n: number }[]>`
+    WITH p AS (
+      DELETE FROM usage_pending WHERE id IN (SELECT id FROM usage_pending ORDER BY id LIMIT ${maxBatches} FOR UPDATE SKIP LOCKED) RETURNING cells
+    ), s AS (
+      SELECT c.org_id, c.dim, c.day, c.value, sum(c.requests)::bigint, sum(c.errors)::bigint, sum(c.input_tokens)::bigint,
+        sum(c.cached_input_tokens)::bigint, sum(c.cache_write_tokens)::bigint, sum(c.output_tokens)::bigint,
+        sum(c.reasoning_tokens)::bigint, sum(c.cost_usd), sum(c.priced)::bigint
+      FROM p, jsonb_to_recordset(p.cells) AS c(${sql.unsafe(CELL_COLUMNS)})
+      GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4
+    ), up AS (
+      INSERT INTO usage_daily SELECT * FROM s
       ON CONFLICT (org_id, dim, day, value) DO UPDATE SET requests = usage_daily.requests + excluded.requests,
         errors = usage_daily.errors + excluded.errors, input_tokens = usage_daily.input_tokens + excluded.input_tokens,
         cached_input_tokens = usage_daily.cached_input_tokens + excluded.cached_input_tokens,
         cache_write_tokens = usage_daily.cache_write_tokens + excluded.cache_write_tokens,
         output_tokens = usage_daily.output_tokens + excluded.output_tokens, reasoning_tokens = usage_daily.reasoning_tokens + excluded.reasoning_tokens,
-        cost_usd = usage_daily.cost_usd + excluded.cost_usd, priced = usage_daily.priced + excluded.priced`
+        cost_usd = usage_daily.cost_usd + excluded.cost_usd, priced = usage_daily.priced + excluded.priced
+    )
+    SELECT count(*)::int AS n FROM p`
+  return Number(row?.n ?? 0)
 }
 
 /**
@@ -134,8 +164,17 @@ export class MetadataCap {
 
 const groupOf = (c: RollupCell) => `${c.orgId}\u0000${c.dim}\u0000${c.day}`
 
+/** Pending roll-ups are folded into usage_daily at most this often per instance (reports read both meanwhile). */
+const FOLD_EVERY_MS = 1000
+/** A batch is written as this many rows at most per transaction, the parts in parallel (PostgreSQL then works on more than one core). */
+const PART_ROWS = 250
+/** Entries of a tag counted at most when choosing which tag of a filter drives the scan. */
+const RARITY_CAP = 2000
+
 export class PgLogStore implements LogStore {
   private readonly cap = new MetadataCap()
+  private folding: Promise<unknown> | undefined
+  private foldedAt = 0
 
   /** `ready`: migrations are done; until then batches are refused as unreachable (so they are spooled). */
   constructor(
@@ -143,18 +182,47 @@ export class PgLogStore implements LogStore {
     private readonly ready: () => boolean = () => true,
   ) {}
 
-  /** One multi-row INSERT per batch, roll-ups in the same transaction; a request id already stored is skipped, so a retried batch never duplicates. */
+  /**
+   * One multi-row INSERT per part of the batch, its roll-ups in the same statement; a request id
+   * already stored is skipped, so a retried batch (or one whose parts were written in part) never
+   * duplicates and never counts twice.
+   */
   async insertLogs(entries: LogEntry[]): Promise<void> {
     if (!entries.length) return
     if (!this.ready()) throw new StoreUnavailableError('the database has not been migrated yet')
-    await q(this.sql.begin((tx) => writeLogBatch(tx, entries, this.cap)))
+    const parts: LogEntry[][] = []
+    const size = Math.ceil(entries.length / Math.ceil(entries.length / PART_ROWS))
+    for (let i = 0; i < entries.length; i += size) parts.push(entries.slice(i, i + size))
+    await Promise.all(parts.map((part) => q(this.sql.begin((tx) => writeLogBatch(tx, part, this.cap)))))
+    if (!this.folding && performance.now() - this.foldedAt >= FOLD_EVERY_MS) {
+      this.foldedAt = performance.now()
+      // Off the writer's path; a fold that fails leaves its rows pending (still counted) for the next.
+      this.folding = foldUsage(this.sql)
+        .catch(() => {})
+        .finally(() => {
+          this.folding = undefined
+        })
+    }
+  }
+
+  /** Folds every pending roll-up now (tests, and before a process stops). */
+  async foldPending(): Promise<void> {
+    await this.folding
+    while ((await q(foldUsage(this.sql))) > 0) {}
   }
 
   async pruneLogs(before: number, limit: number): Promise<number> {
-    const res = await q(this.sql`
-      DELETE FROM request_logs WHERE request_id IN
-        (SELECT request_id FROM request_logs WHERE created_at < ${before} ORDER BY created_at LIMIT ${limit})`)
-    return res.count
+    const [row] = await q<{ n: number }[]>(this.sql`
+      WITH gone AS (
+        DELETE FROM request_logs WHERE request_id IN
+          (SELECT request_id FROM request_logs WHERE created_at < ${before} ORDER BY created_at LIMIT ${limit})
+        RETURNING request_id, org_id, created_at, metadata
+      ), tags AS (
+        DELETE FROM request_log_tags t USING gone, jsonb_each_text(gone.metadata) m
+        WHERE t.org_id = gone.org_id AND t.key = m.key AND t.value = m.value AND t.created_at = gone.created_at AND t.request_id = gone.request_id
+      )
+      SELECT count(*)::int AS n FROM gone`)
+    return Number(row?.n ?? 0)
   }
 
   async usage(uq: UsageQuery): Promise<UsageRow[]> {
@@ -164,7 +232,7 @@ export class PgLogStore implements LogStore {
       SELECT ${byDay ? sql`day` : sql`value`} AS key, sum(requests)::float8 AS requests, sum(errors)::float8 AS errors,
         sum(input_tokens)::float8 AS input, sum(cached_input_tokens)::float8 AS cached, sum(cache_write_tokens)::float8 AS written,
         sum(output_tokens)::float8 AS output, sum(reasoning_tokens)::float8 AS reasoning, sum(cost_usd) AS cost, sum(priced)::float8 AS priced
-      FROM usage_daily WHERE org_id = ${uq.orgId} AND dim = ${dim} AND day >= ${uq.fromDay} AND day <= ${uq.toDay}
+      FROM usage_all WHERE org_id = ${uq.orgId} AND dim = ${dim} AND day >= ${uq.fromDay} AND day <= ${uq.toDay}
       GROUP BY 1 ORDER BY ${byDay ? sql`1` : sql`cost DESC, requests DESC, 1`}`)
     return rows.map((r) => ({
       key: r.key === '' ? null : String(r.key),
@@ -187,38 +255,80 @@ export class PgLogStore implements LogStore {
 
   async queryLogs(lq: LogQuery): Promise<{ data: LogEntry[]; nextCursor: string | null }> {
     const sql = this.sql
-    // With metadata filters the first tag drives the scan (an index range in time order); the
-    // others are point lookups on the same index (as in SQLite).
-    const [first, ...others] = lq.metadata
-    const t = first ? sql`t0` : sql`l`
-    const where = first
-      ? [sql`t0.org_id = ${lq.orgId} AND t0.key = ${first[0]} AND t0.value = ${first[1]}`]
-      : [sql`l.org_id = ${lq.orgId}`]
-    others.forEach(([k, v]) =>
-      where.push(sql`EXISTS (SELECT 1 FROM request_log_tags tn WHERE tn.org_id = t0.org_id AND tn.key = ${k} AND tn.value = ${v}
-        AND tn.created_at = t0.created_at AND tn.request_id = t0.request_id)`),
-    )
-    if (lq.model) where.push(sql`(l.model = ${lq.model} OR l.requested_model = ${lq.model})`)
-    if (lq.status === 'success') where.push(sql`l.status < 400`)
-    else if (lq.status === 'error') where.push(sql`l.status >= 400`)
-    else if (typeof lq.status === 'number') where.push(sql`l.status = ${lq.status}`)
-    if (lq.user) where.push(sql`l.end_user_id = ${lq.user}`)
-    if (lq.provider) where.push(sql`l.entry::jsonb->>'provider' = ${lq.provider}`)
-    if (lq.since !== undefined) where.push(sql`${t}.created_at >= ${lq.since}`)
-    if (lq.until !== undefined) where.push(sql`${t}.created_at < ${lq.until}`)
     const cursor = lq.cursor ? decodeCursor(lq.cursor) : undefined
-    if (cursor) where.push(sql`(${t}.created_at, ${t}.request_id) < (${cursor.createdAt}, ${cursor.requestId})`)
-    const cond = where.reduce((acc, w) => sql`${acc} AND ${w}`)
-    const from = first ? sql`request_log_tags t0 JOIN request_logs l ON l.request_id = t0.request_id` : sql`request_logs l`
-    const rows = await q<EntryRow[]>(sql`
-      SELECT l.entry, l.created_at, l.request_id FROM ${from} WHERE ${cond}
-      ORDER BY ${t}.created_at DESC, ${t}.request_id DESC LIMIT ${lq.limit + 1}`)
+    /** The time range and cursor, on the table whose time order is read. */
+    const bounds = (t: SQL.Query<unknown>) => {
+      const w: SQL.Query<unknown>[] = []
+      if (lq.since !== undefined) w.push(sql`${t}.created_at >= ${lq.since}`)
+      if (lq.until !== undefined) w.push(sql`${t}.created_at < ${lq.until}`)
+      if (cursor) w.push(sql`(${t}.created_at, ${t}.request_id) < (${cursor.createdAt}, ${cursor.requestId})`)
+      return w
+    }
+    const onEntry: SQL.Query<unknown>[] = []
+    if (lq.model) onEntry.push(sql`(l.model = ${lq.model} OR l.requested_model = ${lq.model})`)
+    if (lq.status === 'success') onEntry.push(sql`l.status < 400`)
+    else if (lq.status === 'error') onEntry.push(sql`l.status >= 400`)
+    else if (typeof lq.status === 'number') onEntry.push(sql`l.status = ${lq.status}`)
+    if (lq.user) onEntry.push(sql`l.end_user_id = ${lq.user}`)
+    if (lq.provider) onEntry.push(sql`l.entry::jsonb->>'provider' = ${lq.provider}`)
+    const and = (w: SQL.Query<unknown>[]) => w.reduce((acc, x) => sql`${acc} AND ${x}`)
+    let rows: EntryRow[]
+    if (!lq.metadata.length) {
+      rows = await q<EntryRow[]>(sql`
+        SELECT l.entry, l.created_at, l.request_id FROM request_logs l WHERE ${and([sql`l.org_id = ${lq.orgId}`, ...bounds(sql`l`), ...onEntry])}
+        ORDER BY l.created_at DESC, l.request_id DESC LIMIT ${lq.limit + 1}`)
+    } else {
+      const tags = await this.rarestFirst(lq.orgId, lq.metadata, bounds)
+      if (!tags) return { data: [], nextCursor: null }
+      // The rarest tag drives the scan (an index range in time order); each other tag is a point
+      // lookup on its whole primary key. The lookup is a scalar subquery, not EXISTS: EXISTS becomes
+      // a semi-join, and without statistics (a fresh table) the planner may then scan the other tag's
+      // whole range for every row. The tags are matched in a subquery of their own (LIMIT, or OFFSET 0,
+      // keeps it from being merged), so the entry's own filters never move the lookups.
+      const [[k0, v0], ...others] = tags as [[string, string], ...[string, string][]]
+      const match = and([
+        sql`t0.org_id = ${lq.orgId} AND t0.key = ${k0} AND t0.value = ${v0}`,
+        ...others.map(
+          ([k, v]) => sql`(SELECT true FROM request_log_tags tn WHERE tn.org_id = t0.org_id AND tn.key = ${k} AND tn.value = ${v}
+            AND tn.created_at = t0.created_at AND tn.request_id = t0.request_id)`,
+        ),
+        ...bounds(sql`t0`),
+      ])
+      rows = await q<EntryRow[]>(sql`
+        SELECT l.entry, t.created_at, t.request_id FROM (
+          SELECT t0.created_at, t0.request_id FROM request_log_tags t0 WHERE ${match}
+          ORDER BY t0.created_at DESC, t0.request_id DESC ${onEntry.length ? sql`OFFSET 0` : sql`LIMIT ${lq.limit + 1}`}
+        ) t JOIN request_logs l ON l.request_id = t.request_id ${onEntry.length ? sql`WHERE ${and(onEntry)}` : sql``}
+        ORDER BY t.created_at DESC, t.request_id DESC LIMIT ${lq.limit + 1}`)
+    }
     const page = rows.slice(0, lq.limit)
     const last = page[page.length - 1]
     return {
       data: page.map((r) => JSON.parse(r.entry) as LogEntry),
       nextCursor: rows.length > lq.limit && last ? encodeCursor(Number(last.created_at), last.request_id) : null,
     }
+  }
+
+  /**
+   * A filter's tags, rarest first by their entries in range (counted up to RARITY_CAP each, in one
+   * round trip); undefined when a tag has none, so a filter that matches nothing costs no scan.
+   */
+  private async rarestFirst(
+    orgId: string,
+    tags: readonly [string, string][],
+    bounds: (t: SQL.Query<unknown>) => SQL.Query<unknown>[],
+  ): Promise<[string, string][] | undefined> {
+    if (tags.length === 1) return [...tags]
+    const sql = this.sql
+    const counts = tags.map(
+      ([k, v]) => sql`(SELECT count(*) FROM (SELECT 1 FROM request_log_tags t
+        WHERE ${[sql`t.org_id = ${orgId} AND t.key = ${k} AND t.value = ${v}`, ...bounds(sql`t`)].reduce((acc, x) => sql`${acc} AND ${x}`)}
+        LIMIT ${RARITY_CAP}) s)`,
+    )
+    const [row] = await q<{ n: string }[]>(sql`SELECT json_build_array(${counts.reduce((acc, c) => sql`${acc}, ${c}`)})::text AS n`)
+    const n = JSON.parse(row?.n ?? '[]') as number[]
+    if (n.some((x) => x === 0)) return undefined
+    return tags.map((t, i) => ({ t, n: n[i] ?? 0 })).sort((a, b) => a.n - b.n).map((x) => x.t)
   }
 
   /** The dashboard's overview figures, grouped in the database and shaped like SQLite's (src/store/log-stats.ts). */
@@ -250,7 +360,7 @@ export class PgLogStore implements LogStore {
 
   async spend(sq: SpendQuery): Promise<number> {
     const [row] = await q<{ usd: number | null }[]>(this.sql`
-      SELECT sum(cost_usd) AS usd FROM usage_daily
+      SELECT sum(cost_usd) AS usd FROM usage_all
       WHERE org_id = ${sq.orgId} AND dim = ${sq.dim} AND value = ${sq.value} AND day >= ${sq.fromDay} AND day <= ${sq.toDay}`)
     return Number(row?.usd ?? 0)
   }
