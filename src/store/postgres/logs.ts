@@ -168,8 +168,8 @@ const groupOf = (c: RollupCell) => `${c.orgId}\u0000${c.dim}\u0000${c.day}`
 const FOLD_EVERY_MS = 1000
 /** A batch is written as this many rows at most per transaction, the parts in parallel (PostgreSQL then works on more than one core). */
 const PART_ROWS = 250
-/** Entries of a tag counted at most when choosing which tag of a filter drives the scan. */
-const RARITY_CAP = 2000
+/** Entries of each tag read (newest first) to choose which tag of a filter drives the scan. */
+const TAG_SAMPLE = 200
 
 export class PgLogStore implements LogStore {
   private readonly cap = new MetadataCap()
@@ -310,8 +310,10 @@ export class PgLogStore implements LogStore {
   }
 
   /**
-   * A filter's tags, rarest first by their entries in range (counted up to RARITY_CAP each, in one
-   * round trip); undefined when a tag has none, so a filter that matches nothing costs no scan.
+   * A filter's tags, sparsest first, undefined when one has no entry in range (so a filter that
+   * matches nothing walks nothing). One round trip reads each tag's newest TAG_SAMPLE entries from
+   * the index: a tag with fewer is rare (fewest first); among the others, the one whose
+   * TAG_SAMPLE-th newest entry is oldest is the sparsest where a page starts, the newest end.
    */
   private async rarestFirst(
     orgId: string,
@@ -320,15 +322,19 @@ export class PgLogStore implements LogStore {
   ): Promise<[string, string][] | undefined> {
     if (tags.length === 1) return [...tags]
     const sql = this.sql
-    const counts = tags.map(
-      ([k, v]) => sql`(SELECT count(*) FROM (SELECT 1 FROM request_log_tags t
+    const samples = tags.map(
+      ([k, v]) => sql`(SELECT json_build_array(count(*), min(created_at)) FROM (SELECT t.created_at FROM request_log_tags t
         WHERE ${[sql`t.org_id = ${orgId} AND t.key = ${k} AND t.value = ${v}`, ...bounds(sql`t`)].reduce((acc, x) => sql`${acc} AND ${x}`)}
-        LIMIT ${RARITY_CAP}) s)`,
+        ORDER BY t.created_at DESC, t.request_id DESC LIMIT ${TAG_SAMPLE}) s)`,
     )
-    const [row] = await q<{ n: string }[]>(sql`SELECT json_build_array(${counts.reduce((acc, c) => sql`${acc}, ${c}`)})::text AS n`)
-    const n = JSON.parse(row?.n ?? '[]') as number[]
-    if (n.some((x) => x === 0)) return undefined
-    return tags.map((t, i) => ({ t, n: n[i] ?? 0 })).sort((a, b) => a.n - b.n).map((x) => x.t)
+    const [row] = await q<{ s: string }[]>(sql`SELECT json_build_array(${samples.reduce((acc, c) => sql`${acc}, ${c}`)})::text AS s`)
+    const seen = JSON.parse(row?.s ?? '[]') as [number, number | null][]
+    if (seen.some(([n]) => n === 0)) return undefined
+    const rank = ([n, oldest]: [number, number | null]) => (n < TAG_SAMPLE ? n - TAG_SAMPLE : Number(oldest))
+    return tags
+      .map((t, i) => ({ t, r: rank(seen[i] ?? [0, null]) }))
+      .sort((a, b) => a.r - b.r)
+      .map((x) => x.t)
   }
 
   /** The dashboard's overview figures, grouped in the database and shaped like SQLite's (src/store/log-stats.ts). */
