@@ -108,7 +108,7 @@ export class LogWriter {
         return
       }
     }
-    while (this.queue.length && (await this.writeBatch())) {
+    while (this.queue.length && (await this.writeBatches())) {
       // Let requests that arrived meanwhile run before the next slice (see batchSize).
       if (this.queue.length && !this.closed) await new Promise<void>((resolve) => setImmediate(resolve))
     }
@@ -142,23 +142,40 @@ export class LogWriter {
   }
 
 
-  /** Writes one batch; false when it failed (it waits in the queue, or in the spool when the database is unreachable). */
-  private async writeBatch(): Promise<boolean> {
-    const batch = this.queue.slice(0, this.batchSize)
-    try {
-      await this.store.insertLogs(batch)
-      this.queue.splice(0, batch.length)
-      for (const e of batch) this.pending.delete(e.requestId)
+  /**
+   * Writes the next batches, as many at once as the store takes (writeConcurrency); false when one
+   * failed: its entries wait in the queue, or in the spool when the database is unreachable.
+   */
+  private async writeBatches(): Promise<boolean> {
+    const batches: LogEntry[][] = []
+    for (let i = 0; i < Math.max(1, this.store.writeConcurrency ?? 1) && i * this.batchSize < this.queue.length; i++)
+      batches.push(this.queue.slice(i * this.batchSize, (i + 1) * this.batchSize))
+    const results = await Promise.allSettled(batches.map((b) => this.store.insertLogs(b)))
+    let failure: { reason: unknown } | undefined
+    const written = new Set<LogEntry>()
+    results.forEach((r, i) => {
+      if (r.status === 'rejected') {
+        failure ??= { reason: r.reason }
+        return
+      }
+      const batch = batches[i] as LogEntry[]
+      for (const e of batch) {
+        written.add(e)
+        this.pending.delete(e.requestId)
+      }
       this.stats.written += batch.length
+    })
+    if (!failure) {
+      this.queue.splice(0, written.size)
       this.failures = 0
       return true
-    } catch (err) {
-      // Unreachable: to the spool, so nothing depends on this process staying up. Busy or locked:
-      // keep the batch, retry with backoff. Inserts are idempotent either way.
-      this.failed(err)
-      if (err instanceof StoreUnavailableError) this.toSpool()
-      return false
     }
+    // Unreachable: to the spool, so nothing depends on this process staying up. Busy or locked:
+    // keep the batch, retry with backoff. Inserts are idempotent either way.
+    if (written.size) this.queue = this.queue.filter((e) => !written.has(e))
+    this.failed(failure.reason)
+    if (failure.reason instanceof StoreUnavailableError) this.toSpool()
+    return false
   }
 
   private failed(err: unknown): void {

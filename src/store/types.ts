@@ -327,6 +327,8 @@ export interface LogStats {
 export interface LogStore {
   /** Writes a batch in one transaction. */
   insertLogs(entries: LogEntry[]): Promise<void>
+  /** Batches the log writer may have in flight at once (default 1): a server database works on them in parallel. */
+  readonly writeConcurrency?: number
   getLog(orgId: string, requestId: string): Promise<LogEntry | undefined>
   queryLogs(q: LogQuery): Promise<{ data: LogEntry[]; nextCursor: string | null }>
   countLogs(orgId?: string): Promise<number>

@@ -88,6 +88,40 @@ test('close() writes everything still queued; what finally fails is counted as d
   expect(w2.stats.dropped).toBe(1)
 })
 
+test('a store that takes two batches at once gets two in flight; when one fails, only its entries are written again', async () => {
+  const m = memoryStore()
+  let inFlight = 0
+  let most = 0
+  let failNext = true
+  const insert = m.store.insertLogs
+  const store: LogStore = {
+    ...m.store,
+    writeConcurrency: 2,
+    async insertLogs(entries) {
+      inFlight++
+      most = Math.max(most, inFlight)
+      await Bun.sleep(5)
+      inFlight--
+      // The second batch of the first pair fails once.
+      if (entries[0]?.requestId === 'r100' && failNext) {
+        failNext = false
+        throw new Error('database is locked')
+      }
+      return insert(entries)
+    },
+  }
+  const w = new LogWriter(store, { batchSize: 100, intervalMs: 5, onError: () => {} })
+  for (let i = 0; i < 400; i++) w.write(e(i))
+  await w.flush()
+  for (let t = 0; t < 100 && m.rows.length < 400; t++) await Bun.sleep(20)
+  expect(most).toBe(2)
+  expect(m.rows.map((r) => r.requestId)).toHaveLength(400)
+  expect(new Set(m.rows.map((r) => r.requestId)).size).toBe(400)
+  // r0–r99 went once; r100–r199 failed and went again, once.
+  expect(m.batches.reduce((n, b) => n + b, 0)).toBe(400)
+  expect(w.stats).toMatchObject({ written: 400, dropped: 0, retries: 1 })
+})
+
 describe('the spool (database unreachable)', () => {
   /** A store that refuses as unreachable while `down` is true. */
   function flakyStore() {

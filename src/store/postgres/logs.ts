@@ -18,26 +18,12 @@ interface EntryRow {
 
 const json = (v: unknown) => (v === undefined ? null : JSON.stringify(v))
 
-/** usage_daily's columns, as usage_pending holds a batch's cells (migration 0005). */
-const CELL_COLUMNS = `org_id text, dim text, day text, value text, requests bigint, errors bigint, input_tokens bigint,
-  cached_input_tokens bigint, cache_write_tokens bigint, output_tokens bigint, reasoning_tokens bigint, cost_usd double precision, priced bigint`
-
-const cellRows = (cells: RollupCell[]) =>
-  cells.map((c) => ({
-    org_id: c.orgId,
-    dim: c.dim,
-    day: c.day,
-    value: c.value,
-    requests: c.requests,
-    errors: c.errors,
-    input_tokens: c.tokens.input,
-    cached_input_tokens: c.tokens.cachedInput,
-    cache_write_tokens: c.tokens.cacheWrite,
-    output_tokens: c.tokens.output,
-    reasoning_tokens: c.tokens.reasoning,
-    cost_usd: c.costUsd,
-    priced: c.priced,
-  }))
+/** Roll-up cells as usage_pending holds them: arrays in usage_daily's column order (read by usage_cells, migration 0005). */
+const cellRows = (cells: RollupCell[]): string =>
+  JSON.stringify(cells.map((c) => [
+    c.orgId, c.dim, c.day, c.value, c.requests, c.errors, c.tokens.input, c.tokens.cachedInput, c.tokens.cacheWrite,
+    c.tokens.output, c.tokens.reasoning, c.costUsd, c.priced,
+  ]))
 
 /**
  * Writes entries in the caller's transaction; with a `cap`, what the rows really written sum to goes
@@ -74,7 +60,7 @@ export async function writeLogBatch(tx: SQL, entries: LogEntry[], cap: MetadataC
           INSERT INTO request_log_tags (org_id, key, value, created_at, request_id)
           SELECT rows.org_id, m.key, m.value, rows.created_at, rows.request_id FROM rows, jsonb_each_text(rows.metadata) m
         ), pending AS (
-          INSERT INTO usage_pending (cells) SELECT c FROM (SELECT ${cells}::jsonb AS c) s
+          INSERT INTO usage_pending (cells) SELECT c FROM (SELECT ${cells}::text::jsonb AS c) s
           WHERE c IS NOT NULL AND (SELECT count(*) FROM rows) = ${entries.length}
         )
         SELECT request_id FROM rows`
@@ -83,7 +69,7 @@ export async function writeLogBatch(tx: SQL, entries: LogEntry[], cap: MetadataC
   if (!cap || inserted.size === entries.length || !inserted.size) return
   // Some rows were there already: the roll-ups of those really written.
   const written = cellRows(await cap.apply(tx, rollup(entries.filter((e) => inserted.has(e.requestId)))))
-  await tx`INSERT INTO usage_pending (cells) VALUES (${written}::jsonb)`
+  await tx`INSERT INTO usage_pending (cells) VALUES (${written}::text::jsonb)`
 }
 
 /**
@@ -99,7 +85,7 @@ export async function foldUsage(sql: SQL, maxBatches = 500): Promise<number> {
       SELECT c.org_id, c.dim, c.day, c.value, sum(c.requests)::bigint, sum(c.errors)::bigint, sum(c.input_tokens)::bigint,
         sum(c.cached_input_tokens)::bigint, sum(c.cache_write_tokens)::bigint, sum(c.output_tokens)::bigint,
         sum(c.reasoning_tokens)::bigint, sum(c.cost_usd), sum(c.priced)::bigint
-      FROM p, jsonb_to_recordset(p.cells) AS c(${sql.unsafe(CELL_COLUMNS)})
+      FROM p, usage_cells(p.cells) c
       GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4
     ), up AS (
       INSERT INTO usage_daily SELECT * FROM s
@@ -166,12 +152,12 @@ const groupOf = (c: RollupCell) => `${c.orgId}\u0000${c.dim}\u0000${c.day}`
 
 /** Pending roll-ups are folded into usage_daily at most this often per instance (reports read both meanwhile). */
 const FOLD_EVERY_MS = 1000
-/** A batch is written as this many rows at most per transaction, the parts in parallel (PostgreSQL then works on more than one core). */
-const PART_ROWS = 250
 /** Entries of each tag read (newest first) to choose which tag of a filter drives the scan. */
 const TAG_SAMPLE = 200
 
 export class PgLogStore implements LogStore {
+  /** Two batches in flight: one is built and sent while the database writes and commits the other. */
+  readonly writeConcurrency = 2
   private readonly cap = new MetadataCap()
   private folding: Promise<unknown> | undefined
   private foldedAt = 0
@@ -183,17 +169,13 @@ export class PgLogStore implements LogStore {
   ) {}
 
   /**
-   * One multi-row INSERT per part of the batch, its roll-ups in the same statement; a request id
-   * already stored is skipped, so a retried batch (or one whose parts were written in part) never
-   * duplicates and never counts twice.
+   * One multi-row INSERT per batch, its roll-ups in the same statement; a request id already stored
+   * is skipped, so a retried batch (or one partly written before) never duplicates and never counts twice.
    */
   async insertLogs(entries: LogEntry[]): Promise<void> {
     if (!entries.length) return
     if (!this.ready()) throw new StoreUnavailableError('the database has not been migrated yet')
-    const parts: LogEntry[][] = []
-    const size = Math.ceil(entries.length / Math.ceil(entries.length / PART_ROWS))
-    for (let i = 0; i < entries.length; i += size) parts.push(entries.slice(i, i + size))
-    await Promise.all(parts.map((part) => q(this.sql.begin((tx) => writeLogBatch(tx, part, this.cap)))))
+    await q(this.sql.begin((tx) => writeLogBatch(tx, entries, this.cap)))
     if (!this.folding && performance.now() - this.foldedAt >= FOLD_EVERY_MS) {
       this.foldedAt = performance.now()
       // Off the writer's path; a fold that fails leaves its rows pending (still counted) for the next.
