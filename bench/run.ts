@@ -205,14 +205,23 @@ async function main() {
   for (const s of Object.keys(scenarios) as Scenario[]) {
     const t = targets(s, direct, floor, gw.url)
     for (const k of ['direct', 'floor', 'gw', 'same'] as const) if (t[k]) await sequential(t[k], Math.min(200, N_SEQ)) // warm-up
-    const m = { direct: await sequential(t.direct, N_SEQ), floor: await sequential(t.floor, N_SEQ), gw: await sequential(t.gw, N_SEQ) }
-    const same = t.same && (await sequential(t.same, N_SEQ))
+    // With each server's CPU per request meanwhile: at an unloaded clock, added latency is mostly CPU.
+    const cpu: Record<string, number> = {}
+    const timed = async (name: string, target: Target, pid: number) => {
+      const c0 = cpuMs(pid)
+      const r = await sequential(target, N_SEQ)
+      cpu[name] = Math.round(((cpuMs(pid) - c0) * 1000) / N_SEQ)
+      return r
+    }
+    const m = { direct: await sequential(t.direct, N_SEQ), floor: await timed('floor', t.floor, floorProc.proc.pid), gw: await timed('gw', t.gw, gw.proc.pid) }
+    const same = t.same && (await timed('same', t.same, sameProc.proc.pid))
     const added = (x: { total: Percentiles }) => ({ p50: round(x.total.p50 - m.direct.total.p50), p99: round(x.total.p99 - m.direct.total.p99) })
     unloaded[s] = {
       directMs: pct(m.direct.total),
       floorAddedMs: added(m.floor),
       gwAddedMs: added(m.gw),
       ...(same ? { sameWorkAddedMs: added(same) } : {}),
+      cpuUsPerRequest: cpu,
       ...(s.includes('stream')
         ? {
             firstChunkDirectMs: pct(m.direct.firstChunk),
