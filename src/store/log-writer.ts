@@ -13,7 +13,16 @@ export interface LogWriterOptions {
   onError?: (err: unknown, attempt: number) => void
   /** Where batches go while the database is unreachable (GW_SPOOL_DIR); without one they wait in memory. */
   spool?: LogSpool
+  /**
+   * True while the gateway is nearly idle (a request or two in flight). Batches are then written in
+   * slices of QUIET_SLICE entries with requests let through between them, so no request waits out a
+   * whole batch; under load, whole batches, the cheapest per entry (docs/benchmarks.md).
+   */
+  quiet?: () => boolean
 }
+
+/** Entries per transaction while quiet: about 0.4 ms of the event loop on the benchmark machine. */
+const QUIET_SLICE = 10
 
 export class LogWriter {
   private queue: LogEntry[] = []
@@ -108,7 +117,7 @@ export class LogWriter {
         return
       }
     }
-    while (this.queue.length && (await this.writeBatches())) {
+    while (this.queue.length && (await this.writeBatches(this.opts.quiet?.() ? QUIET_SLICE : this.batchSize))) {
       // Let requests that arrived meanwhile run before the next slice (see batchSize).
       if (this.queue.length && !this.closed) await new Promise<void>((resolve) => setImmediate(resolve))
     }
@@ -146,10 +155,10 @@ export class LogWriter {
    * Writes the next batches, as many at once as the store takes (writeConcurrency); false when one
    * failed: its entries wait in the queue, or in the spool when the database is unreachable.
    */
-  private async writeBatches(): Promise<boolean> {
+  private async writeBatches(size: number): Promise<boolean> {
     const batches: LogEntry[][] = []
-    for (let i = 0; i < Math.max(1, this.store.writeConcurrency ?? 1) && i * this.batchSize < this.queue.length; i++)
-      batches.push(this.queue.slice(i * this.batchSize, (i + 1) * this.batchSize))
+    for (let i = 0; i < Math.max(1, this.store.writeConcurrency ?? 1) && i * size < this.queue.length; i++)
+      batches.push(this.queue.slice(i * size, (i + 1) * size))
     const results = await Promise.allSettled(batches.map((b) => this.store.insertLogs(b)))
     let failure: { reason: unknown } | undefined
     const written = new Set<LogEntry>()
