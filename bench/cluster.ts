@@ -282,7 +282,7 @@ async function logStore() {
     return { label, p50Ms: +p.p50.toFixed(2), p99Ms: +p.p99.toFixed(2) }
   }
   const feature = () => Math.floor(Math.random() * FEATURES)
-  out.reads = [
+  const readAll = async () => [
     await reads('GET /v1/logs/:id (store.getLog)', () => store.logs.getLog('default', entry(Math.floor(Math.random() * LOG_ROWS), 0).requestId), 1000),
     // fK always has tier TIERS[K % 5]: a random feature with its own tier matches 2% of the entries.
     await reads('two-key metadata filter that matches, first page of 50', () => {
@@ -295,6 +295,15 @@ async function logStore() {
     await reads('two-key filter, random feature × tier "pro" (4 in 5 match nothing)', () =>
       store.logs.queryLogs({ orgId: 'default', metadata: [['feature', `f${feature()}`], ['tier', 'pro']], limit: 50 }), 100),
   ]
+  out.reads = await readAll()
+  // Again after VACUUM ANALYZE (what autovacuum does on a server where it is on): statistics, and
+  // the visibility map that lets index-only scans skip the table.
+  const sql = new SQL(url, { max: 1 })
+  t0 = performance.now()
+  await sql`VACUUM ANALYZE request_logs, request_log_tags`
+  out.vacuumSeconds = Math.round((performance.now() - t0) / 1000)
+  await sql.close()
+  out.readsAfterVacuum = await readAll()
   await store.close()
 }
 
@@ -313,8 +322,14 @@ function targets() {
   if (calls != null) t['<= 1 Redis round trip per request'] = `${calls <= 1.005 ? 'met' : 'missed'}: ${calls} script calls per request`
   const w = out.writer as { entriesPerSecond: number } | undefined
   if (w) t['PostgreSQL log writer >= 20,000 entries/s'] = `${w.entriesPerSecond >= 20_000 ? 'met' : 'missed'}: ${w.entriesPerSecond}/s, margin ${pct(w.entriesPerSecond / 20_000 - 1)}`
-  for (const r of (out.reads as { label: string; p99Ms: number }[] | undefined) ?? [])
-    t[`${r.label} < 20 ms p99 at ${LOG_ROWS.toLocaleString('en')}`] = `${r.p99Ms < 20 ? 'met' : 'missed'}: p99 ${r.p99Ms} ms, margin ${(20 - r.p99Ms).toFixed(1)} ms`
+  const reads = (out.reads as { label: string; p99Ms: number }[] | undefined) ?? []
+  const vacuumed = (out.readsAfterVacuum as { label: string; p99Ms: number }[] | undefined) ?? []
+  reads.forEach((r, i) => {
+    const v = vacuumed[i]
+    t[`${r.label} < 20 ms p99 at ${LOG_ROWS.toLocaleString('en')}`] =
+      `${r.p99Ms < 20 ? 'met' : 'missed'}: p99 ${r.p99Ms} ms, margin ${(20 - r.p99Ms).toFixed(1)} ms` +
+      (v ? `; after VACUUM ANALYZE ${v.p99Ms < 20 ? 'met' : 'missed'}: p99 ${v.p99Ms} ms, margin ${(20 - v.p99Ms).toFixed(1)} ms` : '')
+  })
   return t
 }
 
