@@ -290,6 +290,11 @@ describe.skipIf(!pgUp)('postgres only', () => {
       expect(Number((await sql`SELECT count(*) AS n FROM usage_pending`)[0].n)).toBe(0)
       expect(await totals()).toMatchObject({ requests: 1300, costUsd: 325 })
       expect(await stores[0].logs.usage({ orgId: 'o1', groupBy: 'endUser', fromDay: d, toDay: d })).toEqual(users)
+      // An entry deleted by hand leaves its tags (no foreign key): written again, it is stored and counted once more.
+      await sql`DELETE FROM request_logs WHERE request_id = ${entry(5).requestId}`
+      await stores[0].logs.insertLogs(batch(5, 1))
+      expect(await stores[1].logs.getLog('o1', entry(5).requestId)).toMatchObject({ endUserId: 'u5' })
+      expect(await totals()).toMatchObject({ requests: 1301 })
     } finally {
       await sql.close()
       await Promise.all(stores.map((st) => st.close()))

@@ -118,7 +118,7 @@ async function importLogs(sql: SQL, db: Database, path: string): Promise<number>
     const last = rows[rows.length - 1] as LogRow
     await q(
       sql.begin(async (tx) => {
-        await writeLogBatch(tx, entries, undefined)
+        await writeLogBatch(tx, entries, undefined, true)
         await tx`INSERT INTO gw_sqlite_imports (source, created_at, request_id) VALUES (${path}, ${last.created_at}, ${last.request_id})
                  ON CONFLICT (source) DO UPDATE SET created_at = excluded.created_at, request_id = excluded.request_id`
       }),

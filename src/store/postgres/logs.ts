@@ -5,7 +5,7 @@ import { decodeCursor, encodeCursor, withoutBodies } from '../log-cursor'
 import { BIN_SCALE, shapeStats } from '../log-stats'
 import type { LogEntry, LogQuery, LogStats, LogStatsQuery, LogStore, SpendQuery } from '../types'
 import { dimensionOf, MAX_METADATA_VALUES, OTHER_VALUE, type RollupCell, rollup, type UsageQuery, type UsageRow } from '../usage-rollup'
-import { StoreUnavailableError } from '../errors'
+import { StoreConflictError, StoreUnavailableError } from '../errors'
 import { q } from './errors'
 
 interface EntryRow {
@@ -28,8 +28,10 @@ const cellRows = (cells: RollupCell[]): string =>
 /**
  * Writes entries in the caller's transaction; with a `cap`, what the rows really written sum to goes
  * to usage_pending as one row (an import passes none: it copies the source's roll-ups instead).
+ * `skipTagConflicts`: tolerate tags already there, left by an entry deleted by hand (tags have no
+ * foreign key since migration 0005); off by default, as checking costs about a fifth of the batch.
  */
-export async function writeLogBatch(tx: SQL, entries: LogEntry[], cap: MetadataCap | undefined): Promise<void> {
+export async function writeLogBatch(tx: SQL, entries: LogEntry[], cap: MetadataCap | undefined, skipTagConflicts = false): Promise<void> {
   const rows = entries.map((e) => ({
     request_id: e.requestId,
     org_id: e.orgId,
@@ -59,6 +61,7 @@ export async function writeLogBatch(tx: SQL, entries: LogEntry[], cap: MetadataC
         ), tags AS (
           INSERT INTO request_log_tags (org_id, key, value, created_at, request_id)
           SELECT rows.org_id, m.key, m.value, rows.created_at, rows.request_id FROM rows, jsonb_each_text(rows.metadata) m
+          ${skipTagConflicts ? tx`ON CONFLICT DO NOTHING` : tx``}
         ), pending AS (
           INSERT INTO usage_pending (cells) SELECT c FROM (SELECT ${cells}::text::jsonb AS c) s
           WHERE c IS NOT NULL AND (SELECT count(*) FROM rows) = ${entries.length}
@@ -175,7 +178,12 @@ export class PgLogStore implements LogStore {
   async insertLogs(entries: LogEntry[]): Promise<void> {
     if (!entries.length) return
     if (!this.ready()) throw new StoreUnavailableError('the database has not been migrated yet')
-    await q(this.sql.begin((tx) => writeLogBatch(tx, entries, this.cap)))
+    try {
+      await q(this.sql.begin((tx) => writeLogBatch(tx, entries, this.cap)), 'a log tag')
+    } catch (err) {
+      if (!(err instanceof StoreConflictError)) throw err
+      await q(this.sql.begin((tx) => writeLogBatch(tx, entries, this.cap, true)))
+    }
     if (!this.folding && performance.now() - this.foldedAt >= FOLD_EVERY_MS) {
       this.foldedAt = performance.now()
       // Off the writer's path; a fold that fails leaves its rows pending (still counted) for the next.
