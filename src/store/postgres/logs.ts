@@ -195,7 +195,7 @@ export class PgLogStore implements LogStore {
     }
   }
 
-  /** Folds every pending roll-up now (tests, and before a process stops). */
+  /** Folds every pending roll-up now (tests; instances fold on their own as they write). */
   async foldPending(): Promise<void> {
     await this.folding
     while ((await q(foldUsage(this.sql))) > 0) {}
