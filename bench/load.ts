@@ -153,3 +153,25 @@ export function freePort(): number {
   probe.stop(true)
   return port
 }
+
+/**
+ * The request of one profiling scenario (`bench/profile.ts`, `bench/ab.ts`): chat completions to
+ * `openai` or `anthropic`, or `messages` (POST /v1/messages relayed to Anthropic, gw metadata as a
+ * header since the body's metadata is Anthropic's), `json` or `stream`.
+ */
+export function scenarioRequest(provider: string, kind: string, gw: string, key: string): Target {
+  const model = provider === 'openai' ? 'openai/gpt-4o-mini' : 'anthropic/claude-haiku-4-5'
+  const messages = [{ role: 'user', content: 'Say hello to the benchmark.' }]
+  const stream = kind === 'stream' ? { stream: true } : {}
+  if (provider === 'messages')
+    return {
+      url: `${gw}/v1/messages`,
+      headers: { authorization: `GwKey ${key}`, 'x-gw-metadata': JSON.stringify({ bench: 'yes' }) },
+      body: JSON.stringify({ model, messages, max_tokens: 64, ...stream }),
+    }
+  return {
+    url: `${gw}/v1/chat/completions`,
+    headers: { authorization: `GwKey ${key}` },
+    body: JSON.stringify({ model, messages, max_tokens: 64, metadata: { bench: 'yes' }, ...stream }),
+  }
+}
