@@ -23,6 +23,7 @@ import { MESSAGES_SHAPE } from '../apis/anthropic-messages/answer'
 import { estimateCount } from '../apis/anthropic-messages/count-tokens'
 import { anthropicCountTokens, anthropicPassThrough } from '../apis/anthropic-messages/pass-through'
 import { parseCountTokensInput, parseMessagesInput } from '../apis/anthropic-messages/request'
+import { thinkingAdapter } from '../apis/anthropic-messages/thinking'
 import { EMBEDDINGS_SHAPE, embeddingsAdapters } from '../apis/embeddings/adapters'
 import { parseEmbeddingsInput } from '../apis/embeddings/request'
 import { isGwResponse, responsesShape } from '../apis/responses/answer'
@@ -66,7 +67,7 @@ export async function handleChat(deps: Deps, request: RequestContext, readBody: 
 /** POST /v1/messages: Anthropic Messages in; Anthropic answers relayed, the other providers translated. */
 export async function handleMessages(deps: Deps, request: RequestContext, readBody: BodyReader): Promise<Response> {
   const ctx = await authenticateOrRecord(deps, request)
-  const { input, native } = await parseOrLog(deps, ctx, async () => {
+  const { input, native, thinking } = await parseOrLog(deps, ctx, async () => {
     ctx.rawBody = await readBody()
     const parsed = parseMessagesInput(withHeaderFields(ctx.rawBody.value, ctx.headers), routeResolver(deps, ctx))
     await withGatewayHeaders(deps, ctx, parsed.input)
@@ -75,7 +76,7 @@ export async function handleMessages(deps: Deps, request: RequestContext, readBo
   const passThrough = anthropicPassThrough(native, ctx.headers)
   return executeChat(deps, ctx, input, {
     shape: MESSAGES_SHAPE,
-    adapters: (p) => (p === 'anthropic' ? passThrough : adapterFor(p)),
+    adapters: (p) => (p === 'anthropic' ? passThrough : thinking ? thinkingAdapter(p, thinking) : adapterFor(p)),
   })
 }
 
