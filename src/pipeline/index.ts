@@ -20,7 +20,7 @@
 // stream ends, fails or the client leaves.
 
 import { MESSAGES_SHAPE } from '../apis/anthropic-messages/answer'
-import { estimateCount } from '../apis/anthropic-messages/count-tokens'
+import { countingContext, estimateCount } from '../apis/anthropic-messages/count-tokens'
 import { anthropicCountTokens, anthropicPassThrough } from '../apis/anthropic-messages/pass-through'
 import { parseCountTokensInput, parseMessagesInput } from '../apis/anthropic-messages/request'
 import { thinkingAdapter } from '../apis/anthropic-messages/thinking'
@@ -80,16 +80,29 @@ export async function handleMessages(deps: Deps, request: RequestContext, readBo
   })
 }
 
-/** POST /v1/messages/count_tokens: Anthropic's count, or gw's own estimate for other providers. */
+/**
+ * POST /v1/messages/count_tokens: Anthropic's count, or gw's own estimate for other providers; both
+ * under the same policy, the one a count runs under (`countingContext`).
+ */
 export async function handleCountTokens(deps: Deps, request: RequestContext, readBody: BodyReader): Promise<Response> {
-  const ctx = await authenticateOrRecord(deps, request)
-  const { input, native } = await parseOrLog(deps, ctx, async () => {
-    ctx.rawBody = await readBody()
-    const parsed = parseCountTokensInput(withHeaderFields(ctx.rawBody.value, ctx.headers), routeResolver(deps, ctx))
-    await withGatewayHeaders(deps, ctx, parsed.input)
+  const authed = await authenticateOrRecord(deps, request)
+  const { input, native } = await parseOrLog(deps, authed, async () => {
+    authed.rawBody = await readBody()
+    const parsed = parseCountTokensInput(withHeaderFields(authed.rawBody.value, authed.headers), routeResolver(deps, authed))
+    await withGatewayHeaders(deps, authed, parsed.input)
     return parsed
   })
-  if (input.model.provider !== 'anthropic') return estimateCount(ctx, input, (o) => record(deps, ctx, input, o))
+  const ctx = countingContext(authed)
+  if (input.model.provider !== 'anthropic') {
+    try {
+      // Nothing to settle: a count is charged no tokens, budget or stream slot.
+      await enforcePolicy(deps, ctx.identity, ctx.org, input, endUserId(ctx, input), ctx.signal)
+    } catch (err) {
+      logFailure(deps, ctx, input, err)
+      throw err
+    }
+    return estimateCount(ctx, input, (o) => record(deps, ctx, input, o))
+  }
   const counter = anthropicCountTokens(native, ctx.headers)
   return executeChat(deps, ctx, input, { shape: MESSAGES_SHAPE, adapters: (p) => (p === 'anthropic' ? counter : undefined) })
 }
