@@ -11,7 +11,17 @@ export interface Results {
   machine: { cpu?: string; cores: number; memGb: number; bun: string; wrk: string; kernel?: string }
   unloaded: Record<
     string,
-    { directMs: P; floorAddedMs: P; gwAddedMs: P; firstChunkDirectMs?: P; firstChunkFloorAddedMs?: number; firstChunkGwAddedMs?: number }
+    {
+      directMs: P
+      floorAddedMs: P
+      gwAddedMs: P
+      /** bench/same-work-floor.ts: gw's required work in a bare handler (chat-completions scenarios). */
+      sameWorkAddedMs?: P
+      firstChunkDirectMs?: P
+      firstChunkFloorAddedMs?: number
+      firstChunkGwAddedMs?: number
+      firstChunkSameWorkAddedMs?: number
+    }
   >
   fixedRate: Record<string, Record<string, Rate>>
   maxThroughput?: Record<string, Max>
@@ -44,11 +54,12 @@ export function rssFlat(samples: number[]): boolean {
 }
 
 /** gw's share of the floor's req/s for each scenario both were driven with. */
-export function throughputShares(max: Record<string, Max>): { scenario: string; share: number; gw: Max; floor: Max }[] {
+type Shares = { scenario: string; gw: Max; floor: Max; same: Max | undefined }
+export function throughputShares(max: Record<string, Max>): (Shares & { share: number })[] {
   return Object.keys(max)
     .filter((k) => k.startsWith('gw '))
-    .map((k) => ({ scenario: k.slice(3), gw: max[k], floor: max[`floor ${k.slice(3)}`] }))
-    .filter((x): x is { scenario: string; gw: Max; floor: Max } => !!x.gw && !!x.floor)
+    .map((k) => ({ scenario: k.slice(3), gw: max[k], floor: max[`floor ${k.slice(3)}`], same: max[`same-work ${k.slice(3)}`] }))
+    .filter((x): x is Shares => !!x.gw && !!x.floor)
     .map((x) => ({ ...x, share: x.gw.rps / x.floor.rps }))
 }
 
@@ -59,9 +70,24 @@ export function markdown(r: Results): string {
   out.push(`${r.date} · ${m.cores} × ${m.cpu ?? 'CPU'}, ${m.memGb} GiB${m.kernel ? `, Linux ${m.kernel}` : ''} · Bun ${m.bun} · ${m.wrk.split(' Copyright')[0]}`, '')
 
   out.push('## Unloaded latency, added over direct (ms, p50 / p99)', '')
-  out.push(row(['scenario', 'direct', 'floor added', 'gw added', 'first chunk: floor added', 'first chunk: gw added']), row(Array(6).fill('---')))
+  const opt = (n: number | undefined) => (n === undefined ? '' : ms(n))
+  out.push(
+    row(['scenario', 'direct', 'floor added', 'same-work floor added', 'gw added', 'first chunk: floor added', 'first chunk: same-work added', 'first chunk: gw added']),
+    row(Array(8).fill('---')),
+  )
   for (const [s, u] of Object.entries(r.unloaded))
-    out.push(row([s, pair(u.directMs), pair(u.floorAddedMs), `**${pair(u.gwAddedMs)}**`, u.firstChunkFloorAddedMs === undefined ? '' : ms(u.firstChunkFloorAddedMs), u.firstChunkGwAddedMs === undefined ? '' : `**${ms(u.firstChunkGwAddedMs)}**`]))
+    out.push(
+      row([
+        s,
+        pair(u.directMs),
+        pair(u.floorAddedMs),
+        u.sameWorkAddedMs ? pair(u.sameWorkAddedMs) : '',
+        `**${pair(u.gwAddedMs)}**`,
+        opt(u.firstChunkFloorAddedMs),
+        opt(u.firstChunkSameWorkAddedMs),
+        u.firstChunkGwAddedMs === undefined ? '' : `**${ms(u.firstChunkGwAddedMs)}**`,
+      ]),
+    )
 
   out.push('', '## Fixed rates, open loop, total latency (ms, p50 / p99)', '')
   const series = [...new Set(Object.values(r.fixedRate).flatMap((x) => Object.keys(x)))]
@@ -98,10 +124,30 @@ export function markdown(r: Results): string {
     out.push(row([ob.metrics, ob.metricsAndJsonAccessLog, ob.metricsAndTraces]))
   }
 
+  const shares = r.maxThroughput ? throughputShares(r.maxThroughput) : []
+  if (shares.some((x) => x.same)) {
+    out.push('', '## gw against the same-work floor (bench/same-work-floor.ts: gw\'s required work, no framework)', '')
+    out.push(row(['scenario', 'floor CPU/req', 'same-work CPU/req (× floor)', 'gw CPU/req (× same-work)', 'same-work req/s (% of floor)', 'gw req/s (% of same-work)']), row(Array(6).fill('---')))
+    for (const x of shares.filter((y) => y.same)) {
+      const sw = x.same as Max
+      const times = (a: number, b: number) => `${(a / b).toFixed(2)}×`
+      const share = (a: number, b: number) => `${Math.round((a / b) * 100)} %`
+      out.push(
+        row([
+          x.scenario,
+          `${x.floor.cpuUsPerRequest} µs`,
+          `${sw.cpuUsPerRequest} µs (${times(sw.cpuUsPerRequest, x.floor.cpuUsPerRequest)})`,
+          `${x.gw.cpuUsPerRequest} µs (${times(x.gw.cpuUsPerRequest, sw.cpuUsPerRequest)})`,
+          `${Math.round(sw.rps).toLocaleString('en')} (${share(sw.rps, x.floor.rps)})`,
+          `${Math.round(x.gw.rps).toLocaleString('en')} (${share(x.gw.rps, sw.rps)})`,
+        ]),
+      )
+    }
+  }
+
   out.push('', '## The binary', '', `${r.binary.mb} MB; exec to first 200 on /health: ${pair(r.binary.execToHealthMs)} ms (p50 / p99).`)
 
   out.push('', '## Targets', '', row(['target', 'result', '']), row(['---', '---', '---']))
-  const shares = r.maxThroughput ? throughputShares(r.maxThroughput) : []
   for (const s of shares) {
     const pct = Math.round(s.share * 100)
     out.push(row([`gw ≥ half the floor's req/s (${s.scenario})`, `${pct} %`, judged(pct, 50, '%', true)]))

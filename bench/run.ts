@@ -149,7 +149,10 @@ const scenarios = {
 } as const
 type Scenario = keyof typeof scenarios
 
-function targets(s: Scenario, direct: string, floor: string, gw: string): Record<'direct' | 'floor' | 'gw', Target> {
+/** The same-work floor's URL (bench/same-work-floor.ts), set once it runs; it takes the chat-completions scenarios. */
+let sameWork = ''
+
+function targets(s: Scenario, direct: string, floor: string, gw: string): Record<'direct' | 'floor' | 'gw', Target> & { same?: Target } {
   const sc = scenarios[s]
   const stream = 'stream' in sc.native
   const metadata = { bench: 'yes', scenario: s }
@@ -162,6 +165,7 @@ function targets(s: Scenario, direct: string, floor: string, gw: string): Record
     direct: { url: `${direct}${sc.path}`, headers: {}, body: JSON.stringify(sc.native) },
     floor: { url: `${floor}${sc.path}`, headers: {}, body: JSON.stringify(sc.native) },
     gw: gwTarget,
+    ...(sameWork && !('gwPath' in sc) ? { same: { ...gwTarget, url: `${sameWork}/v1/chat/completions` } } : {}),
   }
 }
 
@@ -191,6 +195,8 @@ async function main() {
   const direct = `http://127.0.0.1:${fake.port}`
   const floorProc = await startJsonPort([BUN, join(import.meta.dir, 'floor-proxy.ts')], { UPSTREAM: direct }, 0)
   const floor = `http://127.0.0.1:${floorProc.port}`
+  const sameProc = await startJsonPort([BUN, join(import.meta.dir, 'same-work-floor.ts')], { UPSTREAM: direct, KEY, DB: join(work, 'same-work.db') }, 0)
+  sameWork = `http://127.0.0.1:${sameProc.port}`
   const gw = await startGw(direct)
 
   // 1. Unloaded latency and time to first chunk, added over direct.
@@ -198,17 +204,21 @@ async function main() {
   const unloaded: Record<string, unknown> = {}
   for (const s of Object.keys(scenarios) as Scenario[]) {
     const t = targets(s, direct, floor, gw.url)
-    for (const k of ['direct', 'floor', 'gw'] as const) await sequential(t[k], Math.min(200, N_SEQ)) // warm-up
+    for (const k of ['direct', 'floor', 'gw', 'same'] as const) if (t[k]) await sequential(t[k], Math.min(200, N_SEQ)) // warm-up
     const m = { direct: await sequential(t.direct, N_SEQ), floor: await sequential(t.floor, N_SEQ), gw: await sequential(t.gw, N_SEQ) }
+    const same = t.same && (await sequential(t.same, N_SEQ))
+    const added = (x: { total: Percentiles }) => ({ p50: round(x.total.p50 - m.direct.total.p50), p99: round(x.total.p99 - m.direct.total.p99) })
     unloaded[s] = {
       directMs: pct(m.direct.total),
-      floorAddedMs: { p50: round(m.floor.total.p50 - m.direct.total.p50), p99: round(m.floor.total.p99 - m.direct.total.p99) },
-      gwAddedMs: { p50: round(m.gw.total.p50 - m.direct.total.p50), p99: round(m.gw.total.p99 - m.direct.total.p99) },
+      floorAddedMs: added(m.floor),
+      gwAddedMs: added(m.gw),
+      ...(same ? { sameWorkAddedMs: added(same) } : {}),
       ...(s.includes('stream')
         ? {
             firstChunkDirectMs: pct(m.direct.firstChunk),
             firstChunkFloorAddedMs: round(m.floor.firstChunk.p50 - m.direct.firstChunk.p50),
             firstChunkGwAddedMs: round(m.gw.firstChunk.p50 - m.direct.firstChunk.p50),
+            ...(same ? { firstChunkSameWorkAddedMs: round(same.firstChunk.p50 - m.direct.firstChunk.p50) } : {}),
           }
         : {}),
     }
@@ -253,7 +263,9 @@ async function main() {
     ]
     for (const s of Object.keys(scenarios) as Scenario[]) {
       const t = targets(s, direct, floor, gw.url)
-      runs.push([`floor ${s}`, t.floor, floorProc.proc.pid], [`gw ${s}`, t.gw, gw.proc.pid])
+      runs.push([`floor ${s}`, t.floor, floorProc.proc.pid])
+      if (t.same) runs.push([`same-work ${s}`, t.same, sameProc.proc.pid])
+      runs.push([`gw ${s}`, t.gw, gw.proc.pid])
     }
     // What the machine spent besides the server, the fake and this driver with its wrk: another
     // program's load that the figures would otherwise hide.

@@ -1,0 +1,180 @@
+// The same-work floor: the least a gateway can do for gw's benchmark requests with the same stack, as a
+// bare `Bun.serve` handler. Per request it does exactly the work gw's contract requires and nothing else:
+// check the service key (SHA-256, constant-time), parse the body, count the prompt's tokens and charge
+// the per-minute request and token limits, translate to the provider (gw's own adapters), call it with a
+// header timeout, translate the answer back (streams: per event), price it, settle the token charge, and
+// queue one log entry with both bodies to gw's own SQLite log writer. No framework, validation schema,
+// fallback chain, clamping, metrics, traces, budgets or CORS. It is the floor a gateway doing gw's work
+// on Bun and SQLite cannot go under; docs/benchmarks.md sets gw against it.
+// Usage: UPSTREAM=url KEY=gw_sk_… DB=path [SKIP=log,tokens,limits] bun bench/same-work-floor.ts
+// (SKIP leaves parts out, for bench/same-work-parts.ts to price each part of the required work).
+
+import { hashKey, keyMatches } from '../src/auth/service-keys'
+import { costUsd, loadCatalog, usageTokens } from '../src/catalog/catalog'
+import { SecretBox } from '../src/crypto/secret-box'
+import { countPromptTokens } from '../src/policy/prompt-tokens'
+import { MemoryRateLimiter } from '../src/policy/rate-limiter'
+import type { Target } from '../src/providers/adapter'
+import type { ChatRequest, Usage } from '../src/providers/openai-types'
+import type { ProviderId } from '../src/providers/provider-id'
+import { adapterFor } from '../src/providers/registry'
+import { SSE_DONE, SSE_HEADERS, sseData } from '../src/sse/encode'
+import { SseDecoder } from '../src/sse/parse'
+import { LogWriter } from '../src/store/log-writer'
+import { createSqliteStore } from '../src/store/sqlite'
+import type { LogEntry } from '../src/store/types'
+
+const upstream = process.env.UPSTREAM as string
+const keyHash = hashKey(process.env.KEY as string)
+const store = createSqliteStore(process.env.DB as string, new SecretBox('same-work-floor-secret-0123456789abcdef'))
+const writer = new LogWriter(store.logs)
+const limiter = new MemoryRateLimiter()
+const catalog = loadCatalog()
+const LIMITS = { rpm: 100_000_000, tpm: 1_000_000_000_000 }
+const HEADER_TIMEOUT_MS = 60_000
+const SKIP = new Set((process.env.SKIP ?? '').split(','))
+
+function error(status: number, message: string): Response {
+  return Response.json({ error: { code: 'gateway_error', message } }, { status })
+}
+
+async function chat(req: Request): Promise<Response> {
+  const started = performance.now()
+  const auth = req.headers.get('authorization') ?? ''
+  if (!auth.startsWith('GwKey ') || !keyMatches(auth.slice(6), keyHash)) return error(401, 'unauthorized')
+  const text = await req.text()
+  const { metadata = {}, ...body } = JSON.parse(text) as ChatRequest & { metadata?: Record<string, string> }
+  if (typeof body.model !== 'string' || !Array.isArray(body.messages)) return error(400, 'model and messages are required')
+  const slash = body.model.indexOf('/')
+  const provider = body.model.slice(0, slash) as ProviderId
+  const model = catalog.resolve(provider, body.model.slice(slash + 1))
+  const tokens = SKIP.has('tokens') ? 0 : await countPromptTokens(body)
+  const at = Date.now()
+  const checks = [
+    { key: 'org:default:rpm', limit: LIMITS.rpm, cost: 1 },
+    { key: 'org:default:tpm', limit: LIMITS.tpm, cost: tokens },
+  ]
+  if (!SKIP.has('limits') && !(await limiter.admit(checks, at)).ok) return error(429, 'rate limit')
+  const adapter = adapterFor(provider)
+  const stream = body.stream === true
+  const target: Target = { provider, model, baseUrl: `${upstream}/v1`, apiKey: 'sk-bench', keyName: 'default', stream }
+  const up = adapter.buildRequest(body, target)
+  const abort = new AbortController()
+  const timer = setTimeout(() => abort.abort(), HEADER_TIMEOUT_MS)
+  const res = await fetch(up.url, { method: 'POST', headers: up.headers, body: up.body, signal: abort.signal }).finally(() => clearTimeout(timer))
+  const requestId = crypto.randomUUID()
+  const finish = (usage: Usage | undefined, answer: unknown, upstreamMs: number) => {
+    const u = usageTokens(usage ?? null)
+    const cost = costUsd(model, u)
+    if (!SKIP.has('limits')) void limiter.adjust(['org:default:tpm'], u.promptTokens + u.completionTokens - tokens, at)
+    if (!SKIP.has('log')) writer.write(logEntry(requestId, body, metadata, answer, model.name, provider, stream, u, cost, performance.now() - started, upstreamMs))
+    return cost
+  }
+  if (!stream) {
+    const native: unknown = JSON.parse(await res.text())
+    const upstreamMs = performance.now() - started
+    const done = adapter.parseResponse(native, target, body)
+    const answer = { id: done.id ?? requestId, object: 'chat.completion', created: Math.floor(Date.now() / 1000), model: model.name, choices: done.choices, usage: done.usage }
+    const cost = finish(done.usage, answer, upstreamMs)
+    return new Response(JSON.stringify(answer), { headers: { 'content-type': 'application/json', 'x-gw-request-id': requestId, 'x-gw-cost-usd': String(cost) } })
+  }
+  const reader = (res.body as ReadableStream<Uint8Array>).getReader()
+  const decoder = new SseDecoder()
+  const translator = adapter.createStream(target, body)
+  const encoder = new TextEncoder()
+  const raws: string[] = []
+  let content = ''
+  let usage: Usage | undefined
+  const upstreamMs = performance.now() - started
+  const meta = { id: requestId, object: 'chat.completion.chunk', created: Math.floor(Date.now() / 1000), model: model.name }
+  const out = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      for (;;) {
+        const { done, value } = await reader.read()
+        const events = done ? decoder.end() : decoder.push(value)
+        let chunk = ''
+        for (const event of events)
+          for (const part of done ? [...translator.push(event), ...translator.end()] : translator.push(event)) {
+            if (part.type === 'raw') {
+              raws.push(part.json)
+              chunk += `data: ${part.json}\n\n`
+            } else if (part.type === 'choices') {
+              for (const c of part.choices) content += c.delta.content ?? ''
+              chunk += sseData({ ...meta, choices: part.choices })
+            } else if (part.type === 'usage') usage = part.usage
+          }
+        if (done) {
+          if (usage) chunk += sseData({ ...meta, choices: [], usage })
+          controller.enqueue(encoder.encode(chunk + SSE_DONE))
+          for (const raw of raws) content += (JSON.parse(raw) as { choices: { delta: { content?: string } }[] }).choices[0]?.delta.content ?? ''
+          finish(usage, { choices: [{ message: { role: 'assistant', content } }] }, upstreamMs)
+          controller.close()
+          return
+        }
+        if (chunk) return controller.enqueue(encoder.encode(chunk))
+      }
+    },
+    cancel: () => reader.cancel(),
+  })
+  return new Response(out, { headers: { ...SSE_HEADERS, 'x-gw-request-id': requestId } })
+}
+
+function logEntry(
+  requestId: string,
+  body: ChatRequest,
+  metadata: Record<string, string>,
+  answer: unknown,
+  model: string,
+  provider: string,
+  stream: boolean,
+  u: ReturnType<typeof usageTokens>,
+  cost: number | null,
+  latencyMs: number,
+  upstreamMs: number,
+): LogEntry {
+  return {
+    requestId,
+    createdAt: new Date().toISOString(),
+    orgId: 'default',
+    endpoint: '/v1/chat/completions',
+    authMode: 'GwKey',
+    subject: 'sk_bench',
+    endUserId: null,
+    user: null,
+    promptId: null,
+    promptSlug: null,
+    promptVersion: null,
+    requestedModel: body.model,
+    route: null,
+    providerKey: 'default',
+    model,
+    provider,
+    stream,
+    status: 200,
+    errorCode: null,
+    errorMessage: null,
+    fallback: { used: false, reason: null, model: null },
+    attempts: [{ model, outcome: 'ok', status: 200, latencyMs: upstreamMs }],
+    usage: { ...u, totalTokens: u.promptTokens + u.completionTokens, estimated: false },
+    costUsd: cost,
+    priceVersion: catalog.priceVersion,
+    latencyMs,
+    upstreamLatencyMs: upstreamMs,
+    ttftMs: null,
+    incomplete: false,
+    refusal: false,
+    warnings: [],
+    metadata,
+    structuredOutput: null,
+    requestBody: body,
+    responseBody: answer,
+  }
+}
+
+const server = Bun.serve({
+  port: 0,
+  hostname: '127.0.0.1',
+  idleTimeout: 0,
+  fetch: (req) => (req.method === 'POST' && new URL(req.url).pathname === '/v1/chat/completions' ? chat(req) : error(404, 'not found')),
+})
+console.log(JSON.stringify({ port: server.port }))
