@@ -1,9 +1,10 @@
 // `bun bench/ab.ts <scenario>[,<scenario>…] <tree> <tree> …`: CPU per request of gw source trees
-// (e.g. `git archive <commit>` unpacked, node_modules linked), alternating 3 rounds of 5 s of wrk
-// (64 connections) over every scenario and tree, gw pinned to CPU 0, wrk and the fake upstream to CPU 1.
+// (e.g. `git archive <commit>` unpacked, node_modules linked), alternating AB_ROUNDS (default 3) rounds
+// of 5 s of wrk (64 connections) over every scenario and tree, gw pinned to CPU 0, wrk and the fake upstream to CPU 1.
 // Scenarios: <openai|anthropic>-<json|stream> on chat completions, messages-<json|stream> on
 // /v1/messages relayed to Anthropic (gw metadata as a header). Alternating rounds see the same
-// background load, so the difference holds on a shared machine when the absolute figures do not.
+// background load, so the difference holds on a shared machine when the absolute figures do not; the
+// last lines give each one's fastest round (other programs only ever slow a round down).
 import { mkdtempSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -22,7 +23,9 @@ const busyMs = () => { const f = readFileSync('/proc/stat', 'utf8').split('\n')[
 const fake = Bun.spawn(['taskset', '-c', '1', process.execPath, join(import.meta.dir, 'fake-upstream.ts')], { stdout: 'pipe' })
 const { value } = await (fake.stdout as ReadableStream<Uint8Array>).getReader().read()
 const upstream = `http://127.0.0.1:${JSON.parse(new TextDecoder().decode(value)).port}`
-for (let round = 0; round < 3; round++)
+const rounds = Number(process.env.AB_ROUNDS ?? 3)
+const fastest = new Map<string, number>()
+for (let round = 0; round < rounds; round++)
   for (const scenario of scenarios.split(','))
   for (const tree of trees) {
     const work = mkdtempSync(join(tmpdir(), 'gw-ab-'))
@@ -44,7 +47,11 @@ for (let round = 0; round < 3; round++)
     const ms = performance.now() - t0
     // Everything but gw, the fake upstream, wrk and this driver: the machine's load from other programs.
     const others = (busyMs() - b0 - (ours() - o0)) / ms
-    console.log(`${scenario} ${tree.split('/').pop()}: ${Math.round(r.rps)} req/s, ${((cpu * 1000) / r.requests).toFixed(0)} µs CPU/request, non-2xx ${r.non2xx}, other programs ${(Math.max(0, others) * 100).toFixed(0)} % of a core`)
+    const perRequest = (cpu * 1000) / r.requests
+    const name = `${scenario} ${tree.split('/').pop()}`
+    if (r.non2xx === 0 && r.requests > 0) fastest.set(name, Math.min(fastest.get(name) ?? Infinity, perRequest))
+    console.log(`${name}: ${Math.round(r.rps)} req/s, ${perRequest.toFixed(0)} µs CPU/request, non-2xx ${r.non2xx}, other programs ${(Math.max(0, others) * 100).toFixed(0)} % of a core`)
     gw.kill(); await gw.exited
   }
 fake.kill()
+for (const [name, us] of fastest) console.log(`fastest round, ${name}: ${us.toFixed(0)} µs CPU/request`)
