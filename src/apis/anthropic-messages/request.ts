@@ -182,7 +182,7 @@ export function parseMessagesInput(raw: unknown, routeOf?: RouteResolver): Messa
   return { input, native: withoutGatewayFields(raw as Record<string, unknown>), thinking: thinkingOf(b) }
 }
 
-/** count_tokens: the same messages, nothing generated (an output limit of 1 keeps a budget reservation to the prompt). */
+/** count_tokens: the same messages, nothing generated (an output limit of 1, which no org limit refuses). */
 export function parseCountTokensInput(raw: unknown, routeOf?: RouteResolver): MessagesInput {
   const b = checkCountTokensBody(raw)
   const { input } = parseMessagesInput({ ...b, max_tokens: 1, stream: false }, routeOf)

@@ -1,6 +1,6 @@
 // Gemini GenerateContentResponse → OpenAI terms, for whole answers and for each stream chunk: parts
-// (thoughts skipped unless asked for, function calls with synthesised ids carrying their thought signature), finish
-// reason, prompt blocks, usage.
+// (thoughts skipped unless asked for, function calls with synthesised ids carrying their thought
+// signature), finish reason, prompt blocks, usage.
 
 import type { UpstreamCompletion } from '../adapter'
 import type { AssistantMessage, FinishReason, ToolCall, Usage } from '../openai-types'
