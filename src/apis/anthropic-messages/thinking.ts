@@ -16,6 +16,9 @@ export interface MessagesThinking extends ThinkingOptions {
   effort: string | undefined
 }
 
+/** Anthropic's `output_config.effort` values (others are Anthropic's to refuse, not sent elsewhere). */
+const EFFORTS = new Set(['low', 'medium', 'high', 'xhigh', 'max'])
+
 /** `budget_tokens` → reasoning effort, at the budgets gw gives Gemini for each effort (docs/providers.md). */
 function effortBand(budget: number): string {
   if (budget < 4096) return 'low'
@@ -27,7 +30,7 @@ function effortBand(budget: number): string {
 export function thinkingOf(body: Record<string, unknown>): MessagesThinking | undefined {
   const th = isRecord(body.thinking) ? body.thinking : undefined
   const oc = isRecord(body.output_config) ? body.output_config : undefined
-  const given = typeof oc?.effort === 'string' ? oc.effort : undefined
+  const given = typeof oc?.effort === 'string' && EFFORTS.has(oc.effort) ? oc.effort : undefined
   const on = th?.type === 'enabled' || th?.type === 'adaptive'
   if (!on && given === undefined) return undefined
   const budget = th?.type === 'enabled' && typeof th.budget_tokens === 'number' ? th.budget_tokens : undefined
