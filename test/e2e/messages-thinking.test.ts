@@ -45,12 +45,15 @@ test.each([
   expect(streamed.content.map((b) => b.type)).toEqual(['text'])
 })
 
-test('OpenAI: output_config.effort is sent as it is; a model without reasoning gets no reasoning_effort', async () => {
+test('OpenAI: output_config.effort is sent as it is; a model without reasoning, or an unknown effort, sends none', async () => {
   const res = await client.messages.create(params({ model: 'openai/o4-mini', max_tokens: 500, output_config: { effort: 'high' }, messages }))
   expect(res.content[0]).toMatchObject({ type: 'text' })
   expect(sent('openai').reasoning_effort).toBe('high')
   await client.messages.create(params({ model: 'openai/gpt-4o-mini', max_tokens: 3000, thinking: enabled(2048), messages }))
   expect(sent('openai', 1)).not.toHaveProperty('reasoning_effort')
+  // Not one of Anthropic's efforts: not sent on (Anthropic itself would refuse it).
+  await client.messages.create(params({ model: 'openai/o4-mini', max_tokens: 500, output_config: { effort: 'extreme' }, messages }))
+  expect(sent('openai', 2)).not.toHaveProperty('reasoning_effort')
 })
 
 test('Gemini 2.5: the exact budget with includeThoughts; the thoughts come back as a thinking block first', async () => {
