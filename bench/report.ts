@@ -21,6 +21,8 @@ export interface Results {
       firstChunkFloorAddedMs?: number
       firstChunkGwAddedMs?: number
       firstChunkSameWorkAddedMs?: number
+      /** CPU per request of each server during these sequential runs (µs). */
+      cpuUsPerRequest?: { floor: number; gw: number; same?: number }
     }
   >
   fixedRate: Record<string, Record<string, Rate>>
@@ -72,8 +74,8 @@ export function markdown(r: Results): string {
   out.push('## Unloaded latency, added over direct (ms, p50 / p99)', '')
   const opt = (n: number | undefined) => (n === undefined ? '' : ms(n))
   out.push(
-    row(['scenario', 'direct', 'floor added', 'same-work floor added', 'gw added', 'first chunk: floor added', 'first chunk: same-work added', 'first chunk: gw added']),
-    row(Array(8).fill('---')),
+    row(['scenario', 'direct', 'floor added', 'same-work floor added', 'gw added', 'first chunk: floor added', 'first chunk: same-work added', 'first chunk: gw added', 'CPU/request: floor · same-work · gw']),
+    row(Array(9).fill('---')),
   )
   for (const [s, u] of Object.entries(r.unloaded))
     out.push(
@@ -86,6 +88,7 @@ export function markdown(r: Results): string {
         opt(u.firstChunkFloorAddedMs),
         opt(u.firstChunkSameWorkAddedMs),
         u.firstChunkGwAddedMs === undefined ? '' : `**${ms(u.firstChunkGwAddedMs)}**`,
+        u.cpuUsPerRequest ? [u.cpuUsPerRequest.floor, u.cpuUsPerRequest.same ?? '–', u.cpuUsPerRequest.gw].map((n) => (typeof n === 'number' ? `${n} µs` : n)).join(' · ') : '',
       ]),
     )
 

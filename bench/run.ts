@@ -2,7 +2,7 @@
 // gw and the floor run pinned to CPU 0; this driver, wrk and the fake upstream to CPU 1. Results: bench/results/latest.{json,md}.
 
 import { $ } from 'bun'
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { closedLoop, closedLoopFor, ensureWrk, fixedRate, freePort, type Percentiles, percentiles, sequential, type Target, wrk } from './load'
@@ -107,6 +107,15 @@ async function startGw(upstream: string, extra: Record<string, string> = {}) {
 const stat = (pid: number) => readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? []
 /** utime + stime of a process, in ms. */
 const cpuMs = (pid: number) => ((Number(stat(pid)[11]) + Number(stat(pid)[12])) * 1000) / 100
+/** CPU time of all threads of a process in ms, to the nanosecond (scheduler statistics, not clock ticks). */
+const preciseCpuMs = (pid: number) =>
+  readdirSync(`/proc/${pid}/task`).reduce((sum, tid) => {
+    try {
+      return sum + Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0]) / 1e6
+    } catch {
+      return sum // the thread ended meanwhile
+    }
+  }, 0)
 /** CPU time of this driver and of the children it has waited for (wrk), in ms. */
 const driverCpuMs = () => stat(process.pid).slice(11, 15).reduce((a, f) => a + Number(f), 0) * 10
 /** Busy CPU time of the whole machine (all cores, everything but idle and iowait), in ms. */
@@ -205,14 +214,23 @@ async function main() {
   for (const s of Object.keys(scenarios) as Scenario[]) {
     const t = targets(s, direct, floor, gw.url)
     for (const k of ['direct', 'floor', 'gw', 'same'] as const) if (t[k]) await sequential(t[k], Math.min(200, N_SEQ)) // warm-up
-    const m = { direct: await sequential(t.direct, N_SEQ), floor: await sequential(t.floor, N_SEQ), gw: await sequential(t.gw, N_SEQ) }
-    const same = t.same && (await sequential(t.same, N_SEQ))
+    // With each server's CPU per request meanwhile: at an unloaded clock, added latency is mostly CPU.
+    const cpu: Record<string, number> = {}
+    const timed = async (name: string, target: Target, pid: number) => {
+      const c0 = preciseCpuMs(pid)
+      const r = await sequential(target, N_SEQ)
+      cpu[name] = Math.round(((preciseCpuMs(pid) - c0) * 1000) / N_SEQ)
+      return r
+    }
+    const m = { direct: await sequential(t.direct, N_SEQ), floor: await timed('floor', t.floor, floorProc.proc.pid), gw: await timed('gw', t.gw, gw.proc.pid) }
+    const same = t.same && (await timed('same', t.same, sameProc.proc.pid))
     const added = (x: { total: Percentiles }) => ({ p50: round(x.total.p50 - m.direct.total.p50), p99: round(x.total.p99 - m.direct.total.p99) })
     unloaded[s] = {
       directMs: pct(m.direct.total),
       floorAddedMs: added(m.floor),
       gwAddedMs: added(m.gw),
       ...(same ? { sameWorkAddedMs: added(same) } : {}),
+      cpuUsPerRequest: cpu,
       ...(s.includes('stream')
         ? {
             firstChunkDirectMs: pct(m.direct.firstChunk),

@@ -160,6 +160,7 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
     ...(config.databaseUrl ? { spool: new LogSpool(config.spoolDir) } : {}),
     onError: (err, attempt) =>
       console.error(`gw: writing request logs failed (attempt ${attempt}), will retry:`, err instanceof Error ? err.message : err),
+    quiet: () => metrics.inFlight <= 2,
     ...opts.logWriter,
   })
   const retention = startLogRetention(store.logs, config.logRetentionDays, {

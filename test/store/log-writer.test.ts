@@ -55,6 +55,29 @@ test('entries are written in batches, off the caller’s path', async () => {
   expect(batches.length).toBeLessThanOrEqual(4)
 })
 
+test('while the gateway is nearly idle, a batch goes in slices of 10 with other work let in between; under load, whole', async () => {
+  const { store, rows, batches } = memoryStore()
+  const order: string[] = []
+  const insert = store.insertLogs.bind(store)
+  store.insertLogs = async (entries) => {
+    order.push(`batch of ${entries.length}`)
+    // Work that arrives while a slice is written (a request, say) runs before the next slice.
+    if (order.length === 1) setImmediate(() => order.push('other work'))
+    await insert(entries)
+  }
+  let quiet = true
+  const w = new LogWriter(store, { batchSize: 500, intervalMs: 1000, quiet: () => quiet })
+  for (let i = 0; i < 25; i++) w.write(e(i))
+  await w.flush()
+  expect(batches).toEqual([10, 10, 5])
+  expect(order.slice(0, 3)).toEqual(['batch of 10', 'other work', 'batch of 10'])
+  quiet = false
+  for (let i = 25; i < 325; i++) w.write(e(i))
+  await w.flush()
+  expect(batches.slice(3)).toEqual([300])
+  expect(rows).toHaveLength(325)
+})
+
 test('a queued entry can be read before it is written, and only by its org', () => {
   const { store } = memoryStore()
   const w = new LogWriter(store, { intervalMs: 1000 })
