@@ -8,13 +8,12 @@
 import { mkdtempSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { ensureWrk, freePort, scenarioRequest, wrk } from './load'
-import { BENCH_SECRET } from './log-store'
+import { BENCH_ADMIN, BENCH_KEY, benchGwEnv, ensureWrk, freePort, scenarioRequest, wrk } from './load'
 const [scenarios = 'openai-stream', ...trees] = process.argv.slice(2)
 const wrkPath = await ensureWrk()
 if (!wrkPath) throw new Error('wrk is needed')
-const KEY = `gw_sk_benchmark000${'s'.repeat(32)}`
-const ADMIN = 'bench-admin-token-000000000000'
+const KEY = BENCH_KEY
+const ADMIN = BENCH_ADMIN
 const stat = (pid: number) => readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')
 const cpuMs = (pid: number) => ((Number(stat(pid)[11]) + Number(stat(pid)[12])) * 1000) / 100
 /** CPU time of this driver and of the children it has waited for (wrk), in ms. */
@@ -31,7 +30,7 @@ for (let round = 0; round < rounds; round++)
     const work = mkdtempSync(join(tmpdir(), 'gw-ab-'))
     const port = freePort()
     const gw = Bun.spawn(['taskset', '-c', '0', process.execPath, join(tree, 'src/main.ts'), 'serve'], {
-      env: { PATH: process.env.PATH ?? '', BUN_CONFIG_MAX_HTTP_REQUESTS: '4096', GW_PORT: String(port), GW_DB: join(work, 'gw.db'), GW_SECRET: BENCH_SECRET, GW_ADMIN_TOKEN: ADMIN, GW_SERVICE_KEY: KEY, GW_PROMPTS_DIR: work, GW_OPENAI_BASE_URL: `${upstream}/v1`, GW_ANTHROPIC_BASE_URL: `${upstream}/v1`, OPENAI_API_KEY: 'sk-bench-openai', ANTHROPIC_API_KEY: 'sk-ant-bench' },
+      env: { PATH: process.env.PATH ?? '', BUN_CONFIG_MAX_HTTP_REQUESTS: '4096', GW_PORT: String(port), ...benchGwEnv(upstream, work) },
       stdout: 'ignore', stderr: 'inherit',
     })
     const url = `http://127.0.0.1:${port}`

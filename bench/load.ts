@@ -4,6 +4,7 @@ import { $ } from 'bun'
 import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { BENCH_SECRET } from './log-store'
 
 export interface Target {
   url: string
@@ -173,5 +174,24 @@ export function scenarioRequest(provider: string, kind: string, gw: string, key:
     url: `${gw}/v1/chat/completions`,
     headers: { authorization: `GwKey ${key}` },
     body: JSON.stringify({ model, messages, max_tokens: 64, metadata: { bench: 'yes' }, ...stream }),
+  }
+}
+
+/** The service key and admin token of the profiling benches' gw (`bench/profile.ts`, `ab.ts`, `endpoint-cpu.ts`). */
+export const BENCH_KEY = `gw_sk_benchmark000${'s'.repeat(32)}`
+export const BENCH_ADMIN = 'bench-admin-token-000000000000'
+
+/** Their gw's environment: its database and prompts in `work`, OpenAI and Anthropic at `upstream`. */
+export function benchGwEnv(upstream: string, work: string): Record<string, string> {
+  return {
+    GW_DB: join(work, 'gw.db'),
+    GW_SECRET: BENCH_SECRET,
+    GW_ADMIN_TOKEN: BENCH_ADMIN,
+    GW_SERVICE_KEY: BENCH_KEY,
+    GW_PROMPTS_DIR: work,
+    GW_OPENAI_BASE_URL: `${upstream}/v1`,
+    GW_ANTHROPIC_BASE_URL: `${upstream}/v1`,
+    OPENAI_API_KEY: 'sk-bench-openai',
+    ANTHROPIC_API_KEY: 'sk-ant-bench',
   }
 }

@@ -6,14 +6,13 @@
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { ensureWrk, freePort, scenarioRequest, wrk } from './load'
-import { BENCH_SECRET } from './log-store'
+import { BENCH_ADMIN, BENCH_KEY, benchGwEnv, ensureWrk, freePort, scenarioRequest, wrk } from './load'
 
 const [provider = 'openai', kind = 'json', secondsArg = '10'] = process.argv.slice(2)
 const ROOT = join(import.meta.dir, '..')
 const OUT = join(ROOT, '.bench/profile')
-const KEY = `gw_sk_benchmark000${'s'.repeat(32)}`
-const ADMIN = 'bench-admin-token-000000000000'
+const KEY = BENCH_KEY
+const ADMIN = BENCH_ADMIN
 const BUN = process.execPath
 
 async function portOf(proc: ReturnType<typeof Bun.spawn>): Promise<number> {
@@ -83,19 +82,7 @@ const upstream = `http://127.0.0.1:${await portOf(fake)}`
 const work = mkdtempSync(join(tmpdir(), 'gw-profile-'))
 const port = freePort()
 const gw = Bun.spawn(['taskset', '-c', '0', BUN, '--cpu-prof', `--cpu-prof-dir=${OUT}`, join(ROOT, 'src/main.ts'), 'serve'], {
-  env: {
-    ...process.env,
-    GW_PORT: String(port),
-    GW_DB: join(work, 'gw.db'),
-    GW_SECRET: BENCH_SECRET,
-    GW_ADMIN_TOKEN: ADMIN,
-    GW_SERVICE_KEY: KEY,
-    GW_PROMPTS_DIR: work,
-    GW_OPENAI_BASE_URL: `${upstream}/v1`,
-    GW_ANTHROPIC_BASE_URL: `${upstream}/v1`,
-    OPENAI_API_KEY: 'sk-bench-openai',
-    ANTHROPIC_API_KEY: 'sk-ant-bench',
-  },
+  env: { ...process.env, GW_PORT: String(port), ...benchGwEnv(upstream, work) },
   stdout: 'ignore',
   stderr: 'inherit',
 })
