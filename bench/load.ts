@@ -4,6 +4,7 @@ import { $ } from 'bun'
 import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { BENCH_SECRET } from './log-store'
 
 export interface Target {
   url: string
@@ -152,4 +153,45 @@ export function freePort(): number {
   const { port } = probe
   probe.stop(true)
   return port
+}
+
+/**
+ * The request of one profiling scenario (`bench/profile.ts`, `bench/ab.ts`): chat completions to
+ * `openai` or `anthropic`, or `messages` (POST /v1/messages relayed to Anthropic, gw metadata as a
+ * header since the body's metadata is Anthropic's), `json` or `stream`.
+ */
+export function scenarioRequest(provider: string, kind: string, gw: string, key: string): Target {
+  const model = provider === 'openai' ? 'openai/gpt-4o-mini' : 'anthropic/claude-haiku-4-5'
+  const messages = [{ role: 'user', content: 'Say hello to the benchmark.' }]
+  const stream = kind === 'stream' ? { stream: true } : {}
+  if (provider === 'messages')
+    return {
+      url: `${gw}/v1/messages`,
+      headers: { authorization: `GwKey ${key}`, 'x-gw-metadata': JSON.stringify({ bench: 'yes' }) },
+      body: JSON.stringify({ model, messages, max_tokens: 64, ...stream }),
+    }
+  return {
+    url: `${gw}/v1/chat/completions`,
+    headers: { authorization: `GwKey ${key}` },
+    body: JSON.stringify({ model, messages, max_tokens: 64, metadata: { bench: 'yes' }, ...stream }),
+  }
+}
+
+/** The service key and admin token of the profiling benches' gw (`bench/profile.ts`, `ab.ts`, `endpoint-cpu.ts`). */
+export const BENCH_KEY = `gw_sk_benchmark000${'s'.repeat(32)}`
+export const BENCH_ADMIN = 'bench-admin-token-000000000000'
+
+/** Their gw's environment: its database and prompts in `work`, OpenAI and Anthropic at `upstream`. */
+export function benchGwEnv(upstream: string, work: string): Record<string, string> {
+  return {
+    GW_DB: join(work, 'gw.db'),
+    GW_SECRET: BENCH_SECRET,
+    GW_ADMIN_TOKEN: BENCH_ADMIN,
+    GW_SERVICE_KEY: BENCH_KEY,
+    GW_PROMPTS_DIR: work,
+    GW_OPENAI_BASE_URL: `${upstream}/v1`,
+    GW_ANTHROPIC_BASE_URL: `${upstream}/v1`,
+    OPENAI_API_KEY: 'sk-bench-openai',
+    ANTHROPIC_API_KEY: 'sk-ant-bench',
+  }
 }

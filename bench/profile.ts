@@ -1,19 +1,18 @@
-// `bun bench/profile.ts [openai|anthropic] [json|stream] [seconds]`: gw from source under
+// `bun bench/profile.ts [openai|anthropic|messages] [json|stream] [seconds]`: gw from source under
 // `bun --cpu-prof`, pinned to CPU 0 and driven by wrk (64 connections, CPU 1) with one scenario, as in
 // `bun run bench`. Writes the profile to .bench/profile/ and prints the self time per function and
-// per part of the pipeline.
+// per part of the pipeline. `messages`: POST /v1/messages relayed to Anthropic (gw metadata as a header).
 
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { ensureWrk, freePort, wrk } from './load'
-import { BENCH_SECRET } from './log-store'
+import { BENCH_ADMIN, BENCH_KEY, benchGwEnv, ensureWrk, freePort, scenarioRequest, wrk } from './load'
 
 const [provider = 'openai', kind = 'json', secondsArg = '10'] = process.argv.slice(2)
 const ROOT = join(import.meta.dir, '..')
 const OUT = join(ROOT, '.bench/profile')
-const KEY = `gw_sk_benchmark000${'s'.repeat(32)}`
-const ADMIN = 'bench-admin-token-000000000000'
+const KEY = BENCH_KEY
+const ADMIN = BENCH_ADMIN
 const BUN = process.execPath
 
 async function portOf(proc: ReturnType<typeof Bun.spawn>): Promise<number> {
@@ -39,6 +38,7 @@ const PARTS: [string, RegExp][] = [
   ['auth (stage 1)', /pipeline\/1-auth\.ts|src\/auth\//],
   ['policy, limits, tokens (stages 2–4)', /pipeline\/[234]-|src\/policy\/|src\/tokens\.ts/],
   ['body read, validation, route', /http\/|chat-input\.ts|schemas\//],
+  ['ingress API (src/apis/)', /src\/apis\//],
   ['Elysia', /node_modules\/elysia/],
 ]
 
@@ -82,19 +82,7 @@ const upstream = `http://127.0.0.1:${await portOf(fake)}`
 const work = mkdtempSync(join(tmpdir(), 'gw-profile-'))
 const port = freePort()
 const gw = Bun.spawn(['taskset', '-c', '0', BUN, '--cpu-prof', `--cpu-prof-dir=${OUT}`, join(ROOT, 'src/main.ts'), 'serve'], {
-  env: {
-    ...process.env,
-    GW_PORT: String(port),
-    GW_DB: join(work, 'gw.db'),
-    GW_SECRET: BENCH_SECRET,
-    GW_ADMIN_TOKEN: ADMIN,
-    GW_SERVICE_KEY: KEY,
-    GW_PROMPTS_DIR: work,
-    GW_OPENAI_BASE_URL: `${upstream}/v1`,
-    GW_ANTHROPIC_BASE_URL: `${upstream}/v1`,
-    OPENAI_API_KEY: 'sk-bench-openai',
-    ANTHROPIC_API_KEY: 'sk-ant-bench',
-  },
+  env: { ...process.env, GW_PORT: String(port), ...benchGwEnv(upstream, work) },
   stdout: 'ignore',
   stderr: 'inherit',
 })
@@ -109,9 +97,7 @@ await fetch(`${url}/admin/orgs/default/policy`, {
   headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' },
   body: JSON.stringify({ requestsPerMinute: 100_000_000, tokensPerMinute: 1_000_000_000_000, maxTokens: 4096 }),
 })
-const model = provider === 'anthropic' ? 'anthropic/claude-haiku-4-5' : 'openai/gpt-4o-mini'
-const body = { model, messages: [{ role: 'user', content: 'Say hello to the benchmark.' }], max_tokens: 64, metadata: { bench: 'yes' }, ...(kind === 'stream' ? { stream: true } : {}) }
-const target = { url: `${url}/v1/chat/completions`, headers: { authorization: `GwKey ${KEY}` }, body: JSON.stringify(body) }
+const target = scenarioRequest(provider, kind, url, KEY)
 await wrk(wrkPath, target, 64, 2, 1) // warm-up
 const r = await wrk(wrkPath, target, 64, Number(secondsArg), 1)
 console.log(`${provider} ${kind}: ${Math.round(r.rps)} req/s under the profiler, ${r.non2xx} non-2xx`)

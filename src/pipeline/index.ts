@@ -20,9 +20,10 @@
 // stream ends, fails or the client leaves.
 
 import { MESSAGES_SHAPE } from '../apis/anthropic-messages/answer'
-import { estimateCount } from '../apis/anthropic-messages/count-tokens'
+import { countingContext, estimateCount } from '../apis/anthropic-messages/count-tokens'
 import { anthropicCountTokens, anthropicPassThrough } from '../apis/anthropic-messages/pass-through'
 import { parseCountTokensInput, parseMessagesInput } from '../apis/anthropic-messages/request'
+import { thinkingAdapter } from '../apis/anthropic-messages/thinking'
 import { EMBEDDINGS_SHAPE, embeddingsAdapters } from '../apis/embeddings/adapters'
 import { parseEmbeddingsInput } from '../apis/embeddings/request'
 import { isGwResponse, responsesShape } from '../apis/responses/answer'
@@ -66,7 +67,7 @@ export async function handleChat(deps: Deps, request: RequestContext, readBody: 
 /** POST /v1/messages: Anthropic Messages in; Anthropic answers relayed, the other providers translated. */
 export async function handleMessages(deps: Deps, request: RequestContext, readBody: BodyReader): Promise<Response> {
   const ctx = await authenticateOrRecord(deps, request)
-  const { input, native } = await parseOrLog(deps, ctx, async () => {
+  const { input, native, thinking } = await parseOrLog(deps, ctx, async () => {
     ctx.rawBody = await readBody()
     const parsed = parseMessagesInput(withHeaderFields(ctx.rawBody.value, ctx.headers), routeResolver(deps, ctx))
     await withGatewayHeaders(deps, ctx, parsed.input)
@@ -75,20 +76,33 @@ export async function handleMessages(deps: Deps, request: RequestContext, readBo
   const passThrough = anthropicPassThrough(native, ctx.headers)
   return executeChat(deps, ctx, input, {
     shape: MESSAGES_SHAPE,
-    adapters: (p) => (p === 'anthropic' ? passThrough : adapterFor(p)),
+    adapters: (p) => (p === 'anthropic' ? passThrough : thinking ? thinkingAdapter(p, thinking) : adapterFor(p)),
   })
 }
 
-/** POST /v1/messages/count_tokens: Anthropic's count, or gw's own estimate for other providers. */
+/**
+ * POST /v1/messages/count_tokens: Anthropic's count, or gw's own estimate for other providers; both
+ * under the same policy, the one a count runs under (`countingContext`).
+ */
 export async function handleCountTokens(deps: Deps, request: RequestContext, readBody: BodyReader): Promise<Response> {
-  const ctx = await authenticateOrRecord(deps, request)
-  const { input, native } = await parseOrLog(deps, ctx, async () => {
-    ctx.rawBody = await readBody()
-    const parsed = parseCountTokensInput(withHeaderFields(ctx.rawBody.value, ctx.headers), routeResolver(deps, ctx))
-    await withGatewayHeaders(deps, ctx, parsed.input)
+  const authed = await authenticateOrRecord(deps, request)
+  const { input, native } = await parseOrLog(deps, authed, async () => {
+    authed.rawBody = await readBody()
+    const parsed = parseCountTokensInput(withHeaderFields(authed.rawBody.value, authed.headers), routeResolver(deps, authed))
+    await withGatewayHeaders(deps, authed, parsed.input)
     return parsed
   })
-  if (input.model.provider !== 'anthropic') return estimateCount(ctx, input, (o) => record(deps, ctx, input, o))
+  const ctx = countingContext(authed)
+  if (input.model.provider !== 'anthropic') {
+    try {
+      // Nothing to settle: a count is charged no tokens, budget or stream slot.
+      await enforcePolicy(deps, ctx.identity, ctx.org, input, endUserId(ctx, input), ctx.signal)
+    } catch (err) {
+      logFailure(deps, ctx, input, err)
+      throw err
+    }
+    return estimateCount(ctx, input, (o) => record(deps, ctx, input, o))
+  }
   const counter = anthropicCountTokens(native, ctx.headers)
   return executeChat(deps, ctx, input, { shape: MESSAGES_SHAPE, adapters: (p) => (p === 'anthropic' ? counter : undefined) })
 }

@@ -75,6 +75,16 @@ export interface StreamTranslator {
   end(): StreamPart[]
 }
 
+/**
+ * What a client asked of the model's thinking beyond `reasoning_effort` (the Messages API's
+ * `thinking`): an exact budget in tokens where the provider takes one, and whether the thinking text
+ * is wanted back (as `reasoning_content` on the answer and its deltas). Chat completions never sets it.
+ */
+export interface ThinkingOptions {
+  budgetTokens?: number
+  showThinking: boolean
+}
+
 export interface ProviderCapabilities {
   /** The provider refuses requests without an output limit (Anthropic). */
   requiresMaxTokens: boolean

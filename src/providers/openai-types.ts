@@ -91,6 +91,8 @@ export interface AssistantMessage {
   content: string | null
   refusal: string | null
   tool_calls?: ToolCall[]
+  /** The model's thinking text, read only by adapters asked for it (ThinkingOptions.showThinking); never sent to chat clients. */
+  reasoning_content?: string
   [key: string]: unknown
 }
 
@@ -123,6 +125,8 @@ export interface ChunkDelta {
   content?: string | null
   refusal?: string | null
   tool_calls?: ToolCallDelta[]
+  /** As AssistantMessage.reasoning_content: thinking text, only from adapters asked for it. */
+  reasoning_content?: string
   [key: string]: unknown
 }
 

@@ -100,3 +100,42 @@ test('An org’s route names work on the new endpoints, before the API’s own b
     await gw.admin('DELETE', '/orgs/default/routes/embed')
   }
 })
+
+const COUNT = '/v1/messages/count_tokens'
+const count = (model: string, content = 'Say hi please') => ({ model, messages: [{ role: 'user', content }] })
+
+test('count_tokens, Anthropic-counted or estimated: the same model, metadata and blocked-term policy, in Anthropic’s shape', async () => {
+  const key = await org({ allowedModels: ['anthropic/claude-haiku*', 'openai/gpt-4o'], blockedTerms: ['project-x'], requiredMetadata: ['team'] })
+  const before = upstreamCalls()
+  for (const model of ['claude-sonnet-4-6', 'openai/gpt-4o-mini'])
+    expect(await call(key, COUNT, count(model), TEAM)).toMatchObject({ status: 403, body: { type: 'error', error: { code: 'model_not_allowed' } } })
+  for (const model of ['claude-haiku-4-5', 'openai/gpt-4o']) {
+    expect(await call(key, COUNT, count(model))).toMatchObject({ status: 403, body: { error: { type: 'permission_error', code: 'policy_violation' } } })
+    expect(await call(key, COUNT, count(model, 'About Project-X'), TEAM)).toMatchObject({ status: 403, body: { error: { code: 'policy_violation' } } })
+  }
+  expect(upstreamCalls()).toBe(before)
+  expect((await call(key, COUNT, count('claude-haiku-4-5'), TEAM)).status).toBe(200)
+  expect((await call(key, COUNT, count('openai/gpt-4o'), TEAM)).status).toBe(200)
+})
+
+test('count_tokens counts against the request rate, shared with the other requests, on both paths', async () => {
+  const key = await org({ requestsPerMinute: 3 })
+  expect((await call(key, COUNT, count('claude-haiku-4-5'))).status).toBe(200)
+  expect((await call(key, COUNT, count('openai/gpt-4o'))).status).toBe(200)
+  expect((await call(key, '/v1/messages', messages('hi'))).status).toBe(200)
+  for (const model of ['claude-haiku-4-5', 'openai/gpt-4o'])
+    expect(await call(key, COUNT, count(model))).toMatchObject({ status: 429, body: { error: { type: 'rate_limit_error', code: 'rate_limit_exceeded' } } })
+})
+
+test('count_tokens is charged no tokens and no budget, and counts a prompt over the prompt limit; a message is still refused', async () => {
+  const key = await org({ tokensPerMinute: 5, maxPromptTokens: 3, budgets: [{ scope: 'org', usd: 0.0000001, period: 'day' }] })
+  const long = 'Count every word of this rather long prompt, please.'
+  for (let i = 0; i < 3; i++)
+    for (const model of ['claude-haiku-4-5', 'openai/gpt-4o']) {
+      const res = await call(key, COUNT, count(model, long))
+      expect(res.status).toBe(200)
+      expect(res.body.input_tokens).toBeGreaterThan(5)
+    }
+  const refused = await call(key, '/v1/messages', messages(long))
+  expect(refused).toMatchObject({ status: 400, body: { error: { code: 'token_limit_exceeded' } } })
+})

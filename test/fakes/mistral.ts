@@ -182,7 +182,8 @@ function validateBody(body: Obj, headers: Record<string, string>): Validation {
       forcedTool,
       maxTokens: typeof body.max_tokens === 'number' ? body.max_tokens : undefined,
       includeUsage: false,
-      showThinking: false,
+      // Magistral (Mistral's reasoning models) always think, and say so in `thinking` content chunks.
+      showThinking: /^magistral/.test(model),
       headers,
     },
   }
@@ -197,6 +198,9 @@ function usageOf(r: Reply): Obj {
     prompt_tokens_details: { cached_tokens: cached },
   }
 }
+
+/** A reasoning model's thinking, as Mistral puts it in `content`. */
+const thinkingChunk = (text: string): Obj => ({ type: 'thinking', thinking: [{ type: 'text', text }] })
 
 const toolCallsOf = (r: Reply): Obj[] =>
   r.toolCalls.map((t, index) => ({ id: randomAlnum(9), function: { name: t.name, arguments: JSON.stringify(t.arguments) }, index }))
@@ -262,7 +266,7 @@ export const mistral: ProviderImpl = {
     const message: Obj = {
       role: 'assistant',
       tool_calls: calls.length > 0 ? calls : null,
-      content: r.text,
+      content: r.thinkingText ? [thinkingChunk(r.thinkingText), { type: 'text', text: r.text }] : r.text,
     }
     return jsonReply(
       200,
@@ -288,6 +292,7 @@ export const mistral: ProviderImpl = {
       return sse(JSON.stringify(c))
     }
     const events = [chunk({ role: 'assistant', content: '' }, null)]
+    if (r.thinkingText) events.push(chunk({ content: [thinkingChunk(r.thinkingText)] }, null))
     const finish = FINISH[r.finish]
     const calls = toolCallsOf(r)
     const pieces = r.pieces.length > 0 || calls.length > 0 ? r.pieces : ['']

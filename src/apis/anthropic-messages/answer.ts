@@ -1,6 +1,7 @@
 // gw's answer in Anthropic Messages form: the upstream's own body and events when Anthropic answered
-// (pass-through), otherwise a message built from the internal chat answer and streamed as
-// message_start … content_block_* … message_delta (with the real usage) … message_stop.
+// (pass-through), otherwise a message built from the internal chat answer (thinking text the provider
+// gave back first, as a `thinking` block) and streamed as message_start … content_block_* …
+// message_delta (with the real usage) … message_stop.
 
 import type { AnswerShape, StreamEncoder } from '../../pipeline/6-normalise'
 import type { UpstreamCompletion } from '../../providers/adapter'
@@ -39,6 +40,9 @@ function toolInput(args: string): Record<string, unknown> {
 function translatedMessage(c: UpstreamCompletion, usage: Usage, requestId: string, model: string): Record<string, unknown> {
   const choice = c.choices[0]
   const content: Record<string, unknown>[] = []
+  // Thinking the provider gave back (docs/apis.md): gw has no Anthropic signature to give it.
+  const thinking = choice?.message.reasoning_content
+  if (thinking) content.push({ type: 'thinking', thinking, signature: '' })
   const text = choice?.message.content ?? choice?.message.refusal ?? ''
   if (text) content.push({ type: 'text', text })
   for (const tc of choice?.message.tool_calls ?? [])
@@ -78,7 +82,7 @@ class MessagesStream implements StreamEncoder {
   private relaying = false
   private upstreamError = false
   private block = -1
-  private blockType: 'text' | 'tool_use' | null = null
+  private blockType: 'thinking' | 'text' | 'tool_use' | null = null
   /** Tool-call index → content block index. */
   private readonly toolBlocks = new Map<number, number>()
   private stopReason: string | null = null
@@ -98,6 +102,11 @@ class MessagesStream implements StreamEncoder {
     let out = this.start()
     for (const c of choices) {
       if (c.index !== 0) continue
+      const thinking = c.delta.reasoning_content
+      if (thinking) {
+        if (this.blockType !== 'thinking') out += this.open('thinking', { type: 'thinking', thinking: '', signature: '' })
+        out += sseEvent('content_block_delta', { type: 'content_block_delta', index: this.block, delta: { type: 'thinking_delta', thinking } })
+      }
       const text = (c.delta.content ?? '') + (c.delta.refusal ?? '')
       if (text) {
         if (this.blockType !== 'text') out += this.open('text', { type: 'text', text: '' })
@@ -158,7 +167,7 @@ class MessagesStream implements StreamEncoder {
     return sseEvent('content_block_stop', { type: 'content_block_stop', index: this.block })
   }
 
-  private open(type: 'text' | 'tool_use', block: Record<string, unknown>): string {
+  private open(type: 'thinking' | 'text' | 'tool_use', block: Record<string, unknown>): string {
     const out = this.close()
     this.block++
     this.blockType = type

@@ -1,19 +1,29 @@
-// count_tokens for a model that is not Anthropic's: gw's tokenizer counts, the answer says it is an
-// estimate (`x-gw-estimated: true`), and the request is recorded like any other (through `record`).
+// count_tokens (POST /v1/messages/count_tokens): the policy a count runs under, and gw's own estimate for
+// a model that is not Anthropic's (`x-gw-estimated: true`), recorded like any other request (through
+// `record`). Reference: docs/apis.md ("count_tokens").
 
-import { GatewayError } from '../../errors'
 import type { AuthedContext, ChatInput } from '../../pipeline/context'
-import { answeredOutcome, failureOutcome, type Outcome } from '../../pipeline/7-log'
-import { modelUnavailable } from '../../policy/model-access'
+import { answeredOutcome, type Outcome } from '../../pipeline/7-log'
 import { countPromptTokens } from '../../policy/prompt-tokens'
 
-export async function estimateCount(ctx: AuthedContext, input: ChatInput, record: (o: Outcome) => void): Promise<Response> {
-  const why = modelUnavailable(ctx.org, input.model)
-  if (why) {
-    const e = new GatewayError(403, 'model_not_allowed', `Model not allowed: ${why}`)
-    record(failureOutcome(e.status, e.code, e.message))
-    throw e
+/**
+ * The request's context as a count sees it, whatever the provider: the org's policy (allowed models,
+ * required metadata, blocked terms) and its request rates (the org's and the key's) apply; the token
+ * rates, the prompt-token limit and the budgets do not — a count generates nothing, so it is charged
+ * no tokens and no cost, and a prompt too long to send may still be counted.
+ */
+export function countingContext(ctx: AuthedContext): AuthedContext {
+  const { tokensPerMinute: _t, maxPromptTokens: _p, budgets: _b, ...policy } = ctx.org.org.policy
+  const keyLimits = ctx.identity.keyLimits && { requestsPerMinute: ctx.identity.keyLimits.requestsPerMinute }
+  return {
+    ...ctx,
+    identity: { ...ctx.identity, keyLimits },
+    org: { ...ctx.org, org: { ...ctx.org.org, policy } },
   }
+}
+
+/** gw's tokenizer count of a request for a model that is not Anthropic's; the policy has been applied. */
+export async function estimateCount(ctx: AuthedContext, input: ChatInput, record: (o: Outcome) => void): Promise<Response> {
   const body = { input_tokens: await countPromptTokens(input.body, { signal: ctx.signal }) }
   // Counting is free: the entry has no usage or cost, only the answer.
   record({

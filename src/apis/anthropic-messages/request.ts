@@ -9,6 +9,7 @@ import type { ChatInput } from '../../pipeline/context'
 import type { ChatMessage, ChatRequest, ContentPart, FunctionTool, ToolCall, ToolChoice } from '../../providers/openai-types'
 import { isRecord } from '../../providers/upstream-errors'
 import { validator } from '../../schemas/chat-body'
+import { type MessagesThinking, thinkingOf } from './thinking'
 
 const open = { additionalProperties: true }
 const BlockBody = t.Object({ type: t.String() }, open)
@@ -161,6 +162,8 @@ export interface MessagesInput {
   input: ChatInput
   /** The client's body minus gw's fields, for the Anthropic pass-through. */
   native: Record<string, unknown>
+  /** `thinking` / `output_config.effort` for the other providers (undefined: none asked for). */
+  thinking: MessagesThinking | undefined
 }
 
 /** `model`: one of the org's routes, `provider/model-id`, or a bare id, which is Anthropic's. */
@@ -176,12 +179,12 @@ export function parseMessagesInput(raw: unknown, routeOf?: RouteResolver): Messa
     user: undefined,
     outputSchema: undefined,
   }
-  return { input, native: withoutGatewayFields(raw as Record<string, unknown>) }
+  return { input, native: withoutGatewayFields(raw as Record<string, unknown>), thinking: thinkingOf(b) }
 }
 
-/** count_tokens: the same messages, nothing generated (an output limit of 1 keeps a budget reservation to the prompt). */
+/** count_tokens: the same messages, nothing generated (an output limit of 1, which no org limit refuses). */
 export function parseCountTokensInput(raw: unknown, routeOf?: RouteResolver): MessagesInput {
   const b = checkCountTokensBody(raw)
   const { input } = parseMessagesInput({ ...b, max_tokens: 1, stream: false }, routeOf)
-  return { input, native: withoutGatewayFields(raw as Record<string, unknown>) }
+  return { input, native: withoutGatewayFields(raw as Record<string, unknown>), thinking: undefined }
 }

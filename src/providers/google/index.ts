@@ -3,20 +3,20 @@
 // Request: ./request.ts, answers: ./response.ts, streams: ./stream.ts.
 // Reference: https://ai.google.dev/api/generate-content
 
-import type { ProviderAdapter, Target, UpstreamFailure, UpstreamRequest } from '../adapter'
+import type { ProviderAdapter, Target, ThinkingOptions, UpstreamFailure, UpstreamRequest } from '../adapter'
 import type { ChatRequest } from '../openai-types'
 import { clip, isRecord, parseJson, retryAfterMs } from '../upstream-errors'
 import { toGeminiBody } from './request'
 import { readGeminiResponse } from './response'
 import { GeminiStream } from './stream'
 
-function toGeminiRequest(req: ChatRequest, target: Target): UpstreamRequest {
+function toGeminiRequest(req: ChatRequest, target: Target, thinking?: ThinkingOptions): UpstreamRequest {
   const model = encodeURIComponent(target.model.id)
   const method = target.stream ? 'streamGenerateContent?alt=sse' : 'generateContent'
   return {
     url: `${target.baseUrl}/models/${model}:${method}`,
     headers: { 'x-goog-api-key': target.apiKey, 'content-type': 'application/json' },
-    body: JSON.stringify(toGeminiBody(req, target)),
+    body: JSON.stringify(toGeminiBody(req, target, thinking)),
   }
 }
 
@@ -49,8 +49,18 @@ function parseGeminiError(status: number, text: string, headers: Headers): Upstr
 export const google: ProviderAdapter = {
   id: 'google',
   capabilities: { requiresMaxTokens: false, temperatureMax: 2 },
-  buildRequest: toGeminiRequest,
+  buildRequest: (req, target) => toGeminiRequest(req, target),
   parseResponse: (json) => readGeminiResponse(json),
   createStream: () => new GeminiStream(),
   parseError: parseGeminiError,
+}
+
+/** The adapter with a client's thinking request: an exact thinking budget, the thoughts sent back. */
+export function googleThinking(thinking: ThinkingOptions): ProviderAdapter {
+  return {
+    ...google,
+    buildRequest: (req, target) => toGeminiRequest(req, target, thinking),
+    parseResponse: (json) => readGeminiResponse(json, thinking.showThinking),
+    createStream: () => new GeminiStream(thinking.showThinking),
+  }
 }

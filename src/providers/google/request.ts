@@ -2,7 +2,7 @@
 // so only fields with a Gemini equivalent are written; everything else is left out.
 // Reference: https://ai.google.dev/api/generate-content
 
-import type { Target } from '../adapter'
+import type { Target, ThinkingOptions } from '../adapter'
 import { jsonRequest } from '../json-output'
 import type { ChatRequest, ToolChoice } from '../openai-types'
 import { toGeminiContents } from './contents'
@@ -12,15 +12,24 @@ const BUDGET: Record<string, number> = { none: 0, minimal: 512, low: 1024, mediu
 /** Later models take only a level (MINIMAL is refused by some: the lowest sent is LOW). */
 const LEVEL: Record<string, string> = { none: 'LOW', minimal: 'LOW', low: 'LOW', medium: 'MEDIUM', high: 'HIGH', xhigh: 'HIGH', max: 'HIGH' }
 
-/** OpenAI `reasoning_effort` → Gemini `thinkingConfig`, by model generation. */
-function thinkingConfig(effort: unknown, modelId: string): Record<string, unknown> | undefined {
-  if (typeof effort !== 'string' || !(effort in BUDGET)) return undefined
-  if (!/^gemini-2\./.test(modelId)) return { thinkingLevel: LEVEL[effort] }
-  const budget = BUDGET[effort] as number
-  return { thinkingBudget: /^gemini-2\.5-pro/.test(modelId) ? Math.max(128, budget) : budget }
+/**
+ * OpenAI `reasoning_effort` → Gemini `thinkingConfig`, by model generation; an exact budget
+ * (`thinking.budgetTokens`) wins on the models that take one, and `showThinking` asks for the thoughts.
+ */
+function thinkingConfig(effort: unknown, modelId: string, thinking: ThinkingOptions | undefined): Record<string, unknown> | undefined {
+  const tc: Record<string, unknown> = {}
+  const known = typeof effort === 'string' && effort in BUDGET
+  if (!/^gemini-2\./.test(modelId)) {
+    if (known) tc.thinkingLevel = LEVEL[effort]
+  } else {
+    const budget = thinking?.budgetTokens ?? (known ? BUDGET[effort] : undefined)
+    if (budget !== undefined) tc.thinkingBudget = /^gemini-2\.5-pro/.test(modelId) ? Math.max(128, budget) : budget
+  }
+  if (thinking?.showThinking) tc.includeThoughts = true
+  return Object.keys(tc).length ? tc : undefined
 }
 
-function generationConfig(req: ChatRequest, modelId: string): Record<string, unknown> | undefined {
+function generationConfig(req: ChatRequest, modelId: string, thinking: ThinkingOptions | undefined): Record<string, unknown> | undefined {
   const gc: Record<string, unknown> = {}
   const max = req.max_tokens ?? req.max_completion_tokens
   if (max !== undefined) gc.maxOutputTokens = max
@@ -31,8 +40,8 @@ function generationConfig(req: ChatRequest, modelId: string): Record<string, unk
   const json = jsonRequest(req)
   if (json) gc.responseMimeType = 'application/json'
   if (json?.mode === 'json_schema') gc.responseJsonSchema = json.schema
-  const thinking = thinkingConfig(req.reasoning_effort, modelId)
-  if (thinking) gc.thinkingConfig = thinking
+  const tc = thinkingConfig(req.reasoning_effort, modelId, thinking)
+  if (tc) gc.thinkingConfig = tc
   return Object.keys(gc).length ? gc : undefined
 }
 
@@ -44,11 +53,11 @@ function functionCallingConfig(choice: ToolChoice | undefined): Record<string, u
   return undefined
 }
 
-export function toGeminiBody(req: ChatRequest, target: Target): Record<string, unknown> {
+export function toGeminiBody(req: ChatRequest, target: Target, thinking?: ThinkingOptions): Record<string, unknown> {
   const { system, contents } = toGeminiContents(req.messages, target.model.id)
   const body: Record<string, unknown> = { contents }
   if (system) body.systemInstruction = { parts: [{ text: system }] }
-  const gc = generationConfig(req, target.model.id)
+  const gc = generationConfig(req, target.model.id, thinking)
   if (gc) body.generationConfig = gc
   const declarations = (req.tools ?? [])
     .filter((t) => t.type === 'function')

@@ -1,6 +1,6 @@
 // Gemini GenerateContentResponse → OpenAI terms, for whole answers and for each stream chunk: parts
-// (thoughts skipped, function calls with synthesised ids carrying their thought signature), finish
-// reason, prompt blocks, usage.
+// (thoughts skipped unless asked for, function calls with synthesised ids carrying their thought
+// signature), finish reason, prompt blocks, usage.
 
 import type { UpstreamCompletion } from '../adapter'
 import type { AssistantMessage, FinishReason, ToolCall, Usage } from '../openai-types'
@@ -33,14 +33,20 @@ export function promptBlock(json: Record<string, unknown>): string | undefined {
 
 export interface CandidateParts {
   text: string
+  /** Text of the thought parts (Gemini sends them only when asked with includeThoughts). */
+  thoughts: string
   toolCalls: ToolCall[]
 }
 
 export function readParts(content: unknown): CandidateParts {
-  const out: CandidateParts = { text: '', toolCalls: [] }
+  const out: CandidateParts = { text: '', thoughts: '', toolCalls: [] }
   const parts = isRecord(content) && Array.isArray(content.parts) ? content.parts : []
   for (const p of parts) {
-    if (!isRecord(p) || p.thought === true) continue
+    if (!isRecord(p)) continue
+    if (p.thought === true) {
+      if (typeof p.text === 'string') out.thoughts += p.text
+      continue
+    }
     if (typeof p.text === 'string') out.text += p.text
     const fc = p.functionCall
     if (!isRecord(fc) || typeof fc.name !== 'string') continue
@@ -67,12 +73,13 @@ export function toUsage(u: Record<string, unknown>): Usage {
   return usage
 }
 
-export function readGeminiResponse(json: unknown): UpstreamCompletion {
+/** `showThinking`: the thought parts' text goes on the message as `reasoning_content` (else it is dropped). */
+export function readGeminiResponse(json: unknown, showThinking = false): UpstreamCompletion {
   if (!isRecord(json)) throw new Error('answer is not an object')
   const candidate = Array.isArray(json.candidates) && isRecord(json.candidates[0]) ? json.candidates[0] : undefined
   const blocked = candidate ? undefined : promptBlock(json)
   if (!candidate && !blocked) throw new Error('answer has no candidates')
-  const { text, toolCalls } = readParts(candidate?.content)
+  const { text, thoughts, toolCalls } = readParts(candidate?.content)
   const reason = candidate?.finishReason
   const finish = blocked ? 'content_filter' : (mapFinishReason(reason, toolCalls.length > 0) ?? 'stop')
   const message: AssistantMessage = {
@@ -81,6 +88,7 @@ export function readGeminiResponse(json: unknown): UpstreamCompletion {
     refusal: blocked ?? (finish === 'content_filter' ? refusalFor(String(reason)) : null),
   }
   if (toolCalls.length) message.tool_calls = toolCalls
+  if (showThinking && thoughts) message.reasoning_content = thoughts
   const out: UpstreamCompletion = { choices: [{ index: 0, message, finish_reason: finish, logprobs: null }] }
   if (typeof json.responseId === 'string') out.id = json.responseId
   if (typeof json.modelVersion === 'string') out.model = json.modelVersion

@@ -19,6 +19,9 @@ export class GeminiStream implements StreamTranslator {
   private toolCalls = 0
   private finished = false
 
+  /** `showThinking`: thought parts become `reasoning_content` deltas (else they are dropped). */
+  constructor(private readonly showThinking = false) {}
+
   push(ev: SseEvent): StreamPart[] {
     const json = parseJson(ev.data)
     if (!isRecord(json))
@@ -53,7 +56,8 @@ export class GeminiStream implements StreamTranslator {
 
   private candidateParts(candidate: Record<string, unknown>): StreamPart[] {
     const out: StreamPart[] = []
-    const { text, toolCalls } = readParts(candidate.content)
+    const { text, thoughts, toolCalls } = readParts(candidate.content)
+    if (this.showThinking && thoughts) out.push(delta({ reasoning_content: thoughts }))
     if (text) out.push(delta({ content: text }))
     if (toolCalls.length) {
       const first = this.toolCalls

@@ -2,7 +2,7 @@
 // anything unknown), 9-character tool-call ids and usage on the last content chunk.
 // Reference: https://docs.mistral.ai/api/#tag/chat
 
-import type { ProviderAdapter, Target, UpstreamFailure, UpstreamRequest } from '../adapter'
+import type { ProviderAdapter, Target, ThinkingOptions, UpstreamFailure, UpstreamRequest } from '../adapter'
 import { jsonRequest, withJsonHint } from '../json-output'
 import type { ChatMessage, ChatRequest, FinishReason } from '../openai-types'
 import { mapOpenAIFinishReason, OpenAIStyleStream, readOpenAIStyleCompletion } from '../openai/response'
@@ -105,4 +105,15 @@ export const mistral: ProviderAdapter = {
   parseResponse: (json) => readOpenAIStyleCompletion(json, OPTIONS),
   createStream: () => new OpenAIStyleStream(OPTIONS),
   parseError: parseMistralError,
+}
+
+/** The adapter with a client's thinking request: the `thinking` chunks of reasoning models sent back. */
+export function mistralThinking(thinking: ThinkingOptions): ProviderAdapter {
+  if (!thinking.showThinking) return mistral
+  const opts = { ...OPTIONS, showThinking: true }
+  return {
+    ...mistral,
+    parseResponse: (json) => readOpenAIStyleCompletion(json, opts),
+    createStream: () => new OpenAIStyleStream(opts),
+  }
 }

@@ -18,6 +18,8 @@ export interface OpenAIStyleOptions {
   mapFinish(reason: unknown): FinishReason | null
   /** Keep upstream fields gw does not know (true for OpenAI itself). */
   passThrough: boolean
+  /** Read Mistral's `thinking` chunks into `reasoning_content` (ThinkingOptions.showThinking); else they are dropped. */
+  showThinking?: boolean
 }
 
 export function mapOpenAIFinishReason(reason: unknown): FinishReason | null {
@@ -42,6 +44,18 @@ export function contentText(content: unknown): string | null {
   if (!Array.isArray(content)) return null
   let out = ''
   for (const part of content) if (isRecord(part) && part.type === 'text' && typeof part.text === 'string') out += part.text
+  return out
+}
+
+/** Text of the `thinking` chunks of a content array (Mistral: `{type:"thinking", thinking:[{type:"text", text}]}`). */
+function thinkingText(content: unknown): string {
+  if (!Array.isArray(content)) return ''
+  let out = ''
+  for (const part of content) {
+    if (!isRecord(part) || part.type !== 'thinking') continue
+    if (typeof part.thinking === 'string') out += part.thinking
+    else out += contentText(part.thinking) ?? ''
+  }
   return out
 }
 
@@ -86,6 +100,10 @@ export function readOpenAIStyleCompletion(json: unknown, opts: OpenAIStyleOption
       content: contentText(m.content),
       refusal: typeof m.refusal === 'string' ? m.refusal : null,
     }
+    if (opts.showThinking) {
+      const thinking = thinkingText(m.content)
+      if (thinking) message.reasoning_content = thinking
+    }
     const toolCalls = readToolCalls(m.tool_calls)
     if (toolCalls) message.tool_calls = toolCalls
     else delete message.tool_calls
@@ -111,12 +129,16 @@ export function readOpenAIStyleCompletion(json: unknown, opts: OpenAIStyleOption
   return out
 }
 
-function readDelta(raw: unknown, passThrough: boolean): ChunkDelta {
+function readDelta(raw: unknown, opts: OpenAIStyleOptions): ChunkDelta {
   if (!isRecord(raw)) return {}
-  const delta: ChunkDelta = passThrough ? { ...raw } : {}
+  const delta: ChunkDelta = opts.passThrough ? { ...raw } : {}
   delete delta.obfuscation
   if (raw.role === 'assistant') delta.role = 'assistant'
   if (raw.content !== undefined) delta.content = contentText(raw.content)
+  if (opts.showThinking) {
+    const thinking = thinkingText(raw.content)
+    if (thinking) delta.reasoning_content = thinking
+  }
   if (typeof raw.refusal === 'string') delta.refusal = raw.refusal
   if (Array.isArray(raw.tool_calls)) {
     delta.tool_calls = raw.tool_calls.filter(isRecord).map((tc, i): ToolCallDelta => {
@@ -199,7 +221,7 @@ export class OpenAIStyleStream implements StreamTranslator {
         (c, i): ChunkChoice => {
           const choice: ChunkChoice = {
             index: typeof c.index === 'number' ? c.index : i,
-            delta: readDelta(c.delta, this.opts.passThrough),
+            delta: readDelta(c.delta, this.opts),
             finish_reason: this.opts.mapFinish(c.finish_reason),
           }
           if (this.opts.passThrough && c.logprobs !== undefined) choice.logprobs = c.logprobs
