@@ -2,6 +2,14 @@
 
 import type { LogEntry } from './types'
 
+/**
+ * The most entries of its driving tag one metadata-filtered page looks at (newest first). A page may
+ * then hold fewer rows than asked, even none, with a cursor to go on from: so a filter whose tags
+ * never meet costs a bounded amount of work per request instead of a walk over every entry of the
+ * tag (docs/apis.md, docs/benchmarks.md).
+ */
+export const FILTER_WINDOW = 1000
+
 export function encodeCursor(createdAt: number, requestId: string): string {
   return Buffer.from(`${createdAt}|${requestId}`).toString('base64url')
 }

@@ -202,6 +202,30 @@ for (const kind of ['sqlite', 'postgres'] as const) {
       expect(await walk({ metadata: [], since, until })).toEqual(ids((e) => Date.parse(e.createdAt) >= since && Date.parse(e.createdAt) < until))
       expect((await store.logs.queryLogs({ orgId: 'nobody', metadata: [], limit: 100 })).data).toEqual([])
     })
+
+    test('log: a filter whose tags hardly meet looks at a bounded window per page and goes on by cursor', async () => {
+      // a=x on even entries, b=y on odd ones: 1,250 entries each, meeting only where both were added.
+      const all = Array.from({ length: 2500 }, (_, i) =>
+        entry(5000 + i, { orgId: 'window', metadata: i === 6 || i === 2400 ? { a: 'x', b: 'y' } : i % 2 ? { b: 'y' } : { a: 'x' } }),
+      )
+      await store.logs.insertLogs(all)
+      const want = [all[2400], all[6]].map((e) => (e as { requestId: string }).requestId)
+      const first = await store.logs.queryLogs({ orgId: 'window', metadata: [['a', 'x'], ['b', 'y']], limit: 10 })
+      // The newest match, then a cursor: the older one lies past the window this page looked at.
+      expect(first.data.map((e) => e.requestId)).toEqual(want.slice(0, 1))
+      expect(first.nextCursor).not.toBeNull()
+      const got = first.data.map((e) => e.requestId)
+      let cursor = first.nextCursor
+      let pages = 1
+      while (cursor) {
+        const page = await store.logs.queryLogs({ orgId: 'window', metadata: [['a', 'x'], ['b', 'y']], limit: 10, cursor })
+        got.push(...page.data.map((e) => e.requestId))
+        cursor = page.nextCursor
+        pages++
+      }
+      expect(got).toEqual(want)
+      expect(pages).toBeLessThanOrEqual(3)
+    })
   })
 }
 

@@ -1,7 +1,7 @@
 // PostgreSQL storage of request log entries: multi-row batch inserts, lookup by id, filtered pages newest first.
 
 import type { SQL } from 'bun'
-import { decodeCursor, encodeCursor, withoutBodies } from '../log-cursor'
+import { decodeCursor, encodeCursor, FILTER_WINDOW, withoutBodies } from '../log-cursor'
 import { BIN_SCALE, shapeStats } from '../log-stats'
 import type { LogEntry, LogQuery, LogStats, LogStatsQuery, LogStore, SpendQuery } from '../types'
 import { dimensionOf, MAX_METADATA_VALUES, OTHER_VALUE, type RollupCell, rollup, type UsageQuery, type UsageRow } from '../usage-rollup'
@@ -263,6 +263,7 @@ export class PgLogStore implements LogStore {
     if (lq.provider) onEntry.push(sql`l.entry::jsonb->>'provider' = ${lq.provider}`)
     const and = (w: SQL.Query<unknown>[]) => w.reduce((acc, x) => sql`${acc} AND ${x}`)
     let rows: EntryRow[]
+    let windowEdge: string | null = null
     if (!lq.metadata.length) {
       rows = await q<EntryRow[]>(sql`
         SELECT l.entry, l.created_at, l.request_id FROM request_logs l WHERE ${and([sql`l.org_id = ${lq.orgId}`, ...bounds(sql`l`), ...onEntry])}
@@ -276,26 +277,31 @@ export class PgLogStore implements LogStore {
       // whole range for every row. The tags are matched in a subquery of their own (LIMIT, or OFFSET 0,
       // keeps it from being merged), so the entry's own filters never move the lookups.
       const [[k0, v0], ...others] = tags as [[string, string], ...[string, string][]]
-      const match = and([
-        sql`t0.org_id = ${lq.orgId} AND t0.key = ${k0} AND t0.value = ${v0}`,
-        ...others.map(
-          ([k, v]) => sql`(SELECT true FROM request_log_tags tn WHERE tn.org_id = t0.org_id AND tn.key = ${k} AND tn.value = ${v}
-            AND tn.created_at = t0.created_at AND tn.request_id = t0.request_id)`,
-        ),
-        ...bounds(sql`t0`),
-      ])
+      // At most FILTER_WINDOW entries of the driving tag per page, newest first.
+      const window = sql`SELECT t0.org_id, t0.created_at, t0.request_id FROM request_log_tags t0
+        WHERE ${and([sql`t0.org_id = ${lq.orgId} AND t0.key = ${k0} AND t0.value = ${v0}`, ...bounds(sql`t0`)])}
+        ORDER BY t0.created_at DESC, t0.request_id DESC`
+      const lookups = others.map(
+        ([k, v]) => sql`(SELECT true FROM request_log_tags tn WHERE tn.org_id = t0.org_id AND tn.key = ${k} AND tn.value = ${v}
+          AND tn.created_at = t0.created_at AND tn.request_id = t0.request_id)`,
+      )
       rows = await q<EntryRow[]>(sql`
         SELECT l.entry, t.created_at, t.request_id FROM (
-          SELECT t0.created_at, t0.request_id FROM request_log_tags t0 WHERE ${match}
+          SELECT t0.created_at, t0.request_id FROM (${window} LIMIT ${FILTER_WINDOW}) t0 ${lookups.length ? sql`WHERE ${and(lookups)}` : sql``}
           ORDER BY t0.created_at DESC, t0.request_id DESC ${onEntry.length ? sql`OFFSET 0` : sql`LIMIT ${lq.limit + 1}`}
         ) t JOIN request_logs l ON l.request_id = t.request_id ${onEntry.length ? sql`WHERE ${and(onEntry)}` : sql``}
         ORDER BY t.created_at DESC, t.request_id DESC LIMIT ${lq.limit + 1}`)
+      if (rows.length <= lq.limit) {
+        // The page looked at a whole window: older entries of the tag may still match, from its edge on.
+        const [edge] = await q<{ created_at: string; request_id: string }[]>(sql`${window} LIMIT 1 OFFSET ${FILTER_WINDOW - 1}`)
+        if (edge) windowEdge = encodeCursor(Number(edge.created_at), edge.request_id)
+      }
     }
     const page = rows.slice(0, lq.limit)
     const last = page[page.length - 1]
     return {
       data: page.map((r) => JSON.parse(r.entry) as LogEntry),
-      nextCursor: rows.length > lq.limit && last ? encodeCursor(Number(last.created_at), last.request_id) : null,
+      nextCursor: rows.length > lq.limit && last ? encodeCursor(Number(last.created_at), last.request_id) : windowEdge,
     }
   }
 

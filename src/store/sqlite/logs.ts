@@ -2,7 +2,7 @@
 
 import type { Database, SQLQueryBindings } from 'bun:sqlite'
 import { jsonText } from '../json-text'
-import { decodeCursor, encodeCursor, withoutBodies } from '../log-cursor'
+import { decodeCursor, encodeCursor, FILTER_WINDOW, withoutBodies } from '../log-cursor'
 import type { LogEntry, LogQuery, LogStats, LogStatsQuery, LogStore, SpendQuery } from '../types'
 import { statsReport } from './log-reports'
 import { dimensionOf, MAX_METADATA_VALUES, OTHER_VALUE, rollup, type UsageQuery, type UsageRow } from '../usage-rollup'
@@ -26,6 +26,20 @@ interface EntryRow {
   request_id: string
   request_body?: string | null
   response_body?: string | null
+}
+
+type Bind = (v: SQLQueryBindings) => string
+
+/** Positional parameters of one statement: `arg(v)` binds `v` and gives its placeholder. */
+function binder(): { args: SQLQueryBindings[]; arg: Bind } {
+  const args: SQLQueryBindings[] = []
+  return {
+    args,
+    arg: (v) => {
+      args.push(v)
+      return `?${args.length}`
+    },
+  }
 }
 
 export class SqliteLogStore implements LogStore {
@@ -144,49 +158,60 @@ export class SqliteLogStore implements LogStore {
   }
 
   async queryLogs(q: LogQuery): Promise<{ data: LogEntry[]; nextCursor: string | null }> {
-    const where: string[] = []
-    const args: SQLQueryBindings[] = []
-    const arg = (v: SQLQueryBindings) => {
-      args.push(v)
-      return `?${args.length}`
+    const { args, arg } = binder()
+    const cursor = q.cursor ? decodeCursor(q.cursor) : undefined
+    /** The time range and the cursor on table `t`, their values bound through `a`. */
+    const bounds = (t: string, a: Bind): string[] => {
+      const w: string[] = []
+      if (q.since !== undefined) w.push(`${t}.created_at >= ${a(q.since)}`)
+      if (q.until !== undefined) w.push(`${t}.created_at < ${a(q.until)}`)
+      if (cursor) {
+        const at = a(cursor.createdAt)
+        w.push(`(${t}.created_at < ${at} OR (${t}.created_at = ${at} AND ${t}.request_id < ${a(cursor.requestId)}))`)
+      }
+      return w
     }
-    // With metadata filters the first one drives the scan (an index range in time order); the
-    // others are point lookups on the same index.
+    // With metadata filters the first one drives the scan: at most FILTER_WINDOW of its entries, an
+    // index range in time order; the others are point lookups on the same index.
     const [first, ...others] = q.metadata
-    const t = first ? 'm0' : 'l'
+    const window = ([k, v]: [string, string], a: Bind) =>
+      `SELECT m.org_id, m.created_at, m.request_id FROM request_log_metadata m
+       WHERE ${[`m.org_id = ${a(q.orgId)}`, `m.key = ${a(k)}`, `m.value = ${a(v)}`, ...bounds('m', a)].join(' AND ')}
+       ORDER BY m.created_at DESC, m.request_id DESC`
+    const where: string[] = []
     let from = 'request_logs l'
+    let t = 'l'
     if (first) {
-      from = 'request_log_metadata m0 JOIN request_logs l ON l.request_id = m0.request_id'
-      where.push(`m0.org_id = ${arg(q.orgId)}`, `m0.key = ${arg(first[0])}`, `m0.value = ${arg(first[1])}`)
+      from = `(${window(first, arg)} LIMIT ${FILTER_WINDOW}) m0 JOIN request_logs l ON l.request_id = m0.request_id`
+      t = 'm0'
       others.forEach(([k, v], i) =>
         where.push(
           `EXISTS (SELECT 1 FROM request_log_metadata m${i + 1} WHERE m${i + 1}.org_id = m0.org_id AND m${i + 1}.key = ${arg(k)}
            AND m${i + 1}.value = ${arg(v)} AND m${i + 1}.created_at = m0.created_at AND m${i + 1}.request_id = m0.request_id)`,
         ),
       )
-    } else where.push(`l.org_id = ${arg(q.orgId)}`)
+    } else where.push(`l.org_id = ${arg(q.orgId)}`, ...bounds('l', arg))
     if (q.model) where.push(`(l.model = ${arg(q.model)} OR l.requested_model = ?${args.length})`)
     if (q.provider) where.push(`l.provider = ${arg(q.provider)}`)
     if (q.status === 'success') where.push('l.status < 400')
     else if (q.status === 'error') where.push('l.status >= 400')
     else if (typeof q.status === 'number') where.push(`l.status = ${arg(q.status)}`)
     if (q.user) where.push(`l.end_user_id = ${arg(q.user)}`)
-    if (q.since !== undefined) where.push(`${t}.created_at >= ${arg(q.since)}`)
-    if (q.until !== undefined) where.push(`${t}.created_at < ${arg(q.until)}`)
-    const cursor = q.cursor ? decodeCursor(q.cursor) : undefined
-    if (cursor) {
-      const at = arg(cursor.createdAt)
-      where.push(`(${t}.created_at < ${at} OR (${t}.created_at = ${at} AND ${t}.request_id < ${arg(cursor.requestId)}))`)
-    }
-    const sql = `SELECT l.entry, l.created_at, l.request_id FROM ${from} WHERE ${where.join(' AND ')}
+    const sql = `SELECT l.entry, l.created_at, l.request_id FROM ${from} ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
       ORDER BY ${t}.created_at DESC, ${t}.request_id DESC LIMIT ${arg(q.limit + 1)}`
     const rows = this.db.query<EntryRow, SQLQueryBindings[]>(sql).all(...args)
     const page = rows.slice(0, q.limit)
     const last = page[page.length - 1]
-    return {
-      data: page.map((r) => JSON.parse(r.entry) as LogEntry),
-      nextCursor: rows.length > q.limit && last ? encodeCursor(last.created_at, last.request_id) : null,
+    let nextCursor = rows.length > q.limit && last ? encodeCursor(last.created_at, last.request_id) : null
+    if (!nextCursor && first) {
+      // The page looked at a whole window: older entries of the tag may still match, from its edge on.
+      const e = binder()
+      const edge = this.db
+        .query<{ created_at: number; request_id: string }, SQLQueryBindings[]>(`${window(first, e.arg)} LIMIT 1 OFFSET ${FILTER_WINDOW - 1}`)
+        .get(...e.args)
+      if (edge) nextCursor = encodeCursor(edge.created_at, edge.request_id)
     }
+    return { data: page.map((r) => JSON.parse(r.entry) as LogEntry), nextCursor }
   }
 
   async stats(q: LogStatsQuery): Promise<LogStats> {
