@@ -1,5 +1,6 @@
 // Stage 7: build the request's log entry (usage, cost, latency, attempts) and queue it for writing.
 
+import { isoTime } from '../iso-time'
 import { usageTokens } from '../catalog/catalog'
 import type { Target } from '../providers/adapter'
 import type { Usage } from '../providers/openai-types'
@@ -89,7 +90,7 @@ export function logEntry(deps: Deps, ctx: RequestContext | AuthedContext, input:
   const tokens = usageTokens(usage)
   const entry: LogEntry = {
     requestId: ctx.requestId,
-    createdAt: ctx.receivedAt.toISOString(),
+    createdAt: isoTime(ctx.receivedAt.getTime()),
     orgId: authed?.identity.orgId ?? '',
     endpoint: ctx.endpoint,
     authMode: authed?.identity.authMode ?? null,

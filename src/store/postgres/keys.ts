@@ -1,5 +1,6 @@
 // PostgreSQL storage of service keys (only their SHA-256 hashes); last-used times written at most once a second.
 
+import { isoTime } from '../../iso-time'
 import type { SQL } from 'bun'
 import { type KeyRow, toKey } from '../rows'
 import type { KeyStore, ServiceKeyRecord } from '../types'
@@ -41,7 +42,7 @@ export class PgKeyStore implements KeyStore {
   }
 
   touchServiceKey(id: string, at: Date): void {
-    this.touched.set(id, at.toISOString())
+    this.touched.set(id, isoTime(at.getTime()))
     this.touchTimer ??= setTimeout(() => void this.flushTouches(), 1000).unref()
   }
 

@@ -1,5 +1,6 @@
 // SQLite storage of service keys (only their SHA-256 hashes).
 
+import { isoTime } from '../../iso-time'
 import type { Database } from 'bun:sqlite'
 import { type KeyRow, toKey } from '../rows'
 import type { KeyStore, ServiceKeyRecord } from '../types'
@@ -60,7 +61,7 @@ export class SqliteKeyStore implements KeyStore {
   }
 
   touchServiceKey(id: string, at: Date): void {
-    this.touched.set(id, at.toISOString())
+    this.touched.set(id, isoTime(at.getTime()))
     this.touchTimer ??= setTimeout(() => this.flushTouches(), 1000).unref()
   }
 
