@@ -14,15 +14,18 @@ export interface LogWriterOptions {
   /** Where batches go while the database is unreachable (GW_SPOOL_DIR); without one they wait in memory. */
   spool?: LogSpool
   /**
-   * True while the gateway is nearly idle (a request or two in flight). Batches are then written in
-   * slices of QUIET_SLICE entries with requests let through between them, so no request waits out a
-   * whole batch; under load, whole batches, the cheapest per entry (docs/benchmarks.md).
+   * True while the gateway is nearly idle (a request or two in flight). A short queue is then written
+   * in slices of QUIET_SLICE entries with requests let through between them, so no request waits out a
+   * whole batch; under load, or with a backlog past QUIET_QUEUE, whole batches, the cheapest per entry
+   * (slices cost more per entry, and a writer that falls behind grows the process: docs/benchmarks.md).
    */
   quiet?: () => boolean
 }
 
 /** Entries per transaction while quiet: about 0.4 ms of the event loop on the benchmark machine. */
 const QUIET_SLICE = 10
+/** The longest queue written in slices: past it the writer is behind, and catches up in whole batches. */
+const QUIET_QUEUE = 250
 
 export class LogWriter {
   private queue: LogEntry[] = []
@@ -117,10 +120,15 @@ export class LogWriter {
         return
       }
     }
-    while (this.queue.length && (await this.writeBatches(this.opts.quiet?.() ? QUIET_SLICE : this.batchSize))) {
+    while (this.queue.length && (await this.writeBatches(this.sliceSize()))) {
       // Let requests that arrived meanwhile run before the next slice (see batchSize).
       if (this.queue.length && !this.closed) await new Promise<void>((resolve) => setImmediate(resolve))
     }
+  }
+
+  /** Entries in the next transaction: a slice while the gateway is quiet and the queue short, else a batch. */
+  private sliceSize(): number {
+    return this.queue.length <= QUIET_QUEUE && this.opts.quiet?.() ? QUIET_SLICE : this.batchSize
   }
 
   /** Moves the whole queue to the spool (after what is there); false without a spool. */
