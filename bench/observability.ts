@@ -85,7 +85,7 @@ export async function observerCost(mode: 'metrics' | 'access-log' | 'traces', n:
   const run = async (count: number) => {
     for (let i = 0; i < count; i++) {
       const m = MIX[i & 7] as (typeof MIX)[number]
-      const ctx = { requestId: 'r', start: performance.now(), receivedAt: new Date(), method: 'POST', endpoint: m.e.endpoint, headers, signal: undefined } as unknown as RequestContext
+      const ctx = { requestId: 'r', start: performance.now(), receivedAt: Date.now(), method: 'POST', endpoint: m.e.endpoint, headers, signal: undefined } as unknown as RequestContext
       o.requestStarted(ctx)
       for (const a of m.e.attempts) o.attemptSpan(ctx)?.end({ record: a, target, status: a.status ?? 0, body: {} })
       o.requestFinished({ entry: m.e, authenticated: true, ctx, known: m.known, rateLimitScope: m.scope, response: undefined, messages: undefined })

@@ -6,7 +6,8 @@ import type { RequestContext } from '../pipeline/context'
 interface Arrival {
   id: string
   start: number
-  at: Date
+  /** Epoch ms. */
+  at: number
 }
 
 const arrivals = new WeakMap<Request, Arrival>()
@@ -14,7 +15,7 @@ const arrivals = new WeakMap<Request, Arrival>()
 /** Called from onRequest, the one hook that runs for every request (404 and parse errors too). */
 export function markArrival(request: Request): string {
   const id = Bun.randomUUIDv7()
-  arrivals.set(request, { id, start: performance.now(), at: new Date() })
+  arrivals.set(request, { id, start: performance.now(), at: Date.now() })
   return id
 }
 
@@ -23,7 +24,7 @@ export function requestIdOf(request: Request): string | undefined {
 }
 
 export function contextFor(request: Request, endpoint: string): RequestContext {
-  const a = arrivals.get(request) ?? { id: Bun.randomUUIDv7(), start: performance.now(), at: new Date() }
+  const a = arrivals.get(request) ?? { id: Bun.randomUUIDv7(), start: performance.now(), at: Date.now() }
   return {
     requestId: a.id,
     start: a.start,

@@ -90,7 +90,7 @@ export function logEntry(deps: Deps, ctx: RequestContext | AuthedContext, input:
   const tokens = usageTokens(usage)
   const entry: LogEntry = {
     requestId: ctx.requestId,
-    createdAt: isoTime(ctx.receivedAt.getTime()),
+    createdAt: isoTime(ctx.receivedAt),
     orgId: authed?.identity.orgId ?? '',
     endpoint: ctx.endpoint,
     authMode: authed?.identity.authMode ?? null,

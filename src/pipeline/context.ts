@@ -126,7 +126,8 @@ export interface RequestContext {
   requestId: string
   /** performance.now() when the request arrived. */
   start: number
-  receivedAt: Date
+  /** When it arrived, epoch ms (the log entry's time). */
+  receivedAt: number
   /** HTTP method, for traces. */
   method: string
   endpoint: string

@@ -137,9 +137,10 @@ export class RedisRateLimiter implements RateLimiter {
 
   /** One EVALSHA: the corrections waiting, then the checks (none when only corrections are sent). */
   async admit(checks: readonly LimitCheck[], nowMs = Date.now()): Promise<Admission> {
+    // The timer is left to run: one per CORRECTION_WAIT_MS at most, not one per request; when it
+    // fires after an admission carried everything, it finds nothing to send.
     const corrections = this.corrections
     this.corrections = []
-    this.timer.cancel()
     if (!checks.length && !corrections.length) return { ok: true }
     const keys = checks.map((c) => this.prefix + c.key)
     const args = [String(nowMs), String(checks.length)]

@@ -18,6 +18,9 @@ interface EntryRow {
 
 const json = (v: unknown) => (v === undefined ? null : JSON.stringify(v))
 
+/** Conditions joined by AND. */
+const and = (sql: SQL, w: SQL.Query<unknown>[]) => w.reduce((acc, x) => sql`${acc} AND ${x}`)
+
 /** Roll-up cells as usage_pending holds them: arrays in usage_daily's column order (read by usage_cells, migration 0005). */
 const cellRows = (cells: RollupCell[]): string =>
   JSON.stringify(cells.map((c) => [
@@ -261,12 +264,11 @@ export class PgLogStore implements LogStore {
     else if (typeof lq.status === 'number') onEntry.push(sql`l.status = ${lq.status}`)
     if (lq.user) onEntry.push(sql`l.end_user_id = ${lq.user}`)
     if (lq.provider) onEntry.push(sql`l.entry::jsonb->>'provider' = ${lq.provider}`)
-    const and = (w: SQL.Query<unknown>[]) => w.reduce((acc, x) => sql`${acc} AND ${x}`)
     let rows: EntryRow[]
     let windowEdge: string | null = null
     if (!lq.metadata.length) {
       rows = await q<EntryRow[]>(sql`
-        SELECT l.entry, l.created_at, l.request_id FROM request_logs l WHERE ${and([sql`l.org_id = ${lq.orgId}`, ...bounds(sql`l`), ...onEntry])}
+        SELECT l.entry, l.created_at, l.request_id FROM request_logs l WHERE ${and(sql, [sql`l.org_id = ${lq.orgId}`, ...bounds(sql`l`), ...onEntry])}
         ORDER BY l.created_at DESC, l.request_id DESC LIMIT ${lq.limit + 1}`)
     } else {
       const tags = await this.rarestFirst(lq.orgId, lq.metadata, bounds)
@@ -279,7 +281,7 @@ export class PgLogStore implements LogStore {
       const [[k0, v0], ...others] = tags as [[string, string], ...[string, string][]]
       // At most FILTER_WINDOW entries of the driving tag per page, newest first.
       const window = sql`SELECT t0.org_id, t0.created_at, t0.request_id FROM request_log_tags t0
-        WHERE ${and([sql`t0.org_id = ${lq.orgId} AND t0.key = ${k0} AND t0.value = ${v0}`, ...bounds(sql`t0`)])}
+        WHERE ${and(sql, [sql`t0.org_id = ${lq.orgId} AND t0.key = ${k0} AND t0.value = ${v0}`, ...bounds(sql`t0`)])}
         ORDER BY t0.created_at DESC, t0.request_id DESC`
       const lookups = others.map(
         ([k, v]) => sql`(SELECT true FROM request_log_tags tn WHERE tn.org_id = t0.org_id AND tn.key = ${k} AND tn.value = ${v}
@@ -287,9 +289,9 @@ export class PgLogStore implements LogStore {
       )
       rows = await q<EntryRow[]>(sql`
         SELECT l.entry, t.created_at, t.request_id FROM (
-          SELECT t0.created_at, t0.request_id FROM (${window} LIMIT ${FILTER_WINDOW}) t0 ${lookups.length ? sql`WHERE ${and(lookups)}` : sql``}
+          SELECT t0.created_at, t0.request_id FROM (${window} LIMIT ${FILTER_WINDOW}) t0 ${lookups.length ? sql`WHERE ${and(sql, lookups)}` : sql``}
           ORDER BY t0.created_at DESC, t0.request_id DESC ${onEntry.length ? sql`OFFSET 0` : sql`LIMIT ${lq.limit + 1}`}
-        ) t JOIN request_logs l ON l.request_id = t.request_id ${onEntry.length ? sql`WHERE ${and(onEntry)}` : sql``}
+        ) t JOIN request_logs l ON l.request_id = t.request_id ${onEntry.length ? sql`WHERE ${and(sql, onEntry)}` : sql``}
         ORDER BY t.created_at DESC, t.request_id DESC LIMIT ${lq.limit + 1}`)
       if (rows.length <= lq.limit) {
         // The page looked at a whole window: older entries of the tag may still match, from its edge on.
@@ -320,7 +322,7 @@ export class PgLogStore implements LogStore {
     const sql = this.sql
     const samples = tags.map(
       ([k, v]) => sql`(SELECT json_build_array(count(*), min(created_at)) FROM (SELECT t.created_at FROM request_log_tags t
-        WHERE ${[sql`t.org_id = ${orgId} AND t.key = ${k} AND t.value = ${v}`, ...bounds(sql`t`)].reduce((acc, x) => sql`${acc} AND ${x}`)}
+        WHERE ${and(sql, [sql`t.org_id = ${orgId} AND t.key = ${k} AND t.value = ${v}`, ...bounds(sql`t`)])}
         ORDER BY t.created_at DESC, t.request_id DESC LIMIT ${TAG_SAMPLE}) s)`,
     )
     const [row] = await q<{ s: string }[]>(sql`SELECT json_build_array(${samples.reduce((acc, c) => sql`${acc}, ${c}`)})::text AS s`)
