@@ -23,6 +23,8 @@ export interface Results {
       firstChunkSameWorkAddedMs?: number
       /** CPU per request of each server during these sequential runs (µs). */
       cpuUsPerRequest?: { floor: number; gw: number; same?: number }
+      /** The part of it spent by the JIT's compiler threads (µs): near 0 once the JIT has settled. */
+      jitUsPerRequest?: { floor: number; gw: number; same?: number }
     }
   >
   fixedRate: Record<string, Record<string, Rate>>
@@ -38,6 +40,8 @@ export interface Results {
 
 const ms = (n: number) => n.toFixed(n < 10 ? 3 : 1)
 const pair = (p: P) => `${ms(p.p50)} / ${ms(p.p99)}`
+/** µs per request of the floor, the same-work floor and gw: `68 µs · 125 µs · 184 µs`. */
+const perServer = (x?: { floor: number; gw: number; same?: number }) => (x ? [x.floor, x.same ?? '–', x.gw].map((n) => (typeof n === 'number' ? `${n} µs` : n)).join(' · ') : '')
 const verdict = (ok: boolean) => (ok ? 'met' : '**missed**')
 /** Met or missed, with the margin: `value` against `limit`, where lower is better unless `atLeast`. */
 function judged(value: number, limit: number, unit: string, atLeast = false): string {
@@ -74,8 +78,8 @@ export function markdown(r: Results): string {
   out.push('## Unloaded latency, added over direct (ms, p50 / p99)', '')
   const opt = (n: number | undefined) => (n === undefined ? '' : ms(n))
   out.push(
-    row(['scenario', 'direct', 'floor added', 'same-work floor added', 'gw added', 'first chunk: floor added', 'first chunk: same-work added', 'first chunk: gw added', 'CPU/request: floor · same-work · gw']),
-    row(Array(9).fill('---')),
+    row(['scenario', 'direct', 'floor added', 'same-work floor added', 'gw added', 'first chunk: floor added', 'first chunk: same-work added', 'first chunk: gw added', 'CPU/request: floor · same-work · gw', 'of it JIT compiling']),
+    row(Array(10).fill('---')),
   )
   for (const [s, u] of Object.entries(r.unloaded))
     out.push(
@@ -88,7 +92,8 @@ export function markdown(r: Results): string {
         opt(u.firstChunkFloorAddedMs),
         opt(u.firstChunkSameWorkAddedMs),
         u.firstChunkGwAddedMs === undefined ? '' : `**${ms(u.firstChunkGwAddedMs)}**`,
-        u.cpuUsPerRequest ? [u.cpuUsPerRequest.floor, u.cpuUsPerRequest.same ?? '–', u.cpuUsPerRequest.gw].map((n) => (typeof n === 'number' ? `${n} µs` : n)).join(' · ') : '',
+        perServer(u.cpuUsPerRequest),
+        perServer(u.jitUsPerRequest),
       ]),
     )
 

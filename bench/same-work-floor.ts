@@ -3,10 +3,11 @@
 // check the service key (SHA-256, constant-time), parse the body, count the prompt's tokens and charge
 // the per-minute request and token limits, translate to the provider (gw's own adapters), call it with a
 // header timeout, translate the answer back (streams: per event), price it, settle the token charge, and
-// queue one log entry with both bodies to gw's own SQLite log writer. No framework, validation schema,
+// queue one log entry with both bodies to gw's own SQLite log writer, which writes in slices while two
+// requests or fewer are in flight, as gw's does (src/server.ts). No framework, validation schema,
 // fallback chain, clamping, metrics, traces, budgets or CORS. It is the floor a gateway doing gw's work
 // on Bun and SQLite cannot go under; docs/benchmarks.md sets gw against it.
-// Usage: UPSTREAM=url KEY=gw_sk_… DB=path [SKIP=log,tokens,limits] bun bench/same-work-floor.ts
+// Usage: UPSTREAM=url KEY=gw_sk_… DB=path [SKIP=log,tokens,limits,slices] bun bench/same-work-floor.ts
 // (SKIP leaves parts out, for bench/same-work-parts.ts to price each part of the required work).
 
 import { hashKey, keyMatches } from '../src/auth/service-keys'
@@ -27,18 +28,32 @@ import type { LogEntry } from '../src/store/types'
 const upstream = process.env.UPSTREAM as string
 const keyHash = hashKey(process.env.KEY as string)
 const store = createSqliteStore(process.env.DB as string, new SecretBox('same-work-floor-secret-0123456789abcdef'))
-const writer = new LogWriter(store.logs)
+const SKIP = new Set((process.env.SKIP ?? '').split(','))
+/** Requests being answered (streams until their end), for the log writer's quiet slices. */
+let inFlight = 0
+const writer = new LogWriter(store.logs, SKIP.has('slices') ? {} : { quiet: () => inFlight <= 2 })
 const limiter = new MemoryRateLimiter()
 const catalog = loadCatalog()
 const LIMITS = { rpm: 100_000_000, tpm: 1_000_000_000_000 }
 const HEADER_TIMEOUT_MS = 60_000
-const SKIP = new Set((process.env.SKIP ?? '').split(','))
 
 function error(status: number, message: string): Response {
   return Response.json({ error: { code: 'gateway_error', message } }, { status })
 }
 
 async function chat(req: Request): Promise<Response> {
+  inFlight++
+  let res: Response | undefined
+  try {
+    return (res = await answer(req))
+  } finally {
+    // A stream is in flight until its end or cancel.
+    if (!res || !streams.has(res)) inFlight--
+  }
+}
+const streams = new WeakSet<Response>()
+
+async function answer(req: Request): Promise<Response> {
   const started = performance.now()
   const auth = req.headers.get('authorization') ?? ''
   if (!auth.startsWith('GwKey ') || !keyMatches(auth.slice(6), keyHash)) return error(401, 'unauthorized')
@@ -109,14 +124,20 @@ async function chat(req: Request): Promise<Response> {
           for (const raw of raws) content += (JSON.parse(raw) as { choices: { delta: { content?: string } }[] }).choices[0]?.delta.content ?? ''
           finish(usage, { choices: [{ message: { role: 'assistant', content } }] }, upstreamMs)
           controller.close()
+          inFlight--
           return
         }
         if (chunk) return controller.enqueue(encoder.encode(chunk))
       }
     },
-    cancel: () => reader.cancel(),
+    cancel: () => {
+      inFlight--
+      return reader.cancel()
+    },
   })
-  return new Response(out, { headers: { ...SSE_HEADERS, 'x-gw-request-id': requestId } })
+  const response = new Response(out, { headers: { ...SSE_HEADERS, 'x-gw-request-id': requestId } })
+  streams.add(response)
+  return response
 }
 
 function logEntry(
