@@ -1,6 +1,6 @@
 // The same-work floor: the least a gateway can do for gw's benchmark requests with the same stack, as a
 // bare `Bun.serve` handler. Per request it does exactly the work gw's contract requires and nothing else:
-// check the service key (SHA-256, constant-time), parse the body, count the prompt's tokens and charge
+// check the service key (SHA-256, constant-time), parse the body, estimate the prompt's tokens and charge
 // the per-minute request and token limits, translate to the provider (gw's own adapters), call it with a
 // header timeout, translate the answer back (streams: per event), price it, settle the token charge, and
 // queue one log entry with both bodies to gw's own SQLite log writer, which writes in slices while two
@@ -13,7 +13,7 @@
 import { hashKey, keyMatches } from '../src/auth/service-keys'
 import { costUsd, loadCatalog, usageTokens } from '../src/catalog/catalog'
 import { SecretBox } from '../src/crypto/secret-box'
-import { countPromptTokens } from '../src/policy/prompt-tokens'
+import { isoTime } from '../src/iso-time'
 import { MemoryRateLimiter } from '../src/policy/rate-limiter'
 import type { Target } from '../src/providers/adapter'
 import type { ChatRequest, Usage } from '../src/providers/openai-types'
@@ -24,6 +24,7 @@ import { SseDecoder } from '../src/sse/parse'
 import { LogWriter } from '../src/store/log-writer'
 import { createSqliteStore } from '../src/store/sqlite'
 import type { LogEntry } from '../src/store/types'
+import { estimatePromptTokens } from '../src/tokens'
 
 const upstream = process.env.UPSTREAM as string
 const keyHash = hashKey(process.env.KEY as string)
@@ -63,7 +64,8 @@ async function answer(req: Request): Promise<Response> {
   const slash = body.model.indexOf('/')
   const provider = body.model.slice(0, slash) as ProviderId
   const model = catalog.resolve(provider, body.model.slice(slash + 1))
-  const tokens = SKIP.has('tokens') ? 0 : await countPromptTokens(body)
+  // gw charges the token rate with its estimate; the BPE count is only for a maxPromptTokens policy, which the bench has not.
+  const tokens = SKIP.has('tokens') ? 0 : estimatePromptTokens(body.messages)
   const at = Date.now()
   const checks = [
     { key: 'org:default:rpm', limit: LIMITS.rpm, cost: 1 },
@@ -77,7 +79,7 @@ async function answer(req: Request): Promise<Response> {
   const abort = new AbortController()
   const timer = setTimeout(() => abort.abort(), HEADER_TIMEOUT_MS)
   const res = await fetch(up.url, { method: 'POST', headers: up.headers, body: up.body, signal: abort.signal }).finally(() => clearTimeout(timer))
-  const requestId = crypto.randomUUID()
+  const requestId = Bun.randomUUIDv7()
   const finish = (usage: Usage | undefined, answer: unknown, upstreamMs: number) => {
     const u = usageTokens(usage ?? null)
     const cost = costUsd(model, u)
@@ -155,7 +157,7 @@ function logEntry(
 ): LogEntry {
   return {
     requestId,
-    createdAt: new Date().toISOString(),
+    createdAt: isoTime(Date.now()),
     orgId: 'default',
     endpoint: '/v1/chat/completions',
     authMode: 'GwKey',
