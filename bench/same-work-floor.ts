@@ -104,39 +104,49 @@ async function answer(req: Request): Promise<Response> {
   let usage: Usage | undefined
   const upstreamMs = performance.now() - started
   const meta = { id: requestId, object: 'chat.completion.chunk', created: Math.floor(Date.now() / 1000), model: model.name }
+  // The stream leaves the in-flight count once: at its end, on cancel or on an upstream error.
+  let open = true
+  const leave = () => {
+    if (open) inFlight--
+    open = false
+  }
   const out = new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      for (;;) {
-        const { done, value } = await reader.read()
-        const events = done ? decoder.end() : decoder.push(value)
-        let chunk = ''
-        for (const event of events)
-          for (const part of done ? [...translator.push(event), ...translator.end()] : translator.push(event)) {
-            if (part.type === 'raw') {
-              raws.push(part.json)
-              chunk += `data: ${part.json}\n\n`
-            } else if (part.type === 'choices') {
-              for (const c of part.choices) content += c.delta.content ?? ''
-              chunk += sseData({ ...meta, choices: part.choices })
-            } else if (part.type === 'usage') usage = part.usage
-          }
-        if (done) {
-          if (usage) chunk += sseData({ ...meta, choices: [], usage })
-          controller.enqueue(encoder.encode(chunk + SSE_DONE))
-          for (const raw of raws) content += (JSON.parse(raw) as { choices: { delta: { content?: string } }[] }).choices[0]?.delta.content ?? ''
-          finish(usage, { choices: [{ message: { role: 'assistant', content } }] }, upstreamMs)
-          controller.close()
-          inFlight--
-          return
-        }
-        if (chunk) return controller.enqueue(encoder.encode(chunk))
-      }
-    },
+    pull: (controller) => relay(controller).catch((err) => {
+      leave()
+      throw err
+    }),
     cancel: () => {
-      inFlight--
+      leave()
       return reader.cancel()
     },
   })
+  async function relay(controller: ReadableStreamDefaultController<Uint8Array>) {
+    for (;;) {
+      const { done, value } = await reader.read()
+      const events = done ? decoder.end() : decoder.push(value)
+      let chunk = ''
+      for (const event of events)
+        for (const part of done ? [...translator.push(event), ...translator.end()] : translator.push(event)) {
+          if (part.type === 'raw') {
+            raws.push(part.json)
+            chunk += `data: ${part.json}\n\n`
+          } else if (part.type === 'choices') {
+            for (const c of part.choices) content += c.delta.content ?? ''
+            chunk += sseData({ ...meta, choices: part.choices })
+          } else if (part.type === 'usage') usage = part.usage
+        }
+      if (done) {
+        if (usage) chunk += sseData({ ...meta, choices: [], usage })
+        controller.enqueue(encoder.encode(chunk + SSE_DONE))
+        for (const raw of raws) content += (JSON.parse(raw) as { choices: { delta: { content?: string } }[] }).choices[0]?.delta.content ?? ''
+        finish(usage, { choices: [{ message: { role: 'assistant', content } }] }, upstreamMs)
+        controller.close()
+        leave()
+        return
+      }
+      if (chunk) return controller.enqueue(encoder.encode(chunk))
+    }
+  }
   const response = new Response(out, { headers: { ...SSE_HEADERS, 'x-gw-request-id': requestId } })
   streams.add(response)
   return response
