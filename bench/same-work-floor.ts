@@ -2,11 +2,12 @@
 // bare `Bun.serve` handler. Per request it does exactly the work gw's contract requires and nothing else:
 // check the service key (SHA-256, constant-time), parse the body, estimate the prompt's tokens and charge
 // the per-minute request and token limits, translate to the provider (gw's own adapters), call it with a
-// header timeout, translate the answer back (streams: per event), price it, settle the token charge, and
-// queue one log entry with both bodies to gw's own SQLite log writer, which writes in slices while two
-// requests or fewer are in flight, as gw's does (src/server.ts). No framework, validation schema,
-// fallback chain, clamping, metrics, traces, budgets or CORS. It is the floor a gateway doing gw's work
-// on Bun and SQLite cannot go under; docs/benchmarks.md sets gw against it.
+// header timeout and the client's leaving wired to abort it, translate the answer back (streams: per
+// event), price it, settle the token charge, and queue one log entry with both bodies to gw's own
+// SQLite log writer, which writes in slices while two requests or fewer are in flight, as gw's does
+// (src/server.ts). No framework, validation schema, fallback chain, clamping, metrics, traces, budgets
+// or CORS. It is the floor a gateway doing gw's work on Bun and SQLite cannot go under;
+// docs/benchmarks.md sets gw against it.
 // Usage: UPSTREAM=url KEY=gw_sk_… DB=path [SKIP=log,tokens,limits,slices] bun bench/same-work-floor.ts
 // (SKIP leaves parts out, for bench/same-work-parts.ts to price each part of the required work).
 
@@ -77,6 +78,9 @@ async function answer(req: Request): Promise<Response> {
   const target: Target = { provider, model, baseUrl: `${upstream}/v1`, apiKey: 'sk-bench', keyName: 'default', stream }
   const up = adapter.buildRequest(body, target)
   const abort = new AbortController()
+  // A client that leaves before the answer has begun aborts the upstream call (docs/fallbacks.md).
+  const clientLeft = () => abort.abort()
+  req.signal.addEventListener('abort', clientLeft, { once: true })
   const timer = setTimeout(() => abort.abort(), HEADER_TIMEOUT_MS)
   const res = await fetch(up.url, { method: 'POST', headers: up.headers, body: up.body, signal: abort.signal }).finally(() => clearTimeout(timer))
   const requestId = Bun.randomUUIDv7()
@@ -89,12 +93,15 @@ async function answer(req: Request): Promise<Response> {
   }
   if (!stream) {
     const native: unknown = JSON.parse(await res.text())
+    req.signal.removeEventListener('abort', clientLeft)
     const upstreamMs = performance.now() - started
     const done = adapter.parseResponse(native, target, body)
     const answer = { id: done.id ?? requestId, object: 'chat.completion', created: Math.floor(Date.now() / 1000), model: model.name, choices: done.choices, usage: done.usage }
     const cost = finish(done.usage, answer, upstreamMs)
     return new Response(JSON.stringify(answer), { headers: { 'content-type': 'application/json', 'x-gw-request-id': requestId, 'x-gw-cost-usd': String(cost) } })
   }
+  // From here on the client's leaving reaches the upstream through the response stream's cancel.
+  req.signal.removeEventListener('abort', clientLeft)
   const reader = (res.body as ReadableStream<Uint8Array>).getReader()
   const decoder = new SseDecoder()
   const translator = adapter.createStream(target, body)
