@@ -47,7 +47,7 @@ async function chat(req: Request): Promise<Response> {
   inFlight++
   let res: Response | undefined
   try {
-    return (res = await answer(req))
+    return (res = await handle(req))
   } finally {
     // A stream is in flight until its end or cancel.
     if (!res || !streams.has(res)) inFlight--
@@ -55,7 +55,7 @@ async function chat(req: Request): Promise<Response> {
 }
 const streams = new WeakSet<Response>()
 
-async function answer(req: Request): Promise<Response> {
+async function handle(req: Request): Promise<Response> {
   const started = performance.now()
   const auth = req.headers.get('authorization') ?? ''
   if (!auth.startsWith('GwKey ') || !keyMatches(auth.slice(6), keyHash)) return error(401, 'unauthorized')
