@@ -26,7 +26,7 @@ export class SseDecoder {
   end(): SseEvent[] {
     const out = this.feed(this.text.decode())
     if (this.buffer.length) {
-      this.line(this.buffer, out)
+      this.line(this.buffer, 0, this.buffer.length, out)
       this.buffer = ''
     }
     this.dispatch(out)
@@ -36,41 +36,55 @@ export class SseDecoder {
   private feed(chunk: string): SseEvent[] {
     const out: SseEvent[] = []
     let s = chunk
-    if (this.pendingCR) {
+    // A CR ended the last text: an LF starting this one belongs to it (an empty text changes nothing).
+    if (this.pendingCR && s.length) {
       this.pendingCR = false
-      if (s.startsWith('\n')) s = s.slice(1)
+      if (s.charCodeAt(0) === 10) s = s.slice(1)
     }
-    let start = 0
-    const buf = this.buffer + s
+    // The carried-over partial line holds no line end, so only the new text is searched from `offset`.
     const offset = this.buffer.length
+    const buf = offset ? this.buffer + s : s
     this.buffer = ''
-    for (let i = offset; i < buf.length; i++) {
-      const c = buf.charCodeAt(i)
-      if (c !== 10 && c !== 13) continue
-      this.line(buf.slice(start, i), out)
-      if (c === 13) {
-        if (i + 1 === buf.length) this.pendingCR = true
-        else if (buf.charCodeAt(i + 1) === 10) i++
+    let start = 0
+    if (buf.indexOf('\r', offset) === -1) {
+      // LF only, as every provider sends: each line end found by indexOf.
+      for (let i = buf.indexOf('\n', offset); i !== -1; i = buf.indexOf('\n', start)) {
+        this.line(buf, start, i, out)
+        start = i + 1
       }
-      start = i + 1
+    } else {
+      for (let i = offset; i < buf.length; i++) {
+        const c = buf.charCodeAt(i)
+        if (c !== 10 && c !== 13) continue
+        this.line(buf, start, i, out)
+        if (c === 13) {
+          if (i + 1 === buf.length) this.pendingCR = true
+          else if (buf.charCodeAt(i + 1) === 10) i++
+        }
+        start = i + 1
+      }
     }
-    this.buffer = buf.slice(start)
+    this.buffer = start === 0 ? buf : buf.slice(start)
     return out
   }
 
-  private line(line: string, out: SseEvent[]): void {
-    if (line === '') return this.dispatch(out)
-    if (line.charCodeAt(0) === 58) return // ':' comment
-    const colon = line.indexOf(':')
-    const field = colon === -1 ? line : line.slice(0, colon)
-    let value = colon === -1 ? '' : line.slice(colon + 1)
-    if (value.charCodeAt(0) === 32) value = value.slice(1)
-    if (field === 'data') this.data.push(value)
-    else if (field === 'event') this.event = value
+  /** The line `text[from, to)`. */
+  private line(text: string, from: number, to: number, out: SseEvent[]): void {
+    if (from === to) return this.dispatch(out)
+    if (text.startsWith('data:', from)) {
+      this.data.push(text.slice(text.charCodeAt(from + 5) === 32 ? from + 6 : from + 5, to))
+      return
+    }
+    if (text.charCodeAt(from) === 58) return // ':' comment
+    const colon = text.indexOf(':', from)
+    const hasValue = colon !== -1 && colon < to
+    const field = text.slice(from, hasValue ? colon : to)
+    if (field === 'event') this.event = hasValue ? text.slice(text.charCodeAt(colon + 1) === 32 ? colon + 2 : colon + 1, to) : ''
+    else if (field === 'data') this.data.push('') // `data` with no colon: an empty line of data
   }
 
   private dispatch(out: SseEvent[]): void {
-    if (this.data.length) out.push({ event: this.event, data: this.data.join('\n') })
+    if (this.data.length) out.push({ event: this.event, data: this.data.length === 1 ? (this.data[0] as string) : this.data.join('\n') })
     this.data = []
     this.event = undefined
   }
