@@ -35,7 +35,7 @@ async function verifyServiceKey(deps: Deps, key: string): Promise<Identity> {
   const rec = await deps.orgs.serviceKey(serviceKeyId(key))
   if (!rec || !keyMatches(key, rec.hash)) throw unauthorized('Invalid service key')
   if (rec.revokedAt) throw unauthorized('Service key has been revoked')
-  deps.store.keys.touchServiceKey(rec.id, new Date())
+  deps.store.keys.touchServiceKey(rec.id, Date.now())
   const identity: Identity = { orgId: rec.orgId, authMode: 'GwKey', subject: rec.id }
   if (rec.limits.requestsPerMinute !== undefined || rec.limits.tokensPerMinute !== undefined) identity.keyLimits = rec.limits
   return identity

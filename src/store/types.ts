@@ -134,7 +134,8 @@ export interface KeyStore {
   listServiceKeys(orgId: string): Promise<ServiceKeyRecord[]>
   /** Returns false when no such live key exists in that org. */
   revokeServiceKey(orgId: string, id: string): Promise<boolean>
-  touchServiceKey(id: string, at: Date): void
+  /** Notes a key's use at `atMs` (epoch ms); written with the others at most once a second. */
+  touchServiceKey(id: string, atMs: number): void
 }
 
 export interface AuthStore {

@@ -111,6 +111,21 @@ for (const kind of ['sqlite', 'postgres'] as const) {
       expect((await store.keys.listServiceKeys('o1')).map((x) => x.id).sort()).toEqual(['k-dup', 'k1'])
     })
 
+    test("a service key's last use is written within about a second, as the time it was used", async () => {
+      const hash = crypto.getRandomValues(new Uint8Array(32))
+      await store.keys.createServiceKey({ id: 'k-used', orgId: 'o1', name: undefined, hash })
+      const at = Date.UTC(2026, 10, 24, 1, 2, 3, 456)
+      store.keys.touchServiceKey('k-used', at - 5000)
+      store.keys.touchServiceKey('k-used', at)
+      let lastUsed: string | undefined
+      for (let i = 0; i < 60 && !lastUsed; i++) {
+        await Bun.sleep(50)
+        lastUsed = (await store.keys.getServiceKey('k-used'))?.lastUsedAt
+      }
+      expect(lastUsed).toBeDefined()
+      expect(new Date(lastUsed as string).getTime()).toBe(at)
+    })
+
     test('signing secrets and OIDC configs', async () => {
       expect((await store.auth.listSigningSecrets('o1')).map((x) => [x.kid, x.secret])).toEqual([['kid1', 's3cret']])
       expect(JSON.stringify(await s.raw('signing_secrets'))).not.toContain('s3cret')

@@ -1,13 +1,13 @@
 // PostgreSQL storage of service keys (only their SHA-256 hashes); last-used times written at most once a second.
 
-import { isoTime } from '../../iso-time'
 import type { SQL } from 'bun'
 import { type KeyRow, toKey } from '../rows'
 import type { KeyStore, ServiceKeyRecord } from '../types'
 import { q } from './errors'
 
 export class PgKeyStore implements KeyStore {
-  private readonly touched = new Map<string, string>()
+  /** Last-used times (epoch ms) not yet written, by key id. */
+  private readonly touched = new Map<string, number>()
   private touchTimer: ReturnType<typeof setTimeout> | undefined
 
   constructor(private readonly sql: SQL) {}
@@ -41,8 +41,8 @@ export class PgKeyStore implements KeyStore {
     return res.count > 0
   }
 
-  touchServiceKey(id: string, at: Date): void {
-    this.touched.set(id, isoTime(at.getTime()))
+  touchServiceKey(id: string, atMs: number): void {
+    this.touched.set(id, atMs)
     this.touchTimer ??= setTimeout(() => void this.flushTouches(), 1000).unref()
   }
 
@@ -50,8 +50,9 @@ export class PgKeyStore implements KeyStore {
     clearTimeout(this.touchTimer)
     this.touchTimer = undefined
     if (!this.touched.size) return
-    const rows = [...this.touched].map(([id, at]) => ({ id, at }))
+    const touched = [...this.touched]
     this.touched.clear()
+    const rows = touched.map(([id, at]) => ({ id, at: new Date(at).toISOString() }))
     try {
       await this.sql`
         UPDATE service_keys k SET last_used_at = v.at
@@ -59,7 +60,7 @@ export class PgKeyStore implements KeyStore {
         WHERE k.id = v.id AND (k.last_used_at IS NULL OR k.last_used_at < v.at)`
     } catch {
       // Database away: keep the newest times for the next flush; a last-used time may lag, nothing else.
-      for (const { id, at } of rows) if (!this.touched.has(id)) this.touched.set(id, at)
+      for (const [id, at] of touched) if (!this.touched.has(id)) this.touched.set(id, at)
       this.touchTimer ??= setTimeout(() => void this.flushTouches(), 1000).unref()
     }
   }

@@ -1,6 +1,5 @@
 // SQLite storage of service keys (only their SHA-256 hashes).
 
-import { isoTime } from '../../iso-time'
 import type { Database } from 'bun:sqlite'
 import { type KeyRow, toKey } from '../rows'
 import type { KeyStore, ServiceKeyRecord } from '../types'
@@ -9,7 +8,8 @@ import { insertOnce } from './errors'
 export class SqliteKeyStore implements KeyStore {
   private readonly q
   /** last-used times waiting to be written; flushed at most once a second. */
-  private readonly touched = new Map<string, string>()
+  /** Last-used times (epoch ms) not yet written, by key id. */
+  private readonly touched = new Map<string, number>()
   private touchTimer: ReturnType<typeof setTimeout> | undefined
 
   /** `writeDb`: the connection last-used times are written on, never waiting for a lock (see createSqliteStore). */
@@ -60,8 +60,8 @@ export class SqliteKeyStore implements KeyStore {
     return this.q.revoke.run(orgId, id, new Date().toISOString()).changes > 0
   }
 
-  touchServiceKey(id: string, at: Date): void {
-    this.touched.set(id, isoTime(at.getTime()))
+  touchServiceKey(id: string, atMs: number): void {
+    this.touched.set(id, atMs)
     this.touchTimer ??= setTimeout(() => this.flushTouches(), 1000).unref()
   }
 
@@ -71,7 +71,7 @@ export class SqliteKeyStore implements KeyStore {
     if (!this.touched.size) return
     try {
       this.writeDb.transaction(() => {
-        for (const [id, at] of this.touched) this.q.touch.run(id, at)
+        for (const [id, at] of this.touched) this.q.touch.run(id, new Date(at).toISOString())
       })()
       this.touched.clear()
     } catch {
