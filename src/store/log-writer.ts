@@ -16,8 +16,10 @@ export interface LogWriterOptions {
   /**
    * True while the gateway is nearly idle (a request or two in flight). A short queue is then written
    * in slices of QUIET_SLICE entries with requests let through between them, so no request waits out a
-   * whole batch; under load, or with a backlog past QUIET_QUEUE, whole batches, the cheapest per entry
-   * (slices cost more per entry, and a writer that falls behind grows the process: docs/benchmarks.md).
+   * whole batch; under load, with a backlog past QUIET_QUEUE, or when retrying after a failed write,
+   * whole batches, the cheapest per entry (slices cost more per entry; a writer that falls behind grows
+   * the process; and each commit writes its index pages to the WAL again, so a backlog caught up in
+   * slices needs several times the disk of one batch: docs/benchmarks.md).
    */
   quiet?: () => boolean
 }
@@ -126,9 +128,9 @@ export class LogWriter {
     }
   }
 
-  /** Entries in the next transaction: a slice while the gateway is quiet and the queue short, else a batch. */
+  /** Entries in the next transaction: a slice while the gateway is quiet, the queue short and the last write good, else a batch. */
   private sliceSize(): number {
-    return this.queue.length <= QUIET_QUEUE && this.opts.quiet?.() ? QUIET_SLICE : this.batchSize
+    return this.failures === 0 && this.queue.length <= QUIET_QUEUE && this.opts.quiet?.() ? QUIET_SLICE : this.batchSize
   }
 
   /** Moves the whole queue to the spool (after what is there); false without a spool. */

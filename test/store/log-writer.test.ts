@@ -83,6 +83,22 @@ test('while the gateway is nearly idle, a batch goes in slices of 10 with other 
   expect(rows).toHaveLength(930)
 })
 
+test('quiet, but retrying after a failed write (a disk that was full, say): the backlog goes as one batch, not in slices', async () => {
+  // Each commit writes its index pages to the WAL again: 40 slices of a backlog can need more disk
+  // than the one that just failed, and fill it again.
+  const { store, rows, batches } = memoryStore(1)
+  const w = new LogWriter(store, { batchSize: 500, intervalMs: 5, quiet: () => true, onError: () => {} })
+  for (let i = 0; i < 200; i++) w.write(e(i))
+  await w.flush() // fails: the entries wait
+  for (let t = 0; t < 100 && rows.length < 200; t++) await Bun.sleep(20)
+  expect(batches).toEqual([200])
+  expect(w.stats).toMatchObject({ written: 200, retries: 1 })
+  // The write went well: a quiet writer is back to slices.
+  for (let i = 200; i < 215; i++) w.write(e(i))
+  await w.flush()
+  expect(batches.slice(1)).toEqual([10, 5])
+})
+
 test('a queued entry can be read before it is written, and only by its org', () => {
   const { store } = memoryStore()
   const w = new LogWriter(store, { intervalMs: 1000 })
