@@ -9,6 +9,8 @@ export interface GwProcess {
   url: string
   key: string | undefined
   output(): string
+  /** What it wrote to stderr so far (read all along, like stdout). */
+  errors(): string
 }
 
 /** The start-up line naming the address, as text or as JSON (GW_LOG_FORMAT=json). */
@@ -23,13 +25,23 @@ export async function spawnGw(env: Record<string, string>, cwd?: string): Promis
     ...(cwd ? { cwd } : {}),
   })
   let out = ''
+  let err = ''
+  // stderr is read from the start: a child whose stderr pipe fills (say, a retried error reported
+  // again and again) blocks in its next write, which would stall the very thing a test watches.
+  const errDone = (async () => {
+    const errDecoder = new TextDecoder()
+    for await (const chunk of proc.stderr as ReadableStream<Uint8Array>) err += errDecoder.decode(chunk, { stream: true })
+  })()
   const reader = (proc.stdout as ReadableStream<Uint8Array>).getReader()
   const decoder = new TextDecoder()
   const deadline = Date.now() + 10_000
   while (!LISTENING.test(out) || (/created a service key/.test(out) && !/gw_sk_\w+/.test(out))) {
     if (Date.now() > deadline) throw new Error(`gw did not start:\n${out}`)
     const { value, done } = await reader.read()
-    if (done) throw new Error(`gw exited:\n${out}\n${await new Response(proc.stderr as ReadableStream).text()}`)
+    if (done) {
+      await errDone
+      throw new Error(`gw exited:\n${out}\n${err}`)
+    }
     out += decoder.decode(value)
   }
   // Keep draining stdout so the child never blocks on a full pipe.
@@ -45,5 +57,6 @@ export async function spawnGw(env: Record<string, string>, cwd?: string): Promis
     url: ((m) => m[1] ?? m[2])(LISTENING.exec(out) as RegExpExecArray) as string,
     key: /gw_sk_\w+/.exec(out)?.[0],
     output: () => out,
+    errors: () => err,
   }
 }
