@@ -8,7 +8,7 @@
 import { mkdtempSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { BENCH_ADMIN, BENCH_KEY, benchGwEnv, ensureWrk, freePort, scenarioRequest, wrk } from './load'
+import { BENCH_ADMIN, BENCH_KEY, benchGwEnv, ensureWrk, freePort, scenarioRequest, SERVER_ENV, wrk } from './load'
 const [scenarios = 'openai-stream', ...trees] = process.argv.slice(2)
 const wrkPath = await ensureWrk()
 if (!wrkPath) throw new Error('wrk is needed')
@@ -30,7 +30,7 @@ for (let round = 0; round < rounds; round++)
     const work = mkdtempSync(join(tmpdir(), 'gw-ab-'))
     const port = freePort()
     const gw = Bun.spawn(['taskset', '-c', '0', process.execPath, join(tree, 'src/main.ts'), 'serve'], {
-      env: { PATH: process.env.PATH ?? '', BUN_CONFIG_MAX_HTTP_REQUESTS: '4096', GW_PORT: String(port), ...benchGwEnv(upstream, work) },
+      env: { PATH: process.env.PATH ?? '', ...SERVER_ENV, GW_PORT: String(port), ...benchGwEnv(upstream, work) },
       stdout: 'ignore', stderr: 'inherit',
     })
     const url = `http://127.0.0.1:${port}`

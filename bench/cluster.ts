@@ -14,7 +14,7 @@ import { RedisRateLimiter } from '../src/shared/redis-rate-limiter'
 import { withoutBodies } from '../src/store/log-cursor'
 import { LogWriter } from '../src/store/log-writer'
 import { createPostgresStore } from '../src/store/postgres'
-import { closedLoopFor, ensureWrk, percentiles, type Target, wrk } from './load'
+import { closedLoopFor, ensureWrk, percentiles, SERVER_ENV, type Target, wrk } from './load'
 import { entry, FEATURES, TIERS } from './log-store'
 
 const QUICK = process.argv.includes('--quick')
@@ -60,7 +60,7 @@ async function startGw(upstream: string, env: Record<string, string>, cpu: numbe
   const proc = Bun.spawn(['taskset', '-c', String(cpu), BUN, join(ROOT, 'src/main.ts'), 'serve'], {
     env: {
       PATH: process.env.PATH ?? '',
-      BUN_CONFIG_MAX_HTTP_REQUESTS: '4096',
+      ...SERVER_ENV,
       GW_PORT: String(port),
       GW_DB: join(work, `gw-${gwSeq++}.db`),
       GW_SECRET: 'gw-bench-secret-0123456789abcdef0123',

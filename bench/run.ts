@@ -5,7 +5,7 @@ import { $ } from 'bun'
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { closedLoop, closedLoopFor, ensureWrk, fixedRate, freePort, type Percentiles, percentiles, sequential, type Target, wrk } from './load'
+import { closedLoop, closedLoopFor, ensureWrk, fixedRate, freePort, type Percentiles, SERVER_ENV, percentiles, sequential, type Target, wrk } from './load'
 import { MIGRATIONS } from '../src/store/sqlite/open'
 import { BENCH_SECRET, seed, writerRate } from './log-store'
 import { observabilityCosts } from './observability'
@@ -18,7 +18,7 @@ const BUN = process.execPath
 // Re-run pinned to CPU 1, so the driver never competes with gw for CPU 0.
 if (!process.env.GW_BENCH_PINNED) {
   const p = Bun.spawn(['taskset', '-c', '1', BUN, import.meta.path, ...process.argv.slice(2)], {
-    env: { ...process.env, GW_BENCH_PINNED: '1', BUN_CONFIG_MAX_HTTP_REQUESTS: '4096' },
+    env: { ...process.env, GW_BENCH_PINNED: '1', ...SERVER_ENV },
     stdio: ['inherit', 'inherit', 'inherit'],
   })
   process.exit(await p.exited)
@@ -50,7 +50,7 @@ const children: ReturnType<typeof Bun.spawn>[] = []
 // ── processes ────────────────────────────────────────────────────────────────────────────────
 async function startJsonPort(cmd: string[], env: Record<string, string>, cpu: number): Promise<{ proc: ReturnType<typeof Bun.spawn>; port: number }> {
   const proc = Bun.spawn(['taskset', '-c', String(cpu), ...cmd], {
-    env: { PATH: process.env.PATH ?? '', BUN_CONFIG_MAX_HTTP_REQUESTS: '4096', ...env },
+    env: { PATH: process.env.PATH ?? '', ...SERVER_ENV, ...env },
     stdout: 'pipe',
     stderr: 'inherit',
   })
@@ -79,7 +79,7 @@ async function startGw(upstream: string, extra: Record<string, string> = {}) {
   gwSeq++
   const env = {
     PATH: process.env.PATH ?? '',
-    BUN_CONFIG_MAX_HTTP_REQUESTS: '4096',
+    ...SERVER_ENV,
     GW_PORT: String(port),
     GW_DB: join(work, `gw-${gwSeq}.db`),
     GW_SECRET: BENCH_SECRET,

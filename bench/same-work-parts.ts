@@ -6,7 +6,7 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { ensureWrk, sequential, wrk } from './load'
+import { ensureWrk, sequential, SERVER_ENV, wrk } from './load'
 
 const [kind = 'json', provider = 'openai'] = process.argv.slice(2)
 const wrkPath = await ensureWrk()
@@ -18,7 +18,7 @@ const work = mkdtempSync(join(tmpdir(), 'gw-same-work-'))
 
 async function start(script: string, env: Record<string, string>, cpu: number) {
   const proc = Bun.spawn(['taskset', '-c', String(cpu), process.execPath, join(import.meta.dir, script)], {
-    env: { PATH: process.env.PATH ?? '', BUN_CONFIG_MAX_HTTP_REQUESTS: '4096', ...env },
+    env: { PATH: process.env.PATH ?? '', ...SERVER_ENV, ...env },
     stdout: 'pipe',
     stderr: 'inherit',
   })

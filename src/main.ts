@@ -6,6 +6,7 @@ import { ADMIN_USAGE, runAdminCommand, UsageError } from './cli/admin-commands'
 import { CONFIG_FLAG_HELP, CONFIG_FLAGS, ConfigError, loadConfig, parseFlags } from './config'
 import { MIGRATE_USAGE, runMigrate } from './cli/migrate'
 import { startupLines, startupSummary } from './observability/startup-summary'
+import { execWithRuntimeDefaults } from './runtime-env'
 import { startGateway } from './server'
 
 const HEALTHCHECK_USAGE = 'gw healthcheck        (exit 0 when the gateway on GW_HOST:GW_PORT answers /health; the Docker HEALTHCHECK)'
@@ -88,6 +89,7 @@ async function main(argv: string[]): Promise<void> {
     const extra = serveArgs[0]
     if (extra !== undefined)
       throw new UsageError(`${extra.startsWith('-') ? 'unknown flag' : 'unexpected argument'} "${extra.split('=')[0]}" for "gw serve"\n\nusage: ${SERVE_USAGE}`)
+    execWithRuntimeDefaults()
     return serve(loadConfig({ ...process.env, ...overrides }))
   }
   const config = loadConfig({ ...process.env, ...overrides })
