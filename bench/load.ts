@@ -34,26 +34,49 @@ export function percentiles(samples: number[]): Percentiles {
 
 const post = (t: Target) => fetch(t.url, { method: 'POST', headers: { 'content-type': 'application/json', ...t.headers }, body: t.body })
 
-/** One request at a time: total latency and, for streams, time to the first body chunk (ms). */
-export async function sequential(t: Target, n: number): Promise<{ total: Percentiles; firstChunk: Percentiles }> {
-  const total: number[] = []
-  const first: number[] = []
-  for (let i = 0; i < n; i++) {
-    const start = performance.now()
-    const res = await post(t)
-    if (res.status !== 200) throw new Error(`${t.url}: HTTP ${res.status} ${await res.text()}`)
-    const reader = (res.body as ReadableStream<Uint8Array>).getReader()
-    let firstAt = 0
-    for (;;) {
-      const { done } = await reader.read()
-      if (!firstAt) firstAt = performance.now()
-      if (done) break
-    }
-    const end = performance.now()
-    total.push(end - start)
-    first.push(firstAt - start)
+/** One request, read to its end: total latency and time to the first body chunk (ms). */
+async function timed(t: Target): Promise<{ total: number; first: number }> {
+  const start = performance.now()
+  const res = await post(t)
+  if (res.status !== 200) throw new Error(`${t.url}: HTTP ${res.status} ${await res.text()}`)
+  const reader = (res.body as ReadableStream<Uint8Array>).getReader()
+  let firstAt = 0
+  for (;;) {
+    const { done } = await reader.read()
+    if (!firstAt) firstAt = performance.now()
+    if (done) break
   }
-  return { total: percentiles(total), firstChunk: percentiles(first) }
+  return { total: performance.now() - start, first: firstAt - start }
+}
+
+export interface Sequential {
+  total: Percentiles
+  firstChunk: Percentiles
+}
+
+/** One request at a time: total latency and, for streams, time to the first body chunk (ms). */
+export async function sequential(t: Target, n: number): Promise<Sequential> {
+  return (await interleaved({ t }, n)).t as Sequential
+}
+
+/**
+ * One request at a time, the targets taking turns of `block` requests until each has had `n`: every
+ * target sees the same background load, which on a shared machine changes from one second to the
+ * next, while a server on a shared core still answers runs of requests as it would alone (one
+ * request each in turn would also make every server's code and data leave the core's caches
+ * between two of its requests).
+ */
+export async function interleaved<K extends string>(targets: Record<K, Target>, n: number, block = 250): Promise<Record<K, Sequential>> {
+  const names = Object.keys(targets) as K[]
+  const samples = names.map(() => ({ total: [] as number[], first: [] as number[] }))
+  for (let done = 0; done < n; done += block)
+    for (const [j, name] of names.entries())
+      for (let i = done; i < Math.min(n, done + block); i++) {
+        const r = await timed(targets[name])
+        samples[j]?.total.push(r.total)
+        samples[j]?.first.push(r.first)
+      }
+  return Object.fromEntries(names.map((name, j) => [name, { total: percentiles(samples[j]?.total ?? []), firstChunk: percentiles(samples[j]?.first ?? []) }])) as Record<K, Sequential>
 }
 
 /**

@@ -5,7 +5,7 @@ import { $ } from 'bun'
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { closedLoop, closedLoopFor, ensureWrk, fixedRate, freePort, type Percentiles, SERVER_ENV, percentiles, sequential, type Target, wrk } from './load'
+import { closedLoop, closedLoopFor, ensureWrk, fixedRate, freePort, interleaved, type Percentiles, SERVER_ENV, percentiles, type Sequential, sequential, type Target, wrk } from './load'
 import { MIGRATIONS } from '../src/store/sqlite/open'
 import { BENCH_SECRET, seed, writerRate } from './log-store'
 import { observabilityCosts } from './observability'
@@ -233,7 +233,7 @@ async function main() {
   const gw = await startGw(direct)
 
   // 1. Unloaded latency and time to first chunk, added over direct.
-  console.log(`unloaded latency (${N_SEQ} sequential requests per target)…`)
+  console.log(`unloaded latency (${N_SEQ} sequential requests per target, the targets in turn)…`)
   const unloaded: Record<string, unknown> = {}
   for (const s of Object.keys(scenarios) as Scenario[]) {
     const t = targets(s, direct, floor, gw.url)
@@ -245,20 +245,23 @@ async function main() {
       if (bad) throw new Error(`warm-up of ${k} (${s}): ${bad} answers were not 200`)
       await sequential(target, 1000)
     }
-    // With each server's CPU per request meanwhile (at an unloaded clock, added latency is mostly CPU),
-    // and the part of it its JIT threads spent compiling.
+    // The targets take turns, one request each, so a change in the machine's background load hits them
+    // alike; with each server's CPU per request meanwhile (at an unloaded clock, added latency is
+    // mostly CPU), and the part of it its JIT threads spent compiling.
+    const pids = { floor: floorProc.proc.pid, gw: gw.proc.pid, same: sameProc.proc.pid }
+    const servers = (Object.keys(pids) as (keyof typeof pids)[]).filter((k) => t[k])
+    const before = servers.map((k) => ({ all: threadCpuNs(pids[k]), compilers: threadCpuNs(pids[k], JIT_THREAD) }))
+    const turns: Record<string, Target> = { direct: t.direct, floor: t.floor, gw: t.gw }
+    if (t.same) turns.same = t.same
+    const m = (await interleaved(turns, N_SEQ)) as Record<'direct' | 'floor' | 'gw', Sequential> & { same?: Sequential }
     const cpu: Record<string, number> = {}
     const jit: Record<string, number> = {}
-    const timed = async (name: string, target: Target, pid: number) => {
-      const all = threadCpuNs(pid)
-      const compilers = threadCpuNs(pid, JIT_THREAD)
-      const r = await sequential(target, N_SEQ)
-      cpu[name] = Math.round((cpuMsSince(pid, all) * 1000) / N_SEQ)
-      jit[name] = Math.round((cpuMsSince(pid, compilers, JIT_THREAD) * 1000) / N_SEQ)
-      return r
+    for (const [i, k] of servers.entries()) {
+      const b = before[i] as (typeof before)[number]
+      cpu[k] = Math.round((cpuMsSince(pids[k], b.all) * 1000) / N_SEQ)
+      jit[k] = Math.round((cpuMsSince(pids[k], b.compilers, JIT_THREAD) * 1000) / N_SEQ)
     }
-    const m = { direct: await sequential(t.direct, N_SEQ), floor: await timed('floor', t.floor, floorProc.proc.pid), gw: await timed('gw', t.gw, gw.proc.pid) }
-    const same = t.same && (await timed('same', t.same, sameProc.proc.pid))
+    const same = m.same
     const added = (x: { total: Percentiles }) => ({ p50: round(x.total.p50 - m.direct.total.p50), p99: round(x.total.p99 - m.direct.total.p99) })
     unloaded[s] = {
       directMs: pct(m.direct.total),

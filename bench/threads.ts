@@ -1,0 +1,130 @@
+// `bun bench/threads.ts <json|stream> [openai|anthropic]`: where an unloaded request's CPU goes, thread by
+// thread — CPU, timeslices, voluntary and forced switches per request, and the process's minor page
+// faults — for gw (the compiled binary, pinned to CPU 0 with all its threads) and the same-work floor,
+// in alternating rounds of 2,000 sequential requests after a warm-up. THREADS_VARIANTS (JSON: name →
+// extra environment) starts several gw side by side, e.g. '{"gw":{},"purge100":{"MIMALLOC_PURGE_DELAY":"100"}}';
+// SAME_ENV (JSON) adds to the same-work floor's environment. ROUNDS (3) and WARM (40,000) as named.
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { BENCH_ADMIN, BENCH_KEY, benchGwEnv, closedLoop, freePort, SERVER_ENV, sequential, type Target } from './load'
+
+const [kind = 'stream', provider = 'openai'] = process.argv.slice(2)
+const ROUNDS = Number(process.env.ROUNDS ?? 3)
+const WARM = Number(process.env.WARM ?? 40_000)
+const N = 2000
+const variants = JSON.parse(process.env.THREADS_VARIANTS ?? '{"gw":{}}') as Record<string, Record<string, string>>
+const work = mkdtempSync(join(tmpdir(), 'gw-threads-'))
+const children: ReturnType<typeof Bun.spawn>[] = []
+process.on('exit', () => {
+  for (const c of children) c.kill()
+})
+
+/** Starts a bench server script that prints `{"port": …}` on its first line. */
+async function startScript(script: string, env: Record<string, string>, cpu: number): Promise<{ pid: number; url: string }> {
+  const proc = Bun.spawn(['taskset', '-c', String(cpu), process.execPath, join(import.meta.dir, script)], {
+    env: { PATH: process.env.PATH ?? '', ...SERVER_ENV, ...env },
+    stdout: 'pipe',
+    stderr: 'inherit',
+  })
+  children.push(proc)
+  const { value } = await (proc.stdout as ReadableStream<Uint8Array>).getReader().read()
+  return { pid: proc.pid, url: `http://127.0.0.1:${(JSON.parse(new TextDecoder().decode(value)) as { port: number }).port}` }
+}
+
+async function startGw(name: string, upstream: string, extra: Record<string, string>): Promise<{ pid: number; url: string }> {
+  const port = freePort()
+  const dir = mkdtempSync(join(work, `${name}-`))
+  // gw's own runtime settings (src/runtime-env.ts) are left to gw, so a variant can override them.
+  const proc = Bun.spawn(['taskset', '-c', '0', join(import.meta.dir, '../dist/gw'), 'serve'], {
+    env: { PATH: process.env.PATH ?? '', BUN_CONFIG_MAX_HTTP_REQUESTS: '4096', GW_PORT: String(port), GW_LOG_BODIES: 'true', ...benchGwEnv(upstream, dir), ...extra },
+    stdout: 'ignore',
+    stderr: 'inherit',
+  })
+  children.push(proc)
+  const url = `http://127.0.0.1:${port}`
+  while (!(await fetch(`${url}/health`).then((r) => r.ok, () => false))) await Bun.sleep(20)
+  const policy = { requestsPerMinute: 1e8, tokensPerMinute: 1e12, maxTokens: 4096, maxConcurrentStreams: 1e5, maxConcurrentStreamsPerKey: 1e5 }
+  await fetch(`${url}/admin/orgs/default/policy`, {
+    method: 'PUT',
+    headers: { authorization: `Bearer ${BENCH_ADMIN}`, 'content-type': 'application/json' },
+    body: JSON.stringify(policy),
+  })
+  return { pid: proc.pid, url }
+}
+
+interface ThreadStat {
+  name: string
+  ns: number
+  slices: number
+  voluntary: number
+  forced: number
+}
+
+/** Every thread of a process by id; the main thread is "main", trailing digits of a name become '#'. */
+function threads(pid: number): Map<string, ThreadStat> {
+  const out = new Map<string, ThreadStat>()
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const dir = `/proc/${pid}/task/${tid}`
+      const [ns = 0, , slices = 0] = readFileSync(`${dir}/schedstat`, 'utf8').split(' ').map(Number)
+      const status = readFileSync(`${dir}/status`, 'utf8')
+      const count = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+)`, 'm').exec(status)?.[1] ?? 0)
+      const name = tid === String(pid) ? 'main' : readFileSync(`${dir}/comm`, 'utf8').trim().replace(/\d+$/, '#')
+      out.set(tid, { name, ns, slices, voluntary: count('voluntary_ctxt_switches'), forced: count('nonvoluntary_ctxt_switches') })
+    } catch {} // the thread ended meanwhile
+  }
+  return out
+}
+
+const minorFaults = (pid: number) => Number(readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ')[7] ?? 0)
+
+/** Per request, by thread name (threads that spent under 0.5 µs per request left out). */
+function perRequest(before: Map<string, ThreadStat>, after: Map<string, ThreadStat>): string {
+  const byName = new Map<string, ThreadStat>()
+  for (const [tid, a] of after) {
+    const b = before.get(tid)
+    const sum = byName.get(a.name) ?? { name: a.name, ns: 0, slices: 0, voluntary: 0, forced: 0 }
+    sum.ns += a.ns - (b?.ns ?? 0)
+    sum.slices += a.slices - (b?.slices ?? 0)
+    sum.voluntary += a.voluntary - (b?.voluntary ?? 0)
+    sum.forced += a.forced - (b?.forced ?? 0)
+    byName.set(a.name, sum)
+  }
+  const rows = [...byName.values()].filter((s) => s.ns / N >= 500).sort((x, y) => y.ns - x.ns)
+  const total = rows.reduce((a, s) => a + s.ns, 0)
+  const f = (x: number) => (x / N).toFixed(2)
+  return `all threads ${(total / N / 1000).toFixed(0)} µs | ${rows.map((s) => `${s.name} ${(s.ns / N / 1000).toFixed(1)} µs, ${f(s.slices)} slices (${f(s.voluntary)} v, ${f(s.forced)} f)`).join('; ')}`
+}
+
+const fake = await startScript('fake-upstream.ts', {}, 1)
+const same = await startScript('same-work-floor.ts', { UPSTREAM: fake.url, KEY: BENCH_KEY, DB: join(work, 'same-work.db'), ...JSON.parse(process.env.SAME_ENV ?? '{}') }, 0)
+const servers: Record<string, { pid: number; url: string }> = { 'same-work': same }
+for (const [name, extra] of Object.entries(variants)) servers[name] = await startGw(name, fake.url, extra)
+
+const model = provider === 'anthropic' ? 'anthropic/claude-haiku-4-5' : 'openai/gpt-4o-mini'
+const body = JSON.stringify({
+  model,
+  messages: [{ role: 'user', content: 'Say hello to the benchmark.' }],
+  max_tokens: 64,
+  metadata: { bench: 'yes', scenario: `${provider} ${kind}` },
+  ...(kind === 'stream' ? { stream: true } : {}),
+})
+const target = (url: string): Target => ({ url: `${url}/v1/chat/completions`, headers: { authorization: `GwKey ${BENCH_KEY}` }, body })
+
+for (const [name, s] of Object.entries(servers)) {
+  const bad = await closedLoop(target(s.url), WARM, 8)
+  if (bad) throw new Error(`warm-up of ${name}: ${bad} answers were not 200`)
+  await sequential(target(s.url), 1000)
+}
+console.log(`${provider} ${kind}, ${N} sequential requests a round, after ${WARM} warm-up requests`)
+for (let round = 1; round <= ROUNDS; round++)
+  for (const [name, s] of Object.entries(servers)) {
+    const faults = minorFaults(s.pid)
+    const before = threads(s.pid)
+    const r = await sequential(target(s.url), N)
+    const line = perRequest(before, threads(s.pid))
+    const pf = ((minorFaults(s.pid) - faults) / N).toFixed(2)
+    console.log(`round ${round} ${name}: p50 ${r.total.p50.toFixed(3)} ms, p99 ${r.total.p99.toFixed(3)} ms, ${pf} page faults | ${line}`)
+  }
+process.exit(0)
