@@ -245,8 +245,8 @@ async function main() {
       if (bad) throw new Error(`warm-up of ${k} (${s}): ${bad} answers were not 200`)
       await sequential(target, 1000)
     }
-    // The targets take turns, one request each, so a change in the machine's background load hits them
-    // alike; with each server's CPU per request meanwhile (at an unloaded clock, added latency is
+    // The targets take turns of 250 requests (interleaved), so a change in the machine's background load
+    // hits them alike; with each server's CPU per request meanwhile (at an unloaded clock, added latency is
     // mostly CPU), and the part of it its JIT threads spent compiling.
     const pids = { floor: floorProc.proc.pid, gw: gw.proc.pid, same: sameProc.proc.pid }
     const servers = (Object.keys(pids) as (keyof typeof pids)[]).filter((k) => t[k])
