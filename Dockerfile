@@ -13,8 +13,7 @@ RUN useradd --system --home-dir /data --create-home gw && apt-get update \
 COPY --from=build /src/dist/gw /usr/local/bin/gw
 # Bun allows 256 concurrent outgoing requests by default; more than 256 open upstream streams would queue.
 # Containers are not terminals: log one JSON line per request for the log collector (GW_LOG_FORMAT=off to silence).
-# gw serve's runtime setting (src/runtime-env.ts) set here, so the container starts without re-executing itself.
-ENV GW_HOST=0.0.0.0 GW_PORT=8787 GW_DB=/data/gw.db BUN_CONFIG_MAX_HTTP_REQUESTS=4096 GW_LOG_FORMAT=json MIMALLOC_PURGE_DELAY=-1
+ENV GW_HOST=0.0.0.0 GW_PORT=8787 GW_DB=/data/gw.db BUN_CONFIG_MAX_HTTP_REQUESTS=4096 GW_LOG_FORMAT=json
 WORKDIR /data
 VOLUME /data
 EXPOSE 8787

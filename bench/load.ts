@@ -5,14 +5,12 @@ import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { BENCH_SECRET } from './log-store'
-import { RUNTIME_DEFAULTS } from '../src/runtime-env'
 
 /**
- * The runtime settings of every Bun server the benchmarks start: gw's own (src/runtime-env.ts, which
- * gw applies to itself) for the floors too, so they run on the same runtime as gw, and the
- * outgoing-request limit of the Docker image (README).
+ * The runtime settings of every Bun server the benchmarks start: the outgoing-request limit of the
+ * Docker image (README).
  */
-export const SERVER_ENV: Readonly<Record<string, string>> = { BUN_CONFIG_MAX_HTTP_REQUESTS: '4096', ...RUNTIME_DEFAULTS }
+export const SERVER_ENV: Readonly<Record<string, string>> = { BUN_CONFIG_MAX_HTTP_REQUESTS: '4096' }
 
 export interface Target {
   url: string

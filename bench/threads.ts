@@ -3,7 +3,7 @@
 // faults — for gw (the compiled binary, pinned to CPU 0 with all its threads) and the same-work floor,
 // in alternating rounds of 2,000 sequential requests after a warm-up. THREADS_VARIANTS (JSON: name →
 // extra environment; GW_BIN in it names another binary) starts several gw side by side, e.g.
-// '{"gw":{},"purge100":{"MIMALLOC_PURGE_DELAY":"100"},"old":{"GW_BIN":"/tmp/gw-old"}}';
+// '{"gw":{},"never":{"MIMALLOC_PURGE_DELAY":"-1"},"old":{"GW_BIN":"/tmp/gw-old"}}';
 // SAME_ENV (JSON) adds to the same-work floor's environment. ROUNDS (3) and WARM (40,000) as named.
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -37,7 +37,6 @@ async function startGw(name: string, upstream: string, variant: Record<string, s
   const { GW_BIN: binary = join(import.meta.dir, '../dist/gw'), ...extra } = variant
   const port = freePort()
   const dir = mkdtempSync(join(work, `${name}-`))
-  // gw's own runtime settings (src/runtime-env.ts) are left to gw, so a variant can override them.
   const proc = Bun.spawn(['taskset', '-c', '0', binary, 'serve'], {
     env: { PATH: process.env.PATH ?? '', BUN_CONFIG_MAX_HTTP_REQUESTS: '4096', GW_PORT: String(port), GW_LOG_BODIES: 'true', ...benchGwEnv(upstream, dir), ...extra },
     stdout: 'ignore',

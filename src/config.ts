@@ -139,9 +139,9 @@ export class ConfigError extends Error {
   override name = 'ConfigError'
 }
 
-/** Splits `--name value` / `--name=value` flags known to FLAGS out of argv, values as given; the rest in order. */
-function splitFlags(argv: readonly string[]): { flags: { flag: string; envName: string; value: string }[]; rest: string[] } {
-  const flags: { flag: string; envName: string; value: string }[] = []
+/** Splits `--name value` / `--name=value` flags known to FLAGS out of argv; returns env overrides and the rest. */
+export function parseFlags(argv: readonly string[]): { overrides: Env; rest: string[] } {
+  const overrides: Env = {}
   const rest: string[] = []
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] as string
@@ -153,35 +153,13 @@ function splitFlags(argv: readonly string[]): { flags: { flag: string; envName: 
     }
     const value = m[2] ?? argv[++i]
     if (value === undefined) throw new ConfigError(`flag --${m[1]} needs a value`)
-    flags.push({ flag: m[1] as string, envName, value })
-  }
-  return { flags, rest }
-}
-
-/** The flags of argv as env overrides (a secret flag's value read where it points), and the rest. */
-export function parseFlags(argv: readonly string[]): { overrides: Env; rest: string[] } {
-  const { flags, rest } = splitFlags(argv)
-  const overrides: Env = {}
-  for (const { flag, envName, value } of flags) {
     try {
-      overrides[envName] = SECRET_FLAGS.has(envName) ? secretArg(flag, value, `set ${envName}`) : value
+      overrides[envName] = SECRET_FLAGS.has(envName) ? secretArg(m[1] as string, value, `set ${envName}`) : value
     } catch (err) {
       throw new ConfigError((err as Error).message)
     }
   }
   return { overrides, rest }
-}
-
-/** Whether a command word (the first argument that is not a known flag) runs `gw serve`: none, `serve`, or an unknown flag (serve reports it). */
-export const namesServe = (first: string | undefined): boolean => first === undefined || first === 'serve' || first.startsWith('-')
-
-/** Whether `argv` runs `gw serve` (no secret is read); flags it cannot read are left to the command to report. */
-export function isServeCommand(argv: readonly string[]): boolean {
-  try {
-    return namesServe(splitFlags(argv).rest[0])
-  } catch {
-    return false
-  }
 }
 
 export function loadConfig(env: Env): Config {

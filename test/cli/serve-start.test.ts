@@ -1,7 +1,7 @@
-// `gw serve` start-up (PRODUCT §4): one process per port, the files it creates readable by their owner only, and its runtime settings.
+// `gw serve` start-up (PRODUCT §4): one process per port, and the files it creates readable by their owner only.
 
 import { afterAll, expect, test } from 'bun:test'
-import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs'
+import { mkdtempSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { type GwProcess, spawnGw } from '../helpers/process'
@@ -43,20 +43,4 @@ test('the database, its WAL files and the secret file are 0600, a folder gw crea
   const mode = (p: string) => (statSync(p).mode & 0o777).toString(8)
   expect(mode(dir)).toBe('700')
   for (const f of ['gw.db', 'gw.db-wal', 'gw.db-shm', 'gw.secret']) expect(`${f} ${mode(join(dir, f))}`).toBe(`${f} 600`)
-})
-
-const environ = (pid: number) => readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0')
-
-test('gw serve runs with mimalloc keeping its freed pages (MIMALLOC_PURGE_DELAY=-1), same pid, unless the operator set a value', async () => {
-  const gw = await spawnGw({ GW_DB: join(root, 'env-default', 'gw.db') })
-  started.push(gw)
-  // The process that answers is the one spawned (re-executed in place), and it has the setting.
-  expect(environ(gw.proc.pid)).toContain('MIMALLOC_PURGE_DELAY=-1')
-  expect((await fetch(`${gw.url}/health`)).status).toBe(200)
-  expect(gw.output().match(/listening on/g)?.length).toBe(1)
-
-  const own = await spawnGw({ GW_DB: join(root, 'env-own', 'gw.db'), MIMALLOC_PURGE_DELAY: '100' })
-  started.push(own)
-  expect(environ(own.proc.pid)).toContain('MIMALLOC_PURGE_DELAY=100')
-  expect(environ(own.proc.pid)).not.toContain('MIMALLOC_PURGE_DELAY=-1')
 })

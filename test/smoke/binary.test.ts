@@ -2,7 +2,7 @@
 
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { Database } from 'bun:sqlite'
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { startFake, type FakeUpstream } from '../fakes/upstream'
@@ -49,8 +49,6 @@ test('dist/gw starts offline on its embedded SQLite, answers, and flushes its lo
   const url = (await waitFor(reader, seen, /listening on (http:\/\/\S+)/))[1] as string
   const key = (await waitFor(reader, seen, /(gw_sk_[A-Za-z0-9]+)/))[1] as string
 
-  // The binary re-executed itself in place with its runtime settings (src/runtime-env.ts), its own arguments intact.
-  expect(readFileSync(`/proc/${proc.pid}/environ`, 'utf8').split('\0')).toContain('MIMALLOC_PURGE_DELAY=-1')
   const health = await fetch(`${url}/health`)
   expect(health.status).toBe(200)
   expect(((await health.json()) as { ok: boolean }).ok).toBe(true)
