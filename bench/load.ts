@@ -12,6 +12,17 @@ import { BENCH_SECRET } from './log-store'
  */
 export const SERVER_ENV: Readonly<Record<string, string>> = { BUN_CONFIG_MAX_HTTP_REQUESTS: '4096' }
 
+/** Starts a bench server script (`bench/<script>`) pinned to `cpu`; it prints `{"port": …}` as its first line. */
+export async function startBenchScript(script: string, env: Record<string, string>, cpu: number): Promise<{ proc: ReturnType<typeof Bun.spawn>; url: string }> {
+  const proc = Bun.spawn(['taskset', '-c', String(cpu), process.execPath, join(import.meta.dir, script)], {
+    env: { PATH: process.env.PATH ?? '', ...SERVER_ENV, ...env },
+    stdout: 'pipe',
+    stderr: 'inherit',
+  })
+  const { value } = await (proc.stdout as ReadableStream<Uint8Array>).getReader().read()
+  return { proc, url: `http://127.0.0.1:${(JSON.parse(new TextDecoder().decode(value)) as { port: number }).port}` }
+}
+
 export interface Target {
   url: string
   headers: Record<string, string>
@@ -65,16 +76,15 @@ export async function sequential(t: Target, n: number): Promise<Sequential> {
  * between two of its requests).
  */
 export async function interleaved<K extends string>(targets: Record<K, Target>, n: number, block = 250): Promise<Record<K, Sequential>> {
-  const names = Object.keys(targets) as K[]
-  const samples = names.map(() => ({ total: [] as number[], first: [] as number[] }))
+  const runs = (Object.keys(targets) as K[]).map((name) => ({ name, target: targets[name], total: [] as number[], first: [] as number[] }))
   for (let done = 0; done < n; done += block)
-    for (const [j, name] of names.entries())
+    for (const run of runs)
       for (let i = done; i < Math.min(n, done + block); i++) {
-        const r = await timed(targets[name])
-        samples[j]?.total.push(r.total)
-        samples[j]?.first.push(r.first)
+        const r = await timed(run.target)
+        run.total.push(r.total)
+        run.first.push(r.first)
       }
-  return Object.fromEntries(names.map((name, j) => [name, { total: percentiles(samples[j]?.total ?? []), firstChunk: percentiles(samples[j]?.first ?? []) }])) as Record<K, Sequential>
+  return Object.fromEntries(runs.map((run) => [run.name, { total: percentiles(run.total), firstChunk: percentiles(run.first) }])) as Record<K, Sequential>
 }
 
 /**

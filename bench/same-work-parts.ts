@@ -6,7 +6,7 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { ensureWrk, sequential, SERVER_ENV, wrk } from './load'
+import { ensureWrk, sequential, startBenchScript, wrk } from './load'
 
 const [kind = 'json', provider = 'openai'] = process.argv.slice(2)
 const wrkPath = await ensureWrk()
@@ -16,17 +16,7 @@ const stat = (pid: number) => readFileSync(`/proc/${pid}/stat`, 'utf8').split(')
 const cpuMs = (pid: number) => ((Number(stat(pid)[11]) + Number(stat(pid)[12])) * 1000) / 100
 const work = mkdtempSync(join(tmpdir(), 'gw-same-work-'))
 
-async function start(script: string, env: Record<string, string>, cpu: number) {
-  const proc = Bun.spawn(['taskset', '-c', String(cpu), process.execPath, join(import.meta.dir, script)], {
-    env: { PATH: process.env.PATH ?? '', ...SERVER_ENV, ...env },
-    stdout: 'pipe',
-    stderr: 'inherit',
-  })
-  const { value } = await (proc.stdout as ReadableStream<Uint8Array>).getReader().read()
-  return { proc, url: `http://127.0.0.1:${(JSON.parse(new TextDecoder().decode(value)) as { port: number }).port}` }
-}
-
-const fake = await start('fake-upstream.ts', {}, 1)
+const fake = await startBenchScript('fake-upstream.ts', {}, 1)
 const stream = kind === 'stream'
 const model = provider === 'anthropic' ? 'claude-haiku-4-5' : 'gpt-4o-mini'
 const question = [{ role: 'user', content: 'Say hello to the benchmark.' }]
@@ -46,7 +36,7 @@ try {
   for (let round = 0; round < 3; round++)
     for (const [name, script, env] of variants) {
       const db = join(work, `${round}-${name.length}.db`)
-      const s = await start(script, { UPSTREAM: fake.url, KEY, DB: db, ...env }, 0)
+      const s = await startBenchScript(script, { UPSTREAM: fake.url, KEY, DB: db, ...env }, 0)
       const path = provider === 'anthropic' && script === 'floor-proxy.ts' ? '/v1/messages' : '/v1/chat/completions'
       const t = { url: `${s.url}${path}`, headers: { authorization: `GwKey ${KEY}` }, body: JSON.stringify(script === 'floor-proxy.ts' ? native : gwBody) }
       await sequential(t, 300)

@@ -8,7 +8,7 @@
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { BENCH_ADMIN, BENCH_KEY, benchGwEnv, closedLoop, freePort, SERVER_ENV, sequential, type Target } from './load'
+import { BENCH_ADMIN, BENCH_KEY, benchGwEnv, closedLoop, freePort, SERVER_ENV, sequential, startBenchScript, type Target } from './load'
 
 const [kind = 'stream', provider = 'openai'] = process.argv.slice(2)
 const ROUNDS = Number(process.env.ROUNDS ?? 3)
@@ -21,16 +21,11 @@ process.on('exit', () => {
   for (const c of children) c.kill()
 })
 
-/** Starts a bench server script that prints `{"port": …}` on its first line. */
+/** Starts a bench server script; it is stopped when this process exits. */
 async function startScript(script: string, env: Record<string, string>, cpu: number): Promise<{ pid: number; url: string }> {
-  const proc = Bun.spawn(['taskset', '-c', String(cpu), process.execPath, join(import.meta.dir, script)], {
-    env: { PATH: process.env.PATH ?? '', ...SERVER_ENV, ...env },
-    stdout: 'pipe',
-    stderr: 'inherit',
-  })
+  const { proc, url } = await startBenchScript(script, env, cpu)
   children.push(proc)
-  const { value } = await (proc.stdout as ReadableStream<Uint8Array>).getReader().read()
-  return { pid: proc.pid, url: `http://127.0.0.1:${(JSON.parse(new TextDecoder().decode(value)) as { port: number }).port}` }
+  return { pid: proc.pid, url }
 }
 
 async function startGw(name: string, upstream: string, variant: Record<string, string>): Promise<{ pid: number; url: string }> {
@@ -38,7 +33,7 @@ async function startGw(name: string, upstream: string, variant: Record<string, s
   const port = freePort()
   const dir = mkdtempSync(join(work, `${name}-`))
   const proc = Bun.spawn(['taskset', '-c', '0', binary, 'serve'], {
-    env: { PATH: process.env.PATH ?? '', BUN_CONFIG_MAX_HTTP_REQUESTS: '4096', GW_PORT: String(port), GW_LOG_BODIES: 'true', ...benchGwEnv(upstream, dir), ...extra },
+    env: { PATH: process.env.PATH ?? '', ...SERVER_ENV, GW_PORT: String(port), GW_LOG_BODIES: 'true', ...benchGwEnv(upstream, dir), ...extra },
     stdout: 'ignore',
     stderr: 'inherit',
   })
