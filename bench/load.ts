@@ -12,9 +12,17 @@ import { BENCH_SECRET } from './log-store'
  */
 export const SERVER_ENV: Readonly<Record<string, string>> = { BUN_CONFIG_MAX_HTTP_REQUESTS: '4096' }
 
-/** Starts a bench server script (`bench/<script>`) pinned to `cpu`; it prints `{"port": …}` as its first line. */
-export async function startBenchScript(script: string, env: Record<string, string>, cpu: number): Promise<{ proc: ReturnType<typeof Bun.spawn>; url: string }> {
-  const proc = Bun.spawn(['taskset', '-c', String(cpu), process.execPath, join(import.meta.dir, script)], {
+/**
+ * Starts a bench server script (`bench/<script>`) pinned to `cpu`, with Bun's own flags in `bunArgs`
+ * (e.g. `--cpu-prof`); it prints `{"port": …}` as its first line.
+ */
+export async function startBenchScript(
+  script: string,
+  env: Record<string, string>,
+  cpu: number,
+  bunArgs: string[] = [],
+): Promise<{ proc: ReturnType<typeof Bun.spawn>; url: string }> {
+  const proc = Bun.spawn(['taskset', '-c', String(cpu), process.execPath, ...bunArgs, join(import.meta.dir, script)], {
     env: { PATH: process.env.PATH ?? '', ...SERVER_ENV, ...env },
     stdout: 'pipe',
     stderr: 'inherit',
@@ -214,6 +222,29 @@ export function scenarioRequest(provider: string, kind: string, gw: string, key:
     headers: { authorization: `GwKey ${key}` },
     body: JSON.stringify({ model, messages, max_tokens: 64, metadata: { bench: 'yes' }, ...stream }),
   }
+}
+
+/**
+ * Starts gw for the one-request-at-a-time benches (`bench/threads.ts`, `bench/profile-diff.ts`): `cmd` is
+ * the binary, or Bun with its flags and `src/main.ts`; it runs `serve` pinned to CPU 0, logging bodies,
+ * with `env` on top of SERVER_ENV, and an org policy whose limits never refuse.
+ */
+export async function startPinnedGw(cmd: string[], env: Record<string, string>): Promise<{ proc: ReturnType<typeof Bun.spawn>; url: string }> {
+  const port = freePort()
+  const proc = Bun.spawn(['taskset', '-c', '0', ...cmd, 'serve'], {
+    env: { PATH: process.env.PATH ?? '', ...SERVER_ENV, GW_PORT: String(port), GW_LOG_BODIES: 'true', ...env },
+    stdout: 'ignore',
+    stderr: 'inherit',
+  })
+  const url = `http://127.0.0.1:${port}`
+  while (!(await fetch(`${url}/health`).then((r) => r.ok, () => false))) await Bun.sleep(20)
+  const policy = { requestsPerMinute: 1e8, tokensPerMinute: 1e12, maxTokens: 4096, maxConcurrentStreams: 1e5, maxConcurrentStreamsPerKey: 1e5 }
+  await fetch(`${url}/admin/orgs/default/policy`, {
+    method: 'PUT',
+    headers: { authorization: `Bearer ${BENCH_ADMIN}`, 'content-type': 'application/json' },
+    body: JSON.stringify(policy),
+  })
+  return { proc, url }
 }
 
 /** The service key and admin token of the profiling benches' gw (`bench/profile.ts`, `ab.ts`, `endpoint-cpu.ts`). */

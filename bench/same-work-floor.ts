@@ -218,3 +218,5 @@ const server = Bun.serve({
   fetch: (req) => (req.method === 'POST' && new URL(req.url).pathname === '/v1/chat/completions' ? chat(req) : error(404, 'not found')),
 })
 console.log(JSON.stringify({ port: server.port }))
+// A clean exit on SIGTERM, so `bun --cpu-prof` writes its profile (bench/profile-diff.ts).
+process.on('SIGTERM', () => process.exit(0))

@@ -8,7 +8,7 @@
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { BENCH_ADMIN, BENCH_KEY, benchGwEnv, closedLoop, freePort, SERVER_ENV, sequential, startBenchScript, type Target } from './load'
+import { BENCH_KEY, benchGwEnv, closedLoop, sequential, startBenchScript, startPinnedGw, type Target } from './load'
 
 const [kind = 'stream', provider = 'openai'] = process.argv.slice(2)
 const ROUNDS = Number(process.env.ROUNDS ?? 3)
@@ -30,22 +30,8 @@ async function startScript(script: string, env: Record<string, string>, cpu: num
 
 async function startGw(name: string, upstream: string, variant: Record<string, string>): Promise<{ pid: number; url: string }> {
   const { GW_BIN: binary = join(import.meta.dir, '../dist/gw'), ...extra } = variant
-  const port = freePort()
-  const dir = mkdtempSync(join(work, `${name}-`))
-  const proc = Bun.spawn(['taskset', '-c', '0', binary, 'serve'], {
-    env: { PATH: process.env.PATH ?? '', ...SERVER_ENV, GW_PORT: String(port), GW_LOG_BODIES: 'true', ...benchGwEnv(upstream, dir), ...extra },
-    stdout: 'ignore',
-    stderr: 'inherit',
-  })
+  const { proc, url } = await startPinnedGw([binary], { ...benchGwEnv(upstream, mkdtempSync(join(work, `${name}-`))), ...extra })
   children.push(proc)
-  const url = `http://127.0.0.1:${port}`
-  while (!(await fetch(`${url}/health`).then((r) => r.ok, () => false))) await Bun.sleep(20)
-  const policy = { requestsPerMinute: 1e8, tokensPerMinute: 1e12, maxTokens: 4096, maxConcurrentStreams: 1e5, maxConcurrentStreamsPerKey: 1e5 }
-  await fetch(`${url}/admin/orgs/default/policy`, {
-    method: 'PUT',
-    headers: { authorization: `Bearer ${BENCH_ADMIN}`, 'content-type': 'application/json' },
-    body: JSON.stringify(policy),
-  })
   return { pid: proc.pid, url }
 }
 
