@@ -77,6 +77,16 @@ export async function sequential(t: Target, n: number): Promise<Sequential> {
 }
 
 /**
+ * A server's steady state before it is measured: `n` requests 8 at a time (long enough for the JIT to
+ * compile the request path, docs/benchmarks.md "The JIT's warm-up"), then 1,000 one by one.
+ */
+export async function warmUp(name: string, t: Target, n: number): Promise<void> {
+  const bad = await closedLoop(t, n, 8)
+  if (bad) throw new Error(`warm-up of ${name}: ${bad} answers were not 200`)
+  await sequential(t, 1000)
+}
+
+/**
  * One request at a time, the targets taking turns of `block` requests until each has had `n`: every
  * target sees the same background load, which on a shared machine changes from one second to the
  * next, while a server on a shared core still answers runs of requests as it would alone (one

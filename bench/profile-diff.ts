@@ -11,7 +11,7 @@
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { BENCH_KEY, benchGwEnv, closedLoop, sequential, startBenchScript, startPinnedGw, type Target } from './load'
+import { BENCH_KEY, benchGwEnv, scenarioRequest, sequential, startBenchScript, startPinnedGw, warmUp } from './load'
 
 const args = process.argv.slice(2)
 const PERF = args.includes('--perf')
@@ -39,22 +39,9 @@ children.push(same.proc)
 const gw = await startPinnedGw([process.execPath, ...cpuProf('gw'), join(ROOT, 'src/main.ts')], { GW_DRAIN_MS: '0', ...benchGwEnv(fake.url, work) })
 children.push(gw.proc)
 
-const model = provider === 'anthropic' ? 'anthropic/claude-haiku-4-5' : 'openai/gpt-4o-mini'
-const body = JSON.stringify({
-  model,
-  messages: [{ role: 'user', content: 'Say hello to the benchmark.' }],
-  max_tokens: 64,
-  metadata: { bench: 'yes' },
-  ...(kind === 'stream' ? { stream: true } : {}),
-})
-const target = (url: string): Target => ({ url: `${url}/v1/chat/completions`, headers: { authorization: `GwKey ${BENCH_KEY}` }, body })
+const target = (url: string) => scenarioRequest(provider, kind, url, BENCH_KEY)
 const servers = { 'same-work': same, gw }
-
-for (const [name, s] of Object.entries(servers)) {
-  const bad = await closedLoop(target(s.url), WARM, 8)
-  if (bad) throw new Error(`warm-up of ${name}: ${bad} answers were not 200`)
-  await sequential(target(s.url), 1000)
-}
+for (const [name, s] of Object.entries(servers)) await warmUp(name, target(s.url), WARM)
 
 /** Per request, by key: what each server spent in its window. */
 type Costs = Map<string, number>

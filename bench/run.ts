@@ -5,7 +5,7 @@ import { $ } from 'bun'
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { closedLoop, closedLoopFor, ensureWrk, fixedRate, freePort, interleaved, type Percentiles, SERVER_ENV, percentiles, type Sequential, sequential, type Target, wrk } from './load'
+import { closedLoop, closedLoopFor, ensureWrk, fixedRate, freePort, interleaved, type Percentiles, SERVER_ENV, percentiles, type Sequential, type Target, warmUp, wrk } from './load'
 import { MIGRATIONS } from '../src/store/sqlite/open'
 import { BENCH_SECRET, seed, writerRate } from './log-store'
 import { observabilityCosts } from './observability'
@@ -240,26 +240,20 @@ async function main() {
     // Warm-up: long enough for the JIT to have compiled the request path (a server's steady state).
     for (const k of ['direct', 'floor', 'gw', 'same'] as const) {
       const target = t[k]
-      if (!target) continue
-      const bad = await closedLoop(target, N_WARM, 8)
-      if (bad) throw new Error(`warm-up of ${k} (${s}): ${bad} answers were not 200`)
-      await sequential(target, 1000)
+      if (target) await warmUp(`${k} (${s})`, target, N_WARM)
     }
     // The targets take turns of 250 requests (interleaved), so a change in the machine's background load
     // hits them alike; with each server's CPU per request meanwhile (at an unloaded clock, added latency is
     // mostly CPU), and the part of it its JIT threads spent compiling.
-    const pids = { floor: floorProc.proc.pid, gw: gw.proc.pid, same: sameProc.proc.pid }
-    const servers = (Object.keys(pids) as (keyof typeof pids)[]).filter((k) => t[k])
-    const before = servers.map((k) => ({ all: threadCpuNs(pids[k]), compilers: threadCpuNs(pids[k], JIT_THREAD) }))
-    const turns: Record<string, Target> = { direct: t.direct, floor: t.floor, gw: t.gw }
-    if (t.same) turns.same = t.same
+    const pids = { floor: floorProc.proc.pid, gw: gw.proc.pid, ...(t.same ? { same: sameProc.proc.pid } : {}) }
+    const before = Object.entries(pids).map(([k, pid]) => ({ k, pid, all: threadCpuNs(pid), compilers: threadCpuNs(pid, JIT_THREAD) }))
+    const turns: Record<string, Target> = { direct: t.direct, floor: t.floor, gw: t.gw, ...(t.same ? { same: t.same } : {}) }
     const m = (await interleaved(turns, N_SEQ)) as Record<'direct' | 'floor' | 'gw', Sequential> & { same?: Sequential }
     const cpu: Record<string, number> = {}
     const jit: Record<string, number> = {}
-    for (const [i, k] of servers.entries()) {
-      const b = before[i] as (typeof before)[number]
-      cpu[k] = Math.round((cpuMsSince(pids[k], b.all) * 1000) / N_SEQ)
-      jit[k] = Math.round((cpuMsSince(pids[k], b.compilers, JIT_THREAD) * 1000) / N_SEQ)
+    for (const b of before) {
+      cpu[b.k] = Math.round((cpuMsSince(b.pid, b.all) * 1000) / N_SEQ)
+      jit[b.k] = Math.round((cpuMsSince(b.pid, b.compilers, JIT_THREAD) * 1000) / N_SEQ)
     }
     const same = m.same
     const added = (x: { total: Percentiles }) => ({ p50: round(x.total.p50 - m.direct.total.p50), p99: round(x.total.p99 - m.direct.total.p99) })

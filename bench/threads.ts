@@ -8,7 +8,7 @@
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { BENCH_KEY, benchGwEnv, closedLoop, sequential, startBenchScript, startPinnedGw, type Target } from './load'
+import { BENCH_KEY, benchGwEnv, scenarioRequest, sequential, startBenchScript, startPinnedGw, warmUp } from './load'
 
 const [kind = 'stream', provider = 'openai'] = process.argv.slice(2)
 const ROUNDS = Number(process.env.ROUNDS ?? 3)
@@ -84,21 +84,8 @@ const same = await startScript('same-work-floor.ts', { UPSTREAM: fake.url, KEY: 
 const servers: Record<string, { pid: number; url: string }> = { 'same-work': same }
 for (const [name, extra] of Object.entries(variants)) servers[name] = await startGw(name, fake.url, extra)
 
-const model = provider === 'anthropic' ? 'anthropic/claude-haiku-4-5' : 'openai/gpt-4o-mini'
-const body = JSON.stringify({
-  model,
-  messages: [{ role: 'user', content: 'Say hello to the benchmark.' }],
-  max_tokens: 64,
-  metadata: { bench: 'yes', scenario: `${provider} ${kind}` },
-  ...(kind === 'stream' ? { stream: true } : {}),
-})
-const target = (url: string): Target => ({ url: `${url}/v1/chat/completions`, headers: { authorization: `GwKey ${BENCH_KEY}` }, body })
-
-for (const [name, s] of Object.entries(servers)) {
-  const bad = await closedLoop(target(s.url), WARM, 8)
-  if (bad) throw new Error(`warm-up of ${name}: ${bad} answers were not 200`)
-  await sequential(target(s.url), 1000)
-}
+const target = (url: string) => scenarioRequest(provider, kind, url, BENCH_KEY)
+for (const [name, s] of Object.entries(servers)) await warmUp(name, target(s.url), WARM)
 console.log(`${provider} ${kind}, ${N} sequential requests a round, after ${WARM} warm-up requests`)
 for (let round = 1; round <= ROUNDS; round++)
   for (const [name, s] of Object.entries(servers)) {
