@@ -158,6 +158,8 @@ export interface PromptRecord {
   publishedVersion: number | undefined
   /** Highest version number; undefined before the first version is saved. */
   currentVersion: number | undefined
+  /** The prompt file it is loaded from at every start (docs/prompts.md), which then wins over versions saved otherwise. */
+  sourceFile: string | undefined
   createdAt: string
 }
 
@@ -198,6 +200,8 @@ export interface PromptStore {
   listVersions(promptId: string): Promise<PromptVersion[]>
   /** Returns false when the version does not exist. */
   publish(promptId: string, version: number): Promise<boolean>
+  /** Records the prompt file that manages the prompt (undefined: none). */
+  setSourceFile(promptId: string, sourceFile: string | undefined): Promise<void>
   putPartial(orgId: string, name: string, template: string): Promise<void>
   getPartials(orgId: string): Promise<Map<string, string>>
 }
