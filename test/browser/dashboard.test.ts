@@ -134,7 +134,7 @@ t('the logs table shows each entry’s endpoint, error code and fallback, and ti
   openai.enqueue({ kind: 'error', status: 500 })
   const failed = await gw.chat({ model: 'openai/gpt-4o-mini', messages: hello })
   expect(failed.status).toBe(502)
-  const tinyEntry = await gw.log(tiny.headers.get('x-gw-request-id') as string)
+  const tinyEntry = (await gw.log(tiny.headers.get('x-gw-request-id') as string)) as { endpoint: string; costUsd: number }
   expect(tinyEntry.costUsd).toBeLessThan(1e-6)
 
   await nav('Logs').click()
