@@ -5,7 +5,7 @@ import { MAX_TRACKED_MODELS, UpstreamHealth } from '../../src/pipeline/upstream-
 
 test(`at most ${MAX_TRACKED_MODELS} org/model pairs are tracked; the longest-tracked is forgotten first`, () => {
   const health = new UpstreamHealth({ failureThreshold: 1 })
-  for (let i = 0; i <= MAX_TRACKED_MODELS; i++) health.record('o', `openai/made-up-${i}`, 'provider_error')
+  for (let i = 0; i <= MAX_TRACKED_MODELS; i++) health.record('o', `openai/made-up-${i}`, { kind: 'provider_error', status: 500, message: 'HTTP 500' })
   expect(health.tracked).toBe(MAX_TRACKED_MODELS)
   // The first model's open breaker went with its record; the newest is still refused.
   expect(health.admit('o', 'openai/made-up-0')).toEqual({ ok: true, probe: false })
