@@ -16,10 +16,10 @@ export interface HealthOptions {
   onShared?: (e: SharedHealthEvent) => void
 }
 
-/** One of the org's keys for a provider: its name, and when its record last changed. */
+/** One of the org's keys for a provider: its name, and when its record last changed (unknown to callers that name none). */
 export interface HealthKey {
   name: string
-  revision: string
+  revision?: string
 }
 
 /** What one instance tells the others (over Redis) about an org's model with one of its keys. */
@@ -50,7 +50,7 @@ export type Admission =
 export const MAX_TRACKED_MODELS = 10_000
 
 /** The key of an org whose provider has a single key, and of callers that name none. */
-export const DEFAULT_KEY: HealthKey = Object.freeze({ name: 'default', revision: '' })
+export const DEFAULT_KEY: HealthKey = Object.freeze({ name: 'default' })
 /** How long a key sits out after an upstream 401/403 when its record does not change (PRODUCT §4a). */
 export const KEY_OUT_MS = 5 * 60_000
 /** One record per org, model and provider key: a key that met a 429 or keeps failing sits out alone (PRODUCT §13). */
@@ -141,9 +141,9 @@ export class UpstreamHealth {
         return
       }
       s.keyOutUntil = this.now() + this.keyOutMs
-      s.keyOutRevision = key.revision
+      s.keyOutRevision = key.revision ?? ''
       s.keyOutStatus = outcome.status ?? 0
-      this.opts.onShared?.({ orgId, model, key: key.name, kind: 'key-out', until: s.keyOutUntil, revision: key.revision, status: s.keyOutStatus })
+      this.opts.onShared?.({ orgId, model, key: key.name, kind: 'key-out', until: s.keyOutUntil, revision: s.keyOutRevision, status: s.keyOutStatus })
       return
     }
     s.failures++
@@ -204,5 +204,5 @@ export class UpstreamHealth {
 
 /** Is this key benched after a 401/403 now? Not once its record has changed since (a new secret, re-enabled). */
 function benched(s: State, key: HealthKey, now: number): boolean {
-  return s.keyOutUntil > now && s.keyOutRevision === key.revision
+  return s.keyOutUntil > now && (key.revision === undefined || s.keyOutRevision === key.revision)
 }

@@ -44,6 +44,8 @@ test('a key that met a 401/403 sits out KEY_OUT_MS, or until its record changes;
   health.record('o', 'm', failure(401), v1)
   expect(health.admit('o', 'm', v1)).toMatchObject({ ok: false, class: 'key', kind: 'provider_error', retryAfterMs: KEY_OUT_MS })
   expect(health.available('o', 'm', v1)).toBe(false)
+  // A caller that does not know the record (a route choosing its target) sees it benched too.
+  expect(health.available('o', 'm', { name: 'a' })).toBe(false)
   expect(health.available('o', 'm', { name: 'b', revision: v1.revision })).toBe(true)
   // The record changed (a new secret): admitted again.
   expect(health.admit('o', 'm', { name: 'a', revision: '2026-01-02T00:00:00.000Z' })).toEqual({ ok: true, probe: false })
