@@ -49,8 +49,8 @@ export interface Config {
   redisPrefix: string
   /** GW_SPOOL_DIR: where log entries wait while the database is unreachable. */
   spoolDir: string
-  /** GW_ERROR_FORMAT: the shape of error bodies unless a request asks otherwise (PRODUCT §4). */
-  errorFormat: ErrorShape
+  /** GW_ERROR_FORMAT: the shape of error bodies unless a request asks otherwise; unset, it follows the client (PRODUCT §4). */
+  errorFormat: ErrorShape | undefined
   /** GW_CORS_ORIGINS: origins browsers may call from (`*` for any); empty = no CORS headers. */
   corsOrigins: readonly string[]
   /** GET /metrics: admin token (default), open, or off (PRODUCT §14). */
@@ -270,7 +270,7 @@ export function loadConfig(env: Env): Config {
     redisRequired: bool('GW_REDIS_REQUIRED', false),
     redisPrefix: str('GW_REDIS_PREFIX', 'gw:'),
     spoolDir: str('GW_SPOOL_DIR', join(dbPath === ':memory:' ? './data' : dirname(dbPath), 'spool')),
-    errorFormat: oneOf('GW_ERROR_FORMAT', ['gw', 'openai'] as const, 'gw'),
+    errorFormat: opt('GW_ERROR_FORMAT') === undefined ? undefined : oneOf('GW_ERROR_FORMAT', ['gw', 'openai'] as const, 'gw'),
     corsOrigins: (opt('GW_CORS_ORIGINS') ?? '')
       .split(',')
       .map((o) => o.trim().replace(/\/+$/, ''))

@@ -1,7 +1,7 @@
 // Records gw stores (orgs, policies, keys, log entries) and the storage interface the rest of the code uses.
 // One SQLite implementation today (src/store/sqlite); a Postgres one plugs in behind the same interface.
 
-import type { FailureKind } from '../providers/adapter'
+import type { FailureClass, FailureKind } from '../providers/adapter'
 import type { ProviderId } from '../providers/provider-id'
 import type { UsageQuery, UsageRow } from './usage-rollup'
 
@@ -230,6 +230,8 @@ export interface Attempt {
   /** The name of the org's provider key used (PRODUCT §13); absent when none was (a skipped entry). */
   key?: string
   outcome: FailureOutcome
+  /** Whose failure it was (PRODUCT §4a): `key`, `request` or `provider`; absent on answers and skipped entries. */
+  class?: FailureClass
   status: number | null
   latencyMs: number
   message?: string
