@@ -38,7 +38,7 @@ export function createApp(deps: Deps, admin = new AdminService(deps.store, (org)
   const token = deps.config.adminToken
   const sessions = token ? new SessionKeeper(token) : undefined
   const cors = new Cors(deps.config.corsOrigins)
-  const app = new Elysia({ name: `gw-${surface}`, serve: { routes: operators ? uiPageRoutes(token) : {} } })
+  const app = new Elysia({ name: `gw-${surface}`, serve: { routes: operators ? uiPageRoutes(token, deps.config.dev) : {} } })
     // No body is looked at here: each route reads its body (with the size limit) only after the
     // caller is authenticated, so an unauthenticated caller gets 401 whatever it sends (PRODUCT §4).
     .onRequest(({ request, set }) => {
@@ -65,7 +65,7 @@ export function createApp(deps: Deps, admin = new AdminService(deps.store, (org)
     .use(clients ? modelRoutes(deps) : off())
     .use(clients ? logRoutes(deps) : off())
     .use(operators ? adminRoutes(deps, admin, sessions) : off())
-    .use(operators ? uiRoutes(token, sessions) : off())
+    .use(operators ? uiRoutes(token, sessions, deps.config.dev) : off())
   const allowedMethods = methodsByPath(app.routes.filter((r) => deps.config.adminToken || !r.path.startsWith('/admin')))
   return app
 }

@@ -30,6 +30,22 @@ test('GET /ui serves the dashboard page and its bundled assets from gw itself', 
   }
 })
 
+test('every answer under /ui forbids framing: the page, its assets, the session API and its errors', async () => {
+  const html = await (await fetch(`${gw.url}/ui`)).text()
+  const assets = [...html.matchAll(/(?:src|href)="(\/[^"]+)"/g)].map((m) => m[1] as string)
+  expect(assets.length).toBeGreaterThanOrEqual(2) // script and styles
+  const answers = [
+    ...(await Promise.all(['/ui', '/ui/', ...assets, '/ui/session', '/ui/assets/no-such-file.js'].map((p) => fetch(`${gw.url}${p}`)))),
+    await signIn('a-wrong-token'),
+    await fetch(`${gw.url}/ui/session`, { method: 'DELETE' }),
+  ]
+  expect(answers.map((r) => r.status)).toEqual([200, 200, ...assets.map(() => 200), 200, 404, 401, 204])
+  for (const res of answers) {
+    expect(res.headers.get('x-frame-options')).toBe('DENY')
+    expect(res.headers.get('content-security-policy')).toContain("frame-ancestors 'none'")
+  }
+})
+
 test('signing in sets an HttpOnly SameSite session cookie that opens the admin API; signing out ends it', async () => {
   const res = await signIn()
   expect(res.status).toBe(201)

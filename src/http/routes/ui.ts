@@ -1,8 +1,8 @@
 // The dashboard (PRODUCT §15): its page at /ui (bundled by Bun, embedded in the binary) and sign-in/out.
 
 import { Elysia } from 'elysia'
-import { GatewayError, unauthorized } from '../../errors'
-import index from '../../ui/index.html'
+import { GatewayError, notFound, unauthorized } from '../../errors'
+import { ASSETS_PATH, dashboardBundle, devPageRoutes, FRAME_HEADERS, fileResponse } from '../../ui/bundle'
 import { CSRF_HEADER, SESSION_COOKIE, type Session, type SessionKeeper, SignInThrottle } from '../../ui/session'
 import { cookieOf, readJsonBody, sameOrigin } from '../request-context'
 import { json } from './admin'
@@ -12,23 +12,36 @@ function cookieHeader(request: Request, value: string, maxAgeSeconds: number): s
   return `${SESSION_COOKIE}=${value}; Path=/; HttpOnly; SameSite=Strict; Max-Age=${maxAgeSeconds}${https ? '; Secure' : ''}`
 }
 
+const isDashboardPath = (path: string) => path === '/ui' || path.startsWith('/ui/')
+
 const publicSession = (s: Session) => ({ csrf: s.csrf, expiresAt: new Date(s.expiresAt).toISOString(), csrfHeader: CSRF_HEADER })
 
 /**
- * The page and its assets, as Bun.serve static routes (Bun bundles the HTML import; in the compiled
- * binary the bundle is embedded). Elysia hands `serve.routes` to Bun.serve as they are. None without
- * GW_ADMIN_TOKEN, like the admin API.
+ * Under `npm run dev` the page is a Bun.serve static route (bundled on request, hot reload; Elysia
+ * hands `serve.routes` to Bun.serve as they are), without the headers below. None without GW_ADMIN_TOKEN.
  */
-export function uiPageRoutes(adminToken: string | undefined): Record<string, typeof index> {
-  return adminToken ? { '/ui': index, '/ui/': index } : {}
+export function uiPageRoutes(adminToken: string | undefined, dev: boolean): Partial<typeof devPageRoutes> {
+  return adminToken && dev ? devPageRoutes : {}
 }
 
+/** The page and its assets (bundled once, embedded in the binary), sign-in, session and sign-out; off without GW_ADMIN_TOKEN. */
 /** Sign-in, session and sign-out; off (no routes) without GW_ADMIN_TOKEN. */
-export function uiRoutes(adminToken: string | undefined, sessions: SessionKeeper | undefined) {
+export function uiRoutes(adminToken: string | undefined, sessions: SessionKeeper | undefined, dev: boolean) {
   const app = new Elysia({ name: 'ui-routes' })
   if (!adminToken || !sessions) return app
   const throttle = new SignInThrottle()
+  const page = async () => fileResponse((await dashboardBundle()).page, false)
   return app
+    // Every answer under /ui, errors included, forbids framing (docs/dashboard.md).
+    .onRequest(({ request, set }) => {
+      if (isDashboardPath(new URL(request.url).pathname)) Object.assign(set.headers, FRAME_HEADERS)
+    })
+    .use(dev ? new Elysia() : new Elysia().get('/ui', page).get('/ui/', page))
+    .get(`${ASSETS_PATH}:file`, async ({ request, params }) => {
+      const file = (await dashboardBundle()).assets.get(params.file)
+      if (!file) throw notFound(`No dashboard file ${new URL(request.url).pathname.slice(0, 128)}`)
+      return fileResponse(file, true)
+    })
     // 200 either way: the page asks this on load, and a 401 would be a console error in every browser.
     .get('/ui/session', ({ request }) => {
       const s = sessions.verify(cookieOf(request, SESSION_COOKIE))
