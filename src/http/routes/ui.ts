@@ -3,9 +3,9 @@
 import { Elysia } from 'elysia'
 import { GatewayError, notFound, unauthorized } from '../../errors'
 import { ASSETS_PATH, dashboardBundle, devPageRoutes, FRAME_HEADERS, fileResponse } from '../../ui/bundle'
-import { CSRF_HEADER, SESSION_COOKIE, type Session, type SessionKeeper, SignInThrottle } from '../../ui/session'
+import { CSRF_HEADER, SESSION_COOKIE, type Session } from '../../ui/session'
 import { cookieOf, readJsonBody, sameOrigin } from '../request-context'
-import { json } from './admin'
+import { type AdminGuard, json } from './admin'
 
 function cookieHeader(request: Request, value: string, maxAgeSeconds: number): string {
   const https = new URL(request.url).protocol === 'https:' || request.headers.get('x-forwarded-proto') === 'https'
@@ -24,12 +24,11 @@ export function uiPageRoutes(adminToken: string | undefined, dev: boolean): Part
   return adminToken && dev ? devPageRoutes : {}
 }
 
-/** The page and its assets (bundled once, embedded in the binary), sign-in, session and sign-out; off without GW_ADMIN_TOKEN. */
-/** Sign-in, session and sign-out; off (no routes) without GW_ADMIN_TOKEN. */
-export function uiRoutes(adminToken: string | undefined, sessions: SessionKeeper | undefined, dev: boolean) {
+/** The page and its assets (bundled once, embedded in the binary), sign-in, session and sign-out; off (no routes) without GW_ADMIN_TOKEN. */
+export function uiRoutes(guard: AdminGuard, dev: boolean) {
   const app = new Elysia({ name: 'ui-routes' })
-  if (!adminToken || !sessions) return app
-  const throttle = new SignInThrottle()
+  const sessions = guard.sessions
+  if (!sessions) return app
   const page = async () => fileResponse((await dashboardBundle()).page, false)
   return app
     // Every answer under /ui, errors included, forbids framing (docs/dashboard.md).
@@ -43,43 +42,31 @@ export function uiRoutes(adminToken: string | undefined, sessions: SessionKeeper
       return fileResponse(file, true)
     })
     // 200 either way: the page asks this on load, and a 401 would be a console error in every browser.
-    .get('/ui/session', ({ request }) => {
-      const s = sessions.verify(cookieOf(request, SESSION_COOKIE))
+    .get('/ui/session', async ({ request }) => {
+      const s = await sessions.verify(cookieOf(request, SESSION_COOKIE))
       return json(request, s ? { signedIn: true, ...publicSession(s) } : { signedIn: false })
     })
     .post(
       '/ui/session',
       async ({ request, server }) => {
-        const client = server?.requestIP(request)?.address ?? 'unknown'
-        const wait = throttle.waitMs(client)
-        if (wait > 0) {
-          const seconds = Math.ceil(wait / 1000)
-          throw new GatewayError(429, 'rate_limit_exceeded', `Too many wrong tokens: try again in ${seconds} s`, {
-            headers: { 'retry-after': String(seconds) },
-          })
-        }
         if (!sameOrigin(request)) throw new GatewayError(403, 'forbidden', 'Sign in from the dashboard itself')
         const body = (await readJsonBody(request, 16 * 1024)).value as { token?: unknown }
-        const given = Buffer.from(typeof body?.token === 'string' ? body.token : '')
-        const want = Buffer.from(adminToken)
-        if (given.length !== want.length || !crypto.timingSafeEqual(given, want)) {
-          throttle.fail(client)
+        // A wrong token is answered late once its client has sent several (GuessBrake); the right one never waits.
+        if (!(await guard.tokenMatches(typeof body?.token === 'string' ? body.token : '', request, server)))
           throw unauthorized('Wrong admin token (the value of GW_ADMIN_TOKEN)')
-        }
-        throttle.succeed(client)
-        const { session, cookie } = sessions.create()
+        const { session, cookie } = await sessions.create()
         const res = json(request, publicSession(session), 201)
         res.headers.set('set-cookie', cookieHeader(request, cookie, Math.floor((session.expiresAt - Date.now()) / 1000)))
         return res
       },
       { parse: 'none' },
     )
-    .delete('/ui/session', ({ request }) => {
-      const s = sessions.verify(cookieOf(request, SESSION_COOKIE))
+    .delete('/ui/session', async ({ request }) => {
+      const s = await sessions.verify(cookieOf(request, SESSION_COOKIE))
       if (s) {
         if (!sameOrigin(request) || !sessions.checkCsrf(s, request.headers.get(CSRF_HEADER)))
           throw new GatewayError(403, 'forbidden', `Signing out needs the session's ${CSRF_HEADER} header`)
-        sessions.revoke(s)
+        await sessions.revoke(s)
       }
       const res = json(request, null, 204)
       res.headers.set('set-cookie', cookieHeader(request, '', 0))
