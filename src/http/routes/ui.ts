@@ -12,7 +12,11 @@ function cookieHeader(request: Request, value: string, maxAgeSeconds: number): s
   return `${SESSION_COOKIE}=${value}; Path=/; HttpOnly; SameSite=Strict; Max-Age=${maxAgeSeconds}${https ? '; Secure' : ''}`
 }
 
-const isDashboardPath = (path: string) => path === '/ui' || path.startsWith('/ui/')
+/** Whether a request URL is under /ui; on every request, so without parsing the URL. */
+const isDashboardUrl = (url: string) => {
+  const path = url.slice(url.indexOf('/', url.indexOf('//') + 2))
+  return path === '/ui' || path.startsWith('/ui/') || path.startsWith('/ui?')
+}
 
 const publicSession = (s: Session) => ({ csrf: s.csrf, expiresAt: new Date(s.expiresAt).toISOString(), csrfHeader: CSRF_HEADER })
 
@@ -33,7 +37,7 @@ export function uiRoutes(guard: AdminGuard, dev: boolean) {
   return app
     // Every answer under /ui, errors included, forbids framing (docs/dashboard.md).
     .onRequest(({ request, set }) => {
-      if (isDashboardPath(new URL(request.url).pathname)) Object.assign(set.headers, FRAME_HEADERS)
+      if (isDashboardUrl(request.url)) Object.assign(set.headers, FRAME_HEADERS)
     })
     .use(dev ? new Elysia() : new Elysia().get('/ui', page).get('/ui/', page))
     .get(`${ASSETS_PATH}:file`, async ({ request, params }) => {
