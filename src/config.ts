@@ -3,6 +3,7 @@
 import { dirname, join } from 'node:path'
 import { secretArg } from './cli/args'
 import { MIN_SECRET_CHARS } from './crypto/secret-box'
+import { trustedProxyProblem } from './http/client-address'
 import type { ErrorShape } from './errors'
 import type { LogFormat } from './observability/access-log'
 import type { ProviderId } from './providers/provider-id'
@@ -53,6 +54,8 @@ export interface Config {
   errorFormat: ErrorShape | undefined
   /** GW_CORS_ORIGINS: origins browsers may call from (`*` for any); empty = no CORS headers. */
   corsOrigins: readonly string[]
+  /** GW_TRUSTED_PROXIES: IPs/CIDRs of reverse proxies whose X-Forwarded-For names the client (per-address limits); empty = the socket's peer. */
+  trustedProxies: readonly string[]
   /** GET /metrics: admin token (default), open, or off (PRODUCT §14). */
   metrics: 'admin' | 'public' | 'off'
   /** An `org` label on the request, token and cost counters. */
@@ -235,6 +238,12 @@ export function loadConfig(env: Env): Config {
   if (secret !== undefined && secret.length < MIN_SECRET_CHARS)
     problems.push(`GW_SECRET must be at least ${MIN_SECRET_CHARS} characters (it derives the key that encrypts provider keys)`)
 
+  const trustedProxies = (opt('GW_TRUSTED_PROXIES') ?? '').split(',').map((e) => e.trim()).filter(Boolean)
+  for (const e of trustedProxies) {
+    const problem = trustedProxyProblem(e)
+    if (problem) problems.push(problem)
+  }
+
   const config: Config = {
     host: str('GW_HOST', '127.0.0.1'),
     port: int('GW_PORT', 8787, 0, 65535),
@@ -275,6 +284,7 @@ export function loadConfig(env: Env): Config {
       .split(',')
       .map((o) => o.trim().replace(/\/+$/, ''))
       .filter(Boolean),
+    trustedProxies,
     metrics: oneOf('GW_METRICS', ['admin', 'public', 'off'], 'admin'),
     metricsOrgLabel: bool('GW_METRICS_ORG_LABEL', false),
     logFormat: oneOf('GW_LOG_FORMAT', ['json', 'pretty', 'off'], process.stdout.isTTY ? 'pretty' : 'off'),

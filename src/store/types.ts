@@ -149,6 +149,16 @@ export interface AuthStore {
   oidcByIssuer(issuer: string): Promise<OidcConfig[]>
 }
 
+/** Dashboard sessions (docs/dashboard.md), shared by every instance on the database. Only a hash of a session's id is stored. */
+export interface SessionStore {
+  /** Records a signed-in session until `expiresAt` (epoch ms); sessions expired by `now` are dropped. */
+  createSession(idHash: string, expiresAt: number, now: number): Promise<void>
+  /** The session's expiry (epoch ms) while it is signed in and not expired at `now`; undefined otherwise. */
+  sessionExpiry(idHash: string, now: number): Promise<number | undefined>
+  /** Signs the session out everywhere; false when there was no such session. */
+  deleteSession(idHash: string): Promise<boolean>
+}
+
 export interface PromptRecord {
   /** A UUID. */
   id: string
@@ -356,6 +366,7 @@ export interface Store {
   readonly auth: AuthStore
   readonly prompts: PromptStore
   readonly routes: RouteStore
+  readonly sessions: SessionStore
   readonly logs: LogStore
   /** Migrations are done: the store can serve (false while a database down at start is awaited). */
   readonly ready: boolean
