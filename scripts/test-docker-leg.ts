@@ -3,6 +3,8 @@
 // Skipped with one line when Docker cannot run here (no daemon and not root, no cgroups, …), also under CI=true.
 // A dockerd this leg started is stopped at the end; one that was already running is left alone.
 
+export {} // a module (top-level await)
+
 const prep = Bun.spawn(['bash', 'scripts/docker-prep.sh'], { stdout: 'pipe', stderr: 'inherit' })
 const vars = Object.fromEntries(
   (await new Response(prep.stdout).text())

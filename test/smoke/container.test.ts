@@ -22,7 +22,7 @@ test('.dockerignore keeps secrets, databases and local state out of the build co
   expect(patterns.some((p) => p.startsWith('!'))).toBe(false)
   for (const path of ['.env', '.env.local', 'gw.db', 'data/gw.db', 'data/gw.db-wal', 'data/gw.secret', 'gw.secret', 'node_modules/x', '.git/HEAD'])
     expect({ path, ignored: ignored(patterns, path) }).toEqual({ path, ignored: true })
-  for (const path of ['package.json', 'package-lock.json', 'src/main.ts', 'src/catalog/models.json', 'scripts/build.ts'])
+  for (const path of ['package.json', 'package-lock.json', 'src/main.ts', 'src/catalog/models.json', 'scripts/build.ts', 'prompts/summarize.md'])
     expect({ path, ignored: ignored(patterns, path) }).toEqual({ path, ignored: false })
 })
 
