@@ -26,7 +26,6 @@ if ! docker info >/dev/null 2>&1; then
   [ "$root" ] || skip "no Docker daemon answers and only root starts one here"
   command -v dockerd >/dev/null || install docker.io || skip "apt-get install docker.io failed"
   log=/tmp/gw-test-dockerd.log
-  say "starting dockerd (log: $log)"
   # setsid: the daemon outlives this script; the leg stops it by the pid printed below.
   setsid dockerd --iptables=false --bridge=none >"$log" 2>&1 </dev/null &
   pid=$!
@@ -39,6 +38,7 @@ if ! docker info >/dev/null 2>&1; then
     kill "$pid" 2>/dev/null
     skip "dockerd did not answer within 30 s: $(tail -n1 "$log")"
   fi
+  say "started dockerd for this run (pid $pid, log $log)"
   echo "DOCKERD_PID=$pid"
 fi
 

@@ -1,7 +1,8 @@
 // The Docker leg of the test matrix: builds the image from the Dockerfile and runs it (test/smoke/docker-image.test.ts)
 // on base images made from Debian packages (scripts/docker-prep.sh), so it needs no registry but npm's and Debian's.
 // Skipped with one line when Docker cannot run here (no daemon and not root, no cgroups, …), also under CI=true.
-// A dockerd this leg started is stopped at the end; one that was already running is left alone.
+// A dockerd this leg started is stopped at the end; one that was already running is left alone. The built image
+// stays as gw-ci/gw:test (and its build stage as gw-ci/gw:test-build) so that the next run reuses its layers.
 
 export {} // a module (top-level await)
 
