@@ -110,6 +110,27 @@ describe('input the provider holds itself is reserved at the model context windo
   })
 })
 
+test('a stream that runs longer than its lease keeps its reservation until it ends', async () => {
+  // Lease: the org's 1 s upstream timeout + 5 s; the stream runs about 7.5 s, a word every 150 ms.
+  const org = await budgetOrg(suite.gw.url, suite.openai, { upstreamTimeoutMs: 1000, budgets: [{ scope: 'org', usd: 0.002, period: 'day' }] })
+  const words = 50
+  suite.openai.enqueue({ kind: 'reply', text: Array.from({ length: words }, (_, i) => `w${i}`).join(' '), chunks: words, chunkDelayMs: 150 })
+  const started = performance.now()
+  const res = await fetch(`${suite.gw.url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { authorization: `GwKey ${org.key}`, 'content-type': 'application/json' },
+    body: JSON.stringify(ask({ stream: true })),
+  })
+  expect(res.status).toBe(200)
+  const body = res.text()
+  await Bun.sleep(6_500 - (performance.now() - started))
+  // Past its first lease the stream is still open: its hold is still there, and a second request does not fit.
+  expect((await org.budgets())[0]?.reservedUsd).toBeGreaterThan(0.001)
+  expect((await org.chat(ask())).status).toBe(429)
+  expect(await body).toContain('[DONE]')
+  expect(performance.now() - started).toBeGreaterThan(6_500)
+}, 20_000)
+
 describe('a reservation whose process died lapses after its lease', () => {
   let redisUp = false
   beforeAll(async () => {
