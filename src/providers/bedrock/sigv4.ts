@@ -54,8 +54,11 @@ const utf8 = new TextEncoder()
 const sha256Hex = (data: Uint8Array | string): string => Bun.CryptoHasher.hash('sha256', data, 'hex')
 const hmac = (key: Uint8Array | string, data: string): Buffer => new Bun.CryptoHasher('sha256', key).update(data).digest()
 
+const UNRESERVED = /^[A-Za-z0-9\-._~]*$/
+
 /** RFC 3986 encoding: everything but `A-Z a-z 0-9 - . _ ~` as UTF-8 `%XX` (upper-case hex). */
 export function uriEncode(s: string): string {
+  if (UNRESERVED.test(s)) return s
   return encodeURIComponent(s).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)
 }
 
@@ -108,13 +111,16 @@ function canonicalQuery(query: string): string {
 
 const cmp = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0)
 
+/** Leading or trailing whitespace, a run of it, or any but a plain space. */
+const MESSY_SPACE = /^\s|\s$|\s\s|[^\S ]/
+
 /** Lower-cased names; values trimmed, inner whitespace runs collapsed, repeated names joined by `,`. */
 function canonicalHeaders(all: ReadonlyArray<readonly [string, string]>): { block: string; signed: string } {
   const byName = new Map<string, string>()
   for (const [name, value] of all) {
     const n = name.toLowerCase()
     if (UNSIGNED.has(n)) continue
-    const v = value.trim().replace(/\s+/g, ' ')
+    const v = MESSY_SPACE.test(value) ? value.trim().replace(/\s+/g, ' ') : value
     const prev = byName.get(n)
     byName.set(n, prev === undefined ? v : `${prev},${v}`)
   }
