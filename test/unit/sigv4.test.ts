@@ -145,6 +145,13 @@ describe('Bedrock requests', () => {
     expect(h.authorization).toContain('SignedHeaders=host;x-amz-content-sha256;x-amz-date,')
   })
 
+  test("the caller's own host or x-amz-date is ignored; a default port is left out of host as fetch does", () => {
+    const plain = canonicalRequest({ method: 'POST', url, body }, opts).canonicalRequest
+    expect(canonicalRequest({ method: 'POST', url, body, headers: { Host: 'evil.example', 'X-Amz-Date': '20000101T000000Z' } }, opts).canonicalRequest).toBe(plain)
+    expect(canonicalRequest({ method: 'POST', url: url.replace('.com/', '.com:443/'), body }, opts).canonicalRequest).toBe(plain)
+    expect(canonicalRequest({ method: 'POST', url: url.replace('.com/', '.com:8443/'), body }, opts).canonicalRequest).toContain('\nhost:bedrock-runtime.us-east-1.amazonaws.com:8443\n')
+  })
+
   test('another day, region or secret gives another signature (the signing key cache is keyed on all of them)', () => {
     const req = { method: 'POST', url, body }
     const base = signSigV4(req, opts).authorization

@@ -45,6 +45,9 @@ const ALGORITHM = 'AWS4-HMAC-SHA256'
 /** Headers never signed: set or changed by the HTTP client or proxies after signing. */
 const UNSIGNED = new Set(['authorization', 'connection', 'content-length', 'expect', 'transfer-encoding', 'user-agent', 'x-amzn-trace-id'])
 
+/** Headers this module sets itself; a caller's own copy is ignored. */
+const SET_HERE = new Set(['host', 'x-amz-date', 'x-amz-content-sha256', 'x-amz-security-token'])
+
 /** Derived signing keys kept: one per (secret, day, region, service); cleared whole when full. */
 const SIGNING_KEY_CACHE_MAX = 64
 const signingKeys = new Map<string, Buffer>()
@@ -77,9 +80,13 @@ export function amzDate(ms: number): string {
 
 /** Splits a wire URL into authority, path and query without re-encoding anything. */
 function splitUrl(url: string): { host: string; path: string; query: string } {
-  const m = /^[a-z][a-z0-9+.-]*:\/\/([^/?#]*)([^?#]*)(?:\?([^#]*))?/i.exec(url)
+  const m = /^([a-z][a-z0-9+.-]*):\/\/([^/?#]*)([^?#]*)(?:\?([^#]*))?/i.exec(url)
   if (!m) throw new TypeError('sigv4: the URL must be absolute')
-  return { host: m[1] ?? '', path: m[2] || '/', query: m[3] ?? '' }
+  // fetch leaves a scheme's default port out of the Host header, so the signature must too.
+  const defaultPort = m[1]?.toLowerCase() === 'https' ? ':443' : ':80'
+  const authority = (m[2] ?? '').toLowerCase()
+  const host = authority.endsWith(defaultPort) ? authority.slice(0, -defaultPort.length) : authority
+  return { host, path: m[3] || '/', query: m[4] ?? '' }
 }
 
 /** Non-S3 canonical URI: `.`/`..`/empty segments removed, each wire segment URI-encoded once more. */
@@ -144,7 +151,9 @@ export function canonicalRequest(req: SigV4Request, opts: SigV4Options): Canonic
   const date = amzDate(opts.now)
   const body = req.body ?? ''
   const payloadHash = sha256Hex(typeof body === 'string' ? utf8.encode(body) : body)
-  const own = req.headers === undefined ? [] : Array.isArray(req.headers) ? req.headers : Object.entries(req.headers)
+  const given = req.headers === undefined ? [] : Array.isArray(req.headers) ? req.headers : Object.entries(req.headers)
+  // Host and the x-amz-* headers are set here, from the URL, the clock and the credentials.
+  const own = given.filter(([name]) => !SET_HERE.has(name.toLowerCase()))
   const all: [string, string][] = [['host', host], ...own, ['x-amz-date', date]]
   if (opts.contentSha256Header !== false) all.push(['x-amz-content-sha256', payloadHash])
   if (opts.credentials.sessionToken) all.push(['x-amz-security-token', opts.credentials.sessionToken])
