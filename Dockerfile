@@ -11,7 +11,7 @@ FROM debian:12.8-slim
 RUN useradd --system --home-dir /data --create-home gw && apt-get update \
     && apt-get install -y --no-install-recommends ca-certificates && rm -rf /var/lib/apt/lists/*
 COPY --from=build /src/dist/gw /usr/local/bin/gw
-# Bun allows 256 concurrent outgoing requests by default; more than 256 open upstream streams would queue.
+# Bun allows 256 concurrent outgoing requests by default; gw derives its stream caps from this value (docs/security.md).
 # Containers are not terminals: log one JSON line per request for the log collector (GW_LOG_FORMAT=off to silence).
 ENV GW_HOST=0.0.0.0 GW_PORT=8787 GW_DB=/data/gw.db BUN_CONFIG_MAX_HTTP_REQUESTS=4096 GW_LOG_FORMAT=json
 WORKDIR /data

@@ -189,7 +189,7 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
     health,
     limiter: shared ? new RedisRateLimiter(shared.link, { required: config.redisRequired, prefix: `${config.redisPrefix}rl:` }) : new MemoryRateLimiter(),
     observer,
-    streams: new StreamSlots(),
+    streams: new StreamSlots(config.upstreamPool),
     budgets: shared ? new RedisBudgetLedger(shared.link, { required: config.redisRequired, prefix: `${config.redisPrefix}budget:` }) : new MemoryBudgetLedger(),
     latency: new RecentLatency(),
     ...(shared ? { shared: shared.link } : {}),

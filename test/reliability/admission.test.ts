@@ -1,0 +1,122 @@
+// Admission under load, on gw started as `npm start` starts it: streams nobody reads leave other orgs
+// an upstream connection, and request bodies in flight are bounded in bytes (docs/security.md).
+
+import { afterAll, beforeAll, expect, test } from 'bun:test'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { connect, type Socket } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { startFake, type FakeUpstream } from '../fakes/upstream'
+import { type GwProcess, spawnGw } from '../helpers/process'
+
+const ADMIN = 'test-admin-token-0123456789'
+/** The default org's key. */
+const KEY = 'gw_sk_admission000000000000000000000000000000000000'
+const MB = 1024 * 1024
+let openai: FakeUpstream
+const dir = mkdtempSync(join(tmpdir(), 'gw-admission-'))
+const running: GwProcess[] = []
+
+beforeAll(async () => {
+  openai = await startFake('openai')
+})
+afterAll(async () => {
+  for (const gw of running) gw.proc.kill('SIGKILL')
+  await openai.stop()
+  rmSync(dir, { recursive: true, force: true })
+})
+
+/** `gw serve` from source with no BUN_CONFIG_MAX_HTTP_REQUESTS, as `npm start` runs it (Bun's pool of 256). */
+async function startGw(name: string, env: Record<string, string> = {}): Promise<GwProcess & { admin: (method: string, path: string, body?: unknown) => Promise<Response> }> {
+  const gw = await spawnGw({
+    GW_DB: join(dir, `${name}.db`),
+    GW_ADMIN_TOKEN: ADMIN,
+    GW_SERVICE_KEY: KEY,
+    GW_OPENAI_BASE_URL: openai.url,
+    OPENAI_API_KEY: openai.apiKey,
+    GW_PROMPTS_DIR: '/nonexistent-gw-test-prompts',
+    ...env,
+  })
+  running.push(gw)
+  const admin = (method: string, path: string, body?: unknown) =>
+    fetch(`${gw.url}/admin${path}`, {
+      method,
+      headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    })
+  return Object.assign(gw, { admin })
+}
+
+const chatBody = (stream: boolean, content = 'hi') => JSON.stringify({ model: 'openai/gpt-4o', stream, messages: [{ role: 'user', content }] })
+
+/**
+ * Opens a streamed chat on a raw socket, reads the status line of the answer and then nothing more:
+ * the status, or 0 when no answer came within `waitMs` (the socket is left open either way).
+ */
+function openUnreadStream(url: string, key: string, sockets: Socket[], waitMs: number): Promise<number> {
+  const body = chatBody(true)
+  return new Promise((resolve) => {
+    const socket = connect(Number(new URL(url).port), '127.0.0.1', () =>
+      socket.write(
+        `POST /v1/chat/completions HTTP/1.1\r\nHost: gw\r\nAuthorization: GwKey ${key}\r\nContent-Type: application/json\r\n` +
+          `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+      ),
+    )
+    sockets.push(socket)
+    const timer = setTimeout(() => resolve(0), waitMs)
+    socket.once('data', (d: Buffer) => {
+      socket.pause()
+      clearTimeout(timer)
+      resolve(Number(d.toString('latin1').split(' ')[1]))
+    })
+    socket.on('error', () => {})
+  })
+}
+
+test('an org holding every stream it may, unread, against an upstream that never ends them: another org is still answered at once', async () => {
+  const gw = await startGw('streams')
+  // Org A (the default org) gets two more keys, so its own cap (not one key's) is what stops it.
+  const aKeys = [KEY]
+  for (let i = 0; i < 2; i++) aKeys.push(((await (await gw.admin('POST', '/orgs/default/service-keys', {})).json()) as { key: string }).key)
+  expect((await gw.admin('POST', '/orgs', { id: 'org-b', name: 'org-b' })).status).toBe(201)
+  expect((await gw.admin('PUT', '/orgs/org-b/providers/openai', { apiKey: openai.apiKey, baseUrl: openai.url })).status).toBe(200)
+  const b = ((await (await gw.admin('POST', '/orgs/org-b/service-keys', {})).json()) as { key: string }).key
+
+  openai.reset()
+  openai.setDefault({ kind: 'stall-after', events: 3 })
+  const sockets: Socket[] = []
+  try {
+    // Org A opens streams until gw refuses it (or 320 are open or waiting: past Bun's pool of 256).
+    const statuses: number[] = []
+    for (let i = 0; i < 320 && !statuses.includes(429); i += 8)
+      statuses.push(...(await Promise.all(Array.from({ length: 8 }, (_, j) => openUnreadStream(gw.url, aKeys[j % aKeys.length] as string, sockets, 1_500)))))
+    const held = statuses.filter((s) => s === 200).length
+    // B's requests are answered by the fake, not held behind A's streams.
+    openai.setDefault({ kind: 'reply', text: 'for b' })
+    const askAsB = (stream: boolean) =>
+      fetch(`${gw.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `GwKey ${b}`, 'content-type': 'application/json' },
+        body: chatBody(stream),
+        signal: AbortSignal.timeout(5_000),
+      }).catch((e: Error) => e)
+    const t0 = performance.now()
+    const json = await askAsB(false)
+    const jsonMs = performance.now() - t0
+    const stream = await askAsB(true)
+    console.log(`org A: ${held} streams open, then ${statuses.filter((s) => s === 429).length} refused (${statuses.filter((s) => s === 0).length} unanswered); org B's JSON answer in ${jsonMs.toFixed(0)} ms`)
+    expect(json).toBeInstanceOf(Response)
+    expect((json as Response).status).toBe(200)
+    expect(((await (json as Response).json()) as { choices: { message: { content: string } }[] }).choices[0]?.message.content).toBe('for b')
+    expect(stream).toBeInstanceOf(Response)
+    expect((stream as Response).status).toBe(200)
+    expect(await (stream as Response).text()).toContain('[DONE]')
+    // A was refused with the rate-limit answer before the pool ran out, and no request of A was left waiting.
+    expect(statuses).toContain(429)
+    expect(statuses).not.toContain(0)
+    expect(held).toBeLessThan(256)
+  } finally {
+    for (const s of sockets) s.destroy()
+    openai.reset()
+  }
+}, 90_000)
