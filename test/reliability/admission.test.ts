@@ -47,7 +47,7 @@ async function startGw(name: string, env: Record<string, string> = {}): Promise<
   return Object.assign(gw, { admin })
 }
 
-const chatBody = (stream: boolean, content = 'hi') => JSON.stringify({ model: 'openai/gpt-4o', stream, messages: [{ role: 'user', content }] })
+const chatBody = (stream: boolean, content = 'hi', model = 'openai/gpt-4o') => JSON.stringify({ model, stream, messages: [{ role: 'user', content }] })
 
 /**
  * Opens a streamed chat on a raw socket, reads the status line of the answer and then nothing more:
@@ -120,3 +120,40 @@ test('an org holding every stream it may, unread, against an upstream that never
     openai.reset()
   }
 }, 90_000)
+
+const statusKb = (pid: number, field: string) => Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1])
+
+test('100 concurrent valid 10 MB bodies from one key, with maxPromptTokens: memory stays bounded, the bodies that do not fit get 503 with Retry-After, the rest are answered', async () => {
+  const gw = await startGw('bodies')
+  expect((await gw.admin('PUT', '/orgs/default/policy', { maxPromptTokens: 5_000_000 })).status).toBe(200)
+  openai.reset()
+  // Just under 10 MB of prompt (the default GW_MAX_BODY_BYTES is 10 MiB), about 2 million tokens,
+  // to a model gw knows no context window of (so the body goes upstream).
+  const body = chatBody(false, 'the quick brown fox jumps over the lazy dog '.repeat(227_000), 'openai/gpt-long-context-test')
+  expect(Buffer.byteLength(body)).toBeGreaterThan(9_900_000)
+  const send = () =>
+    fetch(`${gw.url}/v1/chat/completions`, { method: 'POST', headers: { authorization: `GwKey ${KEY}`, 'content-type': 'application/json' }, body })
+  const before = statusKb(gw.proc.pid, 'VmRSS')
+  const answers = await Promise.all(
+    Array.from({ length: 100 }, async () => {
+      const res = await send()
+      return { status: res.status, retryAfter: res.headers.get('retry-after'), body: (await res.json()) as Record<string, unknown> }
+    }),
+  )
+  const peakMb = statusKb(gw.proc.pid, 'VmHWM') / 1024
+  const ok = answers.filter((a) => a.status === 200)
+  const refused = answers.filter((a) => a.status !== 200)
+  console.log(`${ok.length} answered, ${refused.length} refused; gw RSS ${(before / 1024).toFixed(0)} MB before, peak ${peakMb.toFixed(0)} MB`)
+  expect(ok.length).toBeGreaterThan(0)
+  for (const a of ok) expect(a.body).toMatchObject({ object: 'chat.completion' })
+  expect(openai.requests.length).toBe(ok.length)
+  for (const a of refused) {
+    expect(a.status).toBe(503)
+    expect(a.retryAfter).toBe('1')
+    expect(a.body).toMatchObject({ error: true, code: 'gateway_error' })
+    expect(typeof a.body.requestId).toBe('string')
+  }
+  expect(peakMb).toBeLessThan(1_536)
+  // Once they are done, the whole budget is free again: another large body is taken.
+  expect((await send()).status).toBe(200)
+}, 240_000)

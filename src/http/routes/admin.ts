@@ -9,7 +9,7 @@ import { handleAdminPromptRun } from '../../pipeline'
 import type { Deps } from '../../pipeline/context'
 import { CSRF_HEADER, SESSION_COOKIE, type SessionKeeper } from '../../ui/session'
 import { contextFor, cookieOf, readJsonBody, requestIdOf, sameOrigin } from '../request-context'
-import { bodyReader } from './pipeline-post'
+import { withBody } from './pipeline-post'
 
 /**
  * The admin credential: `Authorization: Bearer $GW_ADMIN_TOKEN`, or a dashboard session cookie, which
@@ -156,13 +156,15 @@ export const adminRoutes = (deps: Deps, admin: AdminService, sessions: SessionKe
     .post(
       '/orgs/:org/prompts/:prompt/run',
       ({ request, params, server }) =>
-        handleAdminPromptRun(
-          deps,
-          contextFor(request, '/admin/prompts/run'),
-          params.org,
-          params.prompt,
-          new URL(request.url).searchParams.get('version'),
-          bodyReader(deps, request, server, {}),
+        withBody(deps, request, server, {}, (readBody) =>
+          handleAdminPromptRun(
+            deps,
+            contextFor(request, '/admin/prompts/run'),
+            params.org,
+            params.prompt,
+            new URL(request.url).searchParams.get('version'),
+            readBody,
+          ),
         ),
       { parse: 'none' },
     )
