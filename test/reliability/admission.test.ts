@@ -7,6 +7,7 @@ import { connect, type Socket } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { startFake, type FakeUpstream } from '../fakes/upstream'
+import { startTestGateway } from '../helpers/gateway'
 import { type GwProcess, spawnGw } from '../helpers/process'
 
 const ADMIN = 'test-admin-token-0123456789'
@@ -157,3 +158,78 @@ test('100 concurrent valid 10 MB bodies from one key, with maxPromptTokens: memo
   // Once they are done, the whole budget is free again: another large body is taken.
   expect((await send()).status).toBe(200)
 }, 240_000)
+
+test('the stream caps follow BUN_CONFIG_MAX_HTTP_REQUESTS: with a pool of 8, six streams at most (503 past them, whatever the policies say), and a JSON request still goes through', async () => {
+  const gw = await startGw('pool8', { BUN_CONFIG_MAX_HTTP_REQUESTS: '8' })
+  // Policies far above the instance's cap: only the instance's cap (6 of 8) applies.
+  expect((await gw.admin('PUT', '/orgs/default/policy', { maxConcurrentStreams: 100, maxConcurrentStreamsPerKey: 100 })).status).toBe(200)
+  openai.reset()
+  openai.setDefault({ kind: 'stall-after', events: 3 })
+  const held: AbortController[] = []
+  const ask = async (stream: boolean) => {
+    const ac = new AbortController()
+    const res = await fetch(`${gw.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `GwKey ${KEY}`, 'content-type': 'application/json' },
+      body: chatBody(stream),
+      signal: AbortSignal.any([ac.signal, AbortSignal.timeout(5_000)]),
+    })
+    if (res.status === 200 && stream) held.push(ac)
+    return res
+  }
+  try {
+    for (let i = 0; i < 6; i++) expect((await ask(true)).status).toBe(200)
+    const refused = await ask(true)
+    expect(refused.status).toBe(503)
+    expect(refused.headers.get('retry-after')).toBe('1')
+    expect(await refused.json()).toMatchObject({ error: true, code: 'gateway_error' })
+    openai.setDefault({ kind: 'reply', text: 'still here' })
+    const json = await ask(false)
+    expect(json.status).toBe(200)
+    expect(((await json.json()) as { choices: { message: { content: string } }[] }).choices[0]?.message.content).toBe('still here')
+  } finally {
+    for (const ac of held) ac.abort()
+    openai.reset()
+  }
+}, 30_000)
+
+test('a stream keeps its body counted until it ends; a chunked body is counted as it arrives', async () => {
+  const gw = await startTestGateway({ openai }, { GW_MAX_BODY_BYTES: String(MB), GW_MAX_INFLIGHT_BODY_BYTES: String(MB + MB / 2), GW_UPSTREAM_TIMEOUT_MS: '60000' })
+  const big = (stream: boolean) => chatBody(stream, 'word '.repeat(180_000), 'openai/gpt-long-context-test') // ~900 KB
+  const ac = new AbortController()
+  openai.reset()
+  try {
+    openai.enqueue({ kind: 'stall-after', events: 3 })
+    const open = await gw.fetch('/v1/chat/completions', { method: 'POST', headers: { 'content-type': 'application/json' }, body: big(true), signal: ac.signal })
+    expect(open.status).toBe(200)
+    // While that stream is open, a second body of its size does not fit: 503, declared or chunked.
+    const declared = await gw.chat(JSON.parse(big(false)))
+    expect(declared.status).toBe(503)
+    expect(declared.headers.get('retry-after')).toBe('1')
+    const text = big(false)
+    const chunked = await gw.fetch('/v1/chat/completions', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: new ReadableStream({
+        start(c) {
+          for (let i = 0; i < text.length; i += 64 * 1024) c.enqueue(new TextEncoder().encode(text.slice(i, i + 64 * 1024)))
+          c.close()
+        },
+      }),
+    })
+    expect(chunked.status).toBe(503)
+    expect(await chunked.json()).toMatchObject({ error: true, code: 'gateway_error' })
+    // A small one still fits beside the stream.
+    expect((await gw.chat(JSON.parse(chatBody(false)))).status).toBe(200)
+    ac.abort()
+    // The stream's end gives its bytes back: the large body is taken again.
+    const deadline = Date.now() + 5_000
+    let again = 0
+    while (Date.now() < deadline && again !== 200) again = (await gw.chat(JSON.parse(big(false)))).status
+    expect(again).toBe(200)
+  } finally {
+    ac.abort()
+    openai.reset()
+    await gw.stop()
+  }
+}, 30_000)
