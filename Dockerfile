@@ -19,7 +19,7 @@ RUN useradd --system --user-group --no-create-home --home-dir /nonexistent --she
     && install -d -o gw -g gw -m 0700 /data && install -d -m 0755 /prompts \
     && apt-get update && apt-get install -y --no-install-recommends ca-certificates && rm -rf /var/lib/apt/lists/*
 COPY --from=build /src/dist/gw /usr/local/bin/gw
-# Bun allows 256 concurrent outgoing requests by default; more than 256 open upstream streams would queue.
+# Bun allows 256 concurrent outgoing requests by default; gw derives its stream caps from this value (docs/security.md).
 # Containers are not terminals: log one JSON line per request for the log collector (GW_LOG_FORMAT=off to silence).
 ENV GW_HOST=0.0.0.0 GW_PORT=8787 GW_DB=/data/gw.db GW_PROMPTS_DIR=/prompts BUN_CONFIG_MAX_HTTP_REQUESTS=4096 GW_LOG_FORMAT=json
 WORKDIR /data

@@ -6,6 +6,7 @@ import { MIN_SECRET_CHARS } from './crypto/secret-box'
 import { trustedProxyProblem } from './http/client-address'
 import type { ErrorShape } from './errors'
 import type { LogFormat } from './observability/access-log'
+import { upstreamPoolSize } from './policy/stream-slots'
 import type { ProviderId } from './providers/provider-id'
 
 export interface Config {
@@ -22,6 +23,10 @@ export interface Config {
   /** A stream whose client has taken no data for this long is ended (its upstream released). */
   clientReadTimeoutMs: number
   maxBodyBytes: number
+  /** GW_MAX_INFLIGHT_BODY_BYTES: bytes of request bodies all requests in flight may hold together. */
+  maxInflightBodyBytes: number
+  /** BUN_CONFIG_MAX_HTTP_REQUESTS as Bun read it at start: upstream requests in flight at once (the stream caps derive from it). */
+  upstreamPool: number
   /** At SIGTERM/SIGINT, how long in-flight requests may run before open streams are ended. */
   drainMs: number
   /** Least time between two fetches of an OIDC issuer's JWKS caused by an unknown key id. */
@@ -99,6 +104,7 @@ const FLAGS: Record<string, string> = {
   'upstream-timeout-ms': 'GW_UPSTREAM_TIMEOUT_MS',
   'client-read-timeout-ms': 'GW_CLIENT_READ_TIMEOUT_MS',
   'max-body-bytes': 'GW_MAX_BODY_BYTES',
+  'max-inflight-body-bytes': 'GW_MAX_INFLIGHT_BODY_BYTES',
   'drain-ms': 'GW_DRAIN_MS',
   'jwks-refresh-ms': 'GW_JWKS_REFRESH_MS',
   'log-bodies': 'GW_LOG_BODIES',
@@ -244,6 +250,7 @@ export function loadConfig(env: Env): Config {
     if (problem) problems.push(problem)
   }
 
+  const maxBodyBytes = int('GW_MAX_BODY_BYTES', 10_485_760, 1024, 1_073_741_824)
   const config: Config = {
     host: str('GW_HOST', '127.0.0.1'),
     port: int('GW_PORT', 8787, 0, 65535),
@@ -262,7 +269,10 @@ export function loadConfig(env: Env): Config {
     },
     upstreamTimeoutMs: int('GW_UPSTREAM_TIMEOUT_MS', 60_000, 1, 3_600_000),
     clientReadTimeoutMs: int('GW_CLIENT_READ_TIMEOUT_MS', 30_000, 100, 3_600_000),
-    maxBodyBytes: int('GW_MAX_BODY_BYTES', 10_485_760, 1024, 1_073_741_824),
+    maxBodyBytes,
+    // 256 MiB, or one body of the largest size when GW_MAX_BODY_BYTES is set higher.
+    maxInflightBodyBytes: int('GW_MAX_INFLIGHT_BODY_BYTES', Math.max(268_435_456, maxBodyBytes), 1024, 68_719_476_736),
+    upstreamPool: upstreamPoolSize(env.BUN_CONFIG_MAX_HTTP_REQUESTS),
     drainMs: int('GW_DRAIN_MS', 10_000, 0, 600_000),
     jwksRefreshMs: int('GW_JWKS_REFRESH_MS', 30_000, 0, 3_600_000),
     promptsDir: str('GW_PROMPTS_DIR', DEFAULT_PROMPTS_DIR),
@@ -291,6 +301,8 @@ export function loadConfig(env: Env): Config {
     traceContent: bool('GW_TRACE_CONTENT', false),
     otel: otelConfig(env, problems),
   }
+  if (config.maxInflightBodyBytes < config.maxBodyBytes)
+    problems.push(`GW_MAX_INFLIGHT_BODY_BYTES (${config.maxInflightBodyBytes}) must be at least GW_MAX_BODY_BYTES (${config.maxBodyBytes}), or no body of the largest size is ever taken`)
   if (problems.length) throw new ConfigError(`invalid configuration:\n  - ${problems.join('\n  - ')}`)
   return Object.freeze(config)
 }

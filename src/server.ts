@@ -24,6 +24,7 @@ import { ChangeNotices } from './shared/change-notices'
 import { RedisBudgetLedger } from './shared/redis-budget-ledger'
 import { RedisLink } from './shared/redis-link'
 import { RedisRateLimiter } from './shared/redis-rate-limiter'
+import { BodyBudget } from './http/request-context'
 import { StreamSlots } from './policy/stream-slots'
 import { applyConfigFile, readConfigFile } from './config-file'
 import { type LoadReport, loadPromptFiles, readPromptFiles } from './prompts/prompt-files'
@@ -189,7 +190,8 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
     health,
     limiter: shared ? new RedisRateLimiter(shared.link, { required: config.redisRequired, prefix: `${config.redisPrefix}rl:` }) : new MemoryRateLimiter(),
     observer,
-    streams: new StreamSlots(),
+    streams: new StreamSlots(config.upstreamPool),
+    bodies: new BodyBudget(config.maxInflightBodyBytes),
     budgets: shared ? new RedisBudgetLedger(shared.link, { prefix: `${config.redisPrefix}budget:` }) : new MemoryBudgetLedger(),
     latency: new RecentLatency(),
     ...(shared ? { shared: shared.link } : {}),

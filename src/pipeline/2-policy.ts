@@ -5,7 +5,7 @@ import { modelUnavailable } from '../policy/model-access'
 import { countPromptTokens } from '../policy/prompt-tokens'
 import { applicableBudgets, type BudgetHold, costBounds, LEASE_MARGIN_MS, maxCostUsd, reserveBudgets, settleBudgets } from '../policy/budgets'
 import type { LimitCheck } from '../policy/rate-limiter'
-import { DEFAULT_MAX_STREAMS_PER_KEY, DEFAULT_MAX_STREAMS_PER_ORG } from '../policy/stream-slots'
+import { INSTANCE_CLAIM } from '../policy/stream-slots'
 import { estimatePromptTokens } from '../tokens'
 import type { RateLimits } from '../store/types'
 import type { ChatInput, Deps, Identity, OrgContext, RawBody } from './context'
@@ -81,16 +81,20 @@ function largestOutputLimit(input: ChatInput): number | undefined {
   return set.length ? Math.max(...set) : undefined
 }
 
-/** One of the org's and one of the credential's concurrent stream slots, or 429 when either is full. */
+/** One of the org's and one of the credential's concurrent stream slots, or 429 when either is full (503 when the instance's is). */
 function takeStreamSlot(deps: Deps, identity: Identity, org: OrgContext): () => void {
   const { policy, id } = org.org
-  const orgLimit = policy.maxConcurrentStreams ?? DEFAULT_MAX_STREAMS_PER_ORG
-  const keyLimit = policy.maxConcurrentStreamsPerKey ?? DEFAULT_MAX_STREAMS_PER_KEY
+  const orgLimit = policy.maxConcurrentStreams ?? deps.streams.caps.org
+  const keyLimit = policy.maxConcurrentStreamsPerKey ?? deps.streams.caps.key
   const slot = deps.streams.acquire([
     { key: `org:${id}`, limit: orgLimit },
     { key: `cred:${id}:${identity.authMode}:${identity.subject}`, limit: keyLimit },
   ])
   if ('release' in slot) return slot.release
+  if (slot.full.key === INSTANCE_CLAIM)
+    throw new GatewayError(503, 'gateway_error', `This gateway has ${slot.full.limit} streams open, all it takes at once: try again shortly`, {
+      headers: { 'retry-after': '1' },
+    })
   const scope = slot.full.key.startsWith('org:') ? 'org' : 'key'
   throw new GatewayError(
     429,

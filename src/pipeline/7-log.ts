@@ -136,6 +136,7 @@ export function recordRequest(deps: Deps, ctx: AuthedContext, input: ChatInput |
     if (ctx.rawBody) entry.requestBody = capped(ctx.rawBody.value, ctx.rawBody.text, ctx.rawBody.bytes, max)
     if (o.responseBody !== undefined) entry.responseBody = capped(o.responseBody, o.responseText, undefined, max)
   }
+  ctx.rawBody?.release?.()
   deps.logs.write(entry)
   return entry
 }

@@ -10,7 +10,7 @@ import type { Deps } from '../../pipeline/context'
 import { CSRF_HEADER, SESSION_COOKIE, type SessionKeeper, sameSecret } from '../../ui/session'
 import type { ClientAddresses, PeerSource } from '../client-address'
 import { contextFor, cookieOf, readJsonBody, requestIdOf, sameOrigin } from '../request-context'
-import { bodyReader } from './pipeline-post'
+import { withBody } from './pipeline-post'
 
 /**
  * The admin credential: `Authorization: Bearer $GW_ADMIN_TOKEN`, or a dashboard session cookie, which
@@ -175,13 +175,15 @@ export const adminRoutes = (deps: Deps, admin: AdminService, guard: AdminGuard) 
     .post(
       '/orgs/:org/prompts/:prompt/run',
       ({ request, params, server }) =>
-        handleAdminPromptRun(
-          deps,
-          contextFor(request, '/admin/prompts/run'),
-          params.org,
-          params.prompt,
-          new URL(request.url).searchParams.get('version'),
-          bodyReader(deps, request, server, {}),
+        withBody(deps, request, server, {}, (readBody) =>
+          handleAdminPromptRun(
+            deps,
+            contextFor(request, '/admin/prompts/run'),
+            params.org,
+            params.prompt,
+            new URL(request.url).searchParams.get('version'),
+            readBody,
+          ),
         ),
       { parse: 'none' },
     )
