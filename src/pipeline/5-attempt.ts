@@ -10,7 +10,7 @@ import { GatewayError } from '../errors'
 import type { ProviderAdapter, StreamPart, StreamTranslator, Target, UpstreamCompletion, UpstreamFailure } from '../providers/adapter'
 import type { ChatRequest } from '../providers/openai-types'
 import { clip } from '../providers/upstream-errors'
-import { SseDecoder } from '../sse/parse'
+import { SseDecoder, type SseEvent, SseEventTooLarge } from '../sse/parse'
 import type { AttemptSpan } from '../observability/tracer'
 import type { Attempt } from '../store/types'
 import { estimatePromptTokens } from '../tokens'
@@ -264,13 +264,19 @@ export class UpstreamAttempt {
     for (;;) {
       this.arm(this.firstContentBy === Infinity ? this.timeoutMs : Math.min(this.timeoutMs, this.firstContentBy - performance.now()), 'stall')
       const chunk = await reader.read()
+      let events: SseEvent[]
+      try {
+        events = chunk.done ? decoder.end() : decoder.push(chunk.value)
+      } catch (err) {
+        if (!(err instanceof SseEventTooLarge)) throw err
+        return [{ type: 'failure', failure: { kind: 'provider_error', message: err.message } }]
+      }
       if (chunk.done) {
         const parts: StreamPart[] = []
-        for (const e of decoder.end()) parts.push(...translator.push(e))
+        for (const e of events) parts.push(...translator.push(e))
         parts.push(...translator.end())
         return parts.length ? parts : null
       }
-      const events = decoder.push(chunk.value)
       if (!events.length) continue
       const parts = events.length === 1 ? translator.push(events[0] as (typeof events)[0]) : events.flatMap((e) => translator.push(e))
       if (parts.length) return parts

@@ -10,7 +10,7 @@ import { SSE_DONE, SSE_HEADERS, sseData } from '../sse/encode'
 import { estimatePromptTokens, estimateTokens } from '../tokens'
 import type { Dispatched } from './5-fallback'
 import type { AuthedContext, Deps } from './context'
-import type { Outcome } from './7-log'
+import { failureOutcome, type Outcome } from './7-log'
 import { checkStructuredOutput } from './structured-output'
 
 const utf8 = new TextEncoder()
@@ -286,11 +286,21 @@ export function streamAnswer(deps: Deps, ctx: AuthedContext, d: Dispatched, fini
   const done = (failure?: UpstreamFailure, clientLeft?: string) => {
     if (closed) return
     closed = true
-    readRaw(transcript)
     clearTimeout(readTimer)
     deps.openStreams.delete(terminate)
     attempt.close()
-    finish({
+    try {
+      finish(streamOutcome(failure, clientLeft))
+    } catch (err) {
+      // The request is still settled once (finish does nothing the second time it is called).
+      finish(failureOutcome(500, 'gateway_error', 'Internal error', { attempts: d.attempts, target: d.attempt.target }))
+      throw err
+    }
+  }
+
+  const streamOutcome = (failure: UpstreamFailure | undefined, clientLeft: string | undefined): Outcome => {
+    readRaw(transcript)
+    return {
       ...baseOutcome(d),
       structuredOutput: checkStructuredOutput(attempt.body, transcript.content),
       errorCode: failure ? 'provider_error' : null,
@@ -304,7 +314,7 @@ export function streamAnswer(deps: Deps, ctx: AuthedContext, d: Dispatched, fini
         ...(transcript.toolCalls.length ? { tool_calls: transcript.toolCalls } : {}),
         finish_reason: transcript.finish,
       },
-    })
+    }
   }
 
   const complete = (controller: ReadableStreamDefaultController<Uint8Array>) => {

@@ -7,9 +7,23 @@ export interface SseEvent {
 }
 
 /**
+ * Longest line, and longest data of one event, the decoder holds (characters): a provider's largest
+ * real event is far below it; past it the upstream is failing, not answering (docs/security.md).
+ */
+export const MAX_SSE_EVENT_CHARS = 8 * 1024 * 1024
+
+/** Thrown by the decoder when a line or an event passes MAX_SSE_EVENT_CHARS. */
+export class SseEventTooLarge extends Error {
+  constructor() {
+    super(`an upstream event or line is longer than ${MAX_SSE_EVENT_CHARS} characters`)
+  }
+}
+
+/**
  * Feed it upstream chunks as they arrive; it returns the events completed so far.
  * Handles LF, CR and CRLF line ends (also split across chunks), `:` comments,
- * multi-line `data:` and the single optional space after the colon.
+ * multi-line `data:` and the single optional space after the colon. A line or an event longer than
+ * MAX_SSE_EVENT_CHARS throws SseEventTooLarge instead of growing without end.
  */
 export class SseDecoder {
   private readonly text = new TextDecoder()
@@ -17,6 +31,7 @@ export class SseDecoder {
   private pendingCR = false
   private event: string | undefined = undefined
   private data: string[] = []
+  private dataChars = 0
 
   push(bytes: Uint8Array): SseEvent[] {
     return this.feed(this.text.decode(bytes, { stream: true }))
@@ -65,6 +80,7 @@ export class SseDecoder {
       }
     }
     this.buffer = start === 0 ? buf : buf.slice(start)
+    if (this.buffer.length > MAX_SSE_EVENT_CHARS) throw new SseEventTooLarge()
     return out
   }
 
@@ -72,7 +88,10 @@ export class SseDecoder {
   private line(text: string, from: number, to: number, out: SseEvent[]): void {
     if (from === to) return this.dispatch(out)
     if (text.startsWith('data:', from)) {
-      this.data.push(text.slice(text.charCodeAt(from + 5) === 32 ? from + 6 : from + 5, to))
+      const data = text.slice(text.charCodeAt(from + 5) === 32 ? from + 6 : from + 5, to)
+      this.dataChars += data.length
+      if (this.dataChars > MAX_SSE_EVENT_CHARS) throw new SseEventTooLarge()
+      this.data.push(data)
       return
     }
     if (text.charCodeAt(from) === 58) return // ':' comment
@@ -86,6 +105,7 @@ export class SseDecoder {
   private dispatch(out: SseEvent[]): void {
     if (this.data.length) out.push({ event: this.event, data: this.data.length === 1 ? (this.data[0] as string) : this.data.join('\n') })
     this.data = []
+    this.dataChars = 0
     this.event = undefined
   }
 }
