@@ -292,9 +292,10 @@ export function streamAnswer(deps: Deps, ctx: AuthedContext, d: Dispatched, fini
     try {
       finish(streamOutcome(failure, clientLeft))
     } catch (err) {
-      // The request is still settled once (finish does nothing the second time it is called).
+      // A bug on gw's side: reported like the error handler reports one, and the request still settled
+      // once (finish does nothing the second time); the stream ends as it was going to.
+      console.error(`gw: unexpected error in request ${ctx.requestId}:`, err instanceof Error ? err.stack : err)
       finish(failureOutcome(500, 'gateway_error', 'Internal error', { attempts: d.attempts, target: d.attempt.target }))
-      throw err
     }
   }
 
