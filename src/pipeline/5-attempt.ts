@@ -9,7 +9,7 @@
 import { GatewayError } from '../errors'
 import type { ProviderAdapter, StreamPart, StreamTranslator, Target, UpstreamCompletion, UpstreamFailure } from '../providers/adapter'
 import type { ChatRequest } from '../providers/openai-types'
-import { clip } from '../providers/upstream-errors'
+import { clip, parseUpstreamJson } from '../providers/upstream-errors'
 import { SseDecoder, type SseEvent, SseEventTooLarge } from '../sse/parse'
 import type { AttemptSpan } from '../observability/tracer'
 import type { Attempt } from '../store/types'
@@ -161,7 +161,7 @@ export class UpstreamAttempt {
       const text = await res.text()
       let completion: UpstreamCompletion
       try {
-        completion = adapter.parseResponse(JSON.parse(text), target, body)
+        completion = adapter.parseResponse(parseUpstreamJson(text), target, body)
       } catch (err) {
         const why = err instanceof Error ? err.message : String(err)
         return this.fail({ kind: 'provider_error', status: res.status, message: `malformed answer (${why}): ${clip(text, 200)}` })

@@ -17,6 +17,7 @@ const ADMIN = 'bounded-admin-token-0123456789'
 /** The longest the gateway may go without answering /health while one request works (this machine is slow and shared). */
 const MAX_GAP_MS = 200
 let openai: FakeUpstream
+let anthropic: FakeUpstream
 let gw: GwProcess
 let n = 0
 const dir = mkdtempSync(join(tmpdir(), 'gw-bounded-'))
@@ -28,14 +29,18 @@ async function startGw(openaiUrl: string): Promise<GwProcess> {
     GW_ADMIN_TOKEN: ADMIN,
     GW_OPENAI_BASE_URL: openaiUrl,
     OPENAI_API_KEY: openai.apiKey,
+    GW_ANTHROPIC_BASE_URL: anthropic.url,
+    ANTHROPIC_API_KEY: anthropic.apiKey,
   })
 }
 
 beforeAll(async () => {
   openai = await startFake('openai')
+  anthropic = await startFake('anthropic')
 })
 beforeEach(async () => {
   openai.reset()
+  anthropic.reset()
   gw = await startGw(openai.url)
 })
 afterEach(() => {
@@ -43,6 +48,7 @@ afterEach(() => {
 })
 afterAll(async () => {
   await openai.stop()
+  await anthropic.stop()
   rmSync(dir, { recursive: true, force: true })
 })
 
@@ -198,6 +204,37 @@ test('the same answer streamed: the stream ends cleanly, one log entry, the stre
   expect(next.status).toBe(200)
   await readSse(next)
 }, 60_000)
+
+test('an upstream answer nested 100,000 levels deep is a provider_error with its log entry, and the reservation is given back', async () => {
+  await setPolicy({ budgets: [{ scope: 'org', usd: 0.015, period: 'day' }] })
+  const deep = '['.repeat(100_000) + ']'.repeat(100_000)
+  const answer = JSON.parse(completion('hi').body)
+  openai.enqueue({ kind: 'raw', status: 200, body: JSON.stringify(answer).replace('"finish_reason":"stop"', `"finish_reason":"stop","logprobs":${deep}`) })
+  const res = await chat({ ...ask('hi'), max_tokens: 1_000 })
+  // Before: passed on to JSON.stringify, which overflowed the stack: a 500, no log entry, the reservation kept.
+  expect(res.status).toBe(502)
+  const error = (await res.json()) as { code: string; message: string; requestId: string }
+  expect(error.code).toBe('provider_error')
+  expect(error.message).toMatch(/more than 1000 levels deep/)
+  expect(await entriesFor(error.requestId)).toBe(1)
+  expect(await logOf(error.requestId)).toMatchObject({ status: 502, errorCode: 'provider_error' })
+  expect((await chat({ ...ask('again'), max_tokens: 1_000 })).status).toBe(200)
+})
+
+test('a tool-call argument string nested 100,000 levels deep reaches Anthropic as an empty input', async () => {
+  const args = '{"a":'.repeat(100_000) + '1' + '}'.repeat(100_000)
+  const messages = [
+    { role: 'user', content: 'call it' },
+    { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'f', arguments: args } }] },
+    { role: 'tool', tool_call_id: 'call_1', content: 'done' },
+  ]
+  // A model outside the catalog: no context window to refuse the 600 KB argument before it is sent.
+  const res = await chat({ model: 'anthropic/claude-bounded-test', messages, tools: [{ type: 'function', function: { name: 'f', parameters: { type: 'object' } } }] })
+  // Before: parsed into an object too deep to serialise into Anthropic's body: the attempt failed, a 502.
+  expect(res.status).toBe(200)
+  const sent = anthropic.requests.at(-1)?.body as { messages: { content: { type: string; input?: unknown }[] }[] }
+  expect(sent.messages[1]?.content.find((b) => b.type === 'tool_use')?.input).toEqual({})
+})
 
 test('an unexpected error after the answer started still settles the request: one log entry (500 gateway_error), the stream slot given back', async () => {
   await setPolicy({ maxConcurrentStreamsPerKey: 1 })
