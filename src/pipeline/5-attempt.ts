@@ -10,7 +10,7 @@ import { GatewayError } from '../errors'
 import type { ProviderAdapter, StreamPart, StreamTranslator, Target, UpstreamCompletion, UpstreamFailure } from '../providers/adapter'
 import type { ChatRequest } from '../providers/openai-types'
 import { clip, parseUpstreamJson } from '../providers/upstream-errors'
-import { SseDecoder, type SseEvent, SseEventTooLarge } from '../sse/parse'
+import { SseDecoder } from '../sse/parse'
 import type { AttemptSpan } from '../observability/tracer'
 import type { Attempt } from '../store/types'
 import { estimatePromptTokens } from '../tokens'
@@ -264,13 +264,8 @@ export class UpstreamAttempt {
     for (;;) {
       this.arm(this.firstContentBy === Infinity ? this.timeoutMs : Math.min(this.timeoutMs, this.firstContentBy - performance.now()), 'stall')
       const chunk = await reader.read()
-      let events: SseEvent[]
-      try {
-        events = chunk.done ? decoder.end() : decoder.push(chunk.value)
-      } catch (err) {
-        if (!(err instanceof SseEventTooLarge)) throw err
-        return [{ type: 'failure', failure: { kind: 'provider_error', message: err.message } }]
-      }
+      const events = chunk.done ? decoder.end() : decoder.push(chunk.value)
+      if (decoder.tooLarge) return [{ type: 'failure', failure: { kind: 'provider_error', message: decoder.tooLarge } }]
       if (chunk.done) {
         const parts: StreamPart[] = []
         for (const e of events) parts.push(...translator.push(e))
