@@ -25,7 +25,7 @@ export type AttemptResult = { ok: true; answer: Answer } | { ok: false; failure:
 
 /** Status used (in the log only) when the client went away before the answer was ready. */
 export const CLIENT_CLOSED = 499
-const clientGone = () => new GatewayError(CLIENT_CLOSED, 'gateway_error', 'The client closed the request before the answer was ready')
+export const clientGone = () => new GatewayError(CLIENT_CLOSED, 'gateway_error', 'The client closed the request before the answer was ready')
 
 const redact = (text: string, secret: string) => (secret.length >= 4 ? text.split(secret).join('[redacted]') : text)
 

@@ -37,6 +37,7 @@ import type { LogEntry } from '../store/types'
 import { authenticate } from './1-auth'
 import { type Charge, enforcePolicy, settleCharge } from './2-policy'
 import { route } from './3-route'
+import { clientGone } from './5-attempt'
 import { type AdapterLookup, type DispatchFailed, type Dispatched, dispatch } from './5-fallback'
 import { type AnswerShape, chatShape, jsonAnswer, streamAnswer } from './6-normalise'
 import { answeredOutcome, endUserId, failureOutcome, logEntry, type Outcome, recordRequest } from './7-log'
@@ -94,14 +95,18 @@ export async function handleCountTokens(deps: Deps, request: RequestContext, rea
   })
   const ctx = countingContext(authed)
   if (input.model.provider !== 'anthropic') {
+    // Nothing to settle: a count is charged no tokens, budget or stream slot; but it is logged once, whatever throws.
+    let recorded = false
     try {
-      // Nothing to settle: a count is charged no tokens, budget or stream slot.
       await enforcePolicy(deps, ctx.identity, ctx.org, input, endUserId(ctx, input), ctx.signal)
+      return await estimateCount(ctx, input, (o) => {
+        recorded = true
+        record(deps, ctx, input, o)
+      })
     } catch (err) {
-      logFailure(deps, ctx, input, err)
+      if (!recorded) logFailure(deps, ctx, input, err)
       throw err
     }
-    return estimateCount(ctx, input, (o) => record(deps, ctx, input, o))
   }
   const counter = anthropicCountTokens(native, ctx.headers)
   return executeChat(deps, ctx, input, { shape: MESSAGES_SHAPE, adapters: (p) => (p === 'anthropic' ? counter : undefined) })
@@ -291,18 +296,22 @@ export async function executeChat(deps: Deps, ctx: AuthedContext, input: ChatInp
   } catch (err) {
     // An answer that failed on gw's side after the provider answered still names who answered.
     const answered = dispatched?.ok ? { attempts: dispatched.attempts, target: dispatched.attempt.target } : {}
-    if (!finished) finish({ ...failureOf(err), ...answered })
+    if (!finished) finish({ ...failureOf(err, ctx.signal), ...answered })
     throw err
   }
 }
 
-function failureOf(err: unknown): Outcome {
-  const e = err instanceof GatewayError ? err : new GatewayError(500, 'gateway_error', 'Internal error')
+/**
+ * What a throw means for the log: gw's own errors as they are; any other once the client has left
+ * (a count or a scan stopped for it) is the client closing the request; else an internal error.
+ */
+function failureOf(err: unknown, signal?: AbortSignal): Outcome {
+  const e = err instanceof GatewayError ? err : signal?.aborted ? clientGone() : new GatewayError(500, 'gateway_error', 'Internal error')
   return failureOutcome(e.status, e.code, e.message, { rateLimitScope: e.scope })
 }
 
 function logFailure(deps: Deps, ctx: AuthedContext, input: ChatInput | undefined, err: unknown): void {
-  record(deps, ctx, input, failureOf(err))
+  record(deps, ctx, input, failureOf(err, ctx.signal))
 }
 
 /** Stage 7, then the observer: every API request ends here exactly once. */

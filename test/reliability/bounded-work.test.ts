@@ -375,3 +375,32 @@ test('a 4 MB prompt under maxPromptTokens 5,000,000 is not counted token by toke
   expect(over.status).toBe(400)
   expect(((await over.json()) as { message: string }).message).toMatch(/The prompt has at least 67 tokens, over the org's limit of 60/)
 }, 120_000)
+
+test('a client that leaves while its prompt is counted stops the count, and its log entry says it closed the request (499)', async () => {
+  await setPolicy({ maxPromptTokens: 3_000_000 })
+  await warmUp()
+  // 4 MB of bytes over a 3,000,000-token limit must be counted: about a minute of tokenizer CPU.
+  const body = JSON.stringify({ ...ask(randomAlnum(4_000_000)), model: 'openai/gpt-bounded-test' })
+  const ac = new AbortController()
+  const pending = fetch(`${gw.url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { authorization: `GwKey ${KEY}`, 'content-type': 'application/json' },
+    body,
+    signal: ac.signal,
+  }).catch(() => undefined)
+  await Bun.sleep(1_000)
+  ac.abort()
+  await pending
+  await Bun.sleep(200)
+  const cpu = cpuSeconds(gw.proc.pid)
+  await Bun.sleep(1_000)
+  expect(cpuSeconds(gw.proc.pid) - cpu).toBeLessThan(0.5)
+  let entry: Record<string, any> | undefined
+  for (let i = 0; i < 50 && !entry; i++) {
+    const page = (await (await fetch(`${gw.url}/v1/logs?limit=10`, { headers: { authorization: `GwKey ${KEY}` } })).json()) as { data: Record<string, any>[] }
+    entry = page.data.find((e) => e.requestedModel === 'openai/gpt-bounded-test')
+    if (!entry) await Bun.sleep(50)
+  }
+  // Before: the count's abort was logged as gw's own failure, a 500 "Internal error".
+  expect(entry).toMatchObject({ status: 499, errorCode: 'gateway_error' })
+}, 60_000)
