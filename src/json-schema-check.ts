@@ -15,6 +15,11 @@ export const MAX_SCHEMA_LITERALS = 100_000
  */
 const MAX_CHECK_WORK = 1_000_000
 const PAIR_WORK = 10
+/** Pairs decided, and enum values indexed, between two chances to give the event loop back. */
+const PAIRS_PER_STEP = 256
+const INDEX_SLICE = 4_096
+/** An answer check gives the event loop back after this much work. */
+const YIELD_AFTER_MS = 4
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
 
@@ -90,6 +95,17 @@ function pushDescendingChildren(s: Schema, out: unknown[]): void {
  * value can terminate.
  */
 export function schemaProblem(root: Schema): string | undefined {
+  // A request's schema is looked at when it arrives and again with its answer: the walk is done once.
+  if (problems.has(root)) return problems.get(root)
+  const why = findProblem(root)
+  problems.set(root, why)
+  return why
+}
+
+/** Answers of schemaProblem, per schema object (schemas are not changed once a request is read). */
+const problems = new WeakMap<Schema, string | undefined>()
+
+function findProblem(root: Schema): string | undefined {
   const seen = new Set<Schema>()
   const stack: unknown[] = [root]
   let literals = 0
@@ -167,7 +183,13 @@ class Checker {
 
   constructor(private readonly root: Schema) {}
 
-  check(value: unknown, schema: unknown): boolean {
+  /**
+   * Decides `value` against `schema`, yielding now and then (between pairs, and every INDEX_SLICE enum
+   * values indexed) so a caller can give the event loop back: first the schema's enums are indexed,
+   * then the pairs are decided.
+   */
+  *steps(value: unknown, schema: unknown): Generator<void, boolean> {
+    for (const values of enumsIn(this.root)) if (!this.enums.has(values)) yield* this.buildIndex(values)
     const pending: { decision: Decision; byValue: Map<unknown, boolean>; value: unknown }[] = []
     const enter = (v: unknown, s: unknown): boolean | undefined => {
       if (s === true || s === undefined) return true
@@ -185,7 +207,8 @@ class Checker {
       return undefined
     }
     let answer = enter(value, schema) ?? false
-    while (pending.length) {
+    for (let n = 1; pending.length; n++) {
+      if (n % PAIRS_PER_STEP === 0) yield
       const top = pending[pending.length - 1] as (typeof pending)[number]
       // A decision's first step ignores the answer it is given.
       const step = top.decision.next(answer)
@@ -239,22 +262,27 @@ class Checker {
     return true
   }
 
-  private inEnum(values: unknown[], v: unknown): boolean {
-    let index = this.enums.get(values)
-    if (!index) {
-      index = { primitives: new Set(), others: [] }
-      for (const e of values) {
-        if (typeof e === 'object' && e !== null) {
-          const size = jsonValues(e)
-          this.spend(size)
-          index.others.push({ value: e, size })
-        } else {
-          this.spend(1)
-          index.primitives.add(e)
-        }
+  /** Indexes an enum's values (charged to the work), yielding every INDEX_SLICE of them. */
+  private *buildIndex(values: unknown[]): Generator<void, EnumIndex> {
+    const index: EnumIndex = { primitives: new Set(), others: [] }
+    for (let i = 0; i < values.length; i++) {
+      if (i % INDEX_SLICE === INDEX_SLICE - 1) yield
+      const e = values[i]
+      if (typeof e === 'object' && e !== null) {
+        const size = jsonValues(e)
+        this.spend(size)
+        index.others.push({ value: e, size })
+      } else {
+        this.spend(1)
+        index.primitives.add(e)
       }
-      this.enums.set(values, index)
     }
+    this.enums.set(values, index)
+    return index
+  }
+
+  private inEnum(values: unknown[], v: unknown): boolean {
+    const index = this.enums.get(values) ?? runToEnd(this.buildIndex(values))
     this.spend(1)
     if (typeof v !== 'object' || v === null) return index.primitives.has(v)
     for (const e of index.others) {
@@ -272,6 +300,28 @@ class Checker {
   }
 }
 
+/** Runs a generator of steps to its end, without pausing. */
+function runToEnd<T>(steps: Generator<void, T>): T {
+  for (;;) {
+    const step = steps.next()
+    if (step.done) return step.value
+  }
+}
+
+/** The `enum` arrays of a schema's subschemas (every subschema is reached: schemaProblem bounds their number). */
+function* enumsIn(root: Schema): Generator<unknown[]> {
+  const seen = new Set<Schema>()
+  const stack: unknown[] = [root]
+  while (stack.length) {
+    const s = stack.pop()
+    if (!isObject(s) || seen.has(s)) continue
+    seen.add(s)
+    if (Array.isArray(s.enum)) yield s.enum
+    for (const c of sameValueChildren(s, root)) stack.push(c)
+    pushDescendingChildren(s, stack)
+  }
+}
+
 /**
  * Does `value` satisfy `schema` (within the subset above)? null when the check would take more
  * than MAX_CHECK_WORK units or the schema is one schemaProblem refuses: the answer is not checked.
@@ -279,7 +329,29 @@ class Checker {
 export function matchesSchema(value: unknown, schema: Schema): boolean | null {
   if (schemaProblem(schema) !== undefined) return null
   try {
-    return new Checker(schema).check(value, schema)
+    return runToEnd(new Checker(schema).steps(value, schema))
+  } catch (err) {
+    if (err instanceof Budget) return null
+    throw err
+  }
+}
+
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve))
+
+/** matchesSchema, giving the event loop back after every YIELD_AFTER_MS of work (how answers are checked). */
+export async function matchesSchemaInTurns(value: unknown, schema: Schema): Promise<boolean | null> {
+  if (schemaProblem(schema) !== undefined) return null
+  const steps = new Checker(schema).steps(value, schema)
+  let since = performance.now()
+  try {
+    for (;;) {
+      const step = steps.next()
+      if (step.done) return step.value
+      if (performance.now() - since > YIELD_AFTER_MS) {
+        await nextTurn()
+        since = performance.now()
+      }
+    }
   } catch (err) {
     if (err instanceof Budget) return null
     throw err

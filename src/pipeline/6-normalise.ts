@@ -165,7 +165,13 @@ function answerInfo(deps: Deps, ctx: AuthedContext, d: Dispatched): AnswerInfo {
   }
 }
 
-export function jsonAnswer(deps: Deps, ctx: AuthedContext, d: Dispatched, finish: (o: Outcome) => void, shape: AnswerShape): Response {
+export async function jsonAnswer(
+  deps: Deps,
+  ctx: AuthedContext,
+  d: Dispatched,
+  finish: (o: Outcome) => void,
+  shape: AnswerShape,
+): Promise<Response> {
   if (d.answer.kind !== 'json') throw new Error('jsonAnswer needs a JSON answer')
   const c = d.answer.completion
   const text = c.choices.map((ch) => ch.message.content ?? '').join('')
@@ -176,7 +182,7 @@ export function jsonAnswer(deps: Deps, ctx: AuthedContext, d: Dispatched, finish
   const json = body === c.native ? d.answer.text : JSON.stringify(body)
   finish({
     ...baseOutcome(d),
-    structuredOutput: checkStructuredOutput(d.attempt.body, c.choices[0]?.message.content ?? null),
+    structuredOutput: await checkStructuredOutput(d.attempt.body, c.choices[0]?.message.content ?? null),
     usage,
     usageEstimated: !c.usage,
     costUsd: cost,
@@ -289,21 +295,25 @@ export function streamAnswer(deps: Deps, ctx: AuthedContext, d: Dispatched, fini
     clearTimeout(readTimer)
     deps.openStreams.delete(terminate)
     attempt.close()
-    try {
-      finish(streamOutcome(failure, clientLeft))
-    } catch (err) {
-      // A bug on gw's side: reported like the error handler reports one, and the request still settled
-      // once (finish does nothing the second time); the stream ends as it was going to.
+    // The log entry follows once the answer is checked against its schema (in turns: structured-output.ts).
+    const unexpected = (err: unknown) =>
       console.error(`gw: unexpected error in request ${ctx.requestId}:`, err instanceof Error ? err.stack : err)
-      finish(failureOutcome(500, 'gateway_error', 'Internal error', { attempts: d.attempts, target: d.attempt.target }))
-    }
+    void streamOutcome(failure, clientLeft)
+      .catch((err: unknown) => {
+        // A bug on gw's side: reported like the error handler reports one, and the request still
+        // settled once (finish does nothing the second time); the stream ends as it was going to.
+        unexpected(err)
+        return failureOutcome(500, 'gateway_error', 'Internal error', { attempts: d.attempts, target: d.attempt.target })
+      })
+      .then(finish)
+      .catch(unexpected)
   }
 
-  const streamOutcome = (failure: UpstreamFailure | undefined, clientLeft: string | undefined): Outcome => {
+  const streamOutcome = async (failure: UpstreamFailure | undefined, clientLeft: string | undefined): Promise<Outcome> => {
     readRaw(transcript)
     return {
       ...baseOutcome(d),
-      structuredOutput: checkStructuredOutput(attempt.body, transcript.content),
+      structuredOutput: await checkStructuredOutput(attempt.body, transcript.content),
       errorCode: failure ? 'provider_error' : null,
       errorMessage: failure?.message ?? clientLeft ?? null,
       incomplete: !!failure || clientLeft !== undefined,

@@ -291,7 +291,7 @@ export async function executeChat(deps: Deps, ctx: AuthedContext, input: ChatInp
       finish(failureOutcome(status, code, message, { attempts: d.attempts, model: d.lastModel }))
       throw d.error
     }
-    if (d.answer.kind === 'json') return jsonAnswer(deps, ctx, d, finish, shape)
+    if (d.answer.kind === 'json') return await jsonAnswer(deps, ctx, d, finish, shape)
     return streamAnswer(deps, ctx, d, finish, shape)
   } catch (err) {
     // An answer that failed on gw's side after the provider answered still names who answered.
