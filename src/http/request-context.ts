@@ -2,6 +2,7 @@
 
 import { isUtf8 } from 'node:buffer'
 import { badRequest, GatewayError } from '../errors'
+import { nestsDeeperThan } from '../json-depth'
 import type { RequestContext } from '../pipeline/context'
 
 interface Arrival {
@@ -44,18 +45,6 @@ function tooLarge(limit: number): GatewayError {
 /** Deepest nesting of arrays and objects a JSON body may have: JSON.parse takes any depth, but
  * JSON.stringify and every recursive walk after it overflow the stack somewhere past ~10k levels. */
 export const MAX_JSON_DEPTH = 128
-
-/** True when `value` nests arrays/objects deeper than `max`; walks with its own stack, never recursion. */
-function nestsDeeperThan(value: unknown, max: number): boolean {
-  const stack: [unknown, number][] = [[value, 0]]
-  for (let next = stack.pop(); next; next = stack.pop()) {
-    const [v, depth] = next
-    if (typeof v !== 'object' || v === null) continue
-    if (depth >= max) return true
-    for (const child of Array.isArray(v) ? v : Object.values(v)) stack.push([child, depth + 1])
-  }
-  return false
-}
 
 /**
  * Bytes of request bodies held by the requests in flight, at most GW_MAX_INFLIGHT_BODY_BYTES

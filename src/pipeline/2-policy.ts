@@ -2,7 +2,8 @@
 
 import { GatewayError } from '../errors'
 import { modelUnavailable } from '../policy/model-access'
-import { countPromptTokens } from '../policy/prompt-tokens'
+import { TermMatcher } from '../policy/blocked-terms'
+import { countPromptTokens, promptTokensAtMost } from '../policy/prompt-tokens'
 import { applicableBudgets, type BudgetHold, costBounds, LEASE_MARGIN_MS, maxCostUsd, reserveBudgets, settleBudgets } from '../policy/budgets'
 import type { LimitCheck } from '../policy/rate-limiter'
 import { INSTANCE_CLAIM } from '../policy/stream-slots'
@@ -41,7 +42,7 @@ export async function enforcePolicy(
     throw violation(`Streaming is not allowed for org "${org.org.id}": send the request with "stream": false`)
   const missing = (policy.requiredMetadata ?? []).filter((k) => input.metadata[k] === undefined)
   if (missing.length) throw violation(`Required metadata missing: ${missing.map((k) => `"${k}"`).join(', ')}`)
-  const term = blockedTerm(policy.blockedTerms, input)
+  const term = await blockedTerm(policy.blockedTerms, input, signal)
   if (term !== undefined) throw violation(`The request contains a blocked term ("${term}")`)
 
   if (policy.maxTokens !== undefined) {
@@ -53,11 +54,14 @@ export async function enforcePolicy(
   }
   let promptTokens: number | undefined
   if (policy.maxPromptTokens !== undefined) {
-    // Counting stops past the limit, so a long prompt costs no more than the limit's worth of work.
+    // Counted only when its bytes say it could be over the limit; counting stops past the limit, so a
+    // long prompt costs no more than the limit's worth of work.
     const extra = input.outputSchema?.schema
-    promptTokens = await countPromptTokens(input.body, { extra, stopAbove: policy.maxPromptTokens, signal })
-    if (promptTokens > policy.maxPromptTokens)
-      throw tooMany(`The prompt has at least ${promptTokens} tokens, over the org's limit of ${policy.maxPromptTokens}`)
+    if (promptTokensAtMost(input.body, extra) > policy.maxPromptTokens) {
+      promptTokens = await countPromptTokens(input.body, { extra, stopAbove: policy.maxPromptTokens, signal })
+      if (promptTokens > policy.maxPromptTokens)
+        throw tooMany(`The prompt has at least ${promptTokens} tokens, over the org's limit of ${policy.maxPromptTokens}`)
+    }
   }
   const releaseStream = input.stream ? takeStreamSlot(deps, identity, org) : undefined
   let budget: BudgetHold | undefined
@@ -137,35 +141,19 @@ async function reserveBudget(
   return reserveBudgets(deps.budgets, deps.store.logs, budgets, org.org.id, amount, leaseMs, now, signal)
 }
 
-/** Every string (and object key) in a JSON value, without recursion (depth is capped at parse time anyway). */
-function* stringsIn(value: unknown): Generator<string> {
-  const stack: unknown[] = [value]
-  while (stack.length) {
-    const v = stack.pop()
-    if (typeof v === 'string') yield v
-    else if (Array.isArray(v)) stack.push(...v)
-    else if (typeof v === 'object' && v !== null)
-      for (const [k, x] of Object.entries(v)) {
-        yield k
-        stack.push(x)
-      }
-  }
-}
+/** One matcher per policy's term list (policies are cached objects, so a list is built into a matcher once). */
+const matchers = new WeakMap<string[], TermMatcher>()
 
 /**
  * First blocked term found (case-insensitive) in anything that reaches a provider: message text,
  * tool descriptions and arguments, the output schema and any other field the client sent.
  */
-function blockedTerm(terms: string[] | undefined, input: ChatInput): string | undefined {
+function blockedTerm(terms: string[] | undefined, input: ChatInput, signal?: AbortSignal): Promise<string | undefined> | undefined {
   if (!terms?.length) return undefined
-  const lower = terms.map((t) => t.toLowerCase())
+  let matcher = matchers.get(terms)
+  if (!matcher) matchers.set(terms, (matcher = new TermMatcher(terms)))
   // The model name is the gateway's routing, not prompt text.
-  for (const s of stringsIn([{ ...input.body, model: undefined }, input.outputSchema?.schema])) {
-    const text = s.toLowerCase()
-    const hit = lower.findIndex((t) => text.includes(t))
-    if (hit >= 0) return terms[hit]
-  }
-  return undefined
+  return matcher.find([{ ...input.body, model: undefined }, input.outputSchema?.schema], signal)
 }
 
 interface Scope {

@@ -17,7 +17,7 @@ import {
   type UpstreamFailure,
 } from '../providers/adapter'
 import type { ChatRequest } from '../providers/openai-types'
-import { clip } from '../providers/upstream-errors'
+import { clip, parseUpstreamJson } from '../providers/upstream-errors'
 import { SseDecoder } from '../sse/parse'
 import type { AttemptSpan } from '../observability/tracer'
 import type { Attempt } from '../store/types'
@@ -34,7 +34,7 @@ export type AttemptResult = { ok: true; answer: Answer } | { ok: false; failure:
 
 /** Status used (in the log only) when the client went away before the answer was ready. */
 export const CLIENT_CLOSED = 499
-const clientGone = () => new GatewayError(CLIENT_CLOSED, 'gateway_error', 'The client closed the request before the answer was ready')
+export const clientGone = () => new GatewayError(CLIENT_CLOSED, 'gateway_error', 'The client closed the request before the answer was ready')
 
 const redact = (text: string, secret: string) => (secret.length >= 4 ? text.split(secret).join('[redacted]') : text)
 
@@ -174,7 +174,7 @@ export class UpstreamAttempt {
       const text = await res.text()
       let completion: UpstreamCompletion
       try {
-        completion = adapter.parseResponse(JSON.parse(text), target, body)
+        completion = adapter.parseResponse(parseUpstreamJson(text), target, body)
       } catch (err) {
         const why = err instanceof Error ? err.message : String(err)
         return this.fail({ kind: 'provider_error', status: res.status, message: `malformed answer (${why}): ${clip(text, 200)}` })
@@ -277,13 +277,14 @@ export class UpstreamAttempt {
     for (;;) {
       this.arm(this.firstContentBy === Infinity ? this.timeoutMs : Math.min(this.timeoutMs, this.firstContentBy - performance.now()), 'stall')
       const chunk = await reader.read()
+      const events = chunk.done ? decoder.end() : decoder.push(chunk.value)
+      if (decoder.tooLarge) return [{ type: 'failure', failure: { kind: 'provider_error', message: decoder.tooLarge } }]
       if (chunk.done) {
         const parts: StreamPart[] = []
-        for (const e of decoder.end()) parts.push(...translator.push(e))
+        for (const e of events) parts.push(...translator.push(e))
         parts.push(...translator.end())
         return parts.length ? parts : null
       }
-      const events = decoder.push(chunk.value)
       if (!events.length) continue
       const parts = events.length === 1 ? translator.push(events[0] as (typeof events)[0]) : events.flatMap((e) => translator.push(e))
       if (parts.length) return parts

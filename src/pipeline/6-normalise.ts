@@ -10,7 +10,7 @@ import { SSE_DONE, SSE_HEADERS, sseData } from '../sse/encode'
 import { estimatePromptTokens, estimateTokens } from '../tokens'
 import type { Dispatched } from './5-fallback'
 import type { AuthedContext, Deps } from './context'
-import type { Outcome } from './7-log'
+import { failureOutcome, type Outcome } from './7-log'
 import { checkStructuredOutput } from './structured-output'
 
 const utf8 = new TextEncoder()
@@ -165,7 +165,13 @@ function answerInfo(deps: Deps, ctx: AuthedContext, d: Dispatched): AnswerInfo {
   }
 }
 
-export function jsonAnswer(deps: Deps, ctx: AuthedContext, d: Dispatched, finish: (o: Outcome) => void, shape: AnswerShape): Response {
+export async function jsonAnswer(
+  deps: Deps,
+  ctx: AuthedContext,
+  d: Dispatched,
+  finish: (o: Outcome) => void,
+  shape: AnswerShape,
+): Promise<Response> {
   if (d.answer.kind !== 'json') throw new Error('jsonAnswer needs a JSON answer')
   const c = d.answer.completion
   const text = c.choices.map((ch) => ch.message.content ?? '').join('')
@@ -176,7 +182,7 @@ export function jsonAnswer(deps: Deps, ctx: AuthedContext, d: Dispatched, finish
   const json = body === c.native ? d.answer.text : JSON.stringify(body)
   finish({
     ...baseOutcome(d),
-    structuredOutput: checkStructuredOutput(d.attempt.body, c.choices[0]?.message.content ?? null),
+    structuredOutput: await checkStructuredOutput(d.attempt.body, c.choices[0]?.message.content ?? null),
     usage,
     usageEstimated: !c.usage,
     costUsd: cost,
@@ -286,13 +292,28 @@ export function streamAnswer(deps: Deps, ctx: AuthedContext, d: Dispatched, fini
   const done = (failure?: UpstreamFailure, clientLeft?: string) => {
     if (closed) return
     closed = true
-    readRaw(transcript)
     clearTimeout(readTimer)
     deps.openStreams.delete(terminate)
     attempt.close()
-    finish({
+    // The log entry follows once the answer is checked against its schema (in turns: structured-output.ts).
+    const unexpected = (err: unknown) =>
+      console.error(`gw: unexpected error in request ${ctx.requestId}:`, err instanceof Error ? err.stack : err)
+    void streamOutcome(failure, clientLeft)
+      .catch((err: unknown) => {
+        // A bug on gw's side: reported like the error handler reports one, and the request still
+        // settled once (finish does nothing the second time); the stream ends as it was going to.
+        unexpected(err)
+        return failureOutcome(500, 'gateway_error', 'Internal error', { attempts: d.attempts, target: d.attempt.target })
+      })
+      .then(finish)
+      .catch(unexpected)
+  }
+
+  const streamOutcome = async (failure: UpstreamFailure | undefined, clientLeft: string | undefined): Promise<Outcome> => {
+    readRaw(transcript)
+    return {
       ...baseOutcome(d),
-      structuredOutput: checkStructuredOutput(attempt.body, transcript.content),
+      structuredOutput: await checkStructuredOutput(attempt.body, transcript.content),
       errorCode: failure ? 'provider_error' : null,
       errorMessage: failure?.message ?? clientLeft ?? null,
       incomplete: !!failure || clientLeft !== undefined,
@@ -304,7 +325,7 @@ export function streamAnswer(deps: Deps, ctx: AuthedContext, d: Dispatched, fini
         ...(transcript.toolCalls.length ? { tool_calls: transcript.toolCalls } : {}),
         finish_reason: transcript.finish,
       },
-    })
+    }
   }
 
   const complete = (controller: ReadableStreamDefaultController<Uint8Array>) => {

@@ -37,7 +37,8 @@ import type { LogEntry } from '../store/types'
 import { authenticate } from './1-auth'
 import { type Charge, enforcePolicy, settleCharge } from './2-policy'
 import { route } from './3-route'
-import { type AdapterLookup, dispatch } from './5-fallback'
+import { clientGone } from './5-attempt'
+import { type AdapterLookup, type DispatchFailed, type Dispatched, dispatch } from './5-fallback'
 import { type AnswerShape, chatShape, jsonAnswer, streamAnswer } from './6-normalise'
 import { answeredOutcome, endUserId, failureOutcome, logEntry, type Outcome, recordRequest } from './7-log'
 import { parseChatInput, type RouteResolver } from './chat-input'
@@ -94,14 +95,18 @@ export async function handleCountTokens(deps: Deps, request: RequestContext, rea
   })
   const ctx = countingContext(authed)
   if (input.model.provider !== 'anthropic') {
+    // Nothing to settle: a count is charged no tokens, budget or stream slot; but it is logged once, whatever throws.
+    let recorded = false
     try {
-      // Nothing to settle: a count is charged no tokens, budget or stream slot.
       await enforcePolicy(deps, ctx.identity, ctx.org, input, endUserId(ctx, input), ctx.signal)
+      return await estimateCount(ctx, input, (o) => {
+        recorded = true
+        record(deps, ctx, input, o)
+      })
     } catch (err) {
-      logFailure(deps, ctx, input, err)
+      if (!recorded) logFailure(deps, ctx, input, err)
       throw err
     }
-    return estimateCount(ctx, input, (o) => record(deps, ctx, input, o))
   }
   const counter = anthropicCountTokens(native, ctx.headers)
   return executeChat(deps, ctx, input, { shape: MESSAGES_SHAPE, adapters: (p) => (p === 'anthropic' ? counter : undefined) })
@@ -264,40 +269,49 @@ export interface Endpoint {
 export async function executeChat(deps: Deps, ctx: AuthedContext, input: ChatInput, endpoint?: Endpoint): Promise<Response> {
   const shape = endpoint?.shape ?? chatShape(input.body.stream_options?.include_usage === true)
   let charge: Charge | undefined
-  let logged = false
+  let dispatched: Dispatched | DispatchFailed | undefined
+  // The request ends here exactly once, whatever throws: one log entry, its charges given back.
+  let finished = false
   const finish = (o: Outcome) => {
-    logged = true
-    const entry = record(deps, ctx, input, o)
-    settleCharge(deps, charge, o.usage?.total_tokens ?? 0, entry.costUsd)
+    if (finished) return
+    finished = true
+    let cost: number | null = null
+    try {
+      cost = record(deps, ctx, input, o).costUsd
+    } finally {
+      settleCharge(deps, charge, o.usage?.total_tokens ?? 0, cost)
+    }
   }
   try {
     charge = await enforcePolicy(deps, ctx.identity, ctx.org, input, endUserId(ctx, input), ctx.signal, ctx.rawBody)
     const candidates = route(deps, ctx.org, input)
-    const d = await dispatch(deps, ctx, input, candidates, endpoint?.adapters)
+    const d = (dispatched = await dispatch(deps, ctx, input, candidates, endpoint?.adapters))
     if (!d.ok) {
       const { status, code, message } = d.error
       finish(failureOutcome(status, code, message, { attempts: d.attempts, model: d.lastModel }))
       throw d.error
     }
-    logged = true
-    if (d.answer.kind === 'json') return jsonAnswer(deps, ctx, d, finish, shape)
+    if (d.answer.kind === 'json') return await jsonAnswer(deps, ctx, d, finish, shape)
     return streamAnswer(deps, ctx, d, finish, shape)
   } catch (err) {
-    if (!logged) {
-      settleCharge(deps, charge, 0, null)
-      logFailure(deps, ctx, input, err)
-    }
+    // An answer that failed on gw's side after the provider answered still names who answered.
+    const answered = dispatched?.ok ? { attempts: dispatched.attempts, target: dispatched.attempt.target } : {}
+    if (!finished) finish({ ...failureOf(err, ctx.signal), ...answered })
     throw err
   }
 }
 
-function failureOf(err: unknown): Outcome {
-  const e = err instanceof GatewayError ? err : new GatewayError(500, 'gateway_error', 'Internal error')
+/**
+ * What a throw means for the log: gw's own errors as they are; any other once the client has left
+ * (a count or a scan stopped for it) is the client closing the request; else an internal error.
+ */
+function failureOf(err: unknown, signal?: AbortSignal): Outcome {
+  const e = err instanceof GatewayError ? err : signal?.aborted ? clientGone() : new GatewayError(500, 'gateway_error', 'Internal error')
   return failureOutcome(e.status, e.code, e.message, { rateLimitScope: e.scope })
 }
 
 function logFailure(deps: Deps, ctx: AuthedContext, input: ChatInput | undefined, err: unknown): void {
-  record(deps, ctx, input, failureOf(err))
+  record(deps, ctx, input, failureOf(err, ctx.signal))
 }
 
 /** Stage 7, then the observer: every API request ends here exactly once. */

@@ -1,12 +1,12 @@
 // What the log records about a structured-output answer: whether it parsed as JSON and, when the
-// request carried a schema, whether the value matched it.
+// request carried a schema, whether the value matched it (checked in turns of a few milliseconds).
 
-import { matchesSchema } from '../json-schema-check'
+import { matchesSchemaInTurns } from '../json-schema-check'
 import { jsonRequest } from '../providers/json-output'
 import type { ChatRequest } from '../providers/openai-types'
 import type { LogEntry } from '../store/types'
 
-export function checkStructuredOutput(sent: ChatRequest, content: string | null): LogEntry['structuredOutput'] {
+export async function checkStructuredOutput(sent: ChatRequest, content: string | null): Promise<LogEntry['structuredOutput']> {
   const json = jsonRequest(sent)
   if (!json) return null
   const schema = json.mode === 'json_schema' ? json.schema : undefined
@@ -16,5 +16,5 @@ export function checkStructuredOutput(sent: ChatRequest, content: string | null)
   } catch {
     return { parsed: false, matchesSchema: schema ? false : null }
   }
-  return { parsed: true, matchesSchema: schema ? matchesSchema(value, schema) : null }
+  return { parsed: true, matchesSchema: schema ? await matchesSchemaInTurns(value, schema) : null }
 }

@@ -76,6 +76,17 @@ function* promptTexts(body: ChatRequest, extra: unknown): Generator<string | num
 }
 
 /**
+ * The most tokens countPromptTokens can find in a request, at the cost of measuring its texts: a token
+ * is at least one UTF-8 byte, so a text has no more tokens than bytes. A prompt within a limit by
+ * this measure is within it by the count too, and need not be counted.
+ */
+export function promptTokensAtMost(body: ChatRequest, extra?: unknown): number {
+  let n = 0
+  for (const item of promptTexts(body, extra)) n += typeof item === 'number' ? item : Buffer.byteLength(item)
+  return n
+}
+
+/**
  * Tokens of a request as OpenAI counts chat input: the text of each message plus 3 tokens of
  * framing per message and 3 priming the answer; tool calls, tools, other fields and `extra`
  * (the output schema) by their JSON; each image 85 tokens (the low-detail figure). Close for the

@@ -1,5 +1,6 @@
-// Helpers adapters share to turn upstream error answers into failure kinds.
+// Helpers adapters share to read upstream answers: JSON within a depth bound, error answers turned into failure kinds.
 
+import { parseJsonWithin } from '../json-depth'
 import type { FailureKind, UpstreamFailure } from './adapter'
 
 /** `retry-after-ms`, `retry-after` (seconds or HTTP date) → milliseconds. */
@@ -19,9 +20,21 @@ export function kindForStatus(status: number): FailureKind {
   return status === 429 ? 'rate_limit' : 'provider_error'
 }
 
+/**
+ * Deepest nesting an upstream answer or stream event may have (docs/security.md): far beyond any real
+ * answer, well below where JSON.stringify and other recursive code overflow the stack.
+ */
+export const MAX_UPSTREAM_JSON_DEPTH = 1_000
+
+/** An upstream answer's JSON; throws when it is not JSON or nests deeper than MAX_UPSTREAM_JSON_DEPTH. */
+export function parseUpstreamJson(text: string): unknown {
+  return parseJsonWithin(text, MAX_UPSTREAM_JSON_DEPTH)
+}
+
+/** An upstream text's JSON, or undefined when it is not JSON or nests deeper than MAX_UPSTREAM_JSON_DEPTH. */
 export function parseJson(text: string): unknown {
   try {
-    return JSON.parse(text)
+    return parseUpstreamJson(text)
   } catch {
     return undefined
   }

@@ -7,9 +7,18 @@ export interface SseEvent {
 }
 
 /**
+ * Longest line, and longest data of one event, the decoder holds (characters): a provider's largest
+ * real event is far below it; past it the upstream is failing, not answering (docs/security.md).
+ */
+export const MAX_SSE_EVENT_CHARS = 8 * 1024 * 1024
+const TOO_LARGE = `an upstream event or line is longer than ${MAX_SSE_EVENT_CHARS} characters`
+
+/**
  * Feed it upstream chunks as they arrive; it returns the events completed so far.
  * Handles LF, CR and CRLF line ends (also split across chunks), `:` comments,
- * multi-line `data:` and the single optional space after the colon.
+ * multi-line `data:` and the single optional space after the colon. A line or an event longer than
+ * MAX_SSE_EVENT_CHARS is not held: `tooLarge` is set, what was held is dropped and the rest of the
+ * input is ignored.
  */
 export class SseDecoder {
   private readonly text = new TextDecoder()
@@ -17,13 +26,18 @@ export class SseDecoder {
   private pendingCR = false
   private event: string | undefined = undefined
   private data: string[] = []
+  private dataChars = 0
+  /** Why the decoder stopped: a line or an event passed MAX_SSE_EVENT_CHARS. */
+  tooLarge: string | undefined
 
   push(bytes: Uint8Array): SseEvent[] {
+    if (this.tooLarge) return []
     return this.feed(this.text.decode(bytes, { stream: true }))
   }
 
   /** Call at end of input: a final event without its blank line is still delivered. */
   end(): SseEvent[] {
+    if (this.tooLarge) return []
     const out = this.feed(this.text.decode())
     if (this.buffer.length) {
       this.line(this.buffer, 0, this.buffer.length, out)
@@ -65,6 +79,12 @@ export class SseDecoder {
       }
     }
     this.buffer = start === 0 ? buf : buf.slice(start)
+    if (this.buffer.length > MAX_SSE_EVENT_CHARS) this.tooLarge ??= TOO_LARGE
+    if (this.tooLarge) {
+      this.buffer = ''
+      this.data = []
+      return []
+    }
     return out
   }
 
@@ -72,7 +92,10 @@ export class SseDecoder {
   private line(text: string, from: number, to: number, out: SseEvent[]): void {
     if (from === to) return this.dispatch(out)
     if (text.startsWith('data:', from)) {
-      this.data.push(text.slice(text.charCodeAt(from + 5) === 32 ? from + 6 : from + 5, to))
+      const data = text.slice(text.charCodeAt(from + 5) === 32 ? from + 6 : from + 5, to)
+      this.dataChars += data.length
+      if (this.dataChars > MAX_SSE_EVENT_CHARS) this.tooLarge ??= TOO_LARGE
+      else this.data.push(data)
       return
     }
     if (text.charCodeAt(from) === 58) return // ':' comment
@@ -84,8 +107,9 @@ export class SseDecoder {
   }
 
   private dispatch(out: SseEvent[]): void {
-    if (this.data.length) out.push({ event: this.event, data: this.data.length === 1 ? (this.data[0] as string) : this.data.join('\n') })
+    if (this.data.length && !this.tooLarge) out.push({ event: this.event, data: this.data.length === 1 ? (this.data[0] as string) : this.data.join('\n') })
     this.data = []
+    this.dataChars = 0
     this.event = undefined
   }
 }

@@ -60,3 +60,13 @@ export async function spawnGw(env: Record<string, string>, cwd?: string): Promis
     errors: () => err,
   }
 }
+
+/** PUT /admin/orgs/default/policy on a spawned gw; throws unless it answers 200. */
+export async function putDefaultPolicy(gw: GwProcess, adminToken: string, policy: object): Promise<void> {
+  const res = await fetch(`${gw.url}/admin/orgs/default/policy`, {
+    method: 'PUT',
+    headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' },
+    body: JSON.stringify(policy),
+  })
+  if (res.status !== 200) throw new Error(`PUT policy: ${res.status} ${await res.text()}`)
+}

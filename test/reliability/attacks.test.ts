@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { startFake, type FakeUpstream } from '../fakes/upstream'
 import { processStats } from '../helpers/fault-load'
-import { type GwProcess, spawnGw } from '../helpers/process'
+import { type GwProcess, putDefaultPolicy, spawnGw } from '../helpers/process'
 
 const KEY = 'gw_sk_attacks000000000000000000000000000000000000000'
 const ADMIN = 'attacks-admin-token-0123456789'
@@ -51,14 +51,7 @@ async function healthAnswers(): Promise<void> {
   expect(res.status).toBe(200)
 }
 
-async function setPolicy(policy: object): Promise<void> {
-  const res = await fetch(`${gw.url}/admin/orgs/default/policy`, {
-    method: 'PUT',
-    headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' },
-    body: JSON.stringify(policy),
-  })
-  expect(res.status).toBe(200)
-}
+const setPolicy = (policy: object) => putDefaultPolicy(gw, ADMIN, policy)
 
 const ask = (content: string) => ({ model: 'openai/gpt-4o', messages: [{ role: 'user', content }] })
 

@@ -1,7 +1,7 @@
 // Prompt token counting is bounded in work: long runs, huge prompts and special tokens never hold the event loop for long.
 
 import { expect, test } from 'bun:test'
-import { countPromptTokens, warmTokenizer } from '../../src/policy/prompt-tokens'
+import { countPromptTokens, promptTokensAtMost, warmTokenizer } from '../../src/policy/prompt-tokens'
 import type { ChatRequest } from '../../src/providers/openai-types'
 
 const ask = (content: string): ChatRequest => ({ model: 'gpt-4o', messages: [{ role: 'user', content }] })
@@ -56,4 +56,21 @@ test('special tokens are plain text, and tools, tool arguments and unknown field
   expect(withTool - base).toBeGreaterThan(100)
   const withUnknown = await countPromptTokens({ ...ask('hi'), prediction: { type: 'content', content: 'x '.repeat(100) } } as ChatRequest)
   expect(withUnknown - base).toBeGreaterThan(90)
+})
+
+test('promptTokensAtMost is never below the count (a token is at least one byte), so a prompt within it need not be counted', async () => {
+  const requests: ChatRequest[] = [
+    ask('x'.repeat(400)),
+    ask('héllo wörld ✓ 日本語 '.repeat(50)),
+    ask(Array.from({ length: 2_000 }, (_, i) => String.fromCharCode(33 + ((i * 7919) % 90))).join('')),
+    { ...ask('hi'), tools: [{ type: 'function', function: { name: 'f', description: 'many words '.repeat(50) } }] },
+    { model: 'gpt-4o', messages: [{ role: 'user', content: [{ type: 'text', text: 'see' }, { type: 'image_url', image_url: { url: 'x' } }] }] },
+  ]
+  for (const r of requests) {
+    const counted = await countPromptTokens(r, { extra: { type: 'object' } })
+    const bound = promptTokensAtMost(r, { type: 'object' })
+    expect(bound).toBeGreaterThanOrEqual(counted)
+  }
+  // Bytes, not characters: a 3-byte character is up to 3 tokens.
+  expect(promptTokensAtMost(ask('✓'))).toBe(promptTokensAtMost(ask('x')) + 2)
 })

@@ -1,7 +1,7 @@
 // The SSE decoder (src/sse/parse.ts): WHATWG line and field rules, whatever the chunking of the bytes.
 
 import { expect, test } from 'bun:test'
-import { type SseEvent, SseDecoder } from '../../src/sse/parse'
+import { MAX_SSE_EVENT_CHARS, type SseEvent, SseDecoder } from '../../src/sse/parse'
 
 const utf8 = new TextEncoder()
 
@@ -112,4 +112,31 @@ test('any chunking of any mix of line ends, fields and multi-byte text gives the
     const cuts = Array.from({ length: rand(6) }, () => rand(bytes.length + 1)).sort((a, b) => a - b)
     expect(decode(bytes, cuts)).toEqual(reference(text))
   }
+})
+
+test('a line or an event longer than MAX_SSE_EVENT_CHARS is not held: the decoder says so and ignores the rest; events up to it pass', () => {
+  const d = new SseDecoder()
+  const mib = utf8.encode('x'.repeat(1024 * 1024))
+  d.push(utf8.encode('data: '))
+  for (let i = 0; i < 7; i++) expect(d.push(mib)).toEqual([])
+  expect(d.tooLarge).toBeUndefined()
+  expect(d.push(mib)).toEqual([])
+  expect(d.tooLarge).toMatch(/longer than 8388608 characters/)
+  expect(d.push(utf8.encode('\n\ndata: after\n\n'))).toEqual([])
+  expect(d.end()).toEqual([])
+  // Many short data lines with no blank line between them add up to one event: capped as well, even
+  // when the blank line that would end it comes in the same chunk.
+  const lines = new SseDecoder()
+  const line = `data: ${'y'.repeat(1024 * 1024)}\n`
+  expect(lines.push(utf8.encode(`${line.repeat(9)}\n`))).toEqual([])
+  expect(lines.tooLarge).toBeDefined()
+  // Just under the cap, in small chunks: one event.
+  const big = new SseDecoder()
+  const data = 'z'.repeat(MAX_SSE_EVENT_CHARS - 10)
+  const bytes = utf8.encode(`data: ${data}\n\n`)
+  const out: SseEvent[] = []
+  for (let i = 0; i < bytes.length; i += 65_536) out.push(...big.push(bytes.subarray(i, i + 65_536)))
+  expect(out.length).toBe(1)
+  expect(out[0]?.data.length).toBe(data.length)
+  expect(big.tooLarge).toBeUndefined()
 })
