@@ -241,6 +241,50 @@ for (const kind of ['sqlite', 'postgres'] as const) {
       expect(got).toEqual(want)
       expect(pages).toBeLessThanOrEqual(3)
     })
+
+    test('log: model, status, user and provider filters that hardly match also look at a bounded window per page', async () => {
+      // 2,500 ordinary entries; two of them (the 7th and the 2,401st) match each filter below.
+      const odd = (i: number) => i === 6 || i === 2400
+      const all = Array.from({ length: 2500 }, (_, i) =>
+        entry(20_000 + i, {
+          orgId: 'sparse',
+          // The answering model on one, the requested model on the other: both match `model`.
+          model: i === 2400 ? 'mistral/rare' : 'openai/gpt-4o',
+          requestedModel: i === 6 ? 'mistral/rare' : 'openai/gpt-4o',
+          status: odd(i) ? 418 : 200,
+          endUserId: odd(i) ? 'bob' : 'alice',
+          provider: odd(i) ? 'mistral' : 'openai',
+        }),
+      )
+      await store.logs.insertLogs(all)
+      const want = [all[2400], all[6]].map((e) => (e as { requestId: string }).requestId)
+      type Filter = Omit<Parameters<Store['logs']['queryLogs']>[0], 'orgId' | 'limit' | 'cursor' | 'metadata'>
+      const walk = async (f: Filter) => {
+        const pages: { ids: string[]; more: boolean }[] = []
+        let cursor: string | null | undefined
+        do {
+          const page = await store.logs.queryLogs({ orgId: 'sparse', metadata: [], limit: 10, ...f, ...(cursor ? { cursor } : {}) })
+          pages.push({ ids: page.data.map((e) => e.requestId), more: page.nextCursor !== null })
+          cursor = page.nextCursor
+        } while (cursor)
+        return { f, pages }
+      }
+      // A filter with an index of its own reads just its matches: both on the first page, nothing more.
+      for (const f of [{ model: 'mistral/rare' }, { status: 418 }, { status: 'error' }, { user: 'bob' }] as Filter[])
+        expect(await walk(f)).toEqual({ f, pages: [{ ids: want, more: false }] })
+      // Checked on another filter's window (the org's entries by time, or those of a common model): the
+      // newest match, then a cursor, as the older one lies past the window the first page looked at.
+      for (const f of [{ provider: 'mistral' }, { model: 'openai/gpt-4o', provider: 'mistral' }] as Filter[]) {
+        const { pages } = await walk(f)
+        expect({ f, first: pages[0] }).toEqual({ f, first: { ids: want.slice(0, 1), more: true } })
+        expect({ f, got: pages.flatMap((p) => p.ids) }).toEqual({ f, got: want })
+        expect(pages.length).toBeLessThanOrEqual(3)
+      }
+      // Filters that match most entries fill their pages as before.
+      const page = await store.logs.queryLogs({ orgId: 'sparse', metadata: [], limit: 5, status: 'success', model: 'openai/gpt-4o' })
+      expect(page.data.map((e) => e.requestId)).toEqual(all.slice(2495).reverse().map((e) => e.requestId))
+      expect(page.nextCursor).not.toBeNull()
+    })
   })
 }
 

@@ -10,9 +10,10 @@ import usage from './migrations/0004_usage.sql' with { type: 'text' }
 import routes from './migrations/0005_routes.sql' with { type: 'text' }
 import providerKeyNames from './migrations/0006_provider_key_names.sql' with { type: 'text' }
 import logFigures from './migrations/0007_log_figures.sql' with { type: 'text' }
+import logFilters from './migrations/0008_log_filters.sql' with { type: 'text' }
 
 /** Every migration, in order; index + 1 is the schema version it brings the database to. */
-export const MIGRATIONS: readonly string[] = [core, auth, prompts, usage, routes, providerKeyNames, logFigures]
+export const MIGRATIONS: readonly string[] = [core, auth, prompts, usage, routes, providerKeyNames, logFigures, logFilters]
 
 /**
  * `busyTimeoutMs` is how long a statement waits for another connection's lock. bun:sqlite is
