@@ -1,13 +1,16 @@
 // The SQLite store: migrations, WAL, encrypted secrets, and log queries that use indexes, not scans.
 
 import { describe, expect, test } from 'bun:test'
-import { Database } from 'bun:sqlite'
+import { Database, type SQLQueryBindings } from 'bun:sqlite'
 import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs'
 import { createCipheriv, createHash, randomBytes } from 'node:crypto'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { SecretBox, sealedFor } from '../../src/crypto/secret-box'
+import { encodeCursor } from '../../src/store/log-cursor'
 import { createSqliteStore } from '../../src/store/sqlite'
+import { SqliteLogStore } from '../../src/store/sqlite/logs'
+import type { LogQuery } from '../../src/store/types'
 import { MIGRATIONS, migrate, openDatabase } from '../../src/store/sqlite/open'
 import { logEntry as entry } from '../helpers/log-entry'
 
@@ -143,6 +146,46 @@ describe('request log', () => {
     expect(twoKeys).toMatch(/SEARCH m0 USING PRIMARY KEY/)
     const byId = plan(`SELECT entry FROM request_logs WHERE request_id = 'x' AND org_id = 'o1'`)
     expect(byId).toMatch(/SEARCH request_logs USING INDEX sqlite_autoindex_request_logs_1/)
+    db.close()
+  })
+
+  test('every filter of a log page reads its own index range, never a scan of the log', async () => {
+    const db = openDatabase(':memory:')
+    // The statements the store runs, as it runs them (the read thread's connection would get the same).
+    const ran: { sql: string; args: SQLQueryBindings[] }[] = []
+    const logs = new SqliteLogStore(db, db, {
+      async all<T>(sql: string, args: SQLQueryBindings[]) {
+        ran.push({ sql, args })
+        return db.query<T, SQLQueryBindings[]>(sql).all(...args)
+      },
+    })
+    const cursor = encodeCursor(1_700_000_000_000, 'req-x')
+    const cases: [Partial<LogQuery>, RegExp][] = [
+      [{}, /SEARCH t USING COVERING INDEX request_logs_org_time \(org_id=\?\)/],
+      [{ since: 1, until: 2 }, /SEARCH t USING COVERING INDEX request_logs_org_time \(org_id=\? AND created_at>\? AND created_at<\?\)/],
+      // A page deep in the log starts at its cursor, not at the newest entry.
+      [{ cursor }, /SEARCH t USING COVERING INDEX request_logs_org_time \(org_id=\? AND created_at<\?\)/],
+      [{ user: 'u', cursor }, /SEARCH t USING COVERING INDEX request_logs_org_user \(org_id=\? AND end_user_id=\? AND created_at<\?\)/],
+      [{ model: 'm' }, /SEARCH t USING COVERING INDEX request_logs_org_model \(org_id=\? AND model=\?\)[^]*SEARCH t USING COVERING INDEX request_logs_org_requested_model \(org_id=\? AND requested_model=\?\)/],
+      [{ status: 404 }, /SEARCH t USING COVERING INDEX request_logs_org_status \(org_id=\? AND status=\?\)/],
+      [{ status: 'error' }, /SEARCH t USING COVERING INDEX request_logs_org_failed \(org_id=\? AND <expr>=\?\)/],
+      [{ status: 'success', since: 1 }, /SEARCH t USING COVERING INDEX request_logs_org_failed \(org_id=\? AND <expr>=\? AND created_at>\?\)/],
+      [{ user: 'u', model: 'm', status: 'error' }, /SEARCH t USING COVERING INDEX request_logs_org_user \(org_id=\? AND end_user_id=\?\)/],
+      [{ provider: 'openai' }, /SEARCH t USING COVERING INDEX request_logs_org_time \(org_id=\?\)/],
+      [{ metadata: [['env', 'prod'], ['shard', '1']], model: 'm' }, /SEARCH m USING PRIMARY KEY \(org_id=\? AND key=\? AND value=\?\)/],
+    ]
+    for (const [filter, driver] of cases) {
+      ran.length = 0
+      await logs.queryLogs({ orgId: 'o1', metadata: [], limit: 50, ...filter })
+      // The page, then (it came back short: the table is empty) the window's edge.
+      expect(ran.length).toBe(2)
+      for (const { sql, args } of ran) {
+        const plan = (db.query(`EXPLAIN QUERY PLAN ${sql}`).all(...args) as { detail: string }[]).map((r) => r.detail).join('\n')
+        expect({ filter, plan }).toEqual({ filter, plan: expect.stringMatching(driver) })
+        expect({ filter, plan }).toEqual({ filter, plan: expect.not.stringMatching(/SCAN (t|l|m|request_logs)\b/) })
+        expect({ filter, plan }).toEqual({ filter, plan: expect.not.stringMatching(/SEARCH l USING INDEX (?!sqlite_autoindex_request_logs_1)/) })
+      }
+    }
     db.close()
   })
 })

@@ -307,12 +307,15 @@ export class PgLogStore implements LogStore {
     }
     // At most FILTER_WINDOW entries of the driving filter per page, newest first. The window is a
     // subquery of its own (LIMIT, or OFFSET 0, keeps it from being merged), so the entry's own
-    // filters never move the lookups.
+    // filters never move the lookups; each entry is then read by its key in that order (OFFSET 0
+    // keeps the lateral subquery a lookup, not a hash join over the whole table).
     const rows = await q<EntryRow[]>(sql`
       SELECT l.entry, t.created_at, t.request_id FROM (
         SELECT t0.created_at, t0.request_id FROM (${window} LIMIT ${FILTER_WINDOW}) t0 ${lookups.length ? sql`WHERE ${and(sql, lookups)}` : sql``}
         ORDER BY t0.created_at DESC, t0.request_id DESC ${onEntry.length ? sql`OFFSET 0` : sql`LIMIT ${lq.limit + 1}`}
-      ) t JOIN request_logs l ON l.request_id = t.request_id ${onEntry.length ? sql`WHERE ${and(sql, onEntry)}` : sql``}
+      ) t CROSS JOIN LATERAL (
+        SELECT l.entry FROM request_logs l WHERE ${and(sql, [sql`l.request_id = t.request_id`, ...onEntry])} OFFSET 0
+      ) l
       ORDER BY t.created_at DESC, t.request_id DESC LIMIT ${lq.limit + 1}`)
     let windowEdge: string | null = null
     if (rows.length <= lq.limit) {

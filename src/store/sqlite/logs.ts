@@ -37,8 +37,9 @@ function timeBounds(t: string, q: LogQuery, cursor: { createdAt: number; request
   if (q.since !== undefined) w.push(`${t}.created_at >= ${a(q.since)}`)
   if (q.until !== undefined) w.push(`${t}.created_at < ${a(q.until)}`)
   if (cursor) {
+    // The first term bounds the index range: the OR alone would walk every newer entry to skip it.
     const at = a(cursor.createdAt)
-    w.push(`(${t}.created_at < ${at} OR (${t}.created_at = ${at} AND ${t}.request_id < ${a(cursor.requestId)}))`)
+    w.push(`${t}.created_at <= ${at}`, `(${t}.created_at < ${at} OR (${t}.created_at = ${at} AND ${t}.request_id < ${a(cursor.requestId)}))`)
   }
   return w
 }
