@@ -10,7 +10,8 @@ import { logEntry } from '../helpers/log-entry'
 import { TEST_STORE } from '../helpers/servers'
 
 const ENTRIES = 1_000_000
-const T0 = 1_700_000_000_000
+/** The oldest entry: recent enough that retention (30 days) prunes none of them during the test. */
+const T0 = Date.now() - ENTRIES * 100 - 60_000
 /** One entry in this many is a rare model, a 503, the end user "rare-user". */
 const RARE_EVERY = 250_000
 
@@ -67,7 +68,9 @@ describe.skipIf(TEST_STORE === 'postgres')('a million log entries', () => {
         await Bun.sleep(5)
       }
     })()
-    await Bun.sleep(100)
+    // A second of the probe alone: what the machine's other load costs it, for the figure printed below.
+    await Bun.sleep(1000)
+    const idle = answeredAt.length
     const page = async (query: string) => {
       const res = await gw.fetch(`/v1/logs?${query}`)
       expect(res.status).toBe(200)
@@ -98,9 +101,11 @@ describe.skipIf(TEST_STORE === 'postgres')('a million log entries', () => {
     const elapsed = performance.now() - started
     probing = false
     await probe
-    const gaps = answeredAt.slice(1).map((t, i) => t - (answeredAt[i] as number))
-    const worst = Math.max(...gaps)
-    console.log(`reads took ${elapsed.toFixed(0)} ms; ${answeredAt.length} health answers, longest gap ${worst.toFixed(1)} ms`)
+    const longestGap = (from: number, to: number) => Math.max(...answeredAt.slice(from + 1, to).map((t, i) => t - (answeredAt[from + i] as number)))
+    const worst = longestGap(idle - 1, answeredAt.length)
+    console.log(
+      `reads took ${elapsed.toFixed(0)} ms; ${answeredAt.length - idle} health answers meanwhile, longest gap ${worst.toFixed(1)} ms (probe alone: ${longestGap(0, idle).toFixed(1)} ms)`,
+    )
     expect(worst).toBeLessThan(200)
   }, 120_000)
 })
