@@ -68,8 +68,10 @@ export interface ReadThread extends SqlReader {
 export function startReadThread(path: string, fallback: Database): ReadThread {
   // From source text, not a module path: a compiled binary resolves worker modules by other rules.
   const source = URL.createObjectURL(new Blob([`(${readThread.toString()})()`], { type: 'text/javascript' }))
-  // Not ref'd: it never keeps the process alive (a waiting read belongs to a request, which does).
+  // Ref'd only while a read waits on it: an idle thread never keeps the process alive, a waiting read
+  // does (a CLI command has no server to keep it running).
   const worker = new Worker(source, { ref: false } satisfies Bun.WorkerOptions)
+  const handle = worker as unknown as Pick<Bun.Worker, 'ref' | 'unref'>
   const waiting = new Map<number, { resolve: (rows: unknown[]) => void; reject: (err: Error) => void }>()
   let nextId = 0
   let onStopped: (() => void) | undefined
@@ -79,6 +81,7 @@ export function startReadThread(path: string, fallback: Database): ReadThread {
     if ('kind' in m) return onStopped?.()
     const w = waiting.get(m.id)
     waiting.delete(m.id)
+    if (!waiting.size) handle.unref()
     if (!w) return
     if ('rows' in m) w.resolve(m.rows)
     else w.reject(Object.assign(new Error(m.error), { code: m.code }))
@@ -88,6 +91,7 @@ export function startReadThread(path: string, fallback: Database): ReadThread {
     inProcess = inProcessReader(fallback)
     for (const w of waiting.values()) w.reject(new Error(`the log read thread failed: ${e.message}`))
     waiting.clear()
+    handle.unref()
   }
   worker.postMessage({ kind: 'open', path } satisfies ToThread)
   return {
@@ -95,6 +99,7 @@ export function startReadThread(path: string, fallback: Database): ReadThread {
       if (inProcess) return inProcess.all<T>(sql, args)
       const id = ++nextId
       return new Promise<T[]>((resolve, reject) => {
+        if (!waiting.size) handle.ref()
         waiting.set(id, { resolve: resolve as (rows: unknown[]) => void, reject })
         worker.postMessage({ kind: 'read', id, sql, args } satisfies ToThread)
       })
@@ -111,6 +116,7 @@ export function startReadThread(path: string, fallback: Database): ReadThread {
       })
       for (const w of waiting.values()) w.reject(new Error('the store is closed'))
       waiting.clear()
+      handle.unref()
       inProcess = inProcessReader(fallback)
       worker.terminate()
       URL.revokeObjectURL(source)
