@@ -42,6 +42,8 @@ export interface Config {
   logRetentionDays: number
   /** Each stored request/response body is capped at this size and then stored as a truncated preview. */
   logBodyMaxBytes: number
+  /** Log pages and usage reports (`GET /v1/logs`, `/v1/usage`) each org may read per minute; 0: no limit. */
+  logReadsPerMinute: number
   /** Provider keys of the `default` org, from OPENAI_API_KEY etc. */
   envProviderKeys: Partial<Record<ProviderId, string>>
   envServiceKey: string | undefined
@@ -110,6 +112,7 @@ const FLAGS: Record<string, string> = {
   'log-bodies': 'GW_LOG_BODIES',
   'log-retention-days': 'GW_LOG_RETENTION_DAYS',
   'log-body-max-bytes': 'GW_LOG_BODY_MAX_BYTES',
+  'log-reads-per-minute': 'GW_LOG_READS_PER_MINUTE',
   'log-format': 'GW_LOG_FORMAT',
   'error-format': 'GW_ERROR_FORMAT',
   'cors-origins': 'GW_CORS_ORIGINS',
@@ -282,6 +285,7 @@ export function loadConfig(env: Env): Config {
     dev: env.NODE_ENV === 'development',
     logRetentionDays: num('GW_LOG_RETENTION_DAYS', 30, 0, 36_500),
     logBodyMaxBytes: int('GW_LOG_BODY_MAX_BYTES', 65_536, 256, 1_073_741_824),
+    logReadsPerMinute: int('GW_LOG_READS_PER_MINUTE', 120, 0, 1_000_000),
     envProviderKeys,
     envServiceKey,
     databaseUrl,

@@ -120,3 +120,38 @@ test('another org cannot read the entry (404)', async () => {
   expect(other.status).toBe(404)
   expect((await list('', key)).data).toEqual([])
 })
+
+test('log pages and usage reports count against the org’s own read rate: 429 with Retry-After past it, other orgs unaffected', async () => {
+  const limited = await startTestGateway({ openai }, { GW_LOG_READS_PER_MINUTE: '3' })
+  try {
+    await limited.admin('POST', '/orgs', { id: 'reader2', name: 'Reader two' })
+    const { key: other } = (await (await limited.admin('POST', '/orgs/reader2/service-keys', {})).json()) as { key: string }
+    const read = (path: string, key = limited.key) => fetch(`${limited.url}${path}`, { headers: { authorization: `GwKey ${key}` } })
+    // Model requests do not use up the read rate.
+    for (let i = 0; i < 4; i++) expect((await limited.chat({ model: 'openai/gpt-4o', messages: hello })).status).toBe(200)
+    expect((await read('/v1/logs?model=openai/gpt-4o')).status).toBe(200)
+    expect((await read('/v1/usage')).status).toBe(200)
+    expect((await read('/v1/logs?status=error')).status).toBe(200)
+    for (const path of ['/v1/logs', '/v1/usage']) {
+      const res = await read(path)
+      expect(res.status).toBe(429)
+      const retryAfter = Number(res.headers.get('retry-after'))
+      expect(retryAfter).toBeGreaterThanOrEqual(1)
+      expect(retryAfter).toBeLessThanOrEqual(60)
+      const body = (await res.json()) as Record<string, unknown>
+      expect(body).toMatchObject({ code: 'rate_limit_exceeded', requestId: res.headers.get('x-gw-request-id') })
+      expect(String(body.message)).toContain('3 per minute')
+    }
+    // Another org has a window of its own.
+    const page = await read('/v1/logs?limit=1', other)
+    expect(page.status).toBe(200)
+    expect(((await page.json()) as { data: unknown[] }).data).toEqual([])
+    expect((await read('/v1/usage', other)).status).toBe(200)
+    // Model requests still pass for the org whose reads are spent, and one entry by id (a key lookup) reads.
+    const res = await limited.chat({ model: 'openai/gpt-4o', messages: hello })
+    expect(res.status).toBe(200)
+    expect((await read(`/v1/logs/${res.headers.get('x-gw-request-id')}`)).status).toBe(200)
+  } finally {
+    await limited.stop()
+  }
+})

@@ -73,8 +73,14 @@ test('dist/gw starts offline on its embedded SQLite, answers, and flushes its lo
   expect(ran.status).toBe(200)
   expect((openai.requests.at(-1)?.body as any).messages[1].content).toContain('Bees make honey.')
 
+  // A log page is read on the binary's read thread (its own connection), not on the serving one.
+  const page = await fetch(`${url}/v1/logs?model=openai/gpt-4o&limit=5`, { headers: { authorization: `GwKey ${key}` } })
+  expect(page.status).toBe(200)
+  expect(((await page.json()) as { data: { requestId: string }[] }).data.map((e) => e.requestId)).toContain(id)
+
   proc.kill('SIGTERM')
   expect(await proc.exited).toBe(0)
+  expect(await new Response(proc.stderr).text()).not.toContain('read thread failed')
   const db = new Database(join(dir, 'data/gw.db'), { readonly: true })
   const row = db.query('SELECT status FROM request_logs WHERE request_id = ?1').get(id) as { status: number } | null
   db.close()

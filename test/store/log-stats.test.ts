@@ -9,6 +9,7 @@ import { SecretBox } from '../../src/crypto/secret-box'
 import { createSqliteStore } from '../../src/store/sqlite'
 import { MIGRATIONS, openDatabase } from '../../src/store/sqlite/open'
 import { logEntry } from '../helpers/log-entry'
+import logFigures from '../../src/store/sqlite/migrations/0007_log_figures.sql' with { type: 'text' }
 
 const T0 = 1_700_000_000_000
 const HOUR = 3_600_000
@@ -68,9 +69,10 @@ test('migration 0007 fills the figure columns of entries already in the database
     const db = openDatabase(path)
     // Back to the schema before 0005, with one entry written then.
     db.exec('DROP INDEX request_logs_org_figures; DROP INDEX request_logs_org_user')
+    for (const i of ['org_model', 'org_requested_model', 'org_status', 'org_failed']) db.exec(`DROP INDEX request_logs_${i}`) // 0008's
     for (const c of ['provider', 'key_id', 'latency_ms', 'ttft_ms', 'prompt_tokens', 'cached_tokens', 'completion_tokens', 'cost_usd'])
       db.exec(`ALTER TABLE request_logs DROP COLUMN ${c}`)
-    db.exec(`PRAGMA user_version = ${MIGRATIONS.length - 1}`)
+    db.exec(`PRAGMA user_version = ${MIGRATIONS.indexOf(logFigures)}`)
     const e = logEntry(1, { latencyMs: 321, ttftMs: 45, provider: 'mistral', costUsd: 0.5, usage: { ...logEntry(1).usage, promptTokens: 10, cachedTokens: 4, completionTokens: 7 } })
     db.query('INSERT INTO request_logs (request_id, org_id, created_at, model, requested_model, status, end_user_id, entry) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)').run(
       e.requestId, e.orgId, Date.parse(e.createdAt), e.model, e.requestedModel, e.status, e.endUserId, JSON.stringify(e),

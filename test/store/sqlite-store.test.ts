@@ -1,14 +1,18 @@
 // The SQLite store: migrations, WAL, encrypted secrets, and log queries that use indexes, not scans.
 
 import { describe, expect, test } from 'bun:test'
-import { Database } from 'bun:sqlite'
-import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs'
+import { Database, type SQLQueryBindings } from 'bun:sqlite'
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs'
 import { createCipheriv, createHash, randomBytes } from 'node:crypto'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { SecretBox, sealedFor } from '../../src/crypto/secret-box'
+import { encodeCursor } from '../../src/store/log-cursor'
 import { createSqliteStore } from '../../src/store/sqlite'
+import { SqliteLogStore } from '../../src/store/sqlite/logs'
+import type { LogQuery } from '../../src/store/types'
 import { MIGRATIONS, migrate, openDatabase } from '../../src/store/sqlite/open'
+import { PG_MIGRATIONS } from '../../src/store/postgres/open'
 import { logEntry as entry } from '../helpers/log-entry'
 
 test('a fresh database gets every migration once; running them again changes nothing', () => {
@@ -17,6 +21,15 @@ test('a fresh database gets every migration once; running them again changes not
   migrate(db)
   expect((db.query('PRAGMA user_version').get() as { user_version: number }).user_version).toBe(MIGRATIONS.length)
   db.close()
+})
+
+test('each store applies every migration file, in the order of the numbers their names start with (1, 2, … without gaps)', () => {
+  for (const [store, list] of [['sqlite', MIGRATIONS], ['postgres', PG_MIGRATIONS]] as const) {
+    const dir = join(import.meta.dir, `../../src/store/${store}/migrations`)
+    const files = readdirSync(dir).filter((f) => f.endsWith('.sql')).sort()
+    expect(files.map((f) => Number(f.slice(0, 4)))).toEqual(files.map((_, i) => i + 1))
+    expect(list).toEqual(files.map((f) => readFileSync(join(dir, f), 'utf8')))
+  }
 })
 
 test('a file database runs in WAL mode', () => {
@@ -143,6 +156,46 @@ describe('request log', () => {
     expect(twoKeys).toMatch(/SEARCH m0 USING PRIMARY KEY/)
     const byId = plan(`SELECT entry FROM request_logs WHERE request_id = 'x' AND org_id = 'o1'`)
     expect(byId).toMatch(/SEARCH request_logs USING INDEX sqlite_autoindex_request_logs_1/)
+    db.close()
+  })
+
+  test('every filter of a log page reads its own index range, never a scan of the log', async () => {
+    const db = openDatabase(':memory:')
+    // The statements the store runs, as it runs them (the read thread's connection would get the same).
+    const ran: { sql: string; args: SQLQueryBindings[] }[] = []
+    const logs = new SqliteLogStore(db, db, {
+      async all<T>(sql: string, args: SQLQueryBindings[]) {
+        ran.push({ sql, args })
+        return db.query<T, SQLQueryBindings[]>(sql).all(...args)
+      },
+    })
+    const cursor = encodeCursor(1_700_000_000_000, 'req-x')
+    const cases: [Partial<LogQuery>, RegExp][] = [
+      [{}, /SEARCH t USING COVERING INDEX request_logs_org_time \(org_id=\?\)/],
+      [{ since: 1, until: 2 }, /SEARCH t USING COVERING INDEX request_logs_org_time \(org_id=\? AND created_at>\? AND created_at<\?\)/],
+      // A page deep in the log starts at its cursor, not at the newest entry.
+      [{ cursor }, /SEARCH t USING COVERING INDEX request_logs_org_time \(org_id=\? AND created_at<\?\)/],
+      [{ user: 'u', cursor }, /SEARCH t USING COVERING INDEX request_logs_org_user \(org_id=\? AND end_user_id=\? AND created_at<\?\)/],
+      [{ model: 'm' }, /SEARCH t USING COVERING INDEX request_logs_org_model \(org_id=\? AND model=\?\)[^]*SEARCH t USING COVERING INDEX request_logs_org_requested_model \(org_id=\? AND requested_model=\?\)/],
+      [{ status: 404 }, /SEARCH t USING COVERING INDEX request_logs_org_status \(org_id=\? AND status=\?\)/],
+      [{ status: 'error' }, /SEARCH t USING COVERING INDEX request_logs_org_failed \(org_id=\? AND <expr>=\?\)/],
+      [{ status: 'success', since: 1 }, /SEARCH t USING COVERING INDEX request_logs_org_failed \(org_id=\? AND <expr>=\? AND created_at>\?\)/],
+      [{ user: 'u', model: 'm', status: 'error' }, /SEARCH t USING COVERING INDEX request_logs_org_user \(org_id=\? AND end_user_id=\?\)/],
+      [{ provider: 'openai' }, /SEARCH t USING COVERING INDEX request_logs_org_time \(org_id=\?\)/],
+      [{ metadata: [['env', 'prod'], ['shard', '1']], model: 'm' }, /SEARCH m USING PRIMARY KEY \(org_id=\? AND key=\? AND value=\?\)/],
+    ]
+    for (const [filter, driver] of cases) {
+      ran.length = 0
+      await logs.queryLogs({ orgId: 'o1', metadata: [], limit: 50, ...filter })
+      // The page, then (it came back short: the table is empty) the window's edge.
+      expect(ran.length).toBe(2)
+      for (const { sql, args } of ran) {
+        const plan = (db.query(`EXPLAIN QUERY PLAN ${sql}`).all(...args) as { detail: string }[]).map((r) => r.detail).join('\n')
+        expect({ filter, plan }).toEqual({ filter, plan: expect.stringMatching(driver) })
+        expect({ filter, plan }).toEqual({ filter, plan: expect.not.stringMatching(/SCAN (t|l|m|request_logs)\b/) })
+        expect({ filter, plan }).toEqual({ filter, plan: expect.not.stringMatching(/SEARCH l USING INDEX (?!sqlite_autoindex_request_logs_1)/) })
+      }
+    }
     db.close()
   })
 })

@@ -8,7 +8,7 @@ import { createPostgresStore } from '../../src/store/postgres'
 import { PgLogStore } from '../../src/store/postgres/logs'
 import { PG_MIGRATIONS } from '../../src/store/postgres/open'
 import { createSqliteStore } from '../../src/store/sqlite'
-import type { Store } from '../../src/store/types'
+import type { LogQuery, Store } from '../../src/store/types'
 import { logEntry as entry } from '../helpers/log-entry'
 import { freshSchema, serversFor } from '../helpers/servers'
 
@@ -257,6 +257,50 @@ for (const kind of ['sqlite', 'postgres'] as const) {
       expect(got).toEqual(want)
       expect(pages).toBeLessThanOrEqual(3)
     })
+
+    test('log: model, status, user and provider filters that hardly match also look at a bounded window per page', async () => {
+      // 2,500 ordinary entries; two of them (the 7th and the 2,401st) match each filter below.
+      const odd = (i: number) => i === 6 || i === 2400
+      const all = Array.from({ length: 2500 }, (_, i) =>
+        entry(20_000 + i, {
+          orgId: 'sparse',
+          // The answering model on one, the requested model on the other: both match `model`.
+          model: i === 2400 ? 'mistral/rare' : 'openai/gpt-4o',
+          requestedModel: i === 6 ? 'mistral/rare' : 'openai/gpt-4o',
+          status: odd(i) ? 418 : 200,
+          endUserId: odd(i) ? 'bob' : 'alice',
+          provider: odd(i) ? 'mistral' : 'openai',
+        }),
+      )
+      await store.logs.insertLogs(all)
+      const want = [all[2400], all[6]].map((e) => (e as { requestId: string }).requestId)
+      type Filter = Omit<Parameters<Store['logs']['queryLogs']>[0], 'orgId' | 'limit' | 'cursor' | 'metadata'>
+      const walk = async (f: Filter) => {
+        const pages: { ids: string[]; more: boolean }[] = []
+        let cursor: string | null | undefined
+        do {
+          const page = await store.logs.queryLogs({ orgId: 'sparse', metadata: [], limit: 10, ...f, ...(cursor ? { cursor } : {}) })
+          pages.push({ ids: page.data.map((e) => e.requestId), more: page.nextCursor !== null })
+          cursor = page.nextCursor
+        } while (cursor)
+        return { f, pages }
+      }
+      // A filter with an index of its own reads just its matches: both on the first page, nothing more.
+      for (const f of [{ model: 'mistral/rare' }, { status: 418 }, { status: 'error' }, { user: 'bob' }] as Filter[])
+        expect(await walk(f)).toEqual({ f, pages: [{ ids: want, more: false }] })
+      // Checked on another filter's window (the org's entries by time, or those of a common model): the
+      // newest match, then a cursor, as the older one lies past the window the first page looked at.
+      for (const f of [{ provider: 'mistral' }, { model: 'openai/gpt-4o', provider: 'mistral' }] as Filter[]) {
+        const { pages } = await walk(f)
+        expect({ f, first: pages[0] }).toEqual({ f, first: { ids: want.slice(0, 1), more: true } })
+        expect({ f, got: pages.flatMap((p) => p.ids) }).toEqual({ f, got: want })
+        expect(pages.length).toBeLessThanOrEqual(3)
+      }
+      // Filters that match most entries fill their pages as before.
+      const page = await store.logs.queryLogs({ orgId: 'sparse', metadata: [], limit: 5, status: 'success', model: 'openai/gpt-4o' })
+      expect(page.data.map((e) => e.requestId)).toEqual(all.slice(2495).reverse().map((e) => e.requestId))
+      expect(page.nextCursor).not.toBeNull()
+    })
   })
 }
 
@@ -317,6 +361,55 @@ describe.skipIf(!pgUp)('postgres only', () => {
       // Pruning an entry takes its tags with it.
       expect(await store.logs.pruneLogs(Date.parse(entry(1000).createdAt), 5000)).toBe(1000)
       expect(Number((await sql`SELECT count(*) AS n FROM request_log_tags`)[0].n)).toBe(4000)
+    } finally {
+      await sql.close()
+      await store.close()
+      await schema.drop()
+    }
+  })
+
+  test('every filter of a log page reads its own index of request_logs, never a scan of the table', async () => {
+    const schema = await freshSchema()
+    const store = createPostgresStore(schema.url, new SecretBox('s'))
+    const sql = new SQL(schema.url, { max: 1 })
+    /** Scans of request_logs so far: sequential, and per index. */
+    const scans = async () => {
+      await sql`SELECT pg_stat_force_next_flush()`
+      await sql`SELECT pg_stat_clear_snapshot()`
+      const [t] = await sql`SELECT seq_scan::int AS n FROM pg_stat_user_tables WHERE relname = 'request_logs' AND schemaname = ${schema.schema}`
+      const rows = await sql`SELECT indexrelname AS name, idx_scan::int AS n FROM pg_stat_user_indexes WHERE relname = 'request_logs' AND schemaname = ${schema.schema}`
+      return { seq: Number(t.n), index: Object.fromEntries(rows.map((r: { name: string; n: number }) => [r.name, Number(r.n)])) as Record<string, number> }
+    }
+    const logs = new PgLogStore(sql)
+    try {
+      await store.whenReady
+      await store.logs.insertLogs(
+        Array.from({ length: 3000 }, (_, i) => entry(i, { status: i % 10 ? 200 : 502, endUserId: `u${i % 50}`, model: `m${i % 20}`, requestedModel: `m${i % 20}` })),
+      )
+      // Another org, busier, in the same time span: what a walk by time alone would wade through.
+      await store.logs.insertLogs(Array.from({ length: 9000 }, (_, i) => entry(10_000 + i, { orgId: 'o2', createdAt: new Date(1_700_000_000_000 + i * 333).toISOString() })))
+      // With statistics, as autovacuum gathers them on a table this size (a table without any is planned
+      // for a handful of rows: a bitmap scan and a sort, until it is analyzed).
+      await sql`ANALYZE request_logs`
+      const cases: [Partial<LogQuery>, string[]][] = [
+        [{}, ['request_logs_org_time']],
+        // The page, then its window's edge (the time index of every org is a fair way to that).
+        [{ since: 1 }, ['request_logs_org_time', 'request_logs_time']],
+        [{ model: 'm3' }, ['request_logs_org_model', 'request_logs_org_requested_model']],
+        [{ status: 502 }, ['request_logs_org_status']],
+        [{ status: 'error' }, ['request_logs_org_failed']],
+        // Nine entries in ten succeed: the org's entries by time, skipping the failures, are as good.
+        [{ status: 'success' }, ['request_logs_org_time']],
+        [{ user: 'u7', status: 'error' }, ['request_logs_org_user']],
+        [{ provider: 'openai' }, ['request_logs_org_time']],
+      ]
+      for (const [filter, index] of cases) {
+        const before = await scans()
+        await logs.queryLogs({ orgId: 'o1', metadata: [], limit: 50, ...filter })
+        const after = await scans()
+        const used = Object.keys(after.index).filter((k) => k !== 'request_logs_pkey' && (after.index[k] as number) > (before.index[k] ?? 0))
+        expect({ filter, seq: after.seq - before.seq, some: used.length > 0, others: used.filter((k) => !index.includes(k)) }).toEqual({ filter, seq: 0, some: true, others: [] })
+      }
     } finally {
       await sql.close()
       await store.close()

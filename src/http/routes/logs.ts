@@ -1,4 +1,4 @@
-// GET /v1/logs/:requestId, GET /v1/logs and GET /v1/usage: the org's request log and usage report, for service keys only.
+// GET /v1/logs/:requestId, GET /v1/logs and GET /v1/usage: the org's request log and usage report, for service keys only (pages and reports at the org's log-read rate).
 
 import { Elysia } from 'elysia'
 import { parseLogQuery } from '../../admin/log-query'
@@ -6,6 +6,7 @@ import { echo, GatewayError, notFound } from '../../errors'
 import { handleApiRequest } from '../../pipeline'
 import type { AuthedContext, Deps, RequestContext } from '../../pipeline/context'
 import { parseUsageQuery, usageReport } from '../../admin/usage-report'
+import { admitLogRead } from '../../policy/log-read-limit'
 import type { LogEntry } from '../../store/types'
 import { contextFor } from '../request-context'
 
@@ -65,6 +66,7 @@ export const logRoutes = (deps: Deps) =>
       const ctx = contextFor(request, '/v1/logs')
       return handleApiRequest(deps, ctx, async (authenticate) => {
         const q = parseLogQuery(await authorize(authenticate), new URL(request.url).searchParams)
+        await admitLogRead(deps, q.orgId)
         await deps.logs.flush()
         return json(ctx, await deps.store.logs.queryLogs(q))
       })
@@ -73,6 +75,7 @@ export const logRoutes = (deps: Deps) =>
       const ctx = contextFor(request, '/v1/usage')
       return handleApiRequest(deps, ctx, async (authenticate) => {
         const q = parseUsageQuery(await authorize(authenticate), new URL(request.url).searchParams)
+        await admitLogRead(deps, q.orgId)
         await deps.logs.flush()
         return json(ctx, { data: await usageReport(deps.store.logs, q) })
       })

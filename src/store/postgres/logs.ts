@@ -1,7 +1,7 @@
 // PostgreSQL storage of request log entries: multi-row batch inserts, lookup by id, filtered pages newest first.
 
 import type { SQL } from 'bun'
-import { decodeCursor, encodeCursor, FILTER_WINDOW, withoutBodies } from '../log-cursor'
+import { decodeCursor, drivingFilter, encodeCursor, FILTER_WINDOW, withoutBodies } from '../log-cursor'
 import { BIN_SCALE, shapeStats } from '../log-stats'
 import type { LogEntry, LogQuery, LogStats, LogStatsQuery, LogStore, SpendQuery } from '../types'
 import { dimensionOf, MAX_METADATA_VALUES, OTHER_VALUE, type RollupCell, rollup, type UsageQuery, type UsageRow } from '../usage-rollup'
@@ -257,6 +257,7 @@ export class PgLogStore implements LogStore {
       if (cursor) w.push(sql`(${t}.created_at, ${t}.request_id) < (${cursor.createdAt}, ${cursor.requestId})`)
       return w
     }
+    // Every filter is checked on the window's entries (the driving one again, at no cost worth counting).
     const onEntry: SQL.Query<unknown>[] = []
     if (lq.model) onEntry.push(sql`(l.model = ${lq.model} OR l.requested_model = ${lq.model})`)
     if (lq.status === 'success') onEntry.push(sql`l.status < 400`)
@@ -264,40 +265,63 @@ export class PgLogStore implements LogStore {
     else if (typeof lq.status === 'number') onEntry.push(sql`l.status = ${lq.status}`)
     if (lq.user) onEntry.push(sql`l.end_user_id = ${lq.user}`)
     if (lq.provider) onEntry.push(sql`l.entry::jsonb->>'provider' = ${lq.provider}`)
-    let rows: EntryRow[]
-    let windowEdge: string | null = null
-    if (!lq.metadata.length) {
-      rows = await q<EntryRow[]>(sql`
-        SELECT l.entry, l.created_at, l.request_id FROM request_logs l WHERE ${and(sql, [sql`l.org_id = ${lq.orgId}`, ...bounds(sql`l`), ...onEntry])}
-        ORDER BY l.created_at DESC, l.request_id DESC LIMIT ${lq.limit + 1}`)
-    } else {
-      const tags = await this.rarestFirst(lq.orgId, lq.metadata, bounds)
-      if (!tags) return { data: [], nextCursor: null }
-      // The rarest tag drives the scan (an index range in time order); each other tag is a point
-      // lookup on its whole primary key. The lookup is a scalar subquery, not EXISTS: EXISTS becomes
-      // a semi-join, and without statistics (a fresh table) the planner may then scan the other tag's
-      // whole range for every row. The tags are matched in a subquery of their own (LIMIT, or OFFSET 0,
-      // keeps it from being merged), so the entry's own filters never move the lookups.
-      const [[k0, v0], ...others] = tags as [[string, string], ...[string, string][]]
-      // At most FILTER_WINDOW entries of the driving tag per page, newest first.
-      const window = sql`SELECT t0.org_id, t0.created_at, t0.request_id FROM request_log_tags t0
-        WHERE ${and(sql, [sql`t0.org_id = ${lq.orgId} AND t0.key = ${k0} AND t0.value = ${v0}`, ...bounds(sql`t0`)])}
-        ORDER BY t0.created_at DESC, t0.request_id DESC`
-      const lookups = others.map(
-        ([k, v]) => sql`(SELECT true FROM request_log_tags tn WHERE tn.org_id = t0.org_id AND tn.key = ${k} AND tn.value = ${v}
-          AND tn.created_at = t0.created_at AND tn.request_id = t0.request_id)`,
-      )
-      rows = await q<EntryRow[]>(sql`
-        SELECT l.entry, t.created_at, t.request_id FROM (
-          SELECT t0.created_at, t0.request_id FROM (${window} LIMIT ${FILTER_WINDOW}) t0 ${lookups.length ? sql`WHERE ${and(sql, lookups)}` : sql``}
-          ORDER BY t0.created_at DESC, t0.request_id DESC ${onEntry.length ? sql`OFFSET 0` : sql`LIMIT ${lq.limit + 1}`}
-        ) t JOIN request_logs l ON l.request_id = t.request_id ${onEntry.length ? sql`WHERE ${and(sql, onEntry)}` : sql``}
-        ORDER BY t.created_at DESC, t.request_id DESC LIMIT ${lq.limit + 1}`)
-      if (rows.length <= lq.limit) {
-        // The page looked at a whole window: older entries of the tag may still match, from its edge on.
-        const [edge] = await q<{ created_at: string; request_id: string }[]>(sql`${window} LIMIT 1 OFFSET ${FILTER_WINDOW - 1}`)
-        if (edge) windowEdge = encodeCursor(Number(edge.created_at), edge.request_id)
+    /** A range of one request_logs index, newest first, without its LIMIT. */
+    const logs = (...where: SQL.Query<unknown>[]) => sql`SELECT t0.created_at, t0.request_id FROM request_logs t0
+      WHERE ${and(sql, [sql`t0.org_id = ${lq.orgId}`, ...where, ...bounds(sql`t0`)])} ORDER BY t0.created_at DESC, t0.request_id DESC`
+    let window: SQL.Query<unknown>
+    let lookups: SQL.Query<unknown>[] = []
+    switch (drivingFilter(lq)) {
+      case 'metadata': {
+        const tags = await this.rarestFirst(lq.orgId, lq.metadata, bounds)
+        if (!tags) return { data: [], nextCursor: null }
+        // The rarest tag drives the scan (an index range in time order); each other tag is a point
+        // lookup on its whole primary key. The lookup is a scalar subquery, not EXISTS: EXISTS becomes
+        // a semi-join, and without statistics (a fresh table) the planner may then scan the other tag's
+        // whole range for every row.
+        const [[k0, v0], ...others] = tags as [[string, string], ...[string, string][]]
+        window = sql`SELECT t0.created_at, t0.request_id FROM request_log_tags t0
+          WHERE ${and(sql, [sql`t0.org_id = ${lq.orgId} AND t0.key = ${k0} AND t0.value = ${v0}`, ...bounds(sql`t0`)])}
+          ORDER BY t0.created_at DESC, t0.request_id DESC`
+        lookups = others.map(
+          ([k, v]) => sql`(SELECT true FROM request_log_tags tn WHERE tn.org_id = ${lq.orgId} AND tn.key = ${k} AND tn.value = ${v}
+            AND tn.created_at = t0.created_at AND tn.request_id = t0.request_id)`,
+        )
+        break
       }
+      case 'user':
+        window = logs(sql`t0.end_user_id = ${lq.user}`)
+        break
+      case 'model':
+        // The answering or the requested model: the newest window of each index, merged.
+        window = sql`(${logs(sql`t0.model = ${lq.model}`)} LIMIT ${FILTER_WINDOW})
+          UNION (${logs(sql`t0.requested_model = ${lq.model}`)} LIMIT ${FILTER_WINDOW}) ORDER BY 1 DESC, 2 DESC`
+        break
+      case 'status':
+        window = logs(sql`t0.status = ${lq.status}`)
+        break
+      case 'outcome':
+        window = logs(sql`(t0.status >= 400) = ${lq.status === 'error'}`)
+        break
+      case 'time':
+        window = logs()
+    }
+    // At most FILTER_WINDOW entries of the driving filter per page, newest first. The window is a
+    // subquery of its own (LIMIT, or OFFSET 0, keeps it from being merged), so the entry's own
+    // filters never move the lookups; each entry is then read by its key in that order (OFFSET 0
+    // keeps the lateral subquery a lookup, not a hash join over the whole table).
+    const rows = await q<EntryRow[]>(sql`
+      SELECT l.entry, t.created_at, t.request_id FROM (
+        SELECT t0.created_at, t0.request_id FROM (${window} LIMIT ${FILTER_WINDOW}) t0 ${lookups.length ? sql`WHERE ${and(sql, lookups)}` : sql``}
+        ORDER BY t0.created_at DESC, t0.request_id DESC ${onEntry.length ? sql`OFFSET 0` : sql`LIMIT ${lq.limit + 1}`}
+      ) t CROSS JOIN LATERAL (
+        SELECT l.entry FROM request_logs l WHERE ${and(sql, [sql`l.request_id = t.request_id`, ...onEntry])} OFFSET 0
+      ) l
+      ORDER BY t.created_at DESC, t.request_id DESC LIMIT ${lq.limit + 1}`)
+    let windowEdge: string | null = null
+    if (rows.length <= lq.limit) {
+      // The page looked at a whole window: older entries may still match, from its edge on.
+      const [edge] = await q<{ created_at: string; request_id: string }[]>(sql`${window} LIMIT 1 OFFSET ${FILTER_WINDOW - 1}`)
+      if (edge) windowEdge = encodeCursor(Number(edge.created_at), edge.request_id)
     }
     const page = rows.slice(0, lq.limit)
     const last = page[page.length - 1]

@@ -10,6 +10,7 @@ import { SqliteLogStore } from './logs'
 import { openDatabase } from './open'
 import { SqliteOrgStore } from './orgs'
 import { SqlitePromptStore } from './prompts'
+import { startReadThread } from './read-thread'
 import { SqliteRouteStore } from './routes'
 import { SqliteSessionStore } from './sessions'
 
@@ -21,6 +22,8 @@ export function createSqliteStore(path: string, box: SecretBox): Store {
   const writeDb = path === ':memory:' ? db : openDatabase(path, 0)
   // WAL checkpoints (page copies and fsyncs) run on a worker thread, off the event loop.
   const checkpointer = path === ':memory:' ? undefined : startCheckpointer(path, [db, writeDb])
+  // Log pages, stats and usage reports read on a thread of their own, off the event loop.
+  const reads = path === ':memory:' ? undefined : startReadThread(path, db)
   resealLegacySecrets(db, box)
   const keys = new SqliteKeyStore(db, writeDb)
   return {
@@ -31,7 +34,7 @@ export function createSqliteStore(path: string, box: SecretBox): Store {
     prompts: new SqlitePromptStore(db),
     routes: new SqliteRouteStore(db),
     sessions: new SqliteSessionStore(db),
-    logs: new SqliteLogStore(db, writeDb),
+    logs: new SqliteLogStore(db, writeDb, reads),
     ready: true,
     whenReady: Promise.resolve(),
     async ping() {
@@ -39,6 +42,7 @@ export function createSqliteStore(path: string, box: SecretBox): Store {
     },
     async close() {
       await checkpointer?.stop()
+      await reads?.stop()
       keys.flushTouches()
       if (writeDb !== db) writeDb.close()
       db.close()

@@ -2,9 +2,10 @@
 
 import type { Database, SQLQueryBindings } from 'bun:sqlite'
 import { jsonText } from '../json-text'
-import { decodeCursor, encodeCursor, FILTER_WINDOW, withoutBodies } from '../log-cursor'
+import { decodeCursor, drivingFilter, encodeCursor, FILTER_WINDOW, withoutBodies } from '../log-cursor'
 import type { LogEntry, LogQuery, LogStats, LogStatsQuery, LogStore, SpendQuery } from '../types'
 import { statsReport } from './log-reports'
+import { inProcessReader, type SqlReader } from './read-thread'
 import { dimensionOf, MAX_METADATA_VALUES, OTHER_VALUE, rollup, type UsageQuery, type UsageRow } from '../usage-rollup'
 
 interface UsageSumRow {
@@ -30,6 +31,19 @@ interface EntryRow {
 
 type Bind = (v: SQLQueryBindings) => string
 
+/** The time range and the paging cursor on table `t`, their values bound through `a`. */
+function timeBounds(t: string, q: LogQuery, cursor: { createdAt: number; requestId: string } | undefined, a: Bind): string[] {
+  const w: string[] = []
+  if (q.since !== undefined) w.push(`${t}.created_at >= ${a(q.since)}`)
+  if (q.until !== undefined) w.push(`${t}.created_at < ${a(q.until)}`)
+  if (cursor) {
+    // The first term bounds the index range: the OR alone would walk every newer entry to skip it.
+    const at = a(cursor.createdAt)
+    w.push(`${t}.created_at <= ${at}`, `(${t}.created_at < ${at} OR (${t}.created_at = ${at} AND ${t}.request_id < ${a(cursor.requestId)}))`)
+  }
+  return w
+}
+
 /** Positional parameters of one statement: `arg(v)` binds `v` and gives its placeholder. */
 function binder(): { args: SQLQueryBindings[]; arg: Bind } {
   const args: SQLQueryBindings[] = []
@@ -50,10 +64,14 @@ export class SqliteLogStore implements LogStore {
   private readonly pruneBatch: (before: number, limit: number) => number
   private readonly q
 
-  /** `writeDb`: the connection batches are written on (see createSqliteStore); reads use `db`. */
+  /**
+   * `writeDb`: the connection batches are written on (see createSqliteStore); lookups by id use `db`;
+   * heavy reads (pages, stats, usage reports) go through `reader`, the read thread of a file database.
+   */
   constructor(
     private readonly db: Database,
     writeDb: Database = db,
+    private readonly reader: SqlReader = inProcessReader(db),
   ) {
     const insert = writeDb.query(
       `INSERT OR IGNORE INTO request_logs (request_id, org_id, created_at, model, requested_model, status, end_user_id, entry,
@@ -158,64 +176,74 @@ export class SqliteLogStore implements LogStore {
   }
 
   async queryLogs(q: LogQuery): Promise<{ data: LogEntry[]; nextCursor: string | null }> {
-    const { args, arg } = binder()
     const cursor = q.cursor ? decodeCursor(q.cursor) : undefined
-    /** The time range and the cursor on table `t`, their values bound through `a`. */
-    const bounds = (t: string, a: Bind): string[] => {
-      const w: string[] = []
-      if (q.since !== undefined) w.push(`${t}.created_at >= ${a(q.since)}`)
-      if (q.until !== undefined) w.push(`${t}.created_at < ${a(q.until)}`)
-      if (cursor) {
-        const at = a(cursor.createdAt)
-        w.push(`(${t}.created_at < ${at} OR (${t}.created_at = ${at} AND ${t}.request_id < ${a(cursor.requestId)}))`)
+    /** The driving filter's index range (see drivingFilter), newest first, without its LIMIT; binds through `a`. */
+    const window = (a: Bind): string => {
+      const range = (t: string, from: string, where: string[]) => {
+        const w = [...where, ...timeBounds(t, q, cursor, a)]
+        return `SELECT ${t}.created_at, ${t}.request_id FROM ${from} WHERE ${w.join(' AND ')} ORDER BY ${t}.created_at DESC, ${t}.request_id DESC`
       }
-      return w
+      const logs = (index: string, ...where: string[]) => range('t', `request_logs t INDEXED BY ${index}`, [`t.org_id = ${a(q.orgId)}`, ...where])
+      switch (drivingFilter(q)) {
+        case 'metadata': {
+          const [k, v] = q.metadata[0] as [string, string]
+          return range('m', 'request_log_metadata m', [`m.org_id = ${a(q.orgId)}`, `m.key = ${a(k)}`, `m.value = ${a(v)}`])
+        }
+        case 'user':
+          return logs('request_logs_org_user', `t.end_user_id = ${a(q.user as string)}`)
+        case 'model': {
+          // The answering or the requested model: the newest window of each index, merged.
+          const model = a(q.model as string)
+          return `SELECT * FROM (${logs('request_logs_org_model', `t.model = ${model}`)} LIMIT ${FILTER_WINDOW})
+            UNION SELECT * FROM (${logs('request_logs_org_requested_model', `t.requested_model = ${model}`)} LIMIT ${FILTER_WINDOW})
+            ORDER BY created_at DESC, request_id DESC`
+        }
+        case 'status':
+          return logs('request_logs_org_status', `t.status = ${a(q.status as number)}`)
+        case 'outcome':
+          return logs('request_logs_org_failed', `t.status >= 400 = ${a(q.status === 'error' ? 1 : 0)}`)
+        case 'time':
+          return logs('request_logs_org_time')
+      }
     }
-    // With metadata filters the first one drives the scan: at most FILTER_WINDOW of its entries, an
-    // index range in time order; the others are point lookups on the same index.
-    const [first, ...others] = q.metadata
-    const window = ([k, v]: [string, string], a: Bind) =>
-      `SELECT m.org_id, m.created_at, m.request_id FROM request_log_metadata m
-       WHERE ${[`m.org_id = ${a(q.orgId)}`, `m.key = ${a(k)}`, `m.value = ${a(v)}`, ...bounds('m', a)].join(' AND ')}
-       ORDER BY m.created_at DESC, m.request_id DESC`
-    const where: string[] = []
-    let from = 'request_logs l'
-    let t = 'l'
-    if (first) {
-      from = `(${window(first, arg)} LIMIT ${FILTER_WINDOW}) m0 JOIN request_logs l ON l.request_id = m0.request_id`
-      t = 'm0'
-      others.forEach(([k, v], i) =>
-        where.push(
-          `EXISTS (SELECT 1 FROM request_log_metadata m${i + 1} WHERE m${i + 1}.org_id = m0.org_id AND m${i + 1}.key = ${arg(k)}
-           AND m${i + 1}.value = ${arg(v)} AND m${i + 1}.created_at = m0.created_at AND m${i + 1}.request_id = m0.request_id)`,
-        ),
-      )
-    } else where.push(`l.org_id = ${arg(q.orgId)}`, ...bounds('l', arg))
+    const { args, arg } = binder()
+    // Every filter is checked on the window's entries (the driving one again, at no cost worth counting).
+    const where = [`l.org_id = ${arg(q.orgId)}`]
+    q.metadata.slice(1).forEach(([k, v], i) =>
+      where.push(
+        `EXISTS (SELECT 1 FROM request_log_metadata m${i} WHERE m${i}.org_id = l.org_id AND m${i}.key = ${arg(k)}
+         AND m${i}.value = ${arg(v)} AND m${i}.created_at = w.created_at AND m${i}.request_id = w.request_id)`,
+      ),
+    )
     if (q.model) where.push(`(l.model = ${arg(q.model)} OR l.requested_model = ?${args.length})`)
     if (q.provider) where.push(`l.provider = ${arg(q.provider)}`)
     if (q.status === 'success') where.push('l.status < 400')
     else if (q.status === 'error') where.push('l.status >= 400')
     else if (typeof q.status === 'number') where.push(`l.status = ${arg(q.status)}`)
     if (q.user) where.push(`l.end_user_id = ${arg(q.user)}`)
-    const sql = `SELECT l.entry, l.created_at, l.request_id FROM ${from} ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
-      ORDER BY ${t}.created_at DESC, ${t}.request_id DESC LIMIT ${arg(q.limit + 1)}`
-    const rows = this.db.query<EntryRow, SQLQueryBindings[]>(sql).all(...args)
+    const rows = await this.reader.all<EntryRow>(
+      `SELECT l.entry, l.created_at, l.request_id FROM (${window(arg)} LIMIT ${FILTER_WINDOW}) w
+       JOIN request_logs l ON l.request_id = w.request_id WHERE ${where.join(' AND ')}
+       ORDER BY w.created_at DESC, w.request_id DESC LIMIT ${arg(q.limit + 1)}`,
+      args,
+    )
     const page = rows.slice(0, q.limit)
     const last = page[page.length - 1]
     let nextCursor = rows.length > q.limit && last ? encodeCursor(last.created_at, last.request_id) : null
-    if (!nextCursor && first) {
-      // The page looked at a whole window: older entries of the tag may still match, from its edge on.
+    if (!nextCursor) {
+      // The page looked at a whole window: older entries may still match, from its edge on.
       const e = binder()
-      const edge = this.db
-        .query<{ created_at: number; request_id: string }, SQLQueryBindings[]>(`${window(first, e.arg)} LIMIT 1 OFFSET ${FILTER_WINDOW - 1}`)
-        .get(...e.args)
+      const [edge] = await this.reader.all<{ created_at: number; request_id: string }>(
+        `${window(e.arg)} LIMIT 1 OFFSET ${FILTER_WINDOW - 1}`,
+        e.args,
+      )
       if (edge) nextCursor = encodeCursor(edge.created_at, edge.request_id)
     }
     return { data: page.map((r) => JSON.parse(r.entry) as LogEntry), nextCursor }
   }
 
   async stats(q: LogStatsQuery): Promise<LogStats> {
-    return statsReport(this.db, q)
+    return statsReport(this.reader, q)
   }
 
   async pruneLogs(before: number, limit: number): Promise<number> {
@@ -224,15 +252,14 @@ export class SqliteLogStore implements LogStore {
 
   async usage(q: UsageQuery): Promise<UsageRow[]> {
     const { dim, byDay } = dimensionOf(q.groupBy)
-    const rows = this.db
-      .query<UsageSumRow, [string, string, string, string]>(
+    const rows = await this.reader.all<UsageSumRow>(
         `SELECT ${byDay ? 'day' : 'value'} AS key, sum(requests) AS requests, sum(errors) AS errors, sum(input_tokens) AS input,
            sum(cached_input_tokens) AS cached, sum(cache_write_tokens) AS written, sum(output_tokens) AS output,
            sum(reasoning_tokens) AS reasoning, sum(cost_usd) AS cost, sum(priced) AS priced
          FROM usage_daily WHERE org_id = ?1 AND dim = ?2 AND day >= ?3 AND day <= ?4
          GROUP BY 1 ORDER BY ${byDay ? '1' : 'cost DESC, requests DESC, 1'}`,
+        [q.orgId, dim, q.fromDay, q.toDay],
       )
-      .all(q.orgId, dim, q.fromDay, q.toDay)
     return rows.map((r) => ({
       key: r.key === '' ? null : r.key,
       requests: r.requests,
