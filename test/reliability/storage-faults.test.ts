@@ -166,7 +166,7 @@ test.skipIf(!canMount)('a disk that fills up at run time: answers go on, entries
     expect(after.checks.logWriter).toMatchObject({ queued: 0, dropped: 0 })
     expect(after.checks.logWriter.written).toBeGreaterThanOrEqual(202)
     // The disk really was full for the writer: its batches failed and waited.
-    expect(full.logs.retries).toBeGreaterThan(0)
+    expect(full.checks.logWriter.retries).toBeGreaterThan(0)
     gw.proc.kill('SIGTERM')
     expect(await gw.proc.exited).toBe(0)
   } finally {
