@@ -6,6 +6,7 @@ import { ADMIN_USAGE, runAdminCommand, UsageError } from './cli/admin-commands'
 import { CONFIG_FLAG_HELP, CONFIG_FLAGS, ConfigError, loadConfig, parseFlags } from './config'
 import { MIGRATE_USAGE, runMigrate } from './cli/migrate'
 import { startupLines, startupSummary } from './observability/startup-summary'
+import { firstKeyNotice } from './admin/bootstrap'
 import { startGateway } from './server'
 
 const HEALTHCHECK_USAGE = 'gw healthcheck        (exit 0 when the gateway on GW_HOST:GW_PORT answers /health; the Docker HEALTHCHECK)'
@@ -56,14 +57,7 @@ async function serve(config: ReturnType<typeof loadConfig>): Promise<void> {
       say(`prompt files: ${p.prompts} prompts, ${p.partials} partials (${p.newVersions} new versions, ${p.published} published)`)
     for (const why of p.skipped) warn(`prompt file skipped, ${why}`)
   }
-  if (gw.generatedKey) {
-    if (json) say('created a service key for the "default" org; it is shown only now, keep it', { serviceKey: gw.generatedKey })
-    else
-      console.log(
-        `gw: created a service key for the "default" org. It is shown only now, keep it:\n\n    ${gw.generatedKey}\n\n` +
-          `    curl ${gw.url}/v1/chat/completions -H "Authorization: GwKey ${gw.generatedKey}" ...\n`,
-      )
-  }
+  if (gw.generatedKey) console.log(firstKeyNotice(gw.generatedKey, gw.url, json))
   let signals = 0
   const shutdown = async (signal: string) => {
     if (signals++) return

@@ -2,7 +2,7 @@
 
 import { resolve } from 'node:path'
 import { AdminService } from './admin/admin-service'
-import { bootstrap, DEFAULT_ORG } from './admin/bootstrap'
+import { bootstrap, createFirstKey, DEFAULT_ORG, firstKeyNotice } from './admin/bootstrap'
 import { OidcVerifier } from './auth/oidc'
 import { createApp } from './app'
 import { loadCatalog, readCatalogFile } from './catalog/catalog'
@@ -198,40 +198,49 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
     openStreams: new Set(),
   }
   const setUp = async () => {
-    const { generatedKey } = await bootstrap(store, admin, config)
+    await bootstrap(store, config)
     await applyConfigFile(store, configured)
     const providers = [...new Set((await store.orgs.getProviders(DEFAULT_ORG)).filter((p) => p.enabled && p.apiKey).map((p) => p.provider))].sort(
       (a, b) => PROVIDER_IDS.indexOf(a) - PROVIDER_IDS.indexOf(b),
     )
     const promptFiles = await readPromptFiles(config.promptsDir, config.promptsDir === DEFAULT_PROMPTS_DIR)
     const prompts = promptFiles && (await loadPromptFiles(store, admin.prompts, promptFiles))
-    return { generatedKey, providers, prompts }
+    return { providers, prompts }
   }
   // A database down at start does not keep gw from listening (live 200, ready 503): the first-start
   // set-up runs once it is reachable, and log entries wait in the spool meanwhile.
   const reachable = store.ready || (await Promise.race([store.whenReady.then(() => true), Bun.sleep(STORE_WAIT_MS).then(() => false)]))
   const waitingForStore = !reachable
-  const { generatedKey, providers, prompts } = reachable ? await setUp() : { generatedKey: undefined, providers: [], prompts: undefined }
-  if (waitingForStore)
-    void store.whenReady
-      .then(setUp)
-      .then(() => console.log('gw: the database is reachable; first-start set-up done'))
-      .catch((err: unknown) => console.error('gw: first-start set-up failed:', err instanceof Error ? err.message : err))
+  const { providers, prompts } = reachable ? await setUp() : { providers: [], prompts: undefined }
   const split = config.adminListener
   const app = createApp(deps, admin, split ? 'public' : 'all')
   const adminApp = split ? createApp(deps, admin, 'admin') : undefined
-  if (opts.listen !== false)
-    try {
+  let generatedKey: string | undefined
+  try {
+    if (opts.listen !== false) {
       listen(app, { host: config.host, port: config.port, portVar: 'GW_PORT (or --port)' }, opts.idleTimeoutSeconds, config.dev)
       if (split && adminApp) listen(adminApp, { ...split, portVar: 'GW_ADMIN_PORT' }, opts.idleTimeoutSeconds, config.dev)
-    } catch (err) {
-      await app.server?.stop(true)
-      await logs.close()
-      await store.close()
-      throw err
     }
+    // Only now, once gw listens: a start that fails before this leaves no key nobody was shown.
+    if (reachable) generatedKey = await createFirstKey(store, admin, config)
+  } catch (err) {
+    await app.server?.stop(true)
+    await adminApp?.server?.stop(true)
+    await logs.close()
+    await store.close()
+    throw err
+  }
   const port = app.server?.port ?? config.port
   const hostUrl = (host: string, p: number) => `http://${host.includes(':') ? `[${host}]` : host}:${p}`
+  if (waitingForStore)
+    void store.whenReady
+      .then(setUp)
+      .then(() => createFirstKey(store, admin, config))
+      .then((key) => {
+        console.log('gw: the database is reachable; first-start set-up done')
+        if (key) console.log(firstKeyNotice(key, hostUrl(config.host, port), config.logFormat === 'json'))
+      })
+      .catch((err: unknown) => console.error('gw: first-start set-up failed:', err instanceof Error ? err.message : err))
   let stopping: Promise<void> | undefined
   return {
     deps,

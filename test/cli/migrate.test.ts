@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { AdminService } from '../../src/admin/admin-service'
-import { bootstrap } from '../../src/admin/bootstrap'
+import { bootstrap, createFirstKey } from '../../src/admin/bootstrap'
 import { loadConfig } from '../../src/config'
 import { resolveSecret, SecretBox } from '../../src/crypto/secret-box'
 import { createPostgresStore } from '../../src/store/postgres'
@@ -42,7 +42,9 @@ describe.skipIf(!pgUp)('gw migrate --from', () => {
     // A single-node gateway that never set GW_SECRET: its secrets are sealed with the gw.secret beside the file.
     const store = createSqliteStore(file, new SecretBox(resolveSecret(undefined, file)))
     const admin = new AdminService(store)
-    await bootstrap(store, admin, loadConfig({ GW_DB: file }))
+    const config = loadConfig({ GW_DB: file })
+    await bootstrap(store, config)
+    await createFirstKey(store, admin, config)
     await store.orgs.createOrg({ id: 'acme', name: 'Acme' })
     await store.orgs.putPolicy('acme', { requestsPerMinute: 7 })
     await store.orgs.putProvider('acme', { provider: 'openai', name: 'default', weight: 1, apiKey: openai.apiKey, baseUrl: openai.url, enabled: true })

@@ -44,3 +44,41 @@ test('the database, its WAL files and the secret file are 0600, a folder gw crea
   expect(mode(dir)).toBe('700')
   for (const f of ['gw.db', 'gw.db-wal', 'gw.db-shm', 'gw.secret']) expect(`${f} ${mode(join(dir, f))}`).toBe(`${f} 600`)
 })
+
+/** Runs `gw serve` with these arguments until it exits (a start that fails); its exit code and output. */
+async function failedStart(args: string[], env: Record<string, string>) {
+  const proc = Bun.spawn([process.execPath, join(import.meta.dir, '../../src/main.ts'), 'serve', ...args], {
+    env: { PATH: process.env.PATH ?? '', ...env },
+    stdout: 'pipe',
+    stderr: 'pipe',
+  })
+  const timer = setTimeout(() => proc.kill('SIGKILL'), 15_000)
+  const [code, stdout, stderr] = await Promise.all([proc.exited, new Response(proc.stdout).text(), new Response(proc.stderr).text()])
+  clearTimeout(timer)
+  return { code, stdout, stderr }
+}
+
+test('a first start that cannot listen loses no key: the next start that listens creates it, prints it, and it works', async () => {
+  const taken = Bun.listen({ hostname: '127.0.0.1', port: 0, socket: { data() {} } })
+  const db = join(root, 'first-key', 'gw.db')
+  try {
+    const failed = await failedStart(['--port', String(taken.port)], { GW_DB: db })
+    expect(failed.code).toBe(1)
+    expect(failed.stderr).toContain(`port ${taken.port} on 127.0.0.1 is already in use`)
+    expect(failed.stdout).not.toContain('gw_sk_')
+  } finally {
+    taken.stop(true)
+  }
+  const gw = await spawnGw({ GW_DB: db })
+  started.push(gw)
+  expect(gw.key).toMatch(/^gw_sk_/)
+  expect(gw.output()).toContain('gw key create')
+  const res = await fetch(`${gw.url}/v1/models`, { headers: { authorization: `GwKey ${gw.key}` } })
+  expect(res.status).toBe(200)
+  gw.proc.kill('SIGTERM')
+  await gw.proc.exited
+  // The key is created and shown once: a later start prints none.
+  const again = await spawnGw({ GW_DB: db })
+  started.push(again)
+  expect(again.key).toBeUndefined()
+})
