@@ -44,7 +44,7 @@ export function openStore(config: Config): Store {
     let warned = false
     return createPostgresStore(config.databaseUrl, new SecretBox(config.secret as string), {
       onRetry: (err) => {
-        if (!warned) console.error(`gw: PostgreSQL not usable yet, retrying every second: ${err instanceof Error ? err.message : err}`)
+        if (!warned) console.error(`gw: ${err instanceof Error ? err.message : err}; retrying every second`)
         warned = true
       },
     })
@@ -107,13 +107,16 @@ export interface StartOptions {
   idleTimeoutSeconds?: number
 }
 
+/** Codes of a listen that failed because of its host. */
+const HOST_ERRORS = new Set(['EINVAL', 'EADDRNOTAVAIL', 'ENOENT', 'ENOTFOUND', 'EAI_NONAME', 'EAI_AGAIN', 'EAI_FAIL'])
+
 /**
  * Listens on the configured port, alone: Elysia turns SO_REUSEPORT on by default, which lets a second
  * gw share a port with the first and split its requests (PRODUCT §4). A taken port fails the start.
  */
 function listen(
   app: ReturnType<typeof createApp>,
-  at: { host: string; port: number; portVar: string },
+  at: { host: string; port: number; portVar: string; hostVar: string },
   idleTimeoutSeconds: number | undefined,
   dev: boolean,
 ): void {
@@ -134,6 +137,12 @@ function listen(
     const code = typeof err === 'object' && err !== null && 'code' in err ? (err as { code: unknown }).code : undefined
     if (code === 'EADDRINUSE')
       throw new Error(`port ${at.port} on ${at.host} is already in use (another gw, or another program): stop it, or set ${at.portVar} to a free port`)
+    // A misspelt name (`localhostt`) or an address this machine does not have: Bun says only "EINVAL:
+    // invalid argument, listen" (or EADDRNOTAVAIL, ENOENT, … depending on the resolver).
+    if (typeof code === 'string' && HOST_ERRORS.has(code))
+      throw new Error(
+        `cannot listen on host "${at.host.slice(0, 255)}" (${at.hostVar}): it is neither an address of this machine nor a name resolving to one (${code}); use 127.0.0.1, 0.0.0.0 (every interface) or one of this machine's addresses`,
+      )
     throw err
   }
 }
@@ -209,7 +218,16 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
   }
   // A database down at start does not keep gw from listening (live 200, ready 503): the first-start
   // set-up runs once it is reachable, and log entries wait in the spool meanwhile.
-  const reachable = store.ready || (await Promise.race([store.whenReady.then(() => true), Bun.sleep(STORE_WAIT_MS).then(() => false)]))
+  const reachable =
+    store.ready ||
+    (await Promise.race([store.whenReady.then(() => true), Bun.sleep(STORE_WAIT_MS).then(() => false)]).catch(async (err: unknown) => {
+      // A database retrying cannot reach (no such database, a refused login) stops the start.
+      await retention.stop()
+      await logs.close()
+      await store.close()
+      shared?.link.close()
+      throw err
+    }))
   const waitingForStore = !reachable
   const { providers, prompts } = reachable ? await setUp() : { providers: [], prompts: undefined }
   const split = config.adminListener
@@ -218,8 +236,8 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
   let generatedKey: string | undefined
   try {
     if (opts.listen !== false) {
-      listen(app, { host: config.host, port: config.port, portVar: 'GW_PORT (or --port)' }, opts.idleTimeoutSeconds, config.dev)
-      if (split && adminApp) listen(adminApp, { ...split, portVar: 'GW_ADMIN_PORT' }, opts.idleTimeoutSeconds, config.dev)
+      listen(app, { host: config.host, port: config.port, portVar: 'GW_PORT (or --port)', hostVar: 'GW_HOST or --host' }, opts.idleTimeoutSeconds, config.dev)
+      if (split && adminApp) listen(adminApp, { ...split, portVar: 'GW_ADMIN_PORT', hostVar: 'GW_ADMIN_HOST' }, opts.idleTimeoutSeconds, config.dev)
     }
     // Only now, once gw listens: a start that fails before this leaves no key nobody was shown.
     if (reachable) generatedKey = await createFirstKey(store, admin, config)

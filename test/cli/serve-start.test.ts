@@ -1,10 +1,11 @@
-// `gw serve` start-up (PRODUCT §4): one process per port, and the files it creates readable by their owner only.
+// `gw serve` start-up (PRODUCT §4, §10): one process per port, owner-only files and folders, the first key, one-line errors, and start-up lines naming what really runs.
 
-import { afterAll, expect, test } from 'bun:test'
-import { mkdtempSync, rmSync, statSync } from 'node:fs'
+import { afterAll, describe, expect, test } from 'bun:test'
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { type GwProcess, spawnGw } from '../helpers/process'
+import { freshSchema, serversFor, TEST_REDIS_URL, TEST_SECRET } from '../helpers/servers'
 
 const root = mkdtempSync(join(tmpdir(), 'gw-serve-'))
 const started: GwProcess[] = []
@@ -71,14 +72,109 @@ test('a first start that cannot listen loses no key: the next start that listens
   }
   const gw = await spawnGw({ GW_DB: db })
   started.push(gw)
-  expect(gw.key).toMatch(/^gw_sk_/)
-  expect(gw.output()).toContain('gw key create')
-  const res = await fetch(`${gw.url}/v1/models`, { headers: { authorization: `GwKey ${gw.key}` } })
+  // The key follows the start-up lines (another write): read until it is there.
+  const deadline = Date.now() + 5000
+  while (!/gw key create/.test(gw.output()) && Date.now() < deadline) await Bun.sleep(20)
+  const key = /gw_sk_\w+/.exec(gw.output())?.[0]
+  expect(key).toMatch(/^gw_sk_/)
+  expect(gw.output()).toContain('another one at any time: gw key create')
+  const res = await fetch(`${gw.url}/v1/models`, { headers: { authorization: `GwKey ${key}` } })
   expect(res.status).toBe(200)
   gw.proc.kill('SIGTERM')
   await gw.proc.exited
   // The key is created and shown once: a later start prints none.
   const again = await spawnGw({ GW_DB: db })
   started.push(again)
-  expect(again.key).toBeUndefined()
+  await Bun.sleep(500)
+  expect(again.output()).not.toContain('gw_sk_')
+})
+
+test('a host gw cannot listen on is named in one line (exit 1), not EINVAL', async () => {
+  const r = await failedStart(['--port', '0'], { GW_DB: join(root, 'bad-host', 'gw.db'), GW_HOST: 'localhostt' })
+  expect(r.code).toBe(1)
+  expect(r.stderr.trim().split('\n')).toHaveLength(1)
+  expect(r.stderr).toStartWith('gw: could not start: cannot listen on host "localhostt" (GW_HOST or --host): it is neither an address')
+})
+
+test('a misspelt GW_* variable is warned about at start in one line naming the setting meant; a client GW_KEY is not', async () => {
+  const gw = await spawnGw({
+    GW_DB: join(root, 'typo', 'gw.db'),
+    GW_ADMIN_TOKN: 'an-admin-token-long-enough',
+    GW_KEY: 'gw_sk_what-a-client-script-exports',
+  })
+  started.push(gw)
+  const deadline = Date.now() + 5000
+  while (!gw.errors().includes('GW_ADMIN_TOKN') && Date.now() < deadline) await Bun.sleep(20)
+  expect(gw.errors().trim().split('\n')).toEqual(['gw: GW_ADMIN_TOKN is not a gw setting and is ignored: did you mean GW_ADMIN_TOKEN?'])
+})
+
+test('PostgreSQL unreachable at start is named by host:port, never with the password', async () => {
+  // A spool folder the operator made, open to others: gw warns and leaves it as it is.
+  const spool = join(root, 'pg-down-spool')
+  mkdirSync(spool)
+  chmodSync(spool, 0o755)
+  const closed = Bun.listen({ hostname: '127.0.0.1', port: 0, socket: { data() {} } })
+  const port = closed.port
+  closed.stop(true)
+  const gw = await spawnGw({
+    GW_DATABASE_URL: `postgres://gw:pg-password-7f3a@127.0.0.1:${port}/gwdb`,
+    GW_SECRET: 'a-secret-long-enough-for-the-test-0000',
+    GW_SPOOL_DIR: spool,
+    GW_SERVICE_KEY: 'gw_sk_pgdown000000000000000000000000000000000000000',
+  })
+  started.push(gw)
+  const deadline = Date.now() + 5000
+  while (!(gw.errors().includes('retrying') && gw.errors().includes('chmod 700')) && Date.now() < deadline) await Bun.sleep(20)
+  expect(gw.errors()).toContain(`PostgreSQL on 127.0.0.1:${port} (database "gwdb")`)
+  expect(gw.errors()).not.toContain('pg-password-7f3a')
+  expect(gw.errors()).toContain(`gw: other users can open ${spool} (755)`)
+})
+
+test('an existing database folder others can open is left as it is, with one warning at start', async () => {
+  const dir = join(root, 'open-folder')
+  mkdirSync(dir)
+  chmodSync(dir, 0o755)
+  const gw = await spawnGw({ GW_DB: join(dir, 'gw.db') })
+  started.push(gw)
+  const deadline = Date.now() + 5000
+  while (!gw.errors().includes('chmod 700') && Date.now() < deadline) await Bun.sleep(20)
+  expect(gw.errors().trim().split('\n')).toEqual([
+    `gw: other users can open ${dir} (755): gw's files in it are owner-only, but the folder gw creates itself is 0700 and gw leaves yours as it is; chmod 700 it`,
+  ])
+  expect((statSync(dir).mode & 0o777).toString(8)).toBe('755')
+})
+
+const clusterUp = await serversFor('start-up lines on PostgreSQL and Redis', { postgres: true, redis: true })
+
+describe.skipIf(!clusterUp)('on PostgreSQL and Redis', () => {
+  test('the start-up lines and the JSON record name the store and the limits really used, without credentials', async () => {
+    const schema = await freshSchema()
+    try {
+      const db = new URL(schema.url)
+      db.password = 'pg-password-9c2e'
+      const env = {
+        GW_DATABASE_URL: db.toString(),
+        GW_SECRET: TEST_SECRET,
+        GW_REDIS_URL: TEST_REDIS_URL,
+        GW_REDIS_PREFIX: `gwtest:${schema.schema}:`,
+        GW_SPOOL_DIR: join(root, 'cluster-spool'),
+      }
+      const where = `${db.hostname}:${db.port || '5432'}${db.pathname}`
+      const redis = new URL(TEST_REDIS_URL)
+      const redisAt = `${redis.hostname}:${redis.port || '6379'}`
+      const text = await spawnGw(env)
+      started.push(text)
+      expect(text.output()).toContain(`gw: store postgres ${where}; rate limits redis ${redisAt}\n`)
+      expect(text.output()).not.toContain('pg-password-9c2e')
+      text.proc.kill('SIGTERM')
+      await text.proc.exited
+      const json = await spawnGw({ ...env, GW_LOG_FORMAT: 'json' })
+      started.push(json)
+      const record = JSON.parse(json.output().split('\n').find((l) => l.includes('"gw started"')) as string)
+      expect(record).toMatchObject({ store: `postgres ${where}`, rateLimits: `redis ${redisAt}`, redis: expect.stringContaining(redisAt) })
+      expect(json.output()).not.toContain('pg-password-9c2e')
+    } finally {
+      await schema.drop()
+    }
+  })
 })
