@@ -46,6 +46,12 @@ test('the database, its WAL files and the secret file are 0600, a folder gw crea
   for (const f of ['gw.db', 'gw.db-wal', 'gw.db-shm', 'gw.secret']) expect(`${f} ${mode(join(dir, f))}`).toBe(`${f} 600`)
 })
 
+/** Waits (up to 5 s) for what a process prints after its listening line, which may come in a later read. */
+async function until(done: () => boolean): Promise<void> {
+  const deadline = Date.now() + 5000
+  while (!done() && Date.now() < deadline) await Bun.sleep(20)
+}
+
 /** Runs `gw serve` with these arguments until it exits (a start that fails); its exit code and output. */
 async function failedStart(args: string[], env: Record<string, string>) {
   const proc = Bun.spawn([process.execPath, join(import.meta.dir, '../../src/main.ts'), 'serve', ...args], {
@@ -73,8 +79,7 @@ test('a first start that cannot listen loses no key: the next start that listens
   const gw = await spawnGw({ GW_DB: db })
   started.push(gw)
   // The key follows the start-up lines (another write): read until it is there.
-  const deadline = Date.now() + 5000
-  while (!/gw key create/.test(gw.output()) && Date.now() < deadline) await Bun.sleep(20)
+  await until(() => gw.output().includes('gw key create'))
   const key = /gw_sk_\w+/.exec(gw.output())?.[0]
   expect(key).toMatch(/^gw_sk_/)
   expect(gw.output()).toContain('another one at any time: gw key create')
@@ -103,8 +108,7 @@ test('a misspelt GW_* variable is warned about at start in one line naming the s
     GW_KEY: 'gw_sk_what-a-client-script-exports',
   })
   started.push(gw)
-  const deadline = Date.now() + 5000
-  while (!gw.errors().includes('GW_ADMIN_TOKN') && Date.now() < deadline) await Bun.sleep(20)
+  await until(() => gw.errors().includes('GW_ADMIN_TOKN'))
   expect(gw.errors().trim().split('\n')).toEqual(['gw: GW_ADMIN_TOKN is not a gw setting and is ignored: did you mean GW_ADMIN_TOKEN?'])
 })
 
@@ -123,8 +127,7 @@ test('PostgreSQL unreachable at start is named by host:port, never with the pass
     GW_SERVICE_KEY: 'gw_sk_pgdown000000000000000000000000000000000000000',
   })
   started.push(gw)
-  const deadline = Date.now() + 5000
-  while (!(gw.errors().includes('retrying') && gw.errors().includes('chmod 700')) && Date.now() < deadline) await Bun.sleep(20)
+  await until(() => gw.errors().includes('retrying') && gw.errors().includes('chmod 700'))
   expect(gw.errors()).toContain(`PostgreSQL on 127.0.0.1:${port} (database "gwdb")`)
   expect(gw.errors()).not.toContain('pg-password-7f3a')
   expect(gw.errors()).toContain(`gw: other users can open ${spool} (755)`)
@@ -136,8 +139,7 @@ test('an existing database folder others can open is left as it is, with one war
   chmodSync(dir, 0o755)
   const gw = await spawnGw({ GW_DB: join(dir, 'gw.db') })
   started.push(gw)
-  const deadline = Date.now() + 5000
-  while (!gw.errors().includes('chmod 700') && Date.now() < deadline) await Bun.sleep(20)
+  await until(() => gw.errors().includes('chmod 700'))
   expect(gw.errors().trim().split('\n')).toEqual([
     `gw: other users can open ${dir} (755): gw's files in it are owner-only, but the folder gw creates itself is 0700 and gw leaves yours as it is; chmod 700 it`,
   ])
@@ -164,12 +166,14 @@ describe.skipIf(!clusterUp)('on PostgreSQL and Redis', () => {
       const redisAt = `${redis.hostname}:${redis.port || '6379'}`
       const text = await spawnGw(env)
       started.push(text)
+      await until(() => text.output().includes('gw: metrics'))
       expect(text.output()).toContain(`gw: store postgres ${where}; rate limits redis ${redisAt}\n`)
       expect(text.output()).not.toContain('pg-password-9c2e')
       text.proc.kill('SIGTERM')
       await text.proc.exited
       const json = await spawnGw({ ...env, GW_LOG_FORMAT: 'json' })
       started.push(json)
+      await until(() => json.output().includes('"accessLog"'))
       const record = JSON.parse(json.output().split('\n').find((l) => l.includes('"gw started"')) as string)
       expect(record).toMatchObject({ store: `postgres ${where}`, rateLimits: `redis ${redisAt}`, redis: expect.stringContaining(redisAt) })
       expect(json.output()).not.toContain('pg-password-9c2e')
