@@ -2,7 +2,7 @@
 
 import { Elysia } from 'elysia'
 import { AdminService } from './admin/admin-service'
-import { GatewayError, notFound } from './errors'
+import { GatewayError } from './errors'
 import { Cors } from './http/cors'
 import { errorResponse } from './http/error-handler'
 import { methodsByPath } from './http/methods'
@@ -82,10 +82,13 @@ function notAllowed(request: Request, allow: string[]): GatewayError {
 function unknownRoute(request: Request, allowedMethods: (path: string) => string[]): GatewayError {
   const path = new URL(request.url).pathname
   const said = `unknown route ${request.method} ${path.slice(0, 64)}`
-  if (allowedMethods(`/v1${path}`).length) return notFound(`${said}; gw's APIs live under /v1 — did you mean /v1${path.slice(0, 64)}?`)
-  // The operator surfaces have prefixes of their own.
-  if (/^\/(v1|admin|ui|health|metrics)(\/|$)/.test(path)) return notFound(said)
-  return notFound(`${said}; gw's APIs live under /v1`)
+  const hint = allowedMethods(`/v1${path}`).length
+    ? `; gw's APIs live under /v1 — did you mean /v1${path.slice(0, 64)}?`
+    : // The operator surfaces have prefixes of their own.
+      /^\/(v1|admin|ui|health|metrics)(\/|$)/.test(path)
+      ? ''
+      : "; gw's APIs live under /v1"
+  return new GatewayError(404, 'gateway_error', `${said}${hint}`)
 }
 
 export type App = ReturnType<typeof createApp>
