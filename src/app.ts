@@ -3,11 +3,12 @@
 import { Elysia } from 'elysia'
 import { AdminService } from './admin/admin-service'
 import { GatewayError } from './errors'
+import { ClientAddresses } from './http/client-address'
 import { Cors } from './http/cors'
 import { errorResponse } from './http/error-handler'
 import { methodsByPath } from './http/methods'
 import { markArrival } from './http/request-context'
-import { adminRoutes } from './http/routes/admin'
+import { AdminGuard, adminRoutes } from './http/routes/admin'
 import { chatRoutes } from './http/routes/chat'
 import { healthRoutes } from './http/routes/health'
 import { logRoutes } from './http/routes/logs'
@@ -36,9 +37,10 @@ export function createApp(deps: Deps, admin = new AdminService(deps.store, (org)
   const operators = surface !== 'public'
   const metrics = operators || deps.config.metrics === 'public'
   const token = deps.config.adminToken
-  const sessions = token ? new SessionKeeper(token) : undefined
+  const sessions = token ? new SessionKeeper(token, deps.store.sessions) : undefined
+  const guard = new AdminGuard(token, sessions, new ClientAddresses(deps.config.trustedProxies))
   const cors = new Cors(deps.config.corsOrigins)
-  const app = new Elysia({ name: `gw-${surface}`, serve: { routes: operators ? uiPageRoutes(token) : {} } })
+  const app = new Elysia({ name: `gw-${surface}`, serve: { routes: operators ? uiPageRoutes(token, deps.config.dev) : {} } })
     // No body is looked at here: each route reads its body (with the size limit) only after the
     // caller is authenticated, so an unauthenticated caller gets 401 whatever it sends (PRODUCT §4).
     .onRequest(({ request, set }) => {
@@ -57,7 +59,7 @@ export function createApp(deps: Deps, admin = new AdminService(deps.store, (org)
       return errorResponse(error, request, deps.config.errorFormat, code)
     })
     .use(healthRoutes(deps))
-    .use(metrics ? metricsRoutes(deps) : off())
+    .use(metrics ? metricsRoutes(deps, guard) : off())
     .use(clients ? chatRoutes(deps) : off())
     .use(clients ? messagesRoutes(deps) : off())
     .use(clients ? embeddingsRoutes(deps) : off())
@@ -65,8 +67,8 @@ export function createApp(deps: Deps, admin = new AdminService(deps.store, (org)
     .use(clients ? promptRoutes(deps) : off())
     .use(clients ? modelRoutes(deps) : off())
     .use(clients ? logRoutes(deps) : off())
-    .use(operators ? adminRoutes(deps, admin, sessions) : off())
-    .use(operators ? uiRoutes(token, sessions) : off())
+    .use(operators ? adminRoutes(deps, admin, guard) : off())
+    .use(operators ? uiRoutes(guard, deps.config.dev) : off())
   const allowedMethods = methodsByPath(app.routes.filter((r) => deps.config.adminToken || !r.path.startsWith('/admin')))
   return app
 }

@@ -3,8 +3,10 @@
 import { dirname, join } from 'node:path'
 import { secretArg } from './cli/args'
 import { MIN_SECRET_CHARS } from './crypto/secret-box'
+import { trustedProxyProblem } from './http/client-address'
 import type { ErrorShape } from './errors'
 import type { LogFormat } from './observability/access-log'
+import { upstreamPoolSize } from './policy/stream-slots'
 import type { ProviderId } from './providers/provider-id'
 
 export interface Config {
@@ -21,6 +23,10 @@ export interface Config {
   /** A stream whose client has taken no data for this long is ended (its upstream released). */
   clientReadTimeoutMs: number
   maxBodyBytes: number
+  /** GW_MAX_INFLIGHT_BODY_BYTES: bytes of request bodies all requests in flight may hold together. */
+  maxInflightBodyBytes: number
+  /** BUN_CONFIG_MAX_HTTP_REQUESTS as Bun read it at start: upstream requests in flight at once (the stream caps derive from it). */
+  upstreamPool: number
   /** At SIGTERM/SIGINT, how long in-flight requests may run before open streams are ended. */
   drainMs: number
   /** Least time between two fetches of an OIDC issuer's JWKS caused by an unknown key id. */
@@ -49,10 +55,12 @@ export interface Config {
   redisPrefix: string
   /** GW_SPOOL_DIR: where log entries wait while the database is unreachable. */
   spoolDir: string
-  /** GW_ERROR_FORMAT: the shape of error bodies unless a request asks otherwise (PRODUCT §4). */
-  errorFormat: ErrorShape
+  /** GW_ERROR_FORMAT: the shape of error bodies unless a request asks otherwise; unset, it follows the client (PRODUCT §4). */
+  errorFormat: ErrorShape | undefined
   /** GW_CORS_ORIGINS: origins browsers may call from (`*` for any); empty = no CORS headers. */
   corsOrigins: readonly string[]
+  /** GW_TRUSTED_PROXIES: IPs/CIDRs of reverse proxies whose X-Forwarded-For names the client (per-address limits); empty = the socket's peer. */
+  trustedProxies: readonly string[]
   /** GET /metrics: admin token (default), open, or off (PRODUCT §14). */
   metrics: 'admin' | 'public' | 'off'
   /** An `org` label on the request, token and cost counters. */
@@ -96,6 +104,7 @@ const FLAGS: Record<string, string> = {
   'upstream-timeout-ms': 'GW_UPSTREAM_TIMEOUT_MS',
   'client-read-timeout-ms': 'GW_CLIENT_READ_TIMEOUT_MS',
   'max-body-bytes': 'GW_MAX_BODY_BYTES',
+  'max-inflight-body-bytes': 'GW_MAX_INFLIGHT_BODY_BYTES',
   'drain-ms': 'GW_DRAIN_MS',
   'jwks-refresh-ms': 'GW_JWKS_REFRESH_MS',
   'log-bodies': 'GW_LOG_BODIES',
@@ -271,6 +280,13 @@ export function loadConfig(env: Env, opts: { secretOptional?: boolean } = {}): C
   if (secret !== undefined && secret.length < MIN_SECRET_CHARS)
     problems.push(`GW_SECRET must be at least ${MIN_SECRET_CHARS} characters (it derives the key that encrypts provider keys)`)
 
+  const trustedProxies = (opt('GW_TRUSTED_PROXIES') ?? '').split(',').map((e) => e.trim()).filter(Boolean)
+  for (const e of trustedProxies) {
+    const problem = trustedProxyProblem(e)
+    if (problem) problems.push(problem)
+  }
+
+  const maxBodyBytes = int('GW_MAX_BODY_BYTES', 10_485_760, 1024, 1_073_741_824)
   const config: Config = {
     host: str('GW_HOST', '127.0.0.1'),
     port: int('GW_PORT', 8787, 0, 65535),
@@ -289,7 +305,10 @@ export function loadConfig(env: Env, opts: { secretOptional?: boolean } = {}): C
     },
     upstreamTimeoutMs: int('GW_UPSTREAM_TIMEOUT_MS', 60_000, 1, 3_600_000),
     clientReadTimeoutMs: int('GW_CLIENT_READ_TIMEOUT_MS', 30_000, 100, 3_600_000),
-    maxBodyBytes: int('GW_MAX_BODY_BYTES', 10_485_760, 1024, 1_073_741_824),
+    maxBodyBytes,
+    // 256 MiB, or one body of the largest size when GW_MAX_BODY_BYTES is set higher.
+    maxInflightBodyBytes: int('GW_MAX_INFLIGHT_BODY_BYTES', Math.max(268_435_456, maxBodyBytes), 1024, 68_719_476_736),
+    upstreamPool: upstreamPoolSize(env.BUN_CONFIG_MAX_HTTP_REQUESTS),
     drainMs: int('GW_DRAIN_MS', 10_000, 0, 600_000),
     jwksRefreshMs: int('GW_JWKS_REFRESH_MS', 30_000, 0, 3_600_000),
     promptsDir: str('GW_PROMPTS_DIR', DEFAULT_PROMPTS_DIR),
@@ -306,17 +325,20 @@ export function loadConfig(env: Env, opts: { secretOptional?: boolean } = {}): C
     redisRequired: bool('GW_REDIS_REQUIRED', false),
     redisPrefix: str('GW_REDIS_PREFIX', 'gw:'),
     spoolDir: str('GW_SPOOL_DIR', join(dbPath === ':memory:' ? './data' : dirname(dbPath), 'spool')),
-    errorFormat: oneOf('GW_ERROR_FORMAT', ['gw', 'openai'] as const, 'gw'),
+    errorFormat: opt('GW_ERROR_FORMAT') === undefined ? undefined : oneOf('GW_ERROR_FORMAT', ['gw', 'openai'] as const, 'gw'),
     corsOrigins: (opt('GW_CORS_ORIGINS') ?? '')
       .split(',')
       .map((o) => o.trim().replace(/\/+$/, ''))
       .filter(Boolean),
+    trustedProxies,
     metrics: oneOf('GW_METRICS', ['admin', 'public', 'off'], 'admin'),
     metricsOrgLabel: bool('GW_METRICS_ORG_LABEL', false),
     logFormat: oneOf('GW_LOG_FORMAT', ['json', 'pretty', 'off'], process.stdout.isTTY ? 'pretty' : 'off'),
     traceContent: bool('GW_TRACE_CONTENT', false),
     otel: otelConfig(env, problems),
   }
+  if (config.maxInflightBodyBytes < config.maxBodyBytes)
+    problems.push(`GW_MAX_INFLIGHT_BODY_BYTES (${config.maxInflightBodyBytes}) must be at least GW_MAX_BODY_BYTES (${config.maxBodyBytes}), or no body of the largest size is ever taken`)
   if (problems.length) throw new ConfigError(`invalid configuration:\n  - ${problems.join('\n  - ')}`)
   return Object.freeze(config)
 }

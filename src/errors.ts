@@ -20,17 +20,22 @@ export interface ErrorBody {
 
 /** The same error in OpenAI's shape (GW_ERROR_FORMAT=openai), which the OpenAI SDKs can print. */
 export interface OpenAiErrorBody {
-  error: { message: string; type: ErrorCode; code: ErrorCode; param: null }
+  /** `type` is gw's code, or `invalid_request_error` where the client's API says so (PRODUCT §4a). */
+  error: { message: string; type: ErrorCode | 'invalid_request_error'; code: ErrorCode; param: null }
   requestId: string
 }
 
 /** `gw` (the seed's shape) or `openai`; the same names as the Config's ErrorFormat. */
 export type ErrorShape = 'gw' | 'openai'
 
-/** Which shape a request's errors take: its `x-gw-error-format` header, else the configured default. */
-export function errorShapeFor(headers: Headers, configured: ErrorShape): ErrorShape {
+/**
+ * Which shape a request's errors take: its `x-gw-error-format` header, else GW_ERROR_FORMAT when set,
+ * else OpenAI's for the official OpenAI SDKs (they send `x-stainless-lang`) and gw's for the rest (PRODUCT §4).
+ */
+export function errorShapeFor(headers: Headers, configured: ErrorShape | undefined): ErrorShape {
   const asked = headers.get('x-gw-error-format')?.trim().toLowerCase()
-  return asked === 'openai' || asked === 'gw' ? asked : configured
+  if (asked === 'openai' || asked === 'gw') return asked
+  return configured ?? (headers.has('x-stainless-lang') ? 'openai' : 'gw')
 }
 
 export interface GatewayErrorOptions {
@@ -39,6 +44,8 @@ export interface GatewayErrorOptions {
   headers?: Record<string, string>
   /** What a 429 from gw's own rate limits applied to (`org` or `key`), for the metrics. */
   scope?: string
+  /** The provider refused the caller's request itself (a *request* failure, PRODUCT §4a). */
+  requestRefused?: boolean
 }
 
 /**
@@ -50,6 +57,7 @@ export class GatewayError extends Error {
   readonly code: ErrorCode
   readonly headers: Record<string, string> | undefined
   readonly scope: string | undefined
+  readonly requestRefused: boolean
 
   constructor(status: number, code: ErrorCode, message: string, opts: GatewayErrorOptions = {}) {
     super(message, opts.cause === undefined ? undefined : { cause: opts.cause })
@@ -58,10 +66,11 @@ export class GatewayError extends Error {
     this.code = code
     this.headers = opts.headers
     this.scope = opts.scope
+    this.requestRefused = opts.requestRefused ?? false
   }
 
-  toBody(requestId: string, shape: ErrorShape = 'gw'): ErrorBody | OpenAiErrorBody {
-    if (shape === 'openai') return { error: { message: this.message, type: this.code, code: this.code, param: null }, requestId }
+  toBody(requestId: string, shape: ErrorShape = 'gw', type: OpenAiErrorBody['error']['type'] = this.code): ErrorBody | OpenAiErrorBody {
+    if (shape === 'openai') return { error: { message: this.message, type, code: this.code, param: null }, requestId }
     return { error: true, code: this.code, message: this.message, requestId }
   }
 }

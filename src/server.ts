@@ -24,6 +24,7 @@ import { ChangeNotices } from './shared/change-notices'
 import { RedisBudgetLedger } from './shared/redis-budget-ledger'
 import { RedisLink } from './shared/redis-link'
 import { RedisRateLimiter } from './shared/redis-rate-limiter'
+import { BodyBudget } from './http/request-context'
 import { StreamSlots } from './policy/stream-slots'
 import { applyConfigFile, readConfigFile } from './config-file'
 import { type LoadReport, loadPromptFiles, readPromptFiles } from './prompts/prompt-files'
@@ -66,7 +67,7 @@ async function connectShared(config: Config): Promise<{ link: RedisLink; notices
   const link = new RedisLink(config.redisUrl as string, {
     onDown: (why) =>
       console.error(
-        `gw: Redis unreachable (${why}); ${config.redisRequired ? 'limited requests get 503 (GW_REDIS_REQUIRED)' : 'using this instance\'s own counters'} until it is back`,
+        `gw: Redis unreachable (${why}); ${config.redisRequired ? 'limited requests get 503 (GW_REDIS_REQUIRED)' : 'using this instance\'s own rate counters; budgeted requests get 503'} until it is back`,
       ),
     onUp: () => console.log('gw: Redis reachable again; shared counters and change notices resume'),
   })
@@ -198,8 +199,9 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
     health,
     limiter: shared ? new RedisRateLimiter(shared.link, { required: config.redisRequired, prefix: `${config.redisPrefix}rl:` }) : new MemoryRateLimiter(),
     observer,
-    streams: new StreamSlots(),
-    budgets: shared ? new RedisBudgetLedger(shared.link, { required: config.redisRequired, prefix: `${config.redisPrefix}budget:` }) : new MemoryBudgetLedger(),
+    streams: new StreamSlots(config.upstreamPool),
+    bodies: new BodyBudget(config.maxInflightBodyBytes),
+    budgets: shared ? new RedisBudgetLedger(shared.link, { prefix: `${config.redisPrefix}budget:` }) : new MemoryBudgetLedger(),
     latency: new RecentLatency(),
     ...(shared ? { shared: shared.link } : {}),
     oidc: new OidcVerifier(store.auth, { refreshCooldownMs: config.jwksRefreshMs }),

@@ -57,11 +57,12 @@ export class PromptAdmin {
     return { id: p.id, slug: p.slug }
   }
 
-  async addVersion(orgId: string, idOrSlug: string, raw: unknown): Promise<{ version: number; published: boolean }> {
+  /** A prompt managed by a file gets the version too, with a `warning` that the file wins at the next start. */
+  async addVersion(orgId: string, idOrSlug: string, raw: unknown): Promise<{ version: number; published: boolean; warning?: string }> {
     const p = await this.requirePrompt(orgId, idOrSlug)
     const { content, publish } = toVersionContent(raw)
     const v = await this.store.prompts.addVersion(p.id, content, contentHash(content), publish)
-    return { version: v.version, published: publish }
+    return { version: v.version, published: publish, ...(p.sourceFile === undefined ? {} : { warning: fileWinsWarning(p.slug, p.sourceFile) }) }
   }
 
   async publish(orgId: string, idOrSlug: string, version: string) {
@@ -93,8 +94,18 @@ export class PromptAdmin {
   }
 }
 
+export const fileWinsWarning = (slug: string, file: string) =>
+  `Prompt "${slug}" is managed by the file ${file}: at the next start gw loads that file again and its content becomes the newest version (edit the file to keep a change)`
+
 function publicPrompt(p: PromptRecord) {
-  return { id: p.id, slug: p.slug, name: p.name ?? null, publishedVersion: p.publishedVersion ?? null, currentVersion: p.currentVersion ?? null }
+  return {
+    id: p.id,
+    slug: p.slug,
+    name: p.name ?? null,
+    publishedVersion: p.publishedVersion ?? null,
+    currentVersion: p.currentVersion ?? null,
+    sourceFile: p.sourceFile ?? null,
+  }
 }
 
 function publicVersion(v: PromptVersion) {

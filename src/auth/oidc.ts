@@ -80,9 +80,15 @@ export class OidcVerifier {
         if (failedAt !== undefined && Date.now() - failedAt < FAILURE_TTL_MS) throw new Error('the JWKS failed to load recently')
         try {
           const res = await doFetch(url, { ...init, redirect: 'manual' })
-          if (res.status === 200) this.jwksFailedAt.delete(uri)
+          if (res.status !== 200) {
+            this.jwksFailedAt.set(uri, Date.now())
+            return res
+          }
+          // A 200 that is not a key set (not JSON, or no "keys" list) is a failure like any other.
+          const text = await res.text()
+          if (isKeySet(text)) this.jwksFailedAt.delete(uri)
           else this.jwksFailedAt.set(uri, Date.now())
-          return res
+          return new Response(text, { status: 200, headers: res.headers })
         } catch (err) {
           this.jwksFailedAt.set(uri, Date.now())
           throw err
@@ -128,6 +134,16 @@ export class OidcVerifier {
     const doc = (await res.json().catch(() => ({}))) as { jwks_uri?: unknown }
     if (typeof doc.jwks_uri === 'string') return doc.jwks_uri
     throw unauthorized(`${WHAT} could not be verified: the issuer's discovery document names no JWKS`)
+  }
+}
+
+/** Whether a JWKS answer's body is a JSON object with a list of key objects. */
+function isKeySet(text: string): boolean {
+  try {
+    const doc = JSON.parse(text) as { keys?: unknown }
+    return Array.isArray(doc?.keys) && doc.keys.every((k) => typeof k === 'object' && k !== null)
+  } catch {
+    return false
   }
 }
 

@@ -11,6 +11,7 @@ const EXPOSED = [
   'x-gw-cost-usd',
   'x-gw-estimated',
   'retry-after',
+  'x-should-retry',
 ].join(', ')
 const METHODS = 'GET, POST, PUT, DELETE, OPTIONS'
 const REQUEST_HEADERS =

@@ -5,7 +5,7 @@ import { badRequest, type ErrorShape, GatewayError, notFound } from '../errors'
 import { StoreConflictError, StoreUnavailableError } from '../store/errors'
 import { requestIdOf } from './request-context'
 
-export function errorResponse(err: unknown, request: Request, shape: ErrorShape, elysiaCode?: string | number): Response {
+export function errorResponse(err: unknown, request: Request, shape: ErrorShape | undefined, elysiaCode?: string | number): Response {
   const requestId = requestIdOf(request) ?? Bun.randomUUIDv7()
   let e: GatewayError
   if (err instanceof GatewayError) e = err

@@ -3,12 +3,12 @@
 import { GatewayError } from '../errors'
 import { modelUnavailable } from '../policy/model-access'
 import { countPromptTokens } from '../policy/prompt-tokens'
-import { applicableBudgets, type BudgetHold, maxCostUsd, reserveBudgets, settleBudgets } from '../policy/budgets'
+import { applicableBudgets, type BudgetHold, costBounds, LEASE_MARGIN_MS, maxCostUsd, reserveBudgets, settleBudgets } from '../policy/budgets'
 import type { LimitCheck } from '../policy/rate-limiter'
-import { DEFAULT_MAX_STREAMS_PER_KEY, DEFAULT_MAX_STREAMS_PER_ORG } from '../policy/stream-slots'
+import { INSTANCE_CLAIM } from '../policy/stream-slots'
 import { estimatePromptTokens } from '../tokens'
 import type { RateLimits } from '../store/types'
-import type { ChatInput, Deps, Identity, OrgContext } from './context'
+import type { ChatInput, Deps, Identity, OrgContext, RawBody } from './context'
 
 /**
  * What a request was charged against the rate limits and budgets, to be corrected with its real
@@ -32,6 +32,7 @@ export async function enforcePolicy(
   input: ChatInput,
   endUserId: string | null,
   signal?: AbortSignal,
+  raw?: RawBody,
 ): Promise<Charge | undefined> {
   const policy = org.org.policy
   const why = modelUnavailable(org, input.model)
@@ -61,7 +62,7 @@ export async function enforcePolicy(
   const releaseStream = input.stream ? takeStreamSlot(deps, identity, org) : undefined
   let budget: BudgetHold | undefined
   try {
-    budget = await reserveBudget(deps, identity, org, input, endUserId)
+    budget = await reserveBudget(deps, identity, org, input, endUserId, raw, signal)
     const rate = await chargeRateLimits(deps, identity, org, () => promptTokens ?? estimatePromptTokens(input.body.messages))
     return rate || budget || releaseStream ? { tokenKeys: [], tokens: 0, at: 0, ...rate, budget, releaseStream } : undefined
   } catch (err) {
@@ -80,16 +81,20 @@ function largestOutputLimit(input: ChatInput): number | undefined {
   return set.length ? Math.max(...set) : undefined
 }
 
-/** One of the org's and one of the credential's concurrent stream slots, or 429 when either is full. */
+/** One of the org's and one of the credential's concurrent stream slots, or 429 when either is full (503 when the instance's is). */
 function takeStreamSlot(deps: Deps, identity: Identity, org: OrgContext): () => void {
   const { policy, id } = org.org
-  const orgLimit = policy.maxConcurrentStreams ?? DEFAULT_MAX_STREAMS_PER_ORG
-  const keyLimit = policy.maxConcurrentStreamsPerKey ?? DEFAULT_MAX_STREAMS_PER_KEY
+  const orgLimit = policy.maxConcurrentStreams ?? deps.streams.caps.org
+  const keyLimit = policy.maxConcurrentStreamsPerKey ?? deps.streams.caps.key
   const slot = deps.streams.acquire([
     { key: `org:${id}`, limit: orgLimit },
     { key: `cred:${id}:${identity.authMode}:${identity.subject}`, limit: keyLimit },
   ])
   if ('release' in slot) return slot.release
+  if (slot.full.key === INSTANCE_CLAIM)
+    throw new GatewayError(503, 'gateway_error', `This gateway has ${slot.full.limit} streams open, all it takes at once: try again shortly`, {
+      headers: { 'retry-after': '1' },
+    })
   const scope = slot.full.key.startsWith('org:') ? 'org' : 'key'
   throw new GatewayError(
     429,
@@ -99,13 +104,18 @@ function takeStreamSlot(deps: Deps, identity: Identity, org: OrgContext): () => 
   )
 }
 
-/** Reserves the request's largest possible cost (over every model it may reach) on the budgets it falls under. */
+/**
+ * Reserves the request's largest possible cost (over every model it may reach) on the budgets it
+ * falls under, held for the upstream timeout plus a margin and renewed while the request runs.
+ */
 async function reserveBudget(
   deps: Deps,
   identity: Identity,
   org: OrgContext,
   input: ChatInput,
   endUserId: string | null,
+  raw: RawBody | undefined,
+  signal: AbortSignal | undefined,
 ): Promise<BudgetHold | undefined> {
   const policy = org.org.policy
   if (!policy.budgets?.length) return undefined
@@ -113,20 +123,18 @@ async function reserveBudget(
   const subjects = { orgId: org.org.id, keyId: identity.authMode === 'GwKey' ? identity.subject : undefined, endUserId: endUserId ?? undefined }
   const budgets = applicableBudgets(policy.budgets, subjects, now)
   if (!budgets.length) return undefined
-  const bytes = Buffer.byteLength(JSON.stringify(input.body))
-  let images = 0
-  for (const m of input.body.messages) if (Array.isArray(m.content)) for (const p of m.content) if (p.type === 'image_url') images++
-  const maxOut = largestOutputLimit(input)
+  const bounds = costBounds(input.body, raw, largestOutputLimit(input))
   let amount = 0
   for (const ref of [input.model, ...input.fallbackChain.map((e) => e.model)]) {
-    const cost = maxCostUsd(deps.catalog.resolve(ref.provider, ref.id).info, bytes, images, maxOut)
+    const cost = maxCostUsd(deps.catalog.resolve(ref.provider, ref.id).info, bounds)
     if (cost === null && !policy.allowUnpricedModels)
       throw violation(
         `Model "${ref.name.slice(0, 64)}" has no known price and org "${org.org.id}" has a budget: use a priced model, or set allowUnpricedModels: true in the policy`,
       )
     amount = Math.max(amount, cost ?? 0)
   }
-  return reserveBudgets(deps.budgets, deps.store.logs, budgets, org.org.id, amount, now)
+  const leaseMs = (policy.upstreamTimeoutMs ?? deps.config.upstreamTimeoutMs) + LEASE_MARGIN_MS
+  return reserveBudgets(deps.budgets, deps.store.logs, budgets, org.org.id, amount, leaseMs, now, signal)
 }
 
 /** Every string (and object key) in a JSON value, without recursion (depth is capped at parse time anyway). */

@@ -11,7 +11,7 @@ export interface Candidate {
   ref: ModelRef
   /** Undefined when the org cannot use this model; `unavailable` says why. */
   target: Target | undefined
-  /** The provider's other enabled keys, in the order to try them after a 429 on `target`'s key. */
+  /** The provider's other enabled keys, in the order to try them after a key failure (PRODUCT §4a) on `target`'s key. */
   spareKeys: Target[]
   unavailable: string | undefined
   /** Chain entries only: the failure kinds it fires on (undefined = all but refusal_detected). */
@@ -33,7 +33,7 @@ function orderKeys(keys: readonly ProviderRecord[], healthy: (k: ProviderRecord)
 function toCandidate(deps: Deps, org: OrgContext, ref: ModelRef, stream: boolean, triggers?: FailureKind[]): Candidate {
   const unavailable = modelUnavailable(org, ref)
   const model = deps.catalog.resolve(ref.provider, ref.id)
-  const keys = unavailable ? [] : orderKeys(org.providers.get(ref.provider) ?? [], (k) => deps.health.available(org.org.id, ref.name, k.name))
+  const keys = unavailable ? [] : orderKeys(org.providers.get(ref.provider) ?? [], (k) => deps.health.available(org.org.id, ref.name, { name: k.name, revision: k.updatedAt }))
   const targets = keys.map(
     (k): Target => ({
       provider: ref.provider,
@@ -41,6 +41,7 @@ function toCandidate(deps: Deps, org: OrgContext, ref: ModelRef, stream: boolean
       baseUrl: k.baseUrl ?? deps.config.baseUrls[ref.provider],
       apiKey: k.apiKey,
       keyName: k.name,
+      keyRevision: k.updatedAt,
       stream,
     }),
   )

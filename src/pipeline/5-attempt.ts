@@ -7,7 +7,15 @@
 // next() and calls close() when it is done with it; every resource is released there, once.
 
 import { GatewayError } from '../errors'
-import type { ProviderAdapter, StreamPart, StreamTranslator, Target, UpstreamCompletion, UpstreamFailure } from '../providers/adapter'
+import {
+  failureClass,
+  type ProviderAdapter,
+  type StreamPart,
+  type StreamTranslator,
+  type Target,
+  type UpstreamCompletion,
+  type UpstreamFailure,
+} from '../providers/adapter'
 import type { ChatRequest } from '../providers/openai-types'
 import { clip } from '../providers/upstream-errors'
 import { SseDecoder } from '../sse/parse'
@@ -15,6 +23,7 @@ import type { AttemptSpan } from '../observability/tracer'
 import type { Attempt } from '../store/types'
 import { estimatePromptTokens } from '../tokens'
 import type { AuthedContext, Deps, ModelRef } from './context'
+import type { HealthKey } from './upstream-health'
 
 export type Answer =
   /** `text`: the upstream body as received (a relayed answer goes out as these very bytes). */
@@ -93,6 +102,8 @@ export class UpstreamAttempt {
   private translator: StreamTranslator | undefined
   private ended = false
   private readonly onClientAbort = () => this.ac.abort()
+  /** The provider key, as the health record knows it. */
+  private readonly key: HealthKey
   /** This attempt's trace span (CLIENT), when tracing is on; ended in close(). */
   private span: AttemptSpan | undefined
 
@@ -107,6 +118,7 @@ export class UpstreamAttempt {
     private readonly timeoutMs: number,
   ) {
     this.record = { model: ref.name, key: target.keyName, outcome: 'ok', status: null, latencyMs: 0 }
+    this.key = { name: target.keyName, revision: target.keyRevision }
   }
 
   /** Sends the request and reads the answer (a stream up to its first content byte). Throws only when the client left. */
@@ -125,9 +137,10 @@ export class UpstreamAttempt {
 
   private async exchange(): Promise<AttemptResult> {
     const { deps, ctx, target, body, adapter } = this
-    const admission = deps.health.admit(ctx.org.org.id, this.ref.name, target.keyName)
+    const admission = deps.health.admit(ctx.org.org.id, this.ref.name, this.key)
     if (!admission.ok) {
       this.record.outcome = admission.kind
+      this.record.class = admission.class
       this.record.message = admission.message
       return { ok: false, failure: { kind: admission.kind, message: admission.message, retryAfterMs: admission.retryAfterMs } }
     }
@@ -251,7 +264,7 @@ export class UpstreamAttempt {
       this.reader.cancel().catch(() => {})
     }
     // Admitted but never judged (the client left, gw is stopping): the upstream told us nothing.
-    if (this.admitted && !this.judged) this.deps.health.release(this.ctx.org.org.id, this.ref.name, this.target.keyName)
+    if (this.admitted && !this.judged) this.deps.health.release(this.ctx.org.org.id, this.ref.name, this.key)
     if (!this.record.latencyMs) this.record.latencyMs = this.elapsed()
     this.span?.end(this)
   }
@@ -308,7 +321,7 @@ export class UpstreamAttempt {
 
   private succeed(): void {
     this.judged = true
-    this.deps.health.record(this.ctx.org.org.id, this.ref.name, 'ok', undefined, this.target.keyName)
+    this.deps.health.record(this.ctx.org.org.id, this.ref.name, 'ok', this.key)
     this.record.outcome = this.refusal ? 'refusal_detected' : 'ok'
     this.record.latencyMs = this.elapsed()
     this.deps.latency.observe(this.ctx.org.org.id, this.ref.name, this.record.latencyMs)
@@ -317,8 +330,9 @@ export class UpstreamAttempt {
   private fail(failure: UpstreamFailure): AttemptResult {
     const f = { ...failure, message: redact(failure.message, this.target.apiKey) }
     this.judged = true
-    this.deps.health.record(this.ctx.org.org.id, this.ref.name, f.kind, f.retryAfterMs, this.target.keyName)
+    this.deps.health.record(this.ctx.org.org.id, this.ref.name, f, this.key)
     this.record.outcome = f.kind
+    this.record.class = failureClass(f)
     this.record.status = f.status ?? null
     this.record.message = f.message
     this.record.latencyMs = this.elapsed()
@@ -328,8 +342,9 @@ export class UpstreamAttempt {
   /** A failure after the commit point: the answer had started, so it is recorded, not retried. */
   private failLate(failure: UpstreamFailure): void {
     failure.message = redact(failure.message, this.target.apiKey)
-    this.deps.health.record(this.ctx.org.org.id, this.ref.name, failure.kind, undefined, this.target.keyName)
+    this.deps.health.record(this.ctx.org.org.id, this.ref.name, failure, this.key)
     this.record.outcome = failure.kind
+    this.record.class = failureClass(failure)
     this.record.message = failure.message
     this.close()
   }

@@ -1,8 +1,9 @@
 // Stage 5, the walk down the fallback chain (PRODUCT §4a): primary first, then each chain entry
 // whose triggers match the last failure; one UpstreamAttempt per model tried, every one recorded.
 
+import { ownErrorShape } from '../apis/error-shapes'
 import { GatewayError } from '../errors'
-import type { FailureKind, ProviderAdapter, Target, UpstreamFailure } from '../providers/adapter'
+import { type FailureKind, failureClass, type ProviderAdapter, type Target, type UpstreamFailure } from '../providers/adapter'
 import type { ProviderId } from '../providers/provider-id'
 import { adapterFor } from '../providers/registry'
 import type { Attempt, Fallback, RequestWarning } from '../store/types'
@@ -38,15 +39,22 @@ function describe(a: Attempt): string {
   return `${a.model} → ${what}${a.message ? `: ${a.message}` : ''}`
 }
 
-function exhausted(attempts: Attempt[], last: UpstreamFailure): GatewayError {
+/**
+ * The answer once nothing answered. When the last failure was the caller's own request (PRODUCT §4a),
+ * retrying cannot help: `x-should-retry: false`, and the APIs with their own error shape answer 400.
+ */
+function exhausted(endpoint: string, attempts: Attempt[], last: UpstreamFailure): GatewayError {
   const tried = attempts.filter((a) => a.outcome !== 'skipped')
-  const status = last.kind === 'timeout' ? 504 : 502
+  const refused = failureClass(last) === 'request'
+  const status = refused && ownErrorShape(endpoint) ? 400 : last.kind === 'timeout' ? 504 : 502
   const message =
     tried.length === 1 && tried[0]
       ? `Upstream ${describe(tried[0])}`
       : `All ${tried.length} models failed: ${tried.map(describe).join('; ')}`
-  const headers = last.retryAfterMs ? { 'retry-after': String(Math.ceil(last.retryAfterMs / 1000)) } : undefined
-  return new GatewayError(status, 'provider_error', message, headers ? { headers } : {})
+  const headers: Record<string, string> = {}
+  if (last.retryAfterMs) headers['retry-after'] = String(Math.ceil(last.retryAfterMs / 1000))
+  if (refused) headers['x-should-retry'] = 'false'
+  return new GatewayError(status, 'provider_error', message, { headers, requestRefused: refused })
 }
 
 /** Should this chain entry fire after a failure of this kind? */
@@ -93,8 +101,8 @@ export async function dispatch(
       continue
     }
     const prepared = clamp(input, c.target, adapter)
-    // A 429 on one of the org's keys is retried at once on its next healthy key, before any fallback.
-    const spares = c.spareKeys.filter((t) => deps.health.available(ctx.org.org.id, c.ref.name, t.keyName))
+    // A key failure (401, 403, 429) is retried at once on the provider's next healthy key, before any fallback.
+    const spares = c.spareKeys.filter((t) => deps.health.available(ctx.org.org.id, c.ref.name, { name: t.keyName, revision: t.keyRevision }))
     let attempt: UpstreamAttempt
     let r: Awaited<ReturnType<UpstreamAttempt['run']>>
     let target: Target | undefined = c.target
@@ -107,7 +115,7 @@ export async function dispatch(
         drop(refused)
         throw err
       }
-      target = !r.ok && r.failure.kind === 'rate_limit' ? spares.shift() : undefined
+      target = !r.ok && failureClass(r.failure) === 'key' ? spares.shift() : undefined
     } while (target)
     if (!r.ok) {
       kind = r.failure.kind
@@ -131,7 +139,7 @@ export async function dispatch(
   if (refused) return refused
   return {
     ok: false,
-    error: exhausted(attempts, last ?? { kind: 'provider_error', message: 'no model could be tried' }),
+    error: exhausted(ctx.endpoint, attempts, last ?? { kind: 'provider_error', message: 'no model could be tried' }),
     attempts,
     lastModel: attempts.findLast((a) => a.outcome !== 'skipped')?.model ?? null,
   }

@@ -3,6 +3,7 @@
 import { isoTime } from '../iso-time'
 import { usageTokens } from '../catalog/catalog'
 import type { Target } from '../providers/adapter'
+import { providerOfModel } from '../providers/provider-id'
 import type { Usage } from '../providers/openai-types'
 import { withJsonText } from '../store/json-text'
 import type { Attempt, Fallback, LogEntry, RequestWarning } from '../store/types'
@@ -104,7 +105,8 @@ export function logEntry(deps: Deps, ctx: RequestContext | AuthedContext, input:
     route: input?.route ?? null,
     providerKey: target?.keyName ?? null,
     model: target ? target.model.name : (o.model ?? null),
-    provider: target?.provider ?? (o.model ? (o.model.split('/')[0] ?? null) : null),
+    // A request that failed before any provider answered still belongs to the provider it named (every report groups it there).
+    provider: target?.provider ?? providerOfModel(o.model ?? input?.requestedModel ?? '') ?? null,
     stream: input?.stream ?? false,
     status: o.status,
     errorCode: o.errorCode,
@@ -134,6 +136,7 @@ export function recordRequest(deps: Deps, ctx: AuthedContext, input: ChatInput |
     if (ctx.rawBody) entry.requestBody = capped(ctx.rawBody.value, ctx.rawBody.text, ctx.rawBody.bytes, max)
     if (o.responseBody !== undefined) entry.responseBody = capped(o.responseBody, o.responseText, undefined, max)
   }
+  ctx.rawBody?.release?.()
   deps.logs.write(entry)
   return entry
 }

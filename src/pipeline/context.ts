@@ -12,6 +12,7 @@ import type { LogWriter } from '../store/log-writer'
 import type { BudgetLedger } from '../policy/budget-ledger'
 import type { RateLimiter } from '../policy/rate-limiter'
 import type { StreamSlots } from '../policy/stream-slots'
+import type { BodyBudget } from '../http/request-context'
 import type { Org, ProviderRecord, RateLimits, Route, SigningSecretRecord, Store } from '../store/types'
 import type { OrgDirectory } from './org-directory'
 import type { RecentLatency } from './route-choice'
@@ -29,6 +30,8 @@ export interface Deps {
   limiter: RateLimiter
   /** Open streams per org and per credential. */
   streams: StreamSlots
+  /** Bytes of request bodies held by the requests in flight. */
+  bodies: BodyBudget
   budgets: BudgetLedger
   /** Recent upstream latency per org and model, for lowest-latency routes. */
   latency: RecentLatency
@@ -117,8 +120,11 @@ export interface PromptLink {
 /** A request body as received: the parsed value, its text and size (for the log). */
 export interface RawBody {
   value: unknown
+  /** The JSON text, or only the prefix the log's preview keeps when the body is larger than GW_LOG_BODY_MAX_BYTES. */
   text: string
   bytes: number
+  /** Gives back the body's bytes in flight (GW_MAX_INFLIGHT_BODY_BYTES) once the log entry is written. */
+  release?: () => void
 }
 
 /** What is known of a request before its credential is checked. */

@@ -271,7 +271,7 @@ export async function executeChat(deps: Deps, ctx: AuthedContext, input: ChatInp
     settleCharge(deps, charge, o.usage?.total_tokens ?? 0, entry.costUsd)
   }
   try {
-    charge = await enforcePolicy(deps, ctx.identity, ctx.org, input, endUserId(ctx, input), ctx.signal)
+    charge = await enforcePolicy(deps, ctx.identity, ctx.org, input, endUserId(ctx, input), ctx.signal, ctx.rawBody)
     const candidates = route(deps, ctx.org, input)
     const d = await dispatch(deps, ctx, input, candidates, endpoint?.adapters)
     if (!d.ok) {

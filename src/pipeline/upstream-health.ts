@@ -1,25 +1,41 @@
-// Per org and model: cool-down after an upstream 429 with Retry-After, and a circuit breaker that
-// opens after consecutive provider errors or timeouts and lets one probe through to recover.
+// Per org, model and provider key: cool-down after an upstream 429 with Retry-After, a key benched
+// after an upstream 401/403, and a circuit breaker that opens after consecutive provider failures and
+// lets one probe through to recover. What counts is the failure's class (PRODUCT §4a): the caller's
+// own bad requests never count.
 
-import type { FailureKind } from '../providers/adapter'
+import { type FailureClass, type FailureKind, failureClass, type UpstreamFailure } from '../providers/adapter'
 
 export interface HealthOptions {
-  /** Consecutive provider_error/timeout failures that open the breaker. */
+  /** Consecutive provider failures (class `provider`) that open the breaker. */
   failureThreshold?: number
   /** How long an open breaker rejects before letting a probe through. */
   openMs?: number
-  /** Told when a cool-down starts, a breaker opens or an upstream recovers, to tell the other instances. */
+  /** How long a key sits out after an upstream 401/403, unless its record changes first. */
+  keyOutMs?: number
+  /** Told when a cool-down starts, a key is benched, a breaker opens or an upstream recovers, to tell the other instances. */
   onShared?: (e: SharedHealthEvent) => void
 }
 
-/** What one instance tells the others (over Redis) about an org's model. */
-export type SharedHealthEvent =
-  | { orgId: string; model: string; kind: 'cooldown'; until: number }
-  | { orgId: string; model: string; kind: 'open'; until: number }
-  | { orgId: string; model: string; kind: 'recovered' }
+/** One of the org's keys for a provider: its name, and when its record last changed (unknown to callers that name none). */
+export interface HealthKey {
+  name: string
+  revision?: string
+}
+
+/** What one instance tells the others (over Redis) about an org's model with one of its keys. */
+export type SharedHealthEvent = { orgId: string; model: string; key: string } & (
+  | { kind: 'cooldown'; until: number }
+  | { kind: 'key-out'; until: number; revision: string; status: number }
+  | { kind: 'open'; until: number }
+  | { kind: 'recovered' }
+)
 
 interface State {
   cooldownUntil: number
+  /** Benched after an upstream 401/403 until then, while the key's record is still `keyOutRevision`. */
+  keyOutUntil: number
+  keyOutRevision: string
+  keyOutStatus: number
   failures: number
   openUntil: number
   probing: boolean
@@ -27,13 +43,16 @@ interface State {
 
 export type Admission =
   | { ok: true; probe: boolean }
-  | { ok: false; kind: FailureKind; message: string; retryAfterMs: number }
+  | { ok: false; kind: FailureKind; class: FailureClass; message: string; retryAfterMs: number }
 
 /** Models tracked at most; the longest-tracked is forgotten first. Model names come from clients, so
  * without a bound every failing made-up name would stay in memory for good. */
 export const MAX_TRACKED_MODELS = 10_000
 
-const DEFAULT_KEY = 'default'
+/** The key of an org whose provider has a single key, and of callers that name none. */
+export const DEFAULT_KEY: HealthKey = Object.freeze({ name: 'default' })
+/** How long a key sits out after an upstream 401/403 when its record does not change (PRODUCT §4a). */
+export const KEY_OUT_MS = 5 * 60_000
 /** One record per org, model and provider key: a key that met a 429 or keeps failing sits out alone (PRODUCT §13). */
 const stateKey = (orgId: string, model: string, key: string) => `${orgId}\u0000${model}\u0000${key}`
 
@@ -41,37 +60,49 @@ export class UpstreamHealth {
   private readonly states = new Map<string, State>()
   private readonly threshold: number
   private readonly openMs: number
+  private readonly keyOutMs: number
 
   constructor(private readonly opts: HealthOptions = {}, private readonly now: () => number = Date.now) {
     this.threshold = opts.failureThreshold ?? 5
     this.openMs = opts.openMs ?? 30_000
+    this.keyOutMs = opts.keyOutMs ?? KEY_OUT_MS
   }
 
   /** Would `admit` let a request through now? (Changes nothing: for choosing among targets and keys.) */
-  available(orgId: string, model: string, key = DEFAULT_KEY): boolean {
-    const s = this.states.get(stateKey(orgId, model, key))
+  available(orgId: string, model: string, key: HealthKey = DEFAULT_KEY): boolean {
+    const s = this.states.get(stateKey(orgId, model, key.name))
     if (!s) return true
     const now = this.now()
-    return s.cooldownUntil <= now && (s.failures < this.threshold || (s.openUntil <= now && !s.probing))
+    return s.cooldownUntil <= now && !benched(s, key, now) && (s.failures < this.threshold || (s.openUntil <= now && !s.probing))
   }
 
   /** May a request be sent to this org's model with this provider key now? */
-  admit(orgId: string, model: string, key = DEFAULT_KEY): Admission {
-    const s = this.states.get(stateKey(orgId, model, key))
+  admit(orgId: string, model: string, key: HealthKey = DEFAULT_KEY): Admission {
+    const s = this.states.get(stateKey(orgId, model, key.name))
     if (!s) return { ok: true, probe: false }
     const now = this.now()
     if (s.cooldownUntil > now)
       return {
         ok: false,
         kind: 'rate_limit',
-        message: `cooling down after an upstream 429 until ${new Date(s.cooldownUntil).toISOString()}`,
+        class: 'key',
+        message: `key "${key.name}" cooling down after an upstream 429 until ${new Date(s.cooldownUntil).toISOString()}`,
         retryAfterMs: s.cooldownUntil - now,
+      }
+    if (benched(s, key, now))
+      return {
+        ok: false,
+        kind: 'provider_error',
+        class: 'key',
+        message: `key "${key.name}" sits out after an upstream ${s.keyOutStatus} until ${new Date(s.keyOutUntil).toISOString()} or until its record changes`,
+        retryAfterMs: s.keyOutUntil - now,
       }
     if (s.failures >= this.threshold) {
       if (s.openUntil > now || s.probing)
         return {
           ok: false,
           kind: 'provider_error',
+          class: 'provider',
           message: `circuit open after ${s.failures} consecutive failures`,
           retryAfterMs: Math.max(0, s.openUntil - now),
         }
@@ -81,54 +112,71 @@ export class UpstreamHealth {
     return { ok: true, probe: false }
   }
 
-  record(orgId: string, model: string, outcome: FailureKind | 'ok', retryAfterMs?: number, providerKey = DEFAULT_KEY): void {
-    const key = stateKey(orgId, model, providerKey)
-    let s = this.states.get(key)
-    if (outcome === 'ok' || outcome === 'refusal_detected' || outcome === 'context_limit') {
+  /** How an admitted attempt ended: an answer, or a failure remembered according to its class. */
+  record(orgId: string, model: string, outcome: UpstreamFailure | 'ok', key: HealthKey = DEFAULT_KEY): void {
+    const id = stateKey(orgId, model, key.name)
+    let s = this.states.get(id)
+    const cls = outcome === 'ok' ? undefined : failureClass(outcome)
+    if (outcome === 'ok' || outcome.kind === 'refusal_detected') {
       if (s) {
-        this.states.delete(key)
-        if (s.cooldownUntil || s.failures >= this.threshold) this.opts.onShared?.({ orgId, model, kind: 'recovered' })
+        this.states.delete(id)
+        if (s.cooldownUntil || s.keyOutUntil || s.failures >= this.threshold)
+          this.opts.onShared?.({ orgId, model, key: key.name, kind: 'recovered' })
       }
       return
     }
-    if (!s) {
-      if (this.states.size >= MAX_TRACKED_MODELS) this.states.delete(this.states.keys().next().value as string)
-      s = { cooldownUntil: 0, failures: 0, openUntil: 0, probing: false }
-      this.states.set(key, s)
+    // The caller's own request: it tells nothing about the upstream or the key (PRODUCT §4a).
+    if (cls === 'request') {
+      if (s) s.probing = false
+      return
     }
+    s ??= this.track(id)
     s.probing = false
-    if (outcome === 'rate_limit') {
-      if (retryAfterMs !== undefined && retryAfterMs > 0) {
-        s.cooldownUntil = this.now() + retryAfterMs
-        this.opts.onShared?.({ orgId, model, kind: 'cooldown', until: s.cooldownUntil })
+    if (cls === 'key') {
+      if (outcome.kind === 'rate_limit') {
+        if (outcome.retryAfterMs !== undefined && outcome.retryAfterMs > 0) {
+          s.cooldownUntil = this.now() + outcome.retryAfterMs
+          this.opts.onShared?.({ orgId, model, key: key.name, kind: 'cooldown', until: s.cooldownUntil })
+        }
+        return
       }
+      s.keyOutUntil = this.now() + this.keyOutMs
+      s.keyOutRevision = key.revision ?? ''
+      s.keyOutStatus = outcome.status ?? 0
+      this.opts.onShared?.({ orgId, model, key: key.name, kind: 'key-out', until: s.keyOutUntil, revision: s.keyOutRevision, status: s.keyOutStatus })
       return
     }
     s.failures++
     if (s.failures >= this.threshold) {
       s.openUntil = this.now() + this.openMs
-      this.opts.onShared?.({ orgId, model, kind: 'open', until: s.openUntil })
+      this.opts.onShared?.({ orgId, model, key: key.name, kind: 'open', until: s.openUntil })
     }
   }
 
-  /** Applies what another instance saw: its cool-down or open breaker holds here too, its recovery too. */
+  /** Applies what another instance saw: its cool-down, benched key or open breaker holds here too, its recovery too. */
   applyShared(e: SharedHealthEvent): void {
-    const key = `${e.orgId}\u0000${e.model}`
+    const id = stateKey(e.orgId, e.model, e.key)
     if (e.kind === 'recovered') {
-      this.states.delete(key)
+      this.states.delete(id)
       return
     }
-    let s = this.states.get(key)
-    if (!s) {
-      if (this.states.size >= MAX_TRACKED_MODELS) this.states.delete(this.states.keys().next().value as string)
-      s = { cooldownUntil: 0, failures: 0, openUntil: 0, probing: false }
-      this.states.set(key, s)
-    }
+    const s = this.states.get(id) ?? this.track(id)
     if (e.kind === 'cooldown') s.cooldownUntil = Math.max(s.cooldownUntil, e.until)
-    else {
+    else if (e.kind === 'key-out') {
+      s.keyOutUntil = Math.max(s.keyOutUntil, e.until)
+      s.keyOutRevision = e.revision
+      s.keyOutStatus = e.status
+    } else {
       s.failures = Math.max(s.failures, this.threshold)
       s.openUntil = Math.max(s.openUntil, e.until)
     }
+  }
+
+  private track(id: string): State {
+    if (this.states.size >= MAX_TRACKED_MODELS) this.states.delete(this.states.keys().next().value as string)
+    const s: State = { cooldownUntil: 0, keyOutUntil: 0, keyOutRevision: '', keyOutStatus: 0, failures: 0, openUntil: 0, probing: false }
+    this.states.set(id, s)
+    return s
   }
 
   /** How many org/model pairs have a failure, cool-down or open breaker on record. */
@@ -148,8 +196,13 @@ export class UpstreamHealth {
   }
 
   /** An admitted attempt ended without telling anything about the upstream (the client left). */
-  release(orgId: string, model: string, key = DEFAULT_KEY): void {
-    const s = this.states.get(stateKey(orgId, model, key))
+  release(orgId: string, model: string, key: HealthKey = DEFAULT_KEY): void {
+    const s = this.states.get(stateKey(orgId, model, key.name))
     if (s) s.probing = false
   }
+}
+
+/** Is this key benched after a 401/403 now? Not once its record has changed since (a new secret, re-enabled). */
+function benched(s: State, key: HealthKey, now: number): boolean {
+  return s.keyOutUntil > now && (key.revision === undefined || s.keyOutRevision === key.revision)
 }

@@ -1,7 +1,7 @@
 // Prompts as code: Markdown files with YAML front matter in GW_PROMPTS_DIR (or embedded in the binary), loaded at start.
 
 import { existsSync, readdirSync, readFileSync } from 'node:fs'
-import { basename, join } from 'node:path'
+import { basename, join, resolve } from 'node:path'
 import { contentHash, type PromptAdmin, toVersionContent } from '../admin/prompt-admin'
 import { DEFAULT_ORG } from '../admin/bootstrap'
 import { badRequest } from '../errors'
@@ -10,6 +10,8 @@ import type { Store } from '../store/types'
 export interface PromptFile {
   /** Relative to the prompts folder: `summarize.md`, `partials/tone.md`. */
   path: string
+  /** Where it was read from, as the dashboard and admin API show it: the file's absolute path, or `(built in) prompts/…`. */
+  source: string
   text: string
 }
 
@@ -31,7 +33,8 @@ export async function readPromptFiles(dir: string, isDefault: boolean): Promise<
       const d = join(dir, sub)
       if (!existsSync(d)) continue
       for (const f of readdirSync(d).sort())
-        if (f.endsWith('.md') && f !== 'README.md') files.push({ path: sub ? `${sub}/${f}` : f, text: readFileSync(join(d, f), 'utf8') })
+        if (f.endsWith('.md') && f !== 'README.md')
+          files.push({ path: sub ? `${sub}/${f}` : f, source: resolve(d, f), text: readFileSync(join(d, f), 'utf8') })
     }
     return files
   }
@@ -41,7 +44,7 @@ export async function readPromptFiles(dir: string, isDefault: boolean): Promise<
     embedded
       .map((b) => ({ blob: b, path: (b as Blob & { name: string }).name.slice(EMBEDDED_PREFIX.length) }))
       .filter(({ path }) => /^(partials\/)?[^/]+\.md$/.test(path) && !path.endsWith('README.md'))
-      .map(async ({ blob, path }) => ({ path, text: await blob.text() })),
+      .map(async ({ blob, path }) => ({ path, source: `(built in) ${EMBEDDED_PREFIX}${path}`, text: await blob.text() })),
   )
 }
 
@@ -85,22 +88,29 @@ export function versionBodyOf(front: Record<string, unknown>, body: string): Rec
   return out
 }
 
-/** Loads files into the store: a prompt whose content changed gets a new version; unchanged files change nothing. */
+/**
+ * Loads files into the store: a prompt whose content changed gets a new version; unchanged files change
+ * nothing. Each prompt loaded is marked with its file, and a prompt whose file is gone loses the mark.
+ */
 export async function loadPromptFiles(store: Store, admin: PromptAdmin, files: PromptFile[]): Promise<LoadReport> {
   const report: LoadReport = { prompts: 0, newVersions: 0, published: 0, partials: 0, skipped: [] }
+  const managed = new Set<string>()
   for (const file of files) {
     try {
       if (file.path.startsWith('partials/')) {
         await loadPartial(store, admin, file)
         report.partials++
       } else {
-        await loadPrompt(store, admin, file, report)
+        managed.add(await loadPrompt(store, admin, file, report))
         report.prompts++
       }
     } catch (err) {
       report.skipped.push(`${file.path}: ${err instanceof Error ? err.message : String(err)}`)
     }
   }
+  for (const org of await store.orgs.listOrgs())
+    for (const p of await store.prompts.listPrompts(org.id))
+      if (p.sourceFile !== undefined && !managed.has(p.id)) await store.prompts.setSourceFile(p.id, undefined)
   return report
 }
 
@@ -112,7 +122,8 @@ async function loadPartial(store: Store, admin: PromptAdmin, file: PromptFile): 
   if ((await store.prompts.getPartials(org)).get(name) !== template) await admin.putPartial(org, name, { template })
 }
 
-async function loadPrompt(store: Store, admin: PromptAdmin, file: PromptFile, report: LoadReport): Promise<void> {
+/** Returns the prompt's id. */
+async function loadPrompt(store: Store, admin: PromptAdmin, file: PromptFile, report: LoadReport): Promise<string> {
   const { front, body } = splitFrontMatter(file.text)
   if (front.model === undefined) throw badRequest('no front matter with a "model" (see docs/prompts.md)')
   const org = typeof front.org === 'string' ? front.org : DEFAULT_ORG
@@ -130,4 +141,6 @@ async function loadPrompt(store: Store, admin: PromptAdmin, file: PromptFile, re
     await store.prompts.publish(prompt.id, latest.version)
     report.published++
   }
+  if (prompt.sourceFile !== file.source) await store.prompts.setSourceFile(prompt.id, file.source)
+  return prompt.id
 }

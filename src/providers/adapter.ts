@@ -15,6 +15,25 @@ export const FAILURE_KINDS: readonly FailureKind[] = [
   'refusal_detected',
 ]
 
+/**
+ * Whose failure it is (PRODUCT §4a), which decides what is remembered: a *key* failure (upstream
+ * 401/403, a rate limit) benches that key and the request moves to another key at once; a *request*
+ * failure (400/404/409/413/422, a prompt too long for the model) is the caller's and is never counted;
+ * a *provider* failure (5xx, 529, timeouts, connection errors, stalls, malformed answers, anything
+ * else) counts toward the breaker. Key health, the breaker, the answer and the log all ask `failureClass`.
+ */
+export type FailureClass = 'key' | 'request' | 'provider'
+
+const KEY_STATUSES: ReadonlySet<number> = new Set([401, 403])
+const REQUEST_STATUSES: ReadonlySet<number> = new Set([400, 404, 409, 413, 422])
+
+export function failureClass(f: { kind: FailureKind; status?: number | null; keyRejected?: boolean }): FailureClass {
+  if (f.kind === 'rate_limit' || f.keyRejected || (f.status != null && KEY_STATUSES.has(f.status))) return 'key'
+  if (f.kind === 'context_limit' || f.kind === 'refusal_detected') return 'request'
+  if (f.kind === 'provider_error' && f.status != null && REQUEST_STATUSES.has(f.status)) return 'request'
+  return 'provider'
+}
+
 export interface UpstreamFailure {
   kind: FailureKind
   /** Upstream HTTP status, when the upstream answered at all. */
@@ -22,6 +41,8 @@ export interface UpstreamFailure {
   /** The upstream's own explanation (never contains our credentials). */
   message: string
   retryAfterMs?: number
+  /** The upstream said the key itself is wrong where its status does not (Gemini's 400 `API_KEY_INVALID`). */
+  keyRejected?: boolean
 }
 
 /** Where and how one attempt is sent: resolved by the route stage. */
@@ -32,6 +53,8 @@ export interface Target {
   apiKey: string
   /** Which of the org's keys for this provider `apiKey` is (PRODUCT §13); `default` for the single key. */
   keyName: string
+  /** When that key's record last changed: a key benched after a 401/403 comes back when it does. */
+  keyRevision: string
   stream: boolean
 }
 

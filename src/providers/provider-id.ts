@@ -16,3 +16,9 @@ export function toProviderId(prefix: string): ProviderId | undefined {
   if ((PROVIDER_IDS as readonly string[]).includes(p)) return p as ProviderId
   return ALIASES[p]
 }
+
+/** The provider a `provider/model-id` string names, if its prefix is one (a route name has none). */
+export function providerOfModel(model: string): ProviderId | undefined {
+  const slash = model.indexOf('/')
+  return slash > 0 ? toProviderId(model.slice(0, slash)) : undefined
+}

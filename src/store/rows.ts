@@ -106,6 +106,7 @@ export interface PromptRow {
   name: string | null
   published_version: number | null
   current_version: number | null
+  source_file: string | null
   created_at: string
 }
 export const toPrompt = (r: PromptRow): PromptRecord => ({
@@ -115,6 +116,7 @@ export const toPrompt = (r: PromptRow): PromptRecord => ({
   name: r.name ?? undefined,
   publishedVersion: r.published_version ?? undefined,
   currentVersion: r.current_version ?? undefined,
+  sourceFile: r.source_file ?? undefined,
   createdAt: r.created_at,
 })
 

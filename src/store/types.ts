@@ -1,7 +1,7 @@
 // Records gw stores (orgs, policies, keys, log entries) and the storage interface the rest of the code uses.
 // One SQLite implementation today (src/store/sqlite); a Postgres one plugs in behind the same interface.
 
-import type { FailureKind } from '../providers/adapter'
+import type { FailureClass, FailureKind } from '../providers/adapter'
 import type { ProviderId } from '../providers/provider-id'
 import type { UsageQuery, UsageRow } from './usage-rollup'
 
@@ -149,6 +149,16 @@ export interface AuthStore {
   oidcByIssuer(issuer: string): Promise<OidcConfig[]>
 }
 
+/** Dashboard sessions (docs/dashboard.md), shared by every instance on the database. Only a hash of a session's id is stored. */
+export interface SessionStore {
+  /** Records a signed-in session until `expiresAt` (epoch ms); sessions expired by `now` are dropped. */
+  createSession(idHash: string, expiresAt: number, now: number): Promise<void>
+  /** The session's expiry (epoch ms) while it is signed in and not expired at `now`; undefined otherwise. */
+  sessionExpiry(idHash: string, now: number): Promise<number | undefined>
+  /** Signs the session out everywhere; false when there was no such session. */
+  deleteSession(idHash: string): Promise<boolean>
+}
+
 export interface PromptRecord {
   /** A UUID. */
   id: string
@@ -158,6 +168,8 @@ export interface PromptRecord {
   publishedVersion: number | undefined
   /** Highest version number; undefined before the first version is saved. */
   currentVersion: number | undefined
+  /** The prompt file it is loaded from at every start (docs/prompts.md), which then wins over versions saved otherwise. */
+  sourceFile: string | undefined
   createdAt: string
 }
 
@@ -198,6 +210,8 @@ export interface PromptStore {
   listVersions(promptId: string): Promise<PromptVersion[]>
   /** Returns false when the version does not exist. */
   publish(promptId: string, version: number): Promise<boolean>
+  /** Records the prompt file that manages the prompt (undefined: none). */
+  setSourceFile(promptId: string, sourceFile: string | undefined): Promise<void>
   putPartial(orgId: string, name: string, template: string): Promise<void>
   getPartials(orgId: string): Promise<Map<string, string>>
 }
@@ -226,6 +240,8 @@ export interface Attempt {
   /** The name of the org's provider key used (PRODUCT §13); absent when none was (a skipped entry). */
   key?: string
   outcome: FailureOutcome
+  /** Whose failure it was (PRODUCT §4a): `key`, `request` or `provider`; absent on answers and skipped entries. */
+  class?: FailureClass
   status: number | null
   latencyMs: number
   message?: string
@@ -350,6 +366,7 @@ export interface Store {
   readonly auth: AuthStore
   readonly prompts: PromptStore
   readonly routes: RouteStore
+  readonly sessions: SessionStore
   readonly logs: LogStore
   /** Migrations are done: the store can serve (false while a database down at start is awaited). */
   readonly ready: boolean

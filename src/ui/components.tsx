@@ -148,8 +148,7 @@ export function Field({ label, children, hint }: { label: string; children: Comp
 
 export const fmtTime = (iso: string | number | null | undefined) => (iso == null ? '—' : new Date(iso).toLocaleString())
 export const fmtMs = (ms: number | null | undefined) => (ms == null ? '—' : ms >= 10_000 ? `${(ms / 1000).toFixed(1)} s` : `${Math.round(ms)} ms`)
-export const fmtUsd = (usd: number | null | undefined) =>
-  usd == null ? '—' : usd === 0 ? '$0' : usd < 0.01 ? `$${usd.toPrecision(2)}` : `$${usd.toFixed(2)}`
+export { fmtRemaining, fmtUsd } from './money'
 export const fmtInt = (n: number | null | undefined) => (n == null ? '—' : n.toLocaleString())
 
 /** Focus the first field of a form when it appears. */

@@ -1,6 +1,7 @@
-// Dashboard sessions: signed, expiring cookies minted for the admin token, their CSRF tokens, and sign-in throttling.
+// Dashboard sessions: signed, expiring cookies minted for the admin token and kept in the store, their CSRF tokens.
 
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
+import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
+import type { SessionStore } from '../store/types'
 
 export const SESSION_COOKIE = 'gw_session'
 export const CSRF_HEADER = 'x-gw-csrf'
@@ -14,23 +15,27 @@ export interface Session {
   csrf: string
 }
 
-const equal = (a: string, b: string) => {
+/** Compares two secrets in time that does not depend on where they differ. */
+export const sameSecret = (a: string, b: string) => {
   const x = Buffer.from(a)
   const y = Buffer.from(b)
   return x.length === y.length && timingSafeEqual(x, y)
 }
 
+const idHash = (id: string) => createHash('sha256').update(id).digest('base64url')
+
 /**
- * Sessions need no storage: the cookie is `<expiry>.<id>.<mac>`, signed with a key derived from the
- * admin token (changing the token ends every session, on every instance). Signing out revokes the
- * id on this instance until it would have expired; the browser's cookie is cleared as well.
+ * The cookie is `<expiry>.<id>.<mac>`, signed with a key derived from the admin token (changing the
+ * token ends every session), and each session is a row in the store under a hash of its id, shared
+ * by every instance: signing out deletes the row, so the cookie stays refused everywhere and across
+ * restarts.
  */
 export class SessionKeeper {
   private readonly key: Buffer
-  private readonly revoked = new Map<string, number>()
 
   constructor(
     adminToken: string,
+    private readonly store: SessionStore,
     private readonly ttlMs = SESSION_TTL_MS,
     private readonly now = Date.now,
   ) {
@@ -45,72 +50,33 @@ export class SessionKeeper {
     return { id, expiresAt, csrf: this.mac(`csrf.${id}`) }
   }
 
-  create(): { session: Session; cookie: string } {
+  async create(): Promise<{ session: Session; cookie: string }> {
     const id = randomBytes(18).toString('base64url')
-    const expiresAt = this.now() + this.ttlMs
+    const now = this.now()
+    const expiresAt = now + this.ttlMs
+    await this.store.createSession(idHash(id), expiresAt, now)
     const body = `${expiresAt}.${id}`
     return { session: this.session(id, expiresAt), cookie: `${body}.${this.mac(body)}` }
   }
 
   /** The session a cookie value stands for; undefined when forged, expired or signed out. */
-  verify(cookie: string | undefined): Session | undefined {
+  async verify(cookie: string | undefined): Promise<Session | undefined> {
     const m = cookie ? /^(\d{1,15})\.([\w-]{24})\.([\w-]{43})$/.exec(cookie) : null
     if (!m) return undefined
     const [, at, id, mac] = m as unknown as [string, string, string, string]
-    if (!equal(mac, this.mac(`${at}.${id}`))) return undefined
+    if (!sameSecret(mac, this.mac(`${at}.${id}`))) return undefined
     const expiresAt = Number(at)
-    if (expiresAt <= this.now() || this.revoked.has(id)) return undefined
+    const now = this.now()
+    if (expiresAt <= now || (await this.store.sessionExpiry(idHash(id), now)) === undefined) return undefined
     return this.session(id, expiresAt)
   }
 
-  revoke(s: Session): void {
-    const now = this.now()
-    for (const [id, until] of this.revoked) if (until <= now) this.revoked.delete(id)
-    this.revoked.set(s.id, s.expiresAt)
+  /** Signs the session out on every instance. */
+  async revoke(s: Session): Promise<void> {
+    await this.store.deleteSession(idHash(s.id))
   }
 
   checkCsrf(s: Session, given: string | null): boolean {
-    return given !== null && equal(given, s.csrf)
-  }
-}
-
-/** How many wrong tokens a client may send before it has to wait. */
-const FREE_FAILURES = 5
-const WINDOW_MS = 15 * 60_000
-const MAX_LOCK_MS = 15 * 60_000
-
-/**
- * Slows guessing: after 5 wrong tokens from one client within 15 minutes, sign-in is refused for
- * 1 s, then 2, 4, … (doubling with each further failure, at most 15 minutes), even with the right token.
- */
-export class SignInThrottle {
-  private readonly clients = new Map<string, { failures: number; first: number; lockedUntil: number }>()
-
-  constructor(private readonly now = Date.now) {}
-
-  /** Milliseconds the client must still wait (0: it may try). */
-  waitMs(client: string): number {
-    const c = this.clients.get(client)
-    return c ? Math.max(0, c.lockedUntil - this.now()) : 0
-  }
-
-  fail(client: string): void {
-    const now = this.now()
-    let c = this.clients.get(client)
-    if (!c || now - c.first > WINDOW_MS) {
-      c = { failures: 0, first: now, lockedUntil: 0 }
-      this.clients.set(client, c)
-    }
-    c.failures++
-    if (c.failures >= FREE_FAILURES) c.lockedUntil = now + Math.min(1000 * 2 ** (c.failures - FREE_FAILURES), MAX_LOCK_MS)
-    if (this.clients.size > 10_000) this.sweep(now)
-  }
-
-  succeed(client: string): void {
-    this.clients.delete(client)
-  }
-
-  private sweep(now: number): void {
-    for (const [k, c] of this.clients) if (now - c.first > WINDOW_MS && c.lockedUntil <= now) this.clients.delete(k)
+    return given !== null && sameSecret(given, s.csrf)
   }
 }

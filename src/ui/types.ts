@@ -48,6 +48,8 @@ export interface PromptSummary {
   name: string | null
   publishedVersion: number | null
   currentVersion: number | null
+  /** The prompt file that manages it (loaded again at every start), or null. */
+  sourceFile: string | null
   createdAt: string
 }
 

@@ -52,6 +52,11 @@ afterAll(async () => {
     expect(chat.status).toBe(200)
 
     const { page } = b
+    // The embedded page and its assets come with the headers that forbid framing.
+    const answers: Promise<Record<string, string>>[] = []
+    page.on('response', (r) => {
+      if (new URL(r.url()).pathname.startsWith('/ui')) answers.push(r.allHeaders())
+    })
     await page.goto(`${url}/ui`)
     await page.getByLabel('Admin token').fill(TOKEN)
     await page.getByRole('button', { name: 'Sign in' }).click()
@@ -60,6 +65,9 @@ afterAll(async () => {
     await page.getByRole('navigation', { name: 'Pages' }).getByRole('link', { name: 'Logs' }).click()
     await page.getByRole('link', { name: chat.headers.get('x-gw-request-id') as string }).waitFor()
     expect(b.errors).toEqual([])
+    const headers = await Promise.all(answers)
+    expect(headers.length).toBeGreaterThanOrEqual(3) // page, script, styles, session API
+    for (const h of headers) expect(h).toMatchObject({ 'x-frame-options': 'DENY', 'content-security-policy': "frame-ancestors 'none'" })
     expect([...new Set(b.requests.map((u) => new URL(u).host))]).toEqual([new URL(url).host])
   } finally {
     await b.close()

@@ -10,6 +10,7 @@ import type { Page } from 'playwright-core'
 import { startFake, type FakeUpstream } from '../fakes/upstream'
 import { type Browser, browserAvailable, openBrowser } from '../helpers/browser'
 import { ADMIN_TOKEN, startTestGateway, type TestGateway } from '../helpers/gateway'
+import { fmtRemaining, fmtUsd } from '../../src/ui/money'
 
 const enabled = browserAvailable()
 const SHOTS = process.env.GW_UPDATE_SCREENSHOTS === '1' ? join(import.meta.dir, '../../docs/screenshots') : mkdtempSync(join(tmpdir(), 'gw-shots-'))
@@ -127,6 +128,33 @@ t('requests made through gw appear in the logs, live, and an entry shows attempt
   await detail.waitFor({ state: 'detached' })
 }, 60_000)
 
+t('the logs table shows each entry’s endpoint, error code and fallback, and tiny costs in fixed decimals', async () => {
+  openai.enqueue({ kind: 'reply', usage: { prompt: 1, completion: 0 } })
+  const tiny = await gw.chat({ model: 'openai/gpt-4o-mini', messages: hello })
+  openai.enqueue({ kind: 'error', status: 500 })
+  const failed = await gw.chat({ model: 'openai/gpt-4o-mini', messages: hello })
+  expect(failed.status).toBe(502)
+  const tinyEntry = (await gw.log(tiny.headers.get('x-gw-request-id') as string)) as { endpoint: string; costUsd: number }
+  expect(tinyEntry.costUsd).toBeLessThan(1e-6)
+
+  await nav('Logs').click()
+  await page.reload()
+  const row = (id: string) => page.getByRole('row').filter({ has: page.getByRole('link', { name: id }) })
+  await row(tiny.headers.get('x-gw-request-id') as string).waitFor()
+  const header = ((await page.locator('table.logs thead').textContent()) ?? '').replace(/\s+/g, ' ')
+  for (const column of ['Endpoint', 'Error', 'Fallback']) expect(header).toContain(column)
+  const tinyText = (await row(tiny.headers.get('x-gw-request-id') as string).textContent()) ?? ''
+  expect(tinyText).toContain(tinyEntry.endpoint)
+  expect(tinyText).toContain(fmtUsd(tinyEntry.costUsd))
+  expect(fmtUsd(tinyEntry.costUsd)).toMatch(/^\$0\.0000\d+$/)
+  expect(tinyText).not.toMatch(/\de-\d/)
+  const failedText = (await row(failed.headers.get('x-gw-request-id') as string).textContent()) ?? ''
+  expect(failedText).toContain('502')
+  expect(failedText).toContain('provider_error')
+  const fellBack = (await gw.fetch('/v1/logs?limit=50').then((r) => r.json())).data.find((e: { fallback: { used: boolean } }) => e.fallback.used)
+  expect(await row(fellBack.requestId).textContent()).toContain('provider_error → anthropic/claude-sonnet-4-5')
+}, 30_000)
+
 t('a key created in the dashboard is shown once, works on /v1/chat/completions, and is 401 once revoked', async () => {
   await b.context.grantPermissions(['clipboard-read', 'clipboard-write'])
   await nav('Keys').click()
@@ -240,20 +268,56 @@ t('prompts: versions side by side with a diff, publish, and a playground that st
   expect((openai.requests.at(-1)?.body as { messages: { content: string }[] }).messages.at(-1)?.content).toBe('Say a warm hello to Ada.')
   await page.getByText('log entry').waitFor()
   await shot('prompts')
+
+  // A prompt managed by a prompt file says so, and saving a version of it warns that the file wins at the next start.
+  const greeter = (await (await gw.admin('GET', '/orgs/default/prompts/greeter')).json()) as { id: string }
+  await gw.gw.deps.store.prompts.setSourceFile(greeter.id, '/srv/gw/prompts/greeter.md')
+  await page.reload()
+  await expect(page.getByRole('note').textContent()).resolves.toContain('Managed by the file /srv/gw/prompts/greeter.md')
+  await page.getByRole('form', { name: 'New version' }).getByLabel('User template').fill('Say bye to {{who}}.')
+  await page.getByRole('button', { name: 'Save version' }).click()
+  await expect(page.getByRole('status').filter({ hasText: 'Saved.' }).textContent()).resolves.toContain('at the next start')
+  await gw.gw.deps.store.prompts.setSourceFile(greeter.id, undefined)
 }, 30_000)
 
 t('the overview charts what happened', async () => {
   await nav('Overview').click()
-  await page.getByRole('heading', { name: 'Usage by model' }).waitFor()
+  await page.getByRole('heading', { name: 'Usage', exact: true }).waitFor()
   await page.locator('.uplot').first().waitFor()
   expect(await page.locator('.uplot').count()).toBe(6)
   const requests = await page.locator('.tile').filter({ hasText: 'Requests' }).locator('strong').textContent()
   const total = ((await (await gw.admin('GET', '/orgs/default/logs?limit=500')).json()) as { data: unknown[] }).data.length
   expect(Number(requests)).toBe(total)
-  await page.locator('section', { hasText: 'Usage by model' }).getByRole('row').filter({ hasText: 'anthropic/claude-sonnet-4-5' }).waitFor()
+  const usage = page.locator('section', { has: page.getByRole('heading', { name: 'Usage', exact: true }) })
+  await usage.getByRole('row').filter({ hasText: 'anthropic/claude-sonnet-4-5' }).waitFor()
+  // The same table by provider, service key, end user and a metadata key's values.
+  await usage.getByLabel('Group usage by').selectOption('provider')
+  await usage.getByRole('row').filter({ hasText: /^anthropic/ }).waitFor()
+  await usage.getByLabel('Group usage by').selectOption('key')
+  const logged = (await gw.fetch('/v1/logs?limit=100').then((r) => r.json())).data as { authMode: string; subject: string }[]
+  const keyId = logged.find((e) => e.authMode === 'GwKey')?.subject as string
+  expect(keyId).toBeTruthy()
+  await usage.getByRole('row').filter({ hasText: keyId }).waitFor()
+  await usage.getByLabel('Group usage by').selectOption('endUser')
+  await usage.getByRole('row').filter({ hasText: '(none)' }).waitFor()
+  await usage.getByLabel('Group usage by').selectOption('metadata')
+  await usage.getByLabel('Metadata key').fill('team')
+  await usage.getByRole('button', { name: 'Show' }).click()
+  const team = usage.getByRole('row').filter({ hasText: /^search/ })
+  await team.waitFor()
+  expect((await team.textContent())?.startsWith('search1')).toBe(true)
+  await usage.getByLabel('Group usage by').selectOption('model')
+
+  // A budget's remainder at the precision of what was spent from it.
   const budget = page.getByRole('table', { name: 'Budgets' }).getByRole('row').filter({ hasText: 'month' })
   await budget.waitFor()
+  const [status] = ((await (await gw.admin('GET', '/orgs/default/budgets')).json()) as { data: { spentUsd: number; reservedUsd: number; remainingUsd: number }[] }).data
+  expect(status?.spentUsd).toBeGreaterThan(0)
+  expect(status?.spentUsd).toBeLessThan(0.01)
+  const remaining = fmtRemaining(status?.remainingUsd as number, status?.spentUsd as number, status?.reservedUsd as number)
+  expect(remaining).not.toBe('$5.00')
   expect(await budget.textContent()).toMatch(/^org\s*month\$5\.00\$0\.\d+/)
+  expect(await budget.textContent()).toContain(remaining)
   await shot('overview')
   // Dark mode follows the system setting.
   await page.emulateMedia({ colorScheme: 'dark' })

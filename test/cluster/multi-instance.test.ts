@@ -159,6 +159,35 @@ describe.skipIf(!up)('three instances', () => {
     }
   })
 
+  test('a key cooling down after a 429 or benched after a 401 on one instance sits out on the others too (PRODUCT §4a)', async () => {
+    const [a, b, c] = gws as [GwProcess, GwProcess, GwProcess]
+    const k = await newOrg('health-org')
+    // Run alone right after start, a notice can be sent before the others' Redis subscriptions are
+    // made (they are set up after the instance reports ready): give them a moment.
+    await Bun.sleep(500)
+    for (const [model, failure] of [
+      ['openai/gpt-4.1', { kind: 'error', status: 429, errorType: 'rate_limit', retryAfter: '30' }],
+      ['openai/gpt-4o-mini', { kind: 'error', status: 401, errorType: 'auth' }],
+    ] as const) {
+      openai.enqueue(failure)
+      expect((await chat(a, k.key, { model })).status).toBe(502)
+      const before = openai.requests.length
+      // Within 1 s the other instances answer at once, without calling the upstream.
+      const sitOut = await Promise.all(
+        [b, c].map(async (gw) => {
+          for (const started = performance.now(); performance.now() - started < 1000; await Bun.sleep(20)) {
+            const res = await chat(gw, k.key, { model })
+            if (res.status !== 200) return ((await res.json()) as { message: string }).message
+          }
+          return 'answered'
+        }),
+      )
+      for (const message of sitOut) expect(message).toMatch(/sits out after an upstream 401|cooling down after an upstream 429/)
+      // At most the requests sent before the notice arrived reached the upstream; the last ones did not.
+      expect(openai.requests.length - before).toBeLessThan(10)
+    }
+  })
+
   test('a log entry written by one instance is readable through another at once', async () => {
     const [a, b, c] = gws as [GwProcess, GwProcess, GwProcess]
     const res = await chat(a, KEY, { metadata: { run: 'cross' } })

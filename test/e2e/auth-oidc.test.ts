@@ -254,4 +254,25 @@ describe('issuers that cannot be trusted or reached', () => {
       dead.server.stop(true)
     }
   })
+
+  test('a JWKS URL answering 200 with something that is not a JWKS is fetched once for 200 forged tokens', async () => {
+    for (const [name, answer] of [
+      ['json', () => Response.json({ hello: 1 })],
+      ['text', () => new Response('<html>not json</html>', { headers: { 'content-type': 'text/html' } })],
+    ] as const) {
+      const odd = deadIssuer(answer)
+      try {
+        expect((await orgFor(`oidc-odd-jwks-${name}`, { issuer: odd.issuer, audience: 'gw-test', jwksUri: `${odd.issuer}/keys` })).status).toBe(200)
+        // One after another, so that no fetch is shared between tokens in flight together.
+        for (let i = 0; i < 200; i++) {
+          const { res, body } = await bearer(forged(odd.issuer))
+          expect(res.status).toBe(401)
+          expect(body).toMatchObject({ error: true, code: 'unauthorized' })
+        }
+        expect(odd.hits.length).toBe(1)
+      } finally {
+        odd.server.stop(true)
+      }
+    }
+  })
 })

@@ -2,31 +2,15 @@
 // refusals with Retry-After, no overspend under concurrency, spend that survives a restart, and
 // the admin view of each budget.
 
-import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'bun:test'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { describe, expect, test } from 'bun:test'
 import { join } from 'node:path'
 import { loadConfig } from '../../src/config'
 import { startGateway } from '../../src/server'
-import { type FakeUpstream, startFake } from '../fakes/upstream'
-import { ADMIN_TOKEN, startTestGateway, type TestGateway } from '../helpers/gateway'
+import { budgetOrg, budgetSuite } from '../helpers/budget-org'
+import { ADMIN_TOKEN } from '../helpers/gateway'
 
-let openai: FakeUpstream
-let gw: TestGateway
+const suite = budgetSuite((dir) => ({ GW_DB: join(dir, 'gw.db') }))
 let orgSeq = 0
-const dir = mkdtempSync(join(tmpdir(), 'gw-budgets-'))
-const db = join(dir, 'gw.db')
-
-beforeAll(async () => {
-  openai = await startFake('openai')
-  gw = await startTestGateway({ openai }, { GW_DB: db })
-})
-beforeEach(() => openai.reset())
-afterAll(async () => {
-  await gw.stop()
-  await openai.stop()
-  rmSync(dir, { recursive: true, force: true })
-})
 
 // gpt-4o: $2.50 / 1M input, $10 / 1M output. With max_tokens 100 a request reserves its body's
 // bytes at the input price plus 100 output tokens: about $0.0014. Each answer really costs
@@ -35,24 +19,7 @@ const ask = (extra: object = {}) => ({ model: 'openai/gpt-4o', max_tokens: 100, 
 const USAGE = { prompt: 100, completion: 100 }
 const COST = (100 * 2.5 + 100 * 10) / 1e6
 
-async function orgWith(policy: object) {
-  const id = `bud-${++orgSeq}`
-  await gw.admin('POST', '/orgs', { id, name: id })
-  await gw.admin('PUT', `/orgs/${id}/providers/openai`, { apiKey: openai.apiKey, baseUrl: openai.url })
-  const put = await gw.admin('PUT', `/orgs/${id}/policy`, policy)
-  expect(put.status).toBe(200)
-  const { key, id: keyId } = (await (await gw.admin('POST', `/orgs/${id}/service-keys`, {})).json()) as { key: string; id: string }
-  const chat = async (body: object, headers: Record<string, string> = {}) => {
-    const res = await gw.chat(body, { authorization: `GwKey ${key}`, ...headers })
-    return { res, status: res.status, body: (await res.json()) as Record<string, any> }
-  }
-  const budgets = async () => ((await (await gw.admin('GET', `/orgs/${id}/budgets`)).json()) as { data: Record<string, any>[] }).data
-  const spent = async () => {
-    const list = (await (await gw.fetch('/v1/logs?limit=500', { headers: { authorization: `GwKey ${key}` } })).json()) as { data: Record<string, any>[] }
-    return list.data.reduce((n, e) => n + (e.costUsd ?? 0), 0)
-  }
-  return { id, key, keyId, chat, budgets, spent }
-}
+const orgWith = (policy: object) => budgetOrg(suite.gw.url, suite.openai, policy)
 
 const secondsToUtcMidnight = () => {
   const d = new Date()
@@ -62,7 +29,7 @@ const secondsToUtcMidnight = () => {
 test('40 concurrent requests against a budget that fits a few never overspend it', async () => {
   const budget = 0.006
   const org = await orgWith({ budgets: [{ scope: 'org', usd: budget, period: 'day' }] })
-  for (let i = 0; i < 40; i++) openai.enqueue({ kind: 'reply', usage: USAGE, delayMs: 50 })
+  for (let i = 0; i < 40; i++) suite.openai.enqueue({ kind: 'reply', usage: USAGE, delayMs: 50 })
   const results = await Promise.all(Array.from({ length: 40 }, () => org.chat(ask())))
   const ok = results.filter((r) => r.status === 200)
   const refused = results.filter((r) => r.status === 429)
@@ -89,9 +56,9 @@ test('40 concurrent requests against a budget that fits a few never overspend it
 test('a failed request releases its reservation', async () => {
   // Room for exactly one reservation at a time.
   const org = await orgWith({ budgets: [{ scope: 'org', usd: 0.002, period: 'month' }] })
-  openai.enqueue({ kind: 'error', status: 500 })
+  suite.openai.enqueue({ kind: 'error', status: 500 })
   expect((await org.chat(ask())).status).toBe(502)
-  openai.enqueue({ kind: 'reply', usage: USAGE })
+  suite.openai.enqueue({ kind: 'reply', usage: USAGE })
   expect((await org.chat(ask())).status).toBe(200)
   // $0.00125 spent: the next reservation no longer fits, until the month ends.
   const refused = await org.chat(ask())
@@ -104,7 +71,7 @@ test('a failed request releases its reservation', async () => {
 
 test('a total budget has no Retry-After; a model without a price is refused unless allowed', async () => {
   const org = await orgWith({ budgets: [{ scope: 'org', usd: 0.0015, period: 'total' }] })
-  openai.enqueue({ kind: 'reply', usage: USAGE })
+  suite.openai.enqueue({ kind: 'reply', usage: USAGE })
   expect((await org.chat(ask())).status).toBe(200)
   const refused = await org.chat(ask())
   expect(refused.status).toBe(429)
@@ -120,7 +87,7 @@ test('a total budget has no Retry-After; a model without a price is refused unle
   expect(viaChain.status).toBe(403)
 
   const open = await orgWith({ budgets: [{ scope: 'org', usd: 1, period: 'day' }], allowUnpricedModels: true })
-  openai.enqueue({ kind: 'reply', usage: USAGE })
+  suite.openai.enqueue({ kind: 'reply', usage: USAGE })
   expect((await open.chat(ask({ model: 'openai/some-new-model' }))).status).toBe(200)
 })
 
@@ -131,7 +98,7 @@ test('key and end-user budgets limit only their own subject', async () => {
       { scope: 'key', usd: 1, period: 'day' },
     ],
   })
-  for (let i = 0; i < 4; i++) openai.enqueue({ kind: 'reply', usage: USAGE })
+  for (let i = 0; i < 4; i++) suite.openai.enqueue({ kind: 'reply', usage: USAGE })
   expect((await org.chat(ask({ user: 'alice' }))).status).toBe(200)
   const again = await org.chat(ask({ user: 'alice' }))
   expect(again.status).toBe(429)
@@ -153,8 +120,8 @@ test('key and end-user budgets limit only their own subject', async () => {
 test('bad budgets are refused with the field named', async () => {
   for (const budgets of [[{ scope: 'team', usd: 1, period: 'day' }], [{ scope: 'org', usd: -1, period: 'day' }], [{ scope: 'org', usd: 1, period: 'week' }]]) {
     const id = `bud-bad-${++orgSeq}`
-    await gw.admin('POST', '/orgs', { id, name: id })
-    const res = await gw.admin('PUT', `/orgs/${id}/policy`, { budgets })
+    await suite.gw.admin('POST', '/orgs', { id, name: id })
+    const res = await suite.gw.admin('PUT', `/orgs/${id}/policy`, { budgets })
     expect(res.status).toBe(400)
     expect(((await res.json()) as { message: string }).message).toMatch(/budgets/)
   }
@@ -163,10 +130,10 @@ test('bad budgets are refused with the field named', async () => {
 describe('after a restart', () => {
   test('spend is read back from the store, so a spent budget stays spent', async () => {
     const org = await orgWith({ budgets: [{ scope: 'org', usd: 0.002, period: 'day' }] })
-    openai.enqueue({ kind: 'reply', usage: USAGE })
+    suite.openai.enqueue({ kind: 'reply', usage: USAGE })
     expect((await org.chat(ask())).status).toBe(200)
-    await gw.stop()
-    const again = await startGateway(loadConfig({ GW_DB: db, GW_HOST: '127.0.0.1', GW_PORT: '0', GW_ADMIN_TOKEN: ADMIN_TOKEN, GW_PROMPTS_DIR: '/nonexistent' }))
+    await suite.gw.stop()
+    const again = await startGateway(loadConfig({ GW_DB: join(suite.dir, 'gw.db'), GW_HOST: '127.0.0.1', GW_PORT: '0', GW_ADMIN_TOKEN: ADMIN_TOKEN, GW_PROMPTS_DIR: '/nonexistent' }))
     try {
       const res = await fetch(`${again.url}/v1/chat/completions`, {
         method: 'POST',

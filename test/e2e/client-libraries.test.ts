@@ -105,3 +105,16 @@ for (const [provider, model] of MODELS) {
     expect(await structured.invoke('A city')).toEqual({ city: 'x' })
   })
 }
+
+test('LangChain ChatOpenAI with a wrong gw key shows gw’s message, not "401 true" (x-stainless-lang: OpenAI’s error shape)', async () => {
+  const llm = new ChatOpenAI({
+    model: 'openai/gpt-4o-mini',
+    apiKey: 'gw_sk_nope0000000000000000000000000000000000000000',
+    configuration: { baseURL: `${gw.url}/v1` },
+    maxRetries: 0,
+  })
+  const err = (await llm.invoke('Say hi please').catch((e: unknown) => e)) as Error
+  expect(err).toBeInstanceOf(Error)
+  expect(err.message).toContain('Invalid service key')
+  expect(err.message).not.toContain('401 true')
+})

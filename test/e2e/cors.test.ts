@@ -70,6 +70,8 @@ describe('GW_CORS_ORIGINS', () => {
     expect(ok.headers.get('access-control-expose-headers')).toContain('x-gw-request-id')
     expect(ok.headers.get('access-control-expose-headers')).toContain('x-gw-model')
     expect(ok.headers.get('access-control-expose-headers')).toContain('x-gw-cost-usd')
+    // The OpenAI and Anthropic SDKs read it to leave a request the provider refused alone (PRODUCT §4a).
+    expect(ok.headers.get('access-control-expose-headers')).toContain('x-should-retry')
     const denied = await fetch(`${gw.url}/v1/models`, { headers: { origin: 'https://app.example' } })
     expect(denied.status).toBe(401)
     expect(denied.headers.get('access-control-allow-origin')).toBe('https://app.example')

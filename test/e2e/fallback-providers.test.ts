@@ -63,10 +63,14 @@ describe.each(Object.keys(MODELS) as FakeProvider[])('%s', (provider) => {
     await expectFellBack(await ask(['provider_error']), 'provider_error', status)
   })
 
-  test('bad upstream key (401) → provider_error', async () => {
+  test('bad upstream key (401; Gemini: 400 API_KEY_INVALID) → provider_error, class key', async () => {
+    // Its own model id: the key now sits out for this model (PRODUCT §4a).
+    const benched = `${model}-key`
     fakes[provider].enqueue({ kind: 'error', status: provider === 'google' ? 400 : 401, errorType: 'auth' })
-    const res = await ask(['provider_error'])
+    const res = await ask(['provider_error'], { model: benched })
     expect(res.headers.get('x-gw-fallback-reason')).toBe('provider_error')
+    const log = await gw.log(res.headers.get('x-gw-request-id') as string)
+    expect((log.attempts as any[])[0]).toMatchObject({ model: benched, outcome: 'provider_error', class: 'key' })
   })
 
   test('the context-length error → context_limit', async () => {

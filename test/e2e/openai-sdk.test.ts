@@ -25,15 +25,49 @@ afterAll(async () => {
 
 const messages = [{ role: 'user' as const, content: 'Say hi please' }]
 
-test('SDK errors carry our status and body', async () => {
+test('SDK errors carry our status and body, in OpenAI’s shape without set-up (x-stainless-lang)', async () => {
   openai.enqueue({ kind: 'error', status: 500, errorType: 'server' })
   const err = await client.chat.completions.create({ model: 'openai/gpt-4o-mini', messages }).catch((e: unknown) => e)
   expect(err).toBeInstanceOf(OpenAI.APIError)
   const apiErr = err as InstanceType<typeof OpenAI.APIError>
   expect(apiErr.status).toBe(502)
-  // The seed's error body has `error: true`, which the SDK reads as its error object.
-  expect(apiErr.error).toBe(true)
+  expect(apiErr.message).toStartWith('502 Upstream openai/gpt-4o-mini → HTTP 500')
+  expect(apiErr.code).toBe('provider_error')
   expect(apiErr.headers?.get('x-gw-request-id')).toBeTruthy()
+})
+
+test('a wrong gw key reads right in the SDK by default; x-gw-error-format: gw or GW_ERROR_FORMAT=gw keep the seed’s shape', async () => {
+  const nope = 'gw_sk_nope0000000000000000000000000000000000000000'
+  const wrongKey = new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: nope, maxRetries: 0 })
+  const err = (await wrongKey.chat.completions.create({ model: 'openai/gpt-4o', messages }).catch((e: unknown) => e)) as InstanceType<
+    typeof OpenAI.APIError
+  >
+  expect(err.status).toBe(401)
+  expect(err.message).toBe('401 Invalid service key')
+  expect(err.type).toBe('unauthorized')
+
+  const seedAsked = new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: nope, maxRetries: 0, defaultHeaders: { 'x-gw-error-format': 'gw' } })
+  expect(((await seedAsked.models.list().catch((e: unknown) => e)) as Error).message).toBe('401 true')
+
+  const seedSet = await startTestGateway({ openai }, { GW_ERROR_FORMAT: 'gw' })
+  try {
+    const sdk = new OpenAI({ baseURL: `${seedSet.url}/v1`, apiKey: nope, maxRetries: 0 })
+    expect(((await sdk.models.list().catch((e: unknown) => e)) as Error).message).toBe('401 true')
+  } finally {
+    await seedSet.stop()
+  }
+})
+
+test('a request the provider refuses is not retried by the SDK (x-should-retry: false)', async () => {
+  const retrying = new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: gw.key, maxRetries: 2 })
+  const before = openai.requests.length
+  const orphan = [...messages, { role: 'tool' as const, tool_call_id: 'call_1', content: '42' }]
+  const err = (await retrying.chat.completions.create({ model: 'openai/gpt-4o', messages: orphan }).catch((e: unknown) => e)) as InstanceType<
+    typeof OpenAI.APIError
+  >
+  expect(err.status).toBe(502)
+  expect(err.message).toContain("messages with role 'tool' must be a response")
+  expect(openai.requests.length - before).toBe(1)
 })
 
 test('a mid-stream failure surfaces as an SDK error, not a clean end', async () => {
@@ -56,10 +90,6 @@ test('models.list() lists the catalog models of usable providers', async () => {
 })
 
 test('x-gw-error-format: openai, or GW_ERROR_FORMAT=openai: the SDK shows gw’s message, not "401 true"', async () => {
-  const wrongKey = new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: 'gw_sk_nope0000000000000000000000000000000000000000', maxRetries: 0 })
-  const plain = (await wrongKey.models.list().catch((e: unknown) => e)) as InstanceType<typeof OpenAI.APIError>
-  expect(plain.message).toBe('401 true')
-
   const asked = new OpenAI({
     baseURL: `${gw.url}/v1`,
     apiKey: 'gw_sk_nope0000000000000000000000000000000000000000',

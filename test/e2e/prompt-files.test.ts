@@ -66,3 +66,33 @@ test('slug, name and org from front matter; CRLF files; a bad file is skipped wi
   expect(b).toMatchObject({ name: 'Renamed prompt', publishedVersion: 1 })
   expect(b.versions[0].userTemplate).toBe('x')
 })
+
+test('a prompt loaded from a file says so in the admin API; saving a version of it warns that the file wins at the next start', async () => {
+  const source = join(dir, 'hello.md')
+  expect(await describePrompt('hello')).toMatchObject({ sourceFile: source })
+  const listed = (await (await gw.admin('GET', '/orgs/default/prompts')).json()) as { data: Record<string, any>[] }
+  expect(listed.data.find((p) => p.slug === 'hello')).toMatchObject({ sourceFile: source })
+
+  const saved = await gw.admin('POST', '/orgs/default/prompts/hello/versions', { userTemplate: 'Edited {{who}}', model: 'openai/gpt-4o-mini', variables: [{ name: 'who', type: 'string' }] })
+  expect(saved.status).toBe(201)
+  const body = (await saved.json()) as Record<string, any>
+  expect(body.warning).toContain(source)
+  expect(body.warning).toContain('next start')
+  // …and it does: the next load makes the file's content the newest version again.
+  expect(await reload()).toMatchObject({ newVersions: 1 })
+  const after = await describePrompt('hello')
+  expect(after.versions.at(-1).userTemplate).toBe('Hi {{who}}!')
+
+  // A prompt made through the API is not managed: no mark, no warning.
+  await gw.admin('POST', '/orgs/default/prompts', { slug: 'by-hand' })
+  expect(await describePrompt('by-hand')).toMatchObject({ sourceFile: null })
+  const own = (await (await gw.admin('POST', '/orgs/default/prompts/by-hand/versions', { userTemplate: 'x', model: 'openai/gpt-4o-mini' })).json()) as Record<string, any>
+  expect(own.warning).toBeUndefined()
+
+  // A file that is gone no longer manages its prompt.
+  rmSync(source)
+  await reload()
+  expect(await describePrompt('hello')).toMatchObject({ sourceFile: null })
+  const free = (await (await gw.admin('POST', '/orgs/default/prompts/hello/versions', { userTemplate: 'y', model: 'openai/gpt-4o-mini' })).json()) as Record<string, any>
+  expect(free.warning).toBeUndefined()
+})

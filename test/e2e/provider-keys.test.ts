@@ -1,6 +1,7 @@
 // Several keys per provider (PRODUCT §13): weights spread the traffic, a key that met a 429 sits
-// out its own cool-down while another serves (the request retried at once, no failure seen), a key
-// that keeps failing sits out its own breaker, and the log names the key that answered.
+// out its own cool-down and one that met a 401/403 sits out until its record changes, while another
+// serves (the request retried at once, no failure seen, PRODUCT §4a), a key that keeps failing sits
+// out its own breaker, and the log names the key that answered.
 
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'bun:test'
 import { type FakeUpstream, startFake } from '../fakes/upstream'
@@ -44,6 +45,21 @@ async function orgWith(weightA: number, weightB: number) {
     return { res, body, log: async () => (await gw.log(res.headers.get('x-gw-request-id') as string, key)) as Record<string, any> }
   }
   return { org, chat }
+}
+
+/** A fresh org with the given keys (name, secret, fake it goes to, weight) and a service key; returns a chat function. */
+async function orgWithKeys(keys: readonly (readonly [string, string, FakeUpstream, number])[]) {
+  const org = `keys-${++orgSeq}`
+  await gw.admin('POST', '/orgs', { id: org, name: org })
+  const put = async (name: string, apiKey: string, fake: FakeUpstream, weight: number) =>
+    expect((await gw.admin('PUT', `/orgs/${org}/providers/openai/keys/${name}`, { apiKey, baseUrl: fake.url, weight })).status).toBe(200)
+  for (const [name, apiKey, fake, weight] of keys) await put(name, apiKey, fake, weight)
+  const { key } = (await (await gw.admin('POST', `/orgs/${org}/service-keys`, {})).json()) as { key: string }
+  const chat = async () => {
+    const res = await gw.chat({ model: 'openai/gpt-4o-mini', messages: hello }, { authorization: `GwKey ${key}` })
+    return { res, log: async () => (await gw.log(res.headers.get('x-gw-request-id') as string, key)) as Record<string, any> }
+  }
+  return { chat, put }
 }
 
 describe('admin API', () => {
@@ -123,4 +139,40 @@ describe('requests', () => {
     }
     expect(a.requests.length).toBe(before)
   })
+
+  for (const status of [401, 403] as const) {
+    test(`one key of five answered ${status}: every request is answered, the failed attempt retried at once on another key, the key sits out until its record changes`, async () => {
+      // "bad" carries the heaviest weight; for 403 its fake refuses every request, for 401 its secret is wrong.
+      const refuser = await startFake('openai')
+      refuser.setDefault({ kind: 'error', status: 403 })
+      try {
+        const bad = status === 401 ? (['bad', 'sk-wrong-key-000000000009', a, 6] as const) : (['bad', refuser.apiKey, refuser, 6] as const)
+        const { chat, put } = await orgWithKeys([bad, ['k1', a.apiKey, a, 1], ['k2', b.apiKey, b, 2], ['k3', a.apiKey, a, 3], ['k4', b.apiKey, b, 4]])
+        const badFake = status === 401 ? a : refuser
+        const badCalls = () => badFake.requests.filter((r) => JSON.stringify(r.headers).includes(bad[1])).length
+        let retried: Record<string, any> | undefined
+        for (let i = 0; i < 40; i++) {
+          const r = await chat()
+          expect(r.res.status).toBe(200)
+          const log = await r.log()
+          if (log.attempts.length > 1) retried = log
+        }
+        // The one failed attempt on "bad" (then it sat out) went on at once to another key of the provider.
+        expect(badCalls()).toBe(1)
+        expect(retried?.attempts).toEqual([
+          expect.objectContaining({ key: 'bad', outcome: 'provider_error', status, class: 'key' }),
+          expect.objectContaining({ key: expect.stringMatching(/^k[1-4]$/), outcome: 'ok' }),
+        ])
+        expect(retried?.fallback).toEqual({ used: false, reason: null, model: null })
+
+        // Its record changes (the right secret now): it serves again at once.
+        await put('bad', status === 401 ? a.apiKey : b.apiKey, status === 401 ? a : b, 1000)
+        const r = await chat()
+        expect(r.res.status).toBe(200)
+        expect((await r.log()).providerKey).toBe('bad')
+      } finally {
+        await refuser.stop()
+      }
+    })
+  }
 })

@@ -117,6 +117,27 @@ describe('reports', () => {
   })
 })
 
+test('a request refused before any provider answered counts under the provider it named, in every grouping', async () => {
+  // An org without an OpenAI key: the request is refused (403 model_not_allowed) before reaching a provider.
+  await gw.admin('POST', '/orgs', { id: 'no-keys', name: 'No keys' })
+  const { key } = (await (await gw.admin('POST', '/orgs/no-keys/service-keys', { name: 't' })).json()) as { key: string }
+  const refused = await gw.fetch('/v1/chat/completions', {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}` },
+    body: JSON.stringify({ model: 'gemini/gemini-2.5-flash', messages: hello }),
+  })
+  expect(refused.status).toBe(403)
+  const id = refused.headers.get('x-gw-request-id') as string
+  const entry = (await (await gw.admin('GET', `/orgs/no-keys/logs/${id}`)).json()) as Record<string, any>
+  expect(entry).toMatchObject({ provider: 'google', requestedModel: 'gemini/gemini-2.5-flash', status: 403 })
+  const report = async (groupBy: string) => {
+    for (let i = 0; i < 100 && (await usage('groupBy=day', '/orgs/no-keys/usage')).length === 0; i++) await Bun.sleep(20)
+    return usage(`groupBy=${groupBy}`, '/orgs/no-keys/usage')
+  }
+  expect((await report('provider')).map((r) => [r.key, r.requests, r.errors])).toEqual([['google', 1, 1]])
+  expect((await report('model')).map((r) => [r.key, r.requests, r.errors])).toEqual([['gemini/gemini-2.5-flash', 1, 1]])
+})
+
 describe('retention and body caps', () => {
   test('a stored body over GW_LOG_BODY_MAX_BYTES is a truncated preview with its size', async () => {
     const long = 'é'.repeat(600)

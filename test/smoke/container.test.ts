@@ -22,15 +22,16 @@ test('.dockerignore keeps secrets, databases and local state out of the build co
   expect(patterns.some((p) => p.startsWith('!'))).toBe(false)
   for (const path of ['.env', '.env.local', 'gw.db', 'data/gw.db', 'data/gw.db-wal', 'data/gw.secret', 'gw.secret', 'node_modules/x', '.git/HEAD'])
     expect({ path, ignored: ignored(patterns, path) }).toEqual({ path, ignored: true })
-  for (const path of ['package.json', 'package-lock.json', 'src/main.ts', 'src/catalog/models.json', 'scripts/build.ts'])
+  for (const path of ['package.json', 'package-lock.json', 'src/main.ts', 'src/catalog/models.json', 'scripts/build.ts', 'prompts/summarize.md'])
     expect({ path, ignored: ignored(patterns, path) }).toEqual({ path, ignored: false })
 })
 
-test('base images are pinned to exact releases and the image has a HEALTHCHECK running `gw healthcheck`', () => {
+test('base images are pinned to exact releases, overridable with --build-arg, and the image has a HEALTHCHECK running `gw healthcheck`', () => {
   const dockerfile = readFileSync(join(root, 'Dockerfile'), 'utf8')
+  const args = new Map([...dockerfile.matchAll(/^ARG\s+(\w+)=(\S+)/gm)].map((m) => [m[1] as string, m[2] as string]))
   const froms = [...dockerfile.matchAll(/^FROM\s+(\S+)/gm)].map((m) => m[1] as string)
-  expect(froms.length).toBeGreaterThan(0)
-  for (const image of froms) expect(image).toMatch(/:\d+\.\d+(\.\d+)?-|@sha256:/)
+  expect(froms.map((f) => /^\$\{(\w+)\}$/.exec(f)?.[1])).toEqual(['BUILD_IMAGE', 'RUNTIME_IMAGE'])
+  for (const image of froms.map((f) => args.get(f.slice(2, -1)))) expect(image).toMatch(/:\d+\.\d+(\.\d+)?-|@sha256:/)
   expect(dockerfile).toMatch(/^HEALTHCHECK .*CMD \["\/usr\/local\/bin\/gw", "healthcheck"\]/m)
 })
 

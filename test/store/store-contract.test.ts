@@ -137,6 +137,22 @@ for (const kind of ['sqlite', 'postgres'] as const) {
       expect(await store.auth.oidcByIssuer('https://idp')).toEqual([c])
     })
 
+    test('dashboard sessions: live until expiry or sign-out; expired ones are dropped when a session is made', async () => {
+      const now = Date.now()
+      await store.sessions.createSession('hash-a', now + 60_000, now)
+      await store.sessions.createSession('hash-old', now + 1_000, now)
+      expect(await store.sessions.sessionExpiry('hash-a', now)).toBe(now + 60_000)
+      expect(await store.sessions.sessionExpiry('hash-old', now + 1_000)).toBeUndefined() // expired at that time
+      expect(await store.sessions.sessionExpiry('nope', now)).toBeUndefined()
+      await expect(store.sessions.createSession('hash-a', now + 5, now)).rejects.toBeInstanceOf(StoreConflictError)
+      expect(await store.sessions.deleteSession('hash-a')).toBe(true)
+      expect(await store.sessions.deleteSession('hash-a')).toBe(false)
+      expect(await store.sessions.sessionExpiry('hash-a', now)).toBeUndefined()
+      await store.sessions.createSession('hash-b', now + 60_000, now + 2_000)
+      expect(await store.sessions.deleteSession('hash-old')).toBe(false) // dropped when hash-b was made
+      if (kind === 'postgres') expect(await s.raw('dashboard_sessions')).toEqual([expect.objectContaining({ id_hash: 'hash-b' })])
+    })
+
     test('prompt versions: concurrent saves get distinct consecutive numbers; publish; partials', async () => {
       const p = await store.prompts.createPrompt({ id: crypto.randomUUID(), orgId: 'o1', slug: 'greet', name: 'Greet' })
       const content = { systemTemplate: undefined, userTemplate: 'Hi {{name}}', variables: [{ name: 'name', type: 'string' as const, required: true }], model: 'openai/gpt-4o', temperature: 0.5, maxTokens: undefined }

@@ -1,11 +1,12 @@
-// UpstreamHealth keeps a bounded record: model names come from clients, so made-up ones must not pile up.
+// UpstreamHealth keeps a bounded record (model names come from clients, so made-up ones must not pile up)
+// and remembers a failure by its class (PRODUCT §4a): request failures never, key failures per key.
 
 import { expect, test } from 'bun:test'
-import { MAX_TRACKED_MODELS, UpstreamHealth } from '../../src/pipeline/upstream-health'
+import { KEY_OUT_MS, MAX_TRACKED_MODELS, UpstreamHealth } from '../../src/pipeline/upstream-health'
 
 test(`at most ${MAX_TRACKED_MODELS} org/model pairs are tracked; the longest-tracked is forgotten first`, () => {
   const health = new UpstreamHealth({ failureThreshold: 1 })
-  for (let i = 0; i <= MAX_TRACKED_MODELS; i++) health.record('o', `openai/made-up-${i}`, 'provider_error')
+  for (let i = 0; i <= MAX_TRACKED_MODELS; i++) health.record('o', `openai/made-up-${i}`, { kind: 'provider_error', status: 500, message: 'HTTP 500' })
   expect(health.tracked).toBe(MAX_TRACKED_MODELS)
   // The first model's open breaker went with its record; the newest is still refused.
   expect(health.admit('o', 'openai/made-up-0')).toEqual({ ok: true, probe: false })
@@ -13,4 +14,44 @@ test(`at most ${MAX_TRACKED_MODELS} org/model pairs are tracked; the longest-tra
   // A model that recovers leaves the record.
   health.record('o', `openai/made-up-${MAX_TRACKED_MODELS}`, 'ok')
   expect(health.tracked).toBe(MAX_TRACKED_MODELS - 1)
+})
+
+const failure = (status: number) => ({ kind: 'provider_error' as const, status, message: `HTTP ${status}` })
+
+test('a request failure (400, 404, 409, 413, 422) is never counted; provider failures open the breaker', () => {
+  const health = new UpstreamHealth({ failureThreshold: 2 })
+  for (const status of [400, 404, 409, 413, 422, 400, 400]) health.record('o', 'openai/gpt-4o', failure(status))
+  expect(health.admit('o', 'openai/gpt-4o')).toEqual({ ok: true, probe: false })
+  health.record('o', 'openai/gpt-4o', failure(500))
+  health.record('o', 'openai/gpt-4o', { kind: 'timeout', message: 'no answer' })
+  expect(health.admit('o', 'openai/gpt-4o')).toMatchObject({ ok: false, class: 'provider', message: 'circuit open after 2 consecutive failures' })
+})
+
+test('a half-open probe that meets a request failure is released for the next probe', () => {
+  let now = 0
+  const health = new UpstreamHealth({ failureThreshold: 1, openMs: 10 }, () => now)
+  health.record('o', 'm', failure(503))
+  now = 20
+  expect(health.admit('o', 'm')).toEqual({ ok: true, probe: true })
+  health.record('o', 'm', failure(400))
+  expect(health.admit('o', 'm')).toEqual({ ok: true, probe: true })
+})
+
+test('a key that met a 401/403 sits out KEY_OUT_MS, or until its record changes; other keys are not affected', () => {
+  let now = 1_000
+  const health = new UpstreamHealth({}, () => now)
+  const v1 = { name: 'a', revision: '2026-01-01T00:00:00.000Z' }
+  health.record('o', 'm', failure(401), v1)
+  expect(health.admit('o', 'm', v1)).toMatchObject({ ok: false, class: 'key', kind: 'provider_error', retryAfterMs: KEY_OUT_MS })
+  expect(health.available('o', 'm', v1)).toBe(false)
+  // A caller that does not know the record (a route choosing its target) sees it benched too.
+  expect(health.available('o', 'm', { name: 'a' })).toBe(false)
+  expect(health.available('o', 'm', { name: 'b', revision: v1.revision })).toBe(true)
+  // The record changed (a new secret): admitted again.
+  expect(health.admit('o', 'm', { name: 'a', revision: '2026-01-02T00:00:00.000Z' })).toEqual({ ok: true, probe: false })
+  health.record('o', 'm', failure(403), v1)
+  now += KEY_OUT_MS - 1
+  expect(health.available('o', 'm', v1)).toBe(false)
+  now += 1
+  expect(health.admit('o', 'm', v1)).toEqual({ ok: true, probe: false })
 })

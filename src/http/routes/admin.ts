@@ -1,37 +1,56 @@
 // The admin API (PRODUCT §6) under /admin, behind `Authorization: Bearer $GW_ADMIN_TOKEN`.
 
-import { timingSafeEqual } from 'node:crypto'
 import { Elysia } from 'elysia'
 import type { AdminService } from '../../admin/admin-service'
+import { GuessBrake } from '../../auth/guess-brake'
 import { parseStatsQuery } from '../../admin/stats-query'
 import { GatewayError, notFound, unauthorized } from '../../errors'
 import { handleAdminPromptRun } from '../../pipeline'
 import type { Deps } from '../../pipeline/context'
-import { CSRF_HEADER, SESSION_COOKIE, type SessionKeeper } from '../../ui/session'
+import { CSRF_HEADER, SESSION_COOKIE, type SessionKeeper, sameSecret } from '../../ui/session'
+import type { ClientAddresses, PeerSource } from '../client-address'
 import { contextFor, cookieOf, readJsonBody, requestIdOf, sameOrigin } from '../request-context'
-import { bodyReader } from './pipeline-post'
+import { withBody } from './pipeline-post'
 
 /**
  * The admin credential: `Authorization: Bearer $GW_ADMIN_TOKEN`, or a dashboard session cookie, which
  * must also carry its CSRF token (and a same-origin Origin, when the browser sends one) to change anything.
+ * Wrong tokens are slowed per client address (GuessBrake; the address per GW_TRUSTED_PROXIES); the
+ * right one never is.
  */
-export function checkAdmin(token: string | undefined, request: Request, sessions?: SessionKeeper): void {
-  // Without GW_ADMIN_TOKEN the admin API does not exist.
-  if (!token) throw notFound(`No route for ${request.method} ${new URL(request.url).pathname}`)
-  const header = request.headers.get('authorization')
-  if (header === null && sessions) {
-    const session = sessions.verify(cookieOf(request, SESSION_COOKIE))
-    if (!session) throw unauthorized('Missing admin credential (expected "Authorization: Bearer <GW_ADMIN_TOKEN>")')
-    if (request.method === 'GET' || request.method === 'HEAD') return
-    if (!sameOrigin(request) || !sessions.checkCsrf(session, request.headers.get(CSRF_HEADER)))
-      throw new GatewayError(403, 'forbidden', `A change made with a dashboard session needs its ${CSRF_HEADER} header, from the dashboard's own origin`)
-    return
+export class AdminGuard {
+  constructor(
+    private readonly token: string | undefined,
+    readonly sessions: SessionKeeper | undefined,
+    private readonly addresses: ClientAddresses,
+    private readonly brake = new GuessBrake(),
+  ) {}
+
+  /** Throws unless the request carries the admin credential (`withSession`: a session cookie counts too). */
+  async check(request: Request, server: PeerSource | null, withSession = true): Promise<void> {
+    // Without GW_ADMIN_TOKEN the admin API does not exist.
+    if (!this.token) throw notFound(`No route for ${request.method} ${new URL(request.url).pathname}`)
+    const header = request.headers.get('authorization')
+    const sessions = withSession ? this.sessions : undefined
+    if (header === null && sessions) {
+      const session = await sessions.verify(cookieOf(request, SESSION_COOKIE))
+      if (!session) throw unauthorized('Missing admin credential (expected "Authorization: Bearer <GW_ADMIN_TOKEN>")')
+      if (request.method === 'GET' || request.method === 'HEAD') return
+      if (!sameOrigin(request) || !sessions.checkCsrf(session, request.headers.get(CSRF_HEADER)))
+        throw new GatewayError(403, 'forbidden', `A change made with a dashboard session needs its ${CSRF_HEADER} header, from the dashboard's own origin`)
+      return
+    }
+    const m = /^Bearer\s+(\S+)\s*$/i.exec(header ?? '')
+    if (!m) throw unauthorized('Missing admin credential (expected "Authorization: Bearer <GW_ADMIN_TOKEN>")')
+    if (!(await this.tokenMatches(m[1] as string, request, server))) throw unauthorized('Invalid admin token')
   }
-  const m = /^Bearer\s+(\S+)\s*$/i.exec(header ?? '')
-  if (!m) throw unauthorized('Missing admin credential (expected "Authorization: Bearer <GW_ADMIN_TOKEN>")')
-  const given = Buffer.from(m[1] as string)
-  const want = Buffer.from(token)
-  if (given.length !== want.length || !timingSafeEqual(given, want)) throw unauthorized('Invalid admin token')
+
+  /** Whether `given` is the admin token; a wrong one is answered after its client's delay. */
+  tokenMatches(given: string, request: Request, server: PeerSource | null): Promise<boolean> {
+    const token = this.token
+    const where = `${request.method} ${new URL(request.url).pathname.slice(0, 64)}`
+    return this.brake.attempt(this.addresses.of(request, server), where, () => token !== undefined && sameSecret(given, token))
+  }
 }
 
 export function json(request: Request, body: unknown, status = 200): Response {
@@ -51,9 +70,9 @@ async function readOptionalBody(request: Request): Promise<unknown> {
   return hasBody ? readAdminBody(request) : {}
 }
 
-export const adminRoutes = (deps: Deps, admin: AdminService, sessions: SessionKeeper | undefined) =>
+export const adminRoutes = (deps: Deps, admin: AdminService, guard: AdminGuard) =>
   new Elysia({ name: 'admin-routes', prefix: '/admin' })
-    .onBeforeHandle(({ request }) => checkAdmin(deps.config.adminToken, request, sessions))
+    .onBeforeHandle(({ request, server }) => guard.check(request, server))
     .post('/orgs', async ({ request }) => json(request, await admin.createOrg(await readAdminBody(request)), 201), {
       parse: 'none',
     })
@@ -156,13 +175,15 @@ export const adminRoutes = (deps: Deps, admin: AdminService, sessions: SessionKe
     .post(
       '/orgs/:org/prompts/:prompt/run',
       ({ request, params, server }) =>
-        handleAdminPromptRun(
-          deps,
-          contextFor(request, '/admin/prompts/run'),
-          params.org,
-          params.prompt,
-          new URL(request.url).searchParams.get('version'),
-          bodyReader(deps, request, server, {}),
+        withBody(deps, request, server, {}, (readBody) =>
+          handleAdminPromptRun(
+            deps,
+            contextFor(request, '/admin/prompts/run'),
+            params.org,
+            params.prompt,
+            new URL(request.url).searchParams.get('version'),
+            readBody,
+          ),
         ),
       { parse: 'none' },
     )

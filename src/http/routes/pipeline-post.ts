@@ -1,25 +1,48 @@
 // One POST route into the pipeline: the request context, and a body reader the pipeline calls only
-// once the caller is authenticated (PRODUCT §4); from then on no idle cut-off.
+// once the caller is authenticated (PRODUCT §4); from then on no idle cut-off. The bytes its body
+// holds count against GW_MAX_INFLIGHT_BODY_BYTES until the request ends.
 
 import type { Server } from 'bun'
 import { Elysia } from 'elysia'
 import type { BodyReader } from '../../pipeline'
 import type { Deps, RequestContext } from '../../pipeline/context'
-import { contextFor, readJsonBody } from '../request-context'
+import { type BodyShare, contextFor, readJsonBody } from '../request-context'
 
 export type PipelineHandler = (deps: Deps, ctx: RequestContext, readBody: BodyReader) => Promise<Response>
 
-/** The body reader of a pipeline request (`whenEmpty`: what an empty body stands for, as prompt runs allow). */
-export function bodyReader(deps: Deps, request: Request, server: Server<unknown> | null, whenEmpty?: unknown): BodyReader {
+/**
+ * Runs a pipeline request with its body reader (`whenEmpty`: what an empty body stands for, as
+ * prompt runs allow). The request's share of the body budget is released in this `finally`, or
+ * when its log entry is written if that comes later (a stream).
+ */
+export async function withBody(
+  deps: Deps,
+  request: Request,
+  server: Server<unknown> | null,
+  whenEmpty: unknown,
+  run: (readBody: BodyReader) => Promise<Response>,
+): Promise<Response> {
+  const share = deps.bodies.share()
+  try {
+    return await run(bodyReader(deps, request, server, share, whenEmpty))
+  } finally {
+    share.release()
+  }
+}
+
+function bodyReader(deps: Deps, request: Request, server: Server<unknown> | null, share: BodyShare, whenEmpty?: unknown): BodyReader {
   return async () => {
-    const body = await readJsonBody(request, deps.config.maxBodyBytes, whenEmpty)
+    // The text is kept only up to what the log stores of it (a larger body is logged as a preview).
+    const body = await readJsonBody(request, deps.config.maxBodyBytes, whenEmpty, share, deps.config.logBodyMaxBytes)
     // The answer may take long to start and streams may go quiet: no idle cut-off from here on.
     server?.timeout(request, 0)
-    return body
+    return { ...body, release: share.keep() }
   }
 }
 
 export const pipelinePost = (deps: Deps, path: string, handle: PipelineHandler) =>
-  new Elysia({ name: `post ${path}` }).post(path, ({ request, server }) => handle(deps, contextFor(request, path), bodyReader(deps, request, server)), {
-    parse: 'none',
-  })
+  new Elysia({ name: `post ${path}` }).post(
+    path,
+    ({ request, server }) => withBody(deps, request, server, undefined, (readBody) => handle(deps, contextFor(request, path), readBody)),
+    { parse: 'none' },
+  )

@@ -31,6 +31,11 @@ function retryDelayMs(details: unknown): number | undefined {
   return undefined
 }
 
+/** Does a google.rpc.ErrorInfo detail name this reason (e.g. `API_KEY_INVALID`)? */
+function hasReason(details: unknown, reason: string): boolean {
+  return Array.isArray(details) && details.some((d) => isRecord(d) && d.reason === reason)
+}
+
 /** `{"error":{"code","message","status","details"}}` (google.rpc.Status); streams without alt=sse wrap it in an array. */
 function parseGeminiError(status: number, text: string, headers: Headers): UpstreamFailure {
   const json = parseJson(text)
@@ -43,6 +48,8 @@ function parseGeminiError(status: number, text: string, headers: Headers): Upstr
     return retry === undefined ? { kind: 'rate_limit', status, message } : { kind: 'rate_limit', status, message, retryAfterMs: retry }
   }
   const contextLimit = status === 400 && /exceeds the maximum number of tokens/i.test(detail)
+  // Gemini answers a wrong key with 400, not 401: it is still the key's failure (PRODUCT §4a).
+  if (hasReason(e?.details, 'API_KEY_INVALID')) return { kind: 'provider_error', status, message, keyRejected: true }
   return { kind: contextLimit ? 'context_limit' : 'provider_error', status, message }
 }
 

@@ -10,6 +10,7 @@ import { connect, connectionFailure, migratePostgres } from './open'
 import { PgOrgStore } from './orgs'
 import { PgPromptStore } from './prompts'
 import { PgRouteStore } from './routes'
+import { PgSessionStore } from './sessions'
 
 /**
  * Connects and migrates in the background: a database down at start is retried every second, and
@@ -44,6 +45,7 @@ export function createPostgresStore(url: string, box: SecretBox, opts: { onRetry
     auth: new PgAuthStore(sql, box),
     prompts: new PgPromptStore(sql),
     routes: new PgRouteStore(sql),
+    sessions: new PgSessionStore(sql),
     logs: new PgLogStore(sql, () => ready),
     get ready() {
       return ready

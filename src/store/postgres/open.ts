@@ -6,10 +6,12 @@ import usage from './migrations/0002_usage.sql' with { type: 'text' }
 import routesAndKeyNames from './migrations/0003_routes_and_key_names.sql' with { type: 'text' }
 import logTags from './migrations/0004_log_tags.sql' with { type: 'text' }
 import usagePending from './migrations/0005_usage_pending.sql' with { type: 'text' }
+import dashboardSessions from './migrations/0007_dashboard_sessions.sql' with { type: 'text' }
+import promptSourceFile from './migrations/0009_prompt_source_file.sql' with { type: 'text' }
 import { q } from './errors'
 
 /** Every migration, in order; index + 1 is the version it brings the database to. */
-export const PG_MIGRATIONS: readonly string[] = [schema, usage, routesAndKeyNames, logTags, usagePending]
+export const PG_MIGRATIONS: readonly string[] = [schema, usage, routesAndKeyNames, logTags, usagePending, dashboardSessions, promptSourceFile]
 
 /** Key of the session advisory lock held while migrating (any constant unique to gw). */
 const MIGRATION_LOCK = 0x67770001

@@ -68,6 +68,10 @@ export class PgPromptStore implements PromptStore {
     return res.count > 0
   }
 
+  async setSourceFile(promptId: string, sourceFile: string | undefined): Promise<void> {
+    await q(this.sql`UPDATE prompts SET source_file = ${sourceFile ?? null} WHERE id = ${promptId}`)
+  }
+
   async putPartial(orgId: string, name: string, template: string): Promise<void> {
     await q(this.sql`
       INSERT INTO prompt_partials (org_id, name, template, updated_at) VALUES (${orgId}, ${name}, ${template}, ${new Date().toISOString()})

@@ -11,6 +11,7 @@ import { openDatabase } from './open'
 import { SqliteOrgStore } from './orgs'
 import { SqlitePromptStore } from './prompts'
 import { SqliteRouteStore } from './routes'
+import { SqliteSessionStore } from './sessions'
 
 export function createSqliteStore(path: string, box: SecretBox): Store {
   const db = openDatabase(path)
@@ -29,6 +30,7 @@ export function createSqliteStore(path: string, box: SecretBox): Store {
     auth: new SqliteAuthStore(db, box),
     prompts: new SqlitePromptStore(db),
     routes: new SqliteRouteStore(db),
+    sessions: new SqliteSessionStore(db),
     logs: new SqliteLogStore(db, writeDb),
     ready: true,
     whenReady: Promise.resolve(),

@@ -11,9 +11,11 @@ import usage from './migrations/0004_usage.sql' with { type: 'text' }
 import routes from './migrations/0005_routes.sql' with { type: 'text' }
 import providerKeyNames from './migrations/0006_provider_key_names.sql' with { type: 'text' }
 import logFigures from './migrations/0007_log_figures.sql' with { type: 'text' }
+import dashboardSessions from './migrations/0009_dashboard_sessions.sql' with { type: 'text' }
+import promptSourceFile from './migrations/0011_prompt_source_file.sql' with { type: 'text' }
 
 /** Every migration, in order; index + 1 is the schema version it brings the database to. */
-export const MIGRATIONS: readonly string[] = [core, auth, prompts, usage, routes, providerKeyNames, logFigures]
+export const MIGRATIONS: readonly string[] = [core, auth, prompts, usage, routes, providerKeyNames, logFigures, dashboardSessions, promptSourceFile]
 
 /**
  * `busyTimeoutMs` is how long a statement waits for another connection's lock. bun:sqlite is

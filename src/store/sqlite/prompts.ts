@@ -33,6 +33,7 @@ export class SqlitePromptStore implements PromptStore {
         `UPDATE prompts SET published_version = ?2
          WHERE id = ?1 AND EXISTS (SELECT 1 FROM prompt_versions WHERE prompt_id = ?1 AND version = ?2)`,
       ),
+      setSourceFile: db.query<null, [string, string | null]>('UPDATE prompts SET source_file = ?2 WHERE id = ?1'),
       putPartial: db.query<null, [string, string, string, string]>(
         `INSERT INTO prompt_partials (org_id, name, template, updated_at) VALUES (?1, ?2, ?3, ?4)
          ON CONFLICT (org_id, name) DO UPDATE SET template = ?3, updated_at = ?4`,
@@ -89,6 +90,10 @@ export class SqlitePromptStore implements PromptStore {
 
   async publish(promptId: string, version: number): Promise<boolean> {
     return this.q.publish.run(promptId, version).changes > 0
+  }
+
+  async setSourceFile(promptId: string, sourceFile: string | undefined): Promise<void> {
+    this.q.setSourceFile.run(promptId, sourceFile ?? null)
   }
 
   async putPartial(orgId: string, name: string, template: string): Promise<void> {

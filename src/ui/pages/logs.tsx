@@ -139,10 +139,13 @@ export function LogsPage({ org, selected }: { org: string; selected: string | un
             <tr>
               <th>Time</th>
               <th>Status</th>
+              <th>Endpoint</th>
               <th>Model</th>
               <th class="num">Latency</th>
               <th class="num">Tokens</th>
               <th class="num">Cost</th>
+              <th>Error</th>
+              <th>Fallback</th>
               <th>User</th>
               <th>Request id</th>
             </tr>
@@ -153,12 +156,14 @@ export function LogsPage({ org, selected }: { org: string; selected: string | un
                 <td>{fmtTime(e.createdAt)}</td>
                 <td>
                   <span class={`status ${e.status >= 400 ? 'bad' : 'ok'}`}>{e.status}</span>
-                  {e.fallback.used && <span class="tag">fallback</span>}
                 </td>
+                <td>{e.endpoint}</td>
                 <td>{e.model ?? e.requestedModel ?? '—'}</td>
                 <td class="num">{fmtMs(e.latencyMs)}</td>
                 <td class="num">{fmtInt(e.usage.totalTokens)}</td>
                 <td class="num">{fmtUsd(e.costUsd)}</td>
+                <td>{e.errorCode ?? '—'}</td>
+                <td>{e.fallback.used ? `${e.fallback.reason ?? ''} → ${e.fallback.model ?? ''}` : '—'}</td>
                 <td>{e.endUserId ?? e.user ?? '—'}</td>
                 <td>
                   <a href={`#/logs/${encodeURIComponent(e.requestId)}`}>{e.requestId}</a>

@@ -1,10 +1,10 @@
-// Overview: requests, errors, latency, TTFT, tokens and cost over time by model and provider; usage by model; budgets.
+// Overview: requests, errors, latency, TTFT, tokens and cost over time by model and provider; usage by model, provider, key, end user or a metadata key; budgets.
 
 import { useState } from 'preact/hooks'
 import { get, orgPath, query } from '../api'
 import { TimeChart } from '../chart'
-import { Empty, ErrorNote, fmtInt, fmtMs, fmtTime, fmtUsd, Section, useLoad } from '../components'
-import type { BudgetStatus, LogStats, UsageRow } from '../types'
+import { Empty, ErrorNote, fmtInt, fmtMs, fmtRemaining, fmtTime, fmtUsd, Section, useLoad } from '../components'
+import type { BudgetStatus, LogStats, ServiceKeyInfo, UsageRow } from '../types'
 
 type Stats = LogStats & { since: number; until: number; bucketMs: number }
 
@@ -37,17 +37,42 @@ function byProvider(m: Stats): Stats {
   return { ...m, series: [...series.values()].sort((a, b) => sum(b.requests) - sum(a.requests)) }
 }
 
+/** The usage table's groupings (PRODUCT §11); `metadata` asks for the key's name. */
+const GROUPINGS = [
+  { id: 'model', label: 'Model' },
+  { id: 'provider', label: 'Provider' },
+  { id: 'key', label: 'Service key' },
+  { id: 'endUser', label: 'End user' },
+  { id: 'metadata', label: 'Metadata key' },
+] as const
+type Grouping = (typeof GROUPINGS)[number]['id']
+
 export function OverviewPage({ org }: { org: string }) {
   const [rangeId, setRangeId] = useState<(typeof RANGES)[number]['id']>('24h')
+  const [grouping, setGrouping] = useState<Grouping>('model')
+  const [metadataKey, setMetadataKey] = useState('')
+  const groupBy = grouping === 'metadata' ? (metadataKey ? `metadata.${metadataKey}` : undefined) : grouping
   const range = RANGES.find((r) => r.id === rangeId) ?? RANGES[1]
   const byModel = useLoad(() => {
     const until = Date.now()
     return get<Stats>(orgPath(org, `/stats${query({ since: until - range.ms, until, buckets: range.buckets, by: 'model' })}`))
   }, [org, rangeId])
-  const usage = useLoad(() => {
+  const usage = useLoad(async () => {
+    if (!groupBy) return { data: [] as UsageRow[] }
     const since = new Date(Date.now() - range.ms).toISOString()
-    return get<{ data: UsageRow[] }>(orgPath(org, `/usage${query({ since, groupBy: 'model' })}`))
-  }, [org, rangeId])
+    return get<{ data: UsageRow[] }>(orgPath(org, `/usage${query({ since, groupBy })}`))
+  }, [org, rangeId, groupBy])
+  const groupLabel = GROUPINGS.find((g) => g.id === grouping)?.label ?? 'Model'
+  // Service keys are grouped by id: their names make the rows readable.
+  const keys = useLoad(
+    async () => (grouping === 'key' ? (await get<{ data: ServiceKeyInfo[] }>(orgPath(org, '/service-keys'))).data : []),
+    [org, grouping],
+  )
+  const rowLabel = (key: string | null) => {
+    if (key === null) return '(none)'
+    const named = grouping === 'key' ? keys.data?.find((k) => k.id === key)?.name : undefined
+    return named ? `${named} (${key})` : key
+  }
 
   const m = byModel.data
   const p = m && byProvider(m)
@@ -112,14 +137,41 @@ export function OverviewPage({ org }: { org: string }) {
           </>
         )
       )}
-      <Section title="Usage by model">
+      <Section title="Usage">
+        <div class="row">
+          <label class="field inline">
+            <span>Group by</span>
+            <select aria-label="Group usage by" value={grouping} onChange={(e) => setGrouping(e.currentTarget.value as Grouping)}>
+              {GROUPINGS.map((g) => (
+                <option value={g.id} key={g.id}>
+                  {g.label}
+                </option>
+              ))}
+            </select>
+          </label>
+          {grouping === 'metadata' && (
+            <form
+              class="row"
+              onSubmit={(e) => {
+                e.preventDefault()
+                setMetadataKey(String(new FormData(e.currentTarget).get('metadataKey') ?? '').trim())
+              }}
+            >
+              <input name="metadataKey" aria-label="Metadata key" placeholder="feature" defaultValue={metadataKey} />
+              <button type="submit" class="secondary">
+                Show
+              </button>
+            </form>
+          )}
+        </div>
         <ErrorNote error={usage.error} />
+        {grouping === 'metadata' && !metadataKey && <p class="hint">Name a metadata key to group by its values.</p>}
         {usage.data && usage.data.data.length === 0 && <Empty title="No usage in this range." />}
         {usage.data && usage.data.data.length > 0 && (
           <table>
             <thead>
               <tr>
-                <th>Model</th>
+                <th>{grouping === 'metadata' ? metadataKey : groupLabel}</th>
                 <th class="num">Requests</th>
                 <th class="num">Errors</th>
                 <th class="num">Input</th>
@@ -131,7 +183,7 @@ export function OverviewPage({ org }: { org: string }) {
             <tbody>
               {usage.data.data.map((r) => (
                 <tr key={r.key ?? ''}>
-                  <td>{r.key ?? '(none)'}</td>
+                  <td>{rowLabel(r.key)}</td>
                   <td class="num">{fmtInt(r.requests)}</td>
                   <td class="num">{fmtInt(r.errors)}</td>
                   <td class="num">{fmtInt(r.tokens.input)}</td>
@@ -197,7 +249,8 @@ function Budgets({ org }: { org: string }) {
                 <td class="num">{fmtUsd(b.spentUsd)}</td>
                 <td class="num">{fmtUsd(b.reservedUsd)}</td>
                 <td class="num">
-                  <meter min={0} max={b.usd} low={b.usd * 0.2} optimum={b.usd} value={Math.max(0, b.remainingUsd)} /> {fmtUsd(b.remainingUsd)}
+                  <meter min={0} max={b.usd} low={b.usd * 0.2} optimum={b.usd} value={Math.max(0, b.remainingUsd)} />{' '}
+                  {fmtRemaining(b.remainingUsd, b.spentUsd, b.reservedUsd)}
                 </td>
                 <td>{b.resetsAt ? fmtTime(b.resetsAt) : 'never (total)'}</td>
               </tr>

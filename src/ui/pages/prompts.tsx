@@ -131,6 +131,12 @@ function PromptView({ org, slug }: { org: string; slug: string }) {
         </h1>
         {p && <span class="hint">published: {p.publishedVersion ? `v${p.publishedVersion}` : 'none'}</span>}
       </div>
+      {p?.sourceFile && (
+        <p class="note" role="note">
+          Managed by the file <code>{p.sourceFile}</code>: gw loads it again at every start, and its content then becomes the newest
+          version. Edit the file to keep a change.
+        </p>
+      )}
       <ErrorNote error={prompt.error ?? error} />
       {p && versions.length === 0 && <Empty title="No versions yet — write the first one below." />}
       {a && b && (
@@ -189,6 +195,7 @@ function NewVersion({ org, slug, base, onSaved }: { org: string; slug: string; b
     publish: false,
   })
   const [error, busy, run] = useAction()
+  const [warning, setWarning] = useState<string | undefined>()
   const set = (k: keyof typeof v) => (e: Event) => setV({ ...v, [k]: (e.currentTarget as HTMLInputElement).value })
   const num = (s: string) => (s.trim() === '' ? undefined : /^-?\d+(\.\d+)?$/.test(s.trim()) ? Number(s) : s)
   const save = (e: Event) => {
@@ -200,7 +207,7 @@ function NewVersion({ org, slug, base, onSaved }: { org: string; slug: string; b
       } catch {
         throw new Error('Variables must be JSON, e.g. [{"name": "topic", "type": "string", "required": true}]')
       }
-      await api('POST', orgPath(org, `/prompts/${encodeURIComponent(slug)}/versions`), {
+      const saved = await api<{ warning?: string }>('POST', orgPath(org, `/prompts/${encodeURIComponent(slug)}/versions`), {
         model: v.model,
         userTemplate: v.userTemplate,
         variables,
@@ -209,6 +216,7 @@ function NewVersion({ org, slug, base, onSaved }: { org: string; slug: string; b
         ...(num(v.temperature) === undefined ? {} : { temperature: num(v.temperature) }),
         ...(num(v.maxTokens) === undefined ? {} : { maxTokens: num(v.maxTokens) }),
       })
+      setWarning(saved.warning)
       onSaved()
     })
   }
@@ -245,6 +253,11 @@ function NewVersion({ org, slug, base, onSaved }: { org: string; slug: string; b
         </div>
       </form>
       <ErrorNote error={error} />
+      {warning && (
+        <p class="note" role="status">
+          Saved. {warning}
+        </p>
+      )}
     </Section>
   )
 }
