@@ -127,8 +127,11 @@ const FLAGS: Record<string, string> = {
   // come from the environment only, so they never show in `ps`.
 }
 
+/** GW_* variables with no flag (secrets, URLs that may hold passwords, lists); a new one goes here too (test/unit/known-settings.test.ts). */
+const ENV_ONLY_SETTINGS = ['GW_SECRET', 'GW_SERVICE_KEY', 'GW_DATABASE_URL', 'GW_REDIS_URL', 'GW_TRUSTED_PROXIES']
+
 /** Every GW_* variable gw reads: the flags' and those set in the environment only. */
-export const KNOWN_SETTINGS: ReadonlySet<string> = new Set([...Object.values(FLAGS), 'GW_SECRET', 'GW_SERVICE_KEY', 'GW_DATABASE_URL', 'GW_REDIS_URL'])
+export const KNOWN_SETTINGS: ReadonlySet<string> = new Set([...Object.values(FLAGS), ...ENV_ONLY_SETTINGS])
 
 /** Edits (insert, delete, replace a character) turning `a` into `b`. */
 function editDistance(a: string, b: string): number {
