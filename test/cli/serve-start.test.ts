@@ -4,6 +4,7 @@ import { afterAll, describe, expect, test } from 'bun:test'
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { privateServersAvailable, startPrivatePostgres } from '../helpers/private-servers'
 import { type GwProcess, spawnGw } from '../helpers/process'
 import { freshSchema, serversFor, TEST_REDIS_URL, TEST_SECRET } from '../helpers/servers'
 
@@ -46,9 +47,9 @@ test('the database, its WAL files and the secret file are 0600, a folder gw crea
   for (const f of ['gw.db', 'gw.db-wal', 'gw.db-shm', 'gw.secret']) expect(`${f} ${mode(join(dir, f))}`).toBe(`${f} 600`)
 })
 
-/** Waits (up to 5 s) for what a process prints after its listening line, which may come in a later read. */
-async function until(done: () => boolean): Promise<void> {
-  const deadline = Date.now() + 5000
+/** Waits (up to `ms`) for what a process prints after its listening line, which may come in a later read. */
+async function until(done: () => boolean, ms = 5000): Promise<void> {
+  const deadline = Date.now() + ms
   while (!done() && Date.now() < deadline) await Bun.sleep(20)
 }
 
@@ -181,4 +182,27 @@ describe.skipIf(!clusterUp)('on PostgreSQL and Redis', () => {
       await schema.drop()
     }
   })
+})
+
+const privatePg = privateServersAvailable()
+if (!privatePg) console.log('skipped: first key once PostgreSQL answers (initdb or pg_ctl not installed)')
+
+describe.skipIf(!privatePg)('PostgreSQL down at the first start', () => {
+  test('gw listens without it, then creates and prints the first key once it answers, and that key works', async () => {
+    const pg = await startPrivatePostgres()
+    try {
+      pg.stop()
+      const gw = await spawnGw({ GW_DATABASE_URL: pg.url, GW_SECRET: TEST_SECRET, GW_SPOOL_DIR: join(root, 'late-key-spool') })
+      started.push(gw)
+      expect(gw.output()).not.toContain('gw_sk_')
+      pg.start()
+      await until(() => gw.output().includes('gw key create'), 15_000)
+      const key = /gw_sk_\w+/.exec(gw.output())?.[0]
+      expect(key).toMatch(/^gw_sk_/)
+      const res = await fetch(`${gw.url}/v1/models`, { headers: { authorization: `GwKey ${key}` } })
+      expect(res.status).toBe(200)
+    } finally {
+      pg.destroy()
+    }
+  }, 60_000)
 })
