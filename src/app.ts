@@ -54,6 +54,7 @@ export function createApp(deps: Deps, admin = new AdminService(deps.store, (org)
       if (code === 'NOT_FOUND') {
         const allow = allowedMethods(new URL(request.url).pathname)
         if (allow.length) return errorResponse(notAllowed(request, allow), request, deps.config.errorFormat)
+        return errorResponse(unknownRoute(request, allowedMethods), request, deps.config.errorFormat)
       }
       return errorResponse(error, request, deps.config.errorFormat, code)
     })
@@ -77,6 +78,19 @@ function notAllowed(request: Request, allow: string[]): GatewayError {
   return new GatewayError(405, 'gateway_error', `${request.method} is not allowed on ${path.slice(0, 64)} (allowed: ${allow.join(', ')})`, {
     headers: { allow: allow.join(', ') },
   })
+}
+
+/** A 404 that says where gw's APIs live: `POST /messages` is most likely `/v1/messages` without its prefix. */
+function unknownRoute(request: Request, allowedMethods: (path: string) => string[]): GatewayError {
+  const path = new URL(request.url).pathname
+  const said = `unknown route ${request.method} ${path.slice(0, 64)}`
+  const hint = allowedMethods(`/v1${path}`).length
+    ? `; gw's APIs live under /v1 — did you mean /v1${path.slice(0, 64)}?`
+    : // The operator surfaces have prefixes of their own.
+      /^\/(v1|admin|ui|health|metrics)(\/|$)/.test(path)
+      ? ''
+      : "; gw's APIs live under /v1"
+  return new GatewayError(404, 'gateway_error', `${said}${hint}`)
 }
 
 export type App = ReturnType<typeof createApp>

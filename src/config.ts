@@ -130,6 +130,41 @@ const FLAGS: Record<string, string> = {
   // come from the environment only, so they never show in `ps`.
 }
 
+/** GW_* variables with no flag (secrets, URLs that may hold passwords, lists); a new one goes here too (test/unit/known-settings.test.ts). */
+const ENV_ONLY_SETTINGS = ['GW_SECRET', 'GW_SERVICE_KEY', 'GW_DATABASE_URL', 'GW_REDIS_URL', 'GW_TRUSTED_PROXIES']
+
+/** Every GW_* variable gw reads: the flags' and those set in the environment only. */
+export const KNOWN_SETTINGS: ReadonlySet<string> = new Set([...Object.values(FLAGS), ...ENV_ONLY_SETTINGS])
+
+/** Edits (insert, delete, replace a character) turning `a` into `b`. */
+function editDistance(a: string, b: string): number {
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j)
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i]
+    for (let j = 1; j <= b.length; j++)
+      row[j] = Math.min((prev[j] as number) + 1, (row[j - 1] as number) + 1, (prev[j - 1] as number) + (a[i - 1] === b[j - 1] ? 0 : 1))
+    prev = row
+  }
+  return prev[b.length] as number
+}
+
+/**
+ * One line per GW_* variable gw does not know but that is a few edits from one it does (a typo that
+ * would otherwise be ignored in silence), naming that one. Farther names (a client's GW_KEY) are left alone.
+ */
+export function misspeltSettings(env: Env): string[] {
+  const lines: string[] = []
+  for (const name of Object.keys(env)) {
+    if (!name.startsWith('GW_') || KNOWN_SETTINGS.has(name)) continue
+    const [closest, distance] = [...KNOWN_SETTINGS]
+      .map((k) => [k, editDistance(name, k)] as const)
+      .reduce((best, c) => (c[1] < best[1] ? c : best))
+    if (distance <= Math.max(2, Math.floor(name.length / 4)))
+      lines.push(`${name.slice(0, 64)} is not a gw setting and is ignored: did you mean ${closest}?`)
+  }
+  return lines
+}
+
 /** Names of the configuration flags (`--port`, `--db`, …), accepted by every command. */
 export const CONFIG_FLAGS: ReadonlySet<string> = new Set(Object.keys(FLAGS))
 
@@ -174,7 +209,11 @@ export function parseFlags(argv: readonly string[]): { overrides: Env; rest: str
   return { overrides, rest }
 }
 
-export function loadConfig(env: Env): Config {
+/**
+ * `secretOptional`: a command that never seals or opens a provider key (`gw migrate` without
+ * `--from`) runs on PostgreSQL without GW_SECRET.
+ */
+export function loadConfig(env: Env, opts: { secretOptional?: boolean } = {}): Config {
   const problems: string[] = []
   const str = (name: string, dflt: string) => {
     const v = env[name]
@@ -231,7 +270,7 @@ export function loadConfig(env: Env): Config {
   const databaseUrl = opt('GW_DATABASE_URL')
   if (databaseUrl !== undefined && !/^postgres(ql)?:\/\/./.test(databaseUrl))
     problems.push('GW_DATABASE_URL must be a postgres:// (or postgresql://) URL')
-  if (databaseUrl !== undefined && !opt('GW_SECRET'))
+  if (databaseUrl !== undefined && !opt('GW_SECRET') && !opts.secretOptional)
     problems.push('GW_SECRET must be set with GW_DATABASE_URL: every instance must seal and open provider keys with the same secret')
   const redisUrl = opt('GW_REDIS_URL')
   if (redisUrl !== undefined && !/^rediss?:\/\/./.test(redisUrl)) problems.push('GW_REDIS_URL must be a redis:// (or rediss://) URL')

@@ -3,10 +3,13 @@
 
 import pkg from '../package.json' with { type: 'json' }
 import { ADMIN_USAGE, runAdminCommand, UsageError } from './cli/admin-commands'
-import { CONFIG_FLAG_HELP, CONFIG_FLAGS, ConfigError, loadConfig, parseFlags } from './config'
+import { CONFIG_FLAG_HELP, CONFIG_FLAGS, ConfigError, type Env, loadConfig, misspeltSettings, parseFlags } from './config'
 import { MIGRATE_USAGE, runMigrate } from './cli/migrate'
 import { startupLines, startupSummary } from './observability/startup-summary'
+import { firstKeyNotice } from './admin/bootstrap'
 import { startGateway } from './server'
+import { openFoldersWarning } from './store/private-folder'
+import { dirname } from 'node:path'
 
 const HEALTHCHECK_USAGE = 'gw healthcheck        (exit 0 when the gateway on GW_HOST:GW_PORT answers /health; the Docker HEALTHCHECK)'
 
@@ -40,14 +43,20 @@ async function healthcheck(config: ReturnType<typeof loadConfig>): Promise<void>
   process.exitCode = 1
 }
 
-async function serve(config: ReturnType<typeof loadConfig>): Promise<void> {
-  const gw = await startGateway(config)
+async function serve(env: Env): Promise<void> {
+  const config = loadConfig(env)
   // With GW_LOG_FORMAT=json every line gw prints is one JSON object, so log shippers can read stdout whole.
   const json = config.logFormat === 'json'
   const say = (msg: string, extra: Record<string, unknown> = {}) =>
     console.log(json ? JSON.stringify({ time: new Date().toISOString(), msg, ...extra }) : `gw: ${msg}`)
   const warn = (msg: string) => (json ? say(msg, { level: 'warn' }) : console.error(`gw: ${msg}`))
+  for (const line of misspeltSettings(env)) warn(line)
+  const gw = await startGateway(config)
   for (const line of startupLines(config, startupSummary(config, { url: gw.url, adminUrl: gw.adminUrl, providers: gw.providers }))) console.log(line)
+  // The folders gw keeps data in: the SQLite database's, or the spool beside PostgreSQL.
+  const folders = config.databaseUrl ? [config.spoolDir] : config.dbPath === ':memory:' ? [] : [dirname(config.dbPath)]
+  const openFolders = openFoldersWarning(folders)
+  if (openFolders) warn(openFolders)
   if (gw.waitingForStore) warn('the database is unreachable; serving starts now, set-up and log writes follow when it is back')
   else if (!gw.prompts) warn(`GW_PROMPTS_DIR "${config.promptsDir}" does not exist: no prompt files loaded`)
   else {
@@ -56,14 +65,7 @@ async function serve(config: ReturnType<typeof loadConfig>): Promise<void> {
       say(`prompt files: ${p.prompts} prompts, ${p.partials} partials (${p.newVersions} new versions, ${p.published} published)`)
     for (const why of p.skipped) warn(`prompt file skipped, ${why}`)
   }
-  if (gw.generatedKey) {
-    if (json) say('created a service key for the "default" org; it is shown only now, keep it', { serviceKey: gw.generatedKey })
-    else
-      console.log(
-        `gw: created a service key for the "default" org. It is shown only now, keep it:\n\n    ${gw.generatedKey}\n\n` +
-          `    curl ${gw.url}/v1/chat/completions -H "Authorization: GwKey ${gw.generatedKey}" ...\n`,
-      )
-  }
+  if (gw.generatedKey) console.log(firstKeyNotice(gw.generatedKey, gw.url, json))
   let signals = 0
   const shutdown = async (signal: string) => {
     if (signals++) return
@@ -88,9 +90,10 @@ async function main(argv: string[]): Promise<void> {
     const extra = serveArgs[0]
     if (extra !== undefined)
       throw new UsageError(`${extra.startsWith('-') ? 'unknown flag' : 'unexpected argument'} "${extra.split('=')[0]}" for "gw serve"\n\nusage: ${SERVE_USAGE}`)
-    return serve(loadConfig({ ...process.env, ...overrides }))
+    return serve({ ...process.env, ...overrides })
   }
-  const config = loadConfig({ ...process.env, ...overrides })
+  const migratesOnly = first === 'migrate' && !args.some((a) => /^--from(=|$)/.test(a))
+  const config = loadConfig({ ...process.env, ...overrides }, { secretOptional: migratesOnly })
   if (first === 'healthcheck') {
     if (args.includes('--help') || args.includes('-h')) return void console.log(`usage: ${HEALTHCHECK_USAGE}`)
     if (args[0] !== undefined) throw new UsageError(`unexpected argument "${args[0].split('=')[0]}" for "gw healthcheck"\n\nusage: ${HEALTHCHECK_USAGE}`)

@@ -2,7 +2,7 @@
 
 import { resolve } from 'node:path'
 import { AdminService } from './admin/admin-service'
-import { bootstrap, DEFAULT_ORG } from './admin/bootstrap'
+import { bootstrap, createFirstKey, DEFAULT_ORG, firstKeyNotice } from './admin/bootstrap'
 import { OidcVerifier } from './auth/oidc'
 import { createApp } from './app'
 import { loadCatalog, readCatalogFile } from './catalog/catalog'
@@ -45,7 +45,7 @@ export function openStore(config: Config): Store {
     let warned = false
     return createPostgresStore(config.databaseUrl, new SecretBox(config.secret as string), {
       onRetry: (err) => {
-        if (!warned) console.error(`gw: PostgreSQL not usable yet, retrying every second: ${err instanceof Error ? err.message : err}`)
+        if (!warned) console.error(`gw: ${err instanceof Error ? err.message : err}; retrying every second`)
         warned = true
       },
     })
@@ -108,13 +108,16 @@ export interface StartOptions {
   idleTimeoutSeconds?: number
 }
 
+/** Codes of a listen that failed because of its host. */
+const HOST_ERRORS = new Set(['EINVAL', 'EADDRNOTAVAIL', 'ENOENT', 'ENOTFOUND', 'EAI_NONAME', 'EAI_AGAIN', 'EAI_FAIL'])
+
 /**
  * Listens on the configured port, alone: Elysia turns SO_REUSEPORT on by default, which lets a second
  * gw share a port with the first and split its requests (PRODUCT §4). A taken port fails the start.
  */
 function listen(
   app: ReturnType<typeof createApp>,
-  at: { host: string; port: number; portVar: string },
+  at: { host: string; port: number; portVar: string; hostVar: string },
   idleTimeoutSeconds: number | undefined,
   dev: boolean,
 ): void {
@@ -135,6 +138,12 @@ function listen(
     const code = typeof err === 'object' && err !== null && 'code' in err ? (err as { code: unknown }).code : undefined
     if (code === 'EADDRINUSE')
       throw new Error(`port ${at.port} on ${at.host} is already in use (another gw, or another program): stop it, or set ${at.portVar} to a free port`)
+    // A misspelt name (`localhostt`) or an address this machine does not have: Bun says only "EINVAL:
+    // invalid argument, listen" (or EADDRNOTAVAIL, ENOENT, … depending on the resolver).
+    if (typeof code === 'string' && HOST_ERRORS.has(code))
+      throw new Error(
+        `cannot listen on host "${at.host.slice(0, 255)}" (${at.hostVar}): it is neither an address of this machine nor a name resolving to one (${code}); use 127.0.0.1, 0.0.0.0 (every interface) or one of this machine's addresses`,
+      )
     throw err
   }
 }
@@ -200,40 +209,58 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
     openStreams: new Set(),
   }
   const setUp = async () => {
-    const { generatedKey } = await bootstrap(store, admin, config)
+    await bootstrap(store, config)
     await applyConfigFile(store, configured)
     const providers = [...new Set((await store.orgs.getProviders(DEFAULT_ORG)).filter((p) => p.enabled && p.apiKey).map((p) => p.provider))].sort(
       (a, b) => PROVIDER_IDS.indexOf(a) - PROVIDER_IDS.indexOf(b),
     )
     const promptFiles = await readPromptFiles(config.promptsDir, config.promptsDir === DEFAULT_PROMPTS_DIR)
     const prompts = promptFiles && (await loadPromptFiles(store, admin.prompts, promptFiles))
-    return { generatedKey, providers, prompts }
+    return { providers, prompts }
   }
   // A database down at start does not keep gw from listening (live 200, ready 503): the first-start
   // set-up runs once it is reachable, and log entries wait in the spool meanwhile.
-  const reachable = store.ready || (await Promise.race([store.whenReady.then(() => true), Bun.sleep(STORE_WAIT_MS).then(() => false)]))
+  const reachable =
+    store.ready ||
+    (await Promise.race([store.whenReady.then(() => true), Bun.sleep(STORE_WAIT_MS).then(() => false)]).catch(async (err: unknown) => {
+      // A database retrying cannot reach (no such database, a refused login) stops the start.
+      await retention.stop()
+      await logs.close()
+      await store.close()
+      shared?.link.close()
+      throw err
+    }))
   const waitingForStore = !reachable
-  const { generatedKey, providers, prompts } = reachable ? await setUp() : { generatedKey: undefined, providers: [], prompts: undefined }
-  if (waitingForStore)
-    void store.whenReady
-      .then(setUp)
-      .then(() => console.log('gw: the database is reachable; first-start set-up done'))
-      .catch((err: unknown) => console.error('gw: first-start set-up failed:', err instanceof Error ? err.message : err))
+  const { providers, prompts } = reachable ? await setUp() : { providers: [], prompts: undefined }
   const split = config.adminListener
   const app = createApp(deps, admin, split ? 'public' : 'all')
   const adminApp = split ? createApp(deps, admin, 'admin') : undefined
-  if (opts.listen !== false)
-    try {
-      listen(app, { host: config.host, port: config.port, portVar: 'GW_PORT (or --port)' }, opts.idleTimeoutSeconds, config.dev)
-      if (split && adminApp) listen(adminApp, { ...split, portVar: 'GW_ADMIN_PORT' }, opts.idleTimeoutSeconds, config.dev)
-    } catch (err) {
-      await app.server?.stop(true)
-      await logs.close()
-      await store.close()
-      throw err
+  let generatedKey: string | undefined
+  try {
+    if (opts.listen !== false) {
+      listen(app, { host: config.host, port: config.port, portVar: 'GW_PORT (or --port)', hostVar: 'GW_HOST or --host' }, opts.idleTimeoutSeconds, config.dev)
+      if (split && adminApp) listen(adminApp, { ...split, portVar: 'GW_ADMIN_PORT', hostVar: 'GW_ADMIN_HOST' }, opts.idleTimeoutSeconds, config.dev)
     }
+    // Only now, once gw listens: a start that fails before this leaves no key nobody was shown.
+    if (reachable) generatedKey = await createFirstKey(store, admin, config)
+  } catch (err) {
+    await app.server?.stop(true)
+    await adminApp?.server?.stop(true)
+    await logs.close()
+    await store.close()
+    throw err
+  }
   const port = app.server?.port ?? config.port
   const hostUrl = (host: string, p: number) => `http://${host.includes(':') ? `[${host}]` : host}:${p}`
+  if (waitingForStore)
+    void store.whenReady
+      .then(setUp)
+      .then(() => createFirstKey(store, admin, config))
+      .then((key) => {
+        console.log('gw: the database is reachable; first-start set-up done')
+        if (key) console.log(firstKeyNotice(key, hostUrl(config.host, port), config.logFormat === 'json'))
+      })
+      .catch((err: unknown) => console.error('gw: first-start set-up failed:', err instanceof Error ? err.message : err))
   let stopping: Promise<void> | undefined
   return {
     deps,

@@ -1,4 +1,4 @@
-// First-start set-up: the `default` org, its provider keys from the environment, and a service key.
+// First-start set-up: the `default` org, its provider keys from the environment, and (once gw listens) a service key.
 
 import { hashKey, serviceKeyId } from '../auth/service-keys'
 import type { Config } from '../config'
@@ -10,11 +10,6 @@ import type { AdminService } from './admin-service'
 export const DEFAULT_ORG = 'default'
 /** The name a key created from GW_SERVICE_KEY carries; a replaced one is revoked by it. */
 const ENV_KEY_NAME = 'GW_SERVICE_KEY'
-
-export interface BootstrapResult {
-  /** A service key generated on this start, to be printed once. */
-  generatedKey: string | undefined
-}
 
 /** The `default` org exists from the first start (or first CLI command) on. */
 export async function ensureDefaultOrg(store: Store): Promise<void> {
@@ -30,7 +25,8 @@ async function alreadyDoneIsFine(write: Promise<unknown>): Promise<void> {
   }
 }
 
-export async function bootstrap(store: Store, admin: AdminService, config: Config): Promise<BootstrapResult> {
+/** The `default` org, its provider keys from the environment, and GW_SERVICE_KEY when set. */
+export async function bootstrap(store: Store, config: Config): Promise<void> {
   await ensureDefaultOrg(store)
 
   // Environment keys are the default org's keys named `default`.
@@ -48,22 +44,33 @@ export async function bootstrap(store: Store, admin: AdminService, config: Confi
     })
   }
 
+  if (!config.envServiceKey) return
   const keys = await store.keys.listServiceKeys(DEFAULT_ORG)
-  if (config.envServiceKey) {
-    const id = serviceKeyId(config.envServiceKey)
-    const existing = await store.keys.getServiceKey(id)
-    if (!existing)
-      await alreadyDoneIsFine(
-        store.keys.createServiceKey({ id, orgId: DEFAULT_ORG, name: ENV_KEY_NAME, hash: hashKey(config.envServiceKey) }),
-      )
-    // A GW_SERVICE_KEY that was replaced in the environment stops working: the old one is revoked.
-    for (const k of keys)
-      if (k.name === ENV_KEY_NAME && k.id !== id && !k.revokedAt) await store.keys.revokeServiceKey(DEFAULT_ORG, k.id)
-    return { generatedKey: undefined }
-  }
-  if (keys.length === 0) {
-    const { key } = await admin.createServiceKey(DEFAULT_ORG, { name: 'generated on first start' })
-    return { generatedKey: key }
-  }
-  return { generatedKey: undefined }
+  const id = serviceKeyId(config.envServiceKey)
+  const existing = await store.keys.getServiceKey(id)
+  if (!existing)
+    await alreadyDoneIsFine(store.keys.createServiceKey({ id, orgId: DEFAULT_ORG, name: ENV_KEY_NAME, hash: hashKey(config.envServiceKey) }))
+  // A GW_SERVICE_KEY that was replaced in the environment stops working: the old one is revoked.
+  for (const k of keys) if (k.name === ENV_KEY_NAME && k.id !== id && !k.revokedAt) await store.keys.revokeServiceKey(DEFAULT_ORG, k.id)
+}
+
+/**
+ * The `default` org's first service key, when it has none and GW_SERVICE_KEY is unset. Called only
+ * once gw listens, and printed by that start: a start that cannot listen creates nothing, so the next
+ * one that does still makes (and shows) the key.
+ */
+export async function createFirstKey(store: Store, admin: AdminService, config: Config): Promise<string | undefined> {
+  if (config.envServiceKey || (await store.keys.listServiceKeys(DEFAULT_ORG)).length) return undefined
+  return (await admin.createServiceKey(DEFAULT_ORG, { name: 'generated on first start' })).key
+}
+
+/** What gw prints about the key it generated (once: only its hash is stored). */
+export function firstKeyNotice(key: string, url: string, json: boolean): string {
+  const another = 'another one at any time: gw key create [--name NAME] (on the same database)'
+  if (json)
+    return JSON.stringify({ time: new Date().toISOString(), msg: `created a service key for the "default" org; it is shown only now, keep it (${another})`, serviceKey: key })
+  return (
+    `gw: created a service key for the "default" org. It is shown only now, keep it:\n\n    ${key}\n\n` +
+    `    curl ${url}/v1/chat/completions -H "Authorization: GwKey ${key}" ...\n    (${another})\n`
+  )
 }

@@ -15,6 +15,8 @@ import { type Args, flag, parseArgs, requireFlag, secretArg } from './args'
 import { MemoryBudgetLedger } from '../policy/budget-ledger'
 import type { LogEntry, Route } from '../store/types'
 import type { UsageRow } from '../store/usage-rollup'
+import { PolicyBody } from '../schemas/admin-bodies'
+import { schemaFieldLines } from './schema-help'
 import { formatOutput, formatTable } from './table'
 
 /** One line per subcommand: its help text and, through the flags it names, the flags it accepts. */
@@ -57,6 +59,77 @@ const USAGES = [
 export const ADMIN_USAGE = `${USAGES.map((u) => `  ${u}`).join('\n')}
 
   Admin commands print tables; add --json for JSON (for scripts). --help after any command explains it.`
+
+/**
+ * What each flag means, one line each for `gw <command> --help`; a `command --flag` entry says what
+ * the flag means for that command when it differs between commands.
+ */
+const FLAG_HELP: Record<string, string> = {
+  org: 'the org to act on (default: "default")',
+  'org create --name': "the org's display name",
+  'org create --id': 'its id: lowercase letters, digits, "-" and "_", at most 64 (default: a random UUID)',
+  'policy set --json': "the whole policy as a JSON object (fields below); it replaces the org's policy",
+  'policy set --file': 'a file holding that JSON object',
+  'api-key': 'only "-": the key is read from stdin (a value in argv would show in `ps`)',
+  'base-url': "the provider API's base URL (default: the provider's own, or GW_<PROVIDER>_BASE_URL)",
+  disabled: 'store the key switched off',
+  weight: "this key's share of the provider's requests among the org's keys for it (default 1)",
+  'key create --name': 'a name to tell the key by',
+  rpm: 'requests per minute this key may make',
+  tpm: 'tokens per minute this key may use',
+  'secret create --kid': 'the key id tokens name in their header (default: generated)',
+  secret: 'only "-": the signing secret is read from stdin (default: generated, printed once)',
+  issuer: "the identity provider's issuer URL (the tokens' iss)",
+  audience: 'the audience tokens must carry (aud)',
+  'jwks-uri': "where the issuer's signing keys are (default: from its discovery document)",
+  'org-claim': 'a claim whose value must be this org id (for an issuer shared by several orgs)',
+  sub: "the token's subject",
+  ttl: 'seconds the token is valid (default 3600)',
+  'token sign --kid': 'the signing secret to sign with (default: the newest)',
+  'end-user': 'the end user the token acts for (logged; counted in endUser budgets)',
+  slug: "the prompt's slug, used to run it: /v1/prompts/SLUG/run",
+  'prompt create --name': 'a display name',
+  'prompt version --file': 'a prompt file: front matter and template, as in GW_PROMPTS_DIR',
+  model: 'the model: provider/model or a route name',
+  'user-template': "the user message's template ({{variable}} placeholders)",
+  'system-template': "the system message's template",
+  variables: 'a JSON array of the variables the templates take',
+  temperature: 'the sampling temperature',
+  'max-tokens': 'the most tokens an answer may have',
+  publish: 'make this version the published one (what runs use)',
+  template: "the partial's template",
+  'partial set --file': 'a file holding the template (front matter is left out)',
+  targets: 'provider/model entries with an optional =weight, comma-separated',
+  strategy: 'weighted (the default) or lowest-latency',
+  fallback: 'provider/model entries tried in order when the targets fail, comma-separated',
+  scope: "whose spend the budget counts: the org's, each key's or each end user's",
+  period: 'the period it counts over',
+  usd: 'the budget in US dollars',
+  since: 'from this time (ISO 8601 or epoch ms)',
+  until: 'up to this time (ISO 8601 or epoch ms)',
+  'usage --since': 'from this day (ISO 8601 or epoch ms; default: the last 30 days)',
+  'usage --until': 'to this day (ISO 8601 or epoch ms; default: today)',
+  'group-by': 'one row per day (the default), model, provider, key, end user or metadata value',
+  'logs list --model': 'only entries of this model',
+  provider: 'only entries of this provider',
+  status: 'only successes, errors, or one HTTP status',
+  user: 'only entries of this end user',
+  metadata: 'only entries carrying these metadata values',
+  limit: 'at most this many entries',
+  cursor: 'the next page, as the previous one printed it',
+  'older-than': 'remove raw log entries older than this (daily roll-ups stay)',
+}
+
+/** The help of one command: its usage line, then one line per flag it takes (and the policy's fields for `policy set`). */
+function commandHelp(name: string, usage: string): string {
+  const flags = [...new Set([...usage.matchAll(/--([a-z][a-z0-9-]*)/g)].map((m) => m[1] as string))]
+  const line = (flag: string, text: string) => `  ${`--${flag}`.padEnd(20)}${text}`
+  const lines = flags.map((f) => line(f, FLAG_HELP[`${name} --${f}`] ?? FLAG_HELP[f] ?? ''))
+  if (name !== 'policy set') lines.push(line('json', 'print JSON instead of a table (for scripts)'))
+  lines.push(line('help', 'this help'), `  configuration flags (--db, --port, …; gw serve --help lists them) work here too`)
+  const fields = name === 'policy set' ? `\n\npolicy fields (all optional; an absent one sets no rule):\n${schemaFieldLines(PolicyBody).map((l) => `  ${l}`).join('\n')}` : ''
+  return `usage: ${usage}\n\nflags:\n${lines.join('\n')}${fields}`
+}
 
 /** A command's words (`org create`, `provider key add`, a lone `usage`) → its usage line. */
 const USAGE_OF = new Map(USAGES.map((u) => [(/^gw ([a-z]+(?: [a-z]+){0,2})(?= |$)/.exec(u) as RegExpExecArray)[1] as string, u]))
@@ -402,7 +475,7 @@ export async function runAdminCommand(config: Config, words: string[], configFla
   }
   const argv = words.slice(name.split(' ').length)
   if (wantsHelp(argv)) {
-    console.log(`usage: ${usage}\n\nAdd --json for JSON output.`)
+    console.log(commandHelp(name, usage))
     return true
   }
   checkFlags(usage, argv, configFlags)

@@ -7,11 +7,11 @@ import { readFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { SecretBox } from '../crypto/secret-box'
 import { importSqlite } from '../store/postgres/import-sqlite'
-import { connect, migratePostgres } from '../store/postgres/open'
+import { connect, connectionFailure, migratePostgres } from '../store/postgres/open'
 import { MIGRATIONS, openDatabase } from '../store/sqlite/open'
 import { flag, parseArgs } from './args'
 
-export const MIGRATE_USAGE = `  gw migrate                      (runs the migrations of the configured database, then exits)
+export const MIGRATE_USAGE = `  gw migrate                      (runs the migrations of the configured database, then exits; needs no GW_SECRET)
   gw migrate --from gw.db         (copies a SQLite gateway's orgs, keys, secrets, prompts and logs into GW_DATABASE_URL;
                                    resumable and idempotent; secrets opened with GW_SECRET, else the gw.secret beside the file)`
 
@@ -25,7 +25,9 @@ export async function runMigrate(config: Config, argv: string[]): Promise<void> 
   }
   const sql = connect(config.databaseUrl, 2)
   try {
-    const applied = await migratePostgres(sql)
+    const applied = await migratePostgres(sql).catch((err: unknown) => {
+      throw new Error(connectionFailure(config.databaseUrl as string, err).message)
+    })
     const out: Record<string, unknown> = { database: 'postgres', applied }
     if (from) {
       const source = resolve(from)

@@ -4,6 +4,7 @@
 import { resolve } from 'node:path'
 import { type Config, PROVIDER_KEY_VARIABLES } from '../config'
 import { PROVIDER_IDS, type ProviderId } from '../providers/provider-id'
+import { databaseTarget } from '../store/postgres/open'
 
 export interface StartupFacts {
   url: string
@@ -40,6 +41,23 @@ function withoutCredentials(url: string): string {
   }
 }
 
+/** `host:port` of a Redis URL (no user, password or database number). */
+function redisHost(url: string): string {
+  try {
+    const u = new URL(url)
+    return `${u.hostname}:${u.port || '6379'}`
+  } catch {
+    return '(invalid URL)'
+  }
+}
+
+/** The store gw really uses (PostgreSQL when GW_DATABASE_URL is set), named without credentials. */
+function storeName(config: Config): string {
+  if (!config.databaseUrl) return `sqlite ${config.dbPath === ':memory:' ? ':memory:' : resolve(config.dbPath)}`
+  const { hostPort, database } = databaseTarget(config.databaseUrl)
+  return `postgres ${hostPort}/${database}`
+}
+
 export function startupSummary(config: Config, facts: StartupFacts): StartupSummary {
   const adminBase = facts.adminUrl ?? facts.url
   const metrics =
@@ -55,9 +73,10 @@ export function startupSummary(config: Config, facts: StartupFacts): StartupSumm
     msg: 'gw started',
     address: facts.url,
     admin: !config.adminToken ? 'off (GW_ADMIN_TOKEN unset)' : facts.adminUrl ? `${facts.adminUrl} (its own listener)` : `${facts.url}/admin`,
-    store: `sqlite ${config.dbPath === ':memory:' ? ':memory:' : resolve(config.dbPath)}`,
-    rateLimits: 'in memory (this instance)',
-    redis: 'not used',
+    store: storeName(config),
+    // With Redis, limits and budgets are shared by every instance (while it is unreachable, each counts on its own).
+    rateLimits: config.redisUrl ? `redis ${redisHost(config.redisUrl)}` : 'in memory (this instance)',
+    redis: config.redisUrl ? `${redisHost(config.redisUrl)} (key prefix ${config.redisPrefix}${config.redisRequired ? ', required' : ''})` : 'not used',
     providers: facts.providers,
     metrics,
     tracing: config.otel ? `OTLP ${config.otel.protocol} to ${withoutCredentials(config.otel.tracesUrl)}` : 'off',

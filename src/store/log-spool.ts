@@ -1,7 +1,8 @@
 // Log entries waiting on disk while the database is unreachable (GW_SPOOL_DIR): appended in order, replayed in order, kept across restarts.
 
-import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, statSync, writeSync } from 'node:fs'
+import { closeSync, existsSync, fsyncSync, openSync, readdirSync, readFileSync, rmSync, statSync, writeSync } from 'node:fs'
 import { join } from 'node:path'
+import { makePrivateFolder } from './private-folder'
 import type { LogEntry } from './types'
 
 /** A segment file grows to about this size, then the next one starts. */
@@ -33,7 +34,8 @@ export class LogSpool {
   /** Appends entries after everything already spooled; returns once they are on disk. */
   append(entries: readonly LogEntry[]): void {
     if (!entries.length) return
-    mkdirSync(this.dir, { recursive: true })
+    // Entries hold prompts and answers: the folder is its owner's only, like the database's.
+    makePrivateFolder(this.dir)
     const text = `${entries.map((e) => JSON.stringify(e)).join('\n')}\n`
     if (!this.current || this.current.bytes > SEGMENT_BYTES || !existsSync(join(this.dir, this.current.name)))
       this.current = { name: `${String(this.nextSeq++).padStart(16, '0')}.jsonl`, bytes: 0 }

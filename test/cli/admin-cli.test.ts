@@ -4,6 +4,7 @@ import { afterAll, expect, setDefaultTimeout, test } from 'bun:test'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { PolicyBody } from '../../src/schemas/admin-bodies'
 import { startFake } from '../fakes/upstream'
 
 // Each test spawns gw several times; on a loaded machine one spawn can take a second or more.
@@ -227,6 +228,31 @@ test('--help on every command and noun, --version', () => {
     expect(help.out).toStartWith(`usage: gw ${command}`)
   }
   expect(text('serve', '--help').out).toContain('--port')
+})
+
+test('--help of every admin command lists each flag it takes on a line of its own, saying what it does', () => {
+  const all = text('--help')
+  const commands = [...all.out.matchAll(/^ {2}gw ([a-z]+(?: [a-z]+){0,2})(?= |$)/gm)].map((m) => m[1] as string)
+  let checked = 0
+  for (const command of commands.filter((c) => !['healthcheck', 'migrate'].includes(c))) {
+    const help = text(...command.split(' '), '--help').out
+    const [usage = '', ...rest] = help.split('\n\n')
+    const flags = new Set([...usage.matchAll(/--([a-z][a-z0-9-]*)/g)].map((m) => m[1] as string))
+    for (const flag of flags) {
+      expect(`${command}: ${rest.join('\n').match(new RegExp(`^  --${flag} +\\S.*$`, 'm'))?.[0] !== undefined}`).toBe(`${command}: true`)
+      checked++
+    }
+    // A flag the help lists is one the command accepts (never a line for something it refuses).
+    for (const m of rest.join('\n').matchAll(/^ {2}--([a-z][a-z0-9-]*) /gm)) expect(flags.has(m[1] as string) || ['json', 'help'].includes(m[1] as string)).toBe(true)
+  }
+  expect(checked).toBeGreaterThan(60)
+})
+
+test('gw policy set --help lists every field of the policy schema with its type', () => {
+  const help = text('policy', 'set', '--help').out
+  for (const field of Object.keys(PolicyBody.properties)) expect(help).toMatch(new RegExp(`^  ${field} +\\S`, 'm'))
+  expect(help).toMatch(/^ {2}maxTokens +integer ≥ 1$/m)
+  expect(help).toMatch(/^ {2}budgets +list of \{scope: org\|key\|endUser, usd: number > 0 and ≤ 1000000000, period: day\|month\|total\}/m)
 })
 
 test('org, key, secret and prompt listings print tables by default and JSON with --json', () => {

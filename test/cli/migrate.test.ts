@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { AdminService } from '../../src/admin/admin-service'
-import { bootstrap } from '../../src/admin/bootstrap'
+import { bootstrap, createFirstKey } from '../../src/admin/bootstrap'
 import { loadConfig } from '../../src/config'
 import { resolveSecret, SecretBox } from '../../src/crypto/secret-box'
 import { createPostgresStore } from '../../src/store/postgres'
@@ -15,7 +15,7 @@ import { createSqliteStore } from '../../src/store/sqlite'
 import { startFake, type FakeUpstream } from '../fakes/upstream'
 import { startTestGateway } from '../helpers/gateway'
 import { logEntry } from '../helpers/log-entry'
-import { freshSchema, serversFor, TEST_SECRET } from '../helpers/servers'
+import { freshSchema, serversFor, TEST_DATABASE_URL, TEST_SECRET } from '../helpers/servers'
 
 const main = join(import.meta.dir, '../../src/main.ts')
 const pgUp = await serversFor('gw migrate --from (PostgreSQL)', { postgres: true })
@@ -42,7 +42,9 @@ describe.skipIf(!pgUp)('gw migrate --from', () => {
     // A single-node gateway that never set GW_SECRET: its secrets are sealed with the gw.secret beside the file.
     const store = createSqliteStore(file, new SecretBox(resolveSecret(undefined, file)))
     const admin = new AdminService(store)
-    await bootstrap(store, admin, loadConfig({ GW_DB: file }))
+    const config = loadConfig({ GW_DB: file })
+    await bootstrap(store, config)
+    await createFirstKey(store, admin, config)
     await store.orgs.createOrg({ id: 'acme', name: 'Acme' })
     await store.orgs.putPolicy('acme', { requestsPerMinute: 7 })
     await store.orgs.putProvider('acme', { provider: 'openai', name: 'default', weight: 1, apiKey: openai.apiKey, baseUrl: openai.url, enabled: true })
@@ -111,5 +113,33 @@ describe.skipIf(!pgUp)('gw migrate --from', () => {
     const r = gw({ GW_DB: join(dir, 'other.db') }, 'migrate', '--from', file)
     expect(r.code).not.toBe(0)
     expect(r.err).toContain('set GW_DATABASE_URL')
+  })
+})
+
+describe.skipIf(!pgUp)('gw migrate (no --from)', () => {
+  test('runs the migrations without GW_SECRET (it seals nothing); --from still needs it', async () => {
+    const schema = await freshSchema()
+    try {
+      const r = gw({ GW_DATABASE_URL: schema.url }, 'migrate')
+      expect(r.err).toBe('')
+      expect(r.code).toBe(0)
+      expect(r.json()).toEqual({ database: 'postgres', applied: PG_MIGRATIONS.map((_, i) => i + 1) })
+      const from = gw({ GW_DATABASE_URL: schema.url }, 'migrate', '--from', '/nonexistent/gw.db')
+      expect(from.code).toBe(1)
+      expect(from.err).toContain('GW_SECRET must be set with GW_DATABASE_URL')
+    } finally {
+      await schema.drop()
+    }
+  })
+
+  test('a database that does not exist is named in one line (exit 1), with the host but no password', () => {
+    const url = new URL(TEST_DATABASE_URL)
+    url.password = 'not-a-real-password-4d1c'
+    url.pathname = '/gw_no_such_database'
+    const r = gw({ GW_DATABASE_URL: url.toString() }, 'migrate')
+    expect(r.code).toBe(1)
+    expect(r.err.trim().split('\n')).toHaveLength(1)
+    expect(r.err).toContain(`database "gw_no_such_database" does not exist on ${url.hostname}:${url.port || '5432'}`)
+    expect(r.err).not.toContain('not-a-real-password-4d1c')
   })
 })

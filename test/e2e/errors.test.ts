@@ -160,6 +160,12 @@ describe('other statuses', () => {
   test('404 for an unknown route', async () => {
     await expectError(await gw.fetch('/v1/nope'), 404, 'gateway_error', /\/v1\/nope/)
   })
+  test('404 for an API path without /v1 says where the APIs live and which path was likely meant', async () => {
+    const res = await gw.fetch('/messages', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })
+    await expectError(res, 404, 'gateway_error', /^unknown route POST \/messages; gw's APIs live under \/v1 — did you mean \/v1\/messages\?$/)
+    await expectError(await gw.fetch('/chat/completions', { method: 'POST', body: '{}' }), 404, 'gateway_error', /did you mean \/v1\/chat\/completions\?/)
+    await expectError(await gw.fetch('/nothing-here'), 404, 'gateway_error', /^unknown route GET \/nothing-here; gw's APIs live under \/v1$/)
+  })
   test('405 with Allow for a method the route does not take', async () => {
     const res = await gw.fetch('/v1/chat/completions')
     expect(res.headers.get('allow')).toBe('POST')

@@ -31,6 +31,8 @@ test('GET /health: status ok with every check, no authentication needed', async 
     },
     requestId: res.headers.get('x-gw-request-id') as string,
   })
+  // The log writer's check is reported once, under `logWriter` (PRODUCT §10), not again under a second key.
+  expect(Object.keys(body).sort()).toEqual(['checks', 'ok', 'requestId', 'status'])
 })
 
 test('GET /health/live and /health/ready: 200 while the store is reachable and migrated', async () => {

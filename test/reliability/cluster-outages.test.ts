@@ -108,7 +108,7 @@ describe.skipIf(!can)('PostgreSQL stopped under load', () => {
       await Bun.sleep(300)
       const second = await after.stop()
       await until('the spool to drain', async () => (await health(gw.url)).checks.logWriter.inSpool === 0 && (await health(gw.url)).status === 'ok')
-      await until('the queue to be written', async () => (await health(gw.url)).logs.queued === 0)
+      await until('the queue to be written', async () => (await health(gw.url)).checks.logWriter.queued === 0)
 
       const sent = [...first, ...second]
       expect(sent.length).toBeGreaterThan(20)

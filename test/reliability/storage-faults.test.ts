@@ -104,7 +104,7 @@ interface LogStats {
   dropped: number
   retries: number
 }
-const health = async (url: string) => (await (await fetch(`${url}/health`)).json()) as { logs: LogStats }
+const health = async (url: string) => (await (await fetch(`${url}/health`)).json()) as { checks: { logWriter: LogStats } }
 
 test('a locked database stalls nothing and loses no log entry: writes are retried once the lock is gone', async () => {
   const path = join(dir, 'locked.db')
@@ -125,12 +125,12 @@ test('a locked database stalls nothing and loses no log entry: writes are retrie
     expect(during.every((r) => r.status === 200)).toBe(true)
     // Requests are answered while the database is locked: nothing waits for the lock.
     expect(Math.max(...during.map((r) => r.ms))).toBeLessThan(1000)
-    expect(lockedHealth.logs.retries).toBeGreaterThan(0)
-    expect(lockedHealth.logs.queued).toBeGreaterThanOrEqual(during.length)
+    expect(lockedHealth.checks.logWriter.retries).toBeGreaterThan(0)
+    expect(lockedHealth.checks.logWriter.queued).toBeGreaterThanOrEqual(during.length)
     // Once the lock is gone every entry reaches the database.
     const deadline = Date.now() + 10_000
-    while ((await health(gw.url)).logs.queued > 0 && Date.now() < deadline) await Bun.sleep(100)
-    expect((await health(gw.url)).logs).toMatchObject({ queued: 0, dropped: 0 })
+    while ((await health(gw.url)).checks.logWriter.queued > 0 && Date.now() < deadline) await Bun.sleep(100)
+    expect((await health(gw.url)).checks.logWriter).toMatchObject({ queued: 0, dropped: 0 })
     gw.proc.kill('SIGTERM')
     expect(await gw.proc.exited).toBe(0)
     const db = new Database(path, { readonly: true })
@@ -161,12 +161,12 @@ test.skipIf(!canMount)('a disk that fills up at run time: answers go on, entries
     const full = await health(gw.url)
     rmSync(filler)
     const deadline = Date.now() + 15_000
-    while ((await health(gw.url)).logs.queued > 0 && Date.now() < deadline) await Bun.sleep(100)
+    while ((await health(gw.url)).checks.logWriter.queued > 0 && Date.now() < deadline) await Bun.sleep(100)
     const after = await health(gw.url)
-    expect(after.logs).toMatchObject({ queued: 0, dropped: 0 })
-    expect(after.logs.written).toBeGreaterThanOrEqual(202)
+    expect(after.checks.logWriter).toMatchObject({ queued: 0, dropped: 0 })
+    expect(after.checks.logWriter.written).toBeGreaterThanOrEqual(202)
     // The disk really was full for the writer: its batches failed and waited.
-    expect(full.logs.retries).toBeGreaterThan(0)
+    expect(full.checks.logWriter.retries).toBeGreaterThan(0)
     gw.proc.kill('SIGTERM')
     expect(await gw.proc.exited).toBe(0)
   } finally {

@@ -1,7 +1,7 @@
 // The write-behind log queue: batches, read-your-writes, retries on a failing store, flush on close, the spool while the database is away.
 
 import { describe, expect, test } from 'bun:test'
-import { appendFileSync, mkdtempSync, readdirSync, rmSync } from 'node:fs'
+import { appendFileSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { StoreUnavailableError } from '../../src/store/errors'
@@ -224,6 +224,16 @@ describe('the spool (database unreachable)', () => {
       await spool.replay(async (b) => void got.push(...b.map((x) => x.requestId)), 10)
       expect(got).toEqual(['r1', 'r2'])
       expect(spool.empty).toBe(true)
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+
+  test('the spool folder gw creates (and any missing parent) is readable by its owner only', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gw-spool-'))
+    try {
+      new LogSpool(join(dir, 'data', 'spool')).append([e(1)])
+      for (const d of ['data', 'data/spool']) expect(`${d} ${(statSync(join(dir, d)).mode & 0o777).toString(8)}`).toBe(`${d} 700`)
     } finally {
       rmSync(dir, { recursive: true, force: true })
     }

@@ -53,8 +53,7 @@ export const healthRoutes = (deps: Deps) =>
         : [store, redis, logWriter].some((c) => c.status === 'down' || c.status === 'degraded')
           ? 'degraded'
           : 'ok'
-      const { status: _s, message: _m, ...logs } = logWriter
-      return json({ ok: status !== 'down', status, checks: { store, redis, logWriter }, requestId, logs }, status === 'down' ? 503 : 200, requestId)
+      return json({ ok: status !== 'down', status, checks: { store, redis, logWriter }, requestId }, status === 'down' ? 503 : 200, requestId)
     })
     .get('/health/live', ({ request }) => {
       const requestId = requestIdOf(request) ?? ''

@@ -6,7 +6,7 @@ import { PgAuthStore } from './auth'
 import { q } from './errors'
 import { PgKeyStore } from './keys'
 import { PgLogStore } from './logs'
-import { connect, migratePostgres } from './open'
+import { connect, connectionFailure, migratePostgres } from './open'
 import { PgOrgStore } from './orgs'
 import { PgPromptStore } from './prompts'
 import { PgRouteStore } from './routes'
@@ -14,7 +14,8 @@ import { PgSessionStore } from './sessions'
 
 /**
  * Connects and migrates in the background: a database down at start is retried every second, and
- * `ready` turns true once migrations are done (GET /health/ready).
+ * `ready` turns true once migrations are done (GET /health/ready). A failure retrying cannot fix (no
+ * such database, a refused login) rejects `whenReady` instead; `onRetry` gets errors naming host:port.
  */
 export function createPostgresStore(url: string, box: SecretBox, opts: { onRetry?: (err: unknown) => void } = {}): Store {
   const sql = connect(url)
@@ -29,7 +30,9 @@ export function createPostgresStore(url: string, box: SecretBox, opts: { onRetry
         return
       } catch (err) {
         if (closed) throw new Error('store closed before the database was reached')
-        opts.onRetry?.(err)
+        const failure = connectionFailure(url, err)
+        if (failure.permanent) throw new Error(failure.message)
+        opts.onRetry?.(new Error(failure.message, { cause: err }))
         await Bun.sleep(1000)
       }
     }

@@ -17,6 +17,40 @@ export const PG_MIGRATIONS: readonly string[] = [schema, usage, routesAndKeyName
 /** Key of the session advisory lock held while migrating (any constant unique to gw). */
 const MIGRATION_LOCK = 0x67770001
 
+/** Where a GW_DATABASE_URL points, for messages and the start-up lines: never its user or password. */
+export function databaseTarget(url: string): { hostPort: string; database: string } {
+  try {
+    const u = new URL(url)
+    const host = u.hostname || u.searchParams.get('host') || 'localhost'
+    return { hostPort: `${host}:${u.port || '5432'}`, database: decodeURIComponent(u.pathname.slice(1)) || decodeURIComponent(u.username) || 'postgres' }
+  } catch {
+    return { hostPort: '(invalid URL)', database: '' }
+  }
+}
+
+/** SQLSTATEs of a connection that retrying cannot fix: no such database, a refused login. */
+const PERMANENT: Record<string, string> = {
+  '3D000': 'does not exist',
+  '28P01': 'refused the password',
+  '28000': 'refused the login',
+}
+
+/**
+ * A failure to connect, described with the server's host:port and database (Bun.SQL says only
+ * "Failed to connect"), and whether retrying can help.
+ */
+export function connectionFailure(url: string, err: unknown): { message: string; permanent: boolean } {
+  const { hostPort, database } = databaseTarget(url)
+  const cause = err instanceof Error && err.cause instanceof Error ? err.cause : err
+  const why = cause instanceof Error ? cause.message : String(cause)
+  const sqlState = (cause as { errno?: unknown } | undefined)?.errno
+  const permanent = typeof sqlState === 'string' ? PERMANENT[sqlState] : undefined
+  if (sqlState === '3D000')
+    return { message: `the PostgreSQL database "${database}" does not exist on ${hostPort}: create it, or correct GW_DATABASE_URL`, permanent: true }
+  if (permanent) return { message: `PostgreSQL on ${hostPort} ${permanent} for database "${database}" (${why}): correct GW_DATABASE_URL`, permanent: true }
+  return { message: `PostgreSQL on ${hostPort} (database "${database}"): ${why}`, permanent: false }
+}
+
 export function connect(url: string, max = 10): SQL {
   return new SQL(url, { max, idleTimeout: 30, connectionTimeout: 5 })
 }

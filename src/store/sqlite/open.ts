@@ -1,8 +1,9 @@
 // Opens the SQLite database (WAL, busy timeout, foreign keys) and applies pending migrations.
 
 import { Database } from 'bun:sqlite'
-import { closeSync, existsSync, mkdirSync, openSync } from 'node:fs'
+import { closeSync, existsSync, openSync } from 'node:fs'
 import { dirname } from 'node:path'
+import { makePrivateFolder } from '../private-folder'
 import core from './migrations/0001_core.sql' with { type: 'text' }
 import auth from './migrations/0002_auth.sql' with { type: 'text' }
 import prompts from './migrations/0003_prompts.sql' with { type: 'text' }
@@ -25,7 +26,7 @@ export function openDatabase(path: string, busyTimeoutMs = 1000): Database {
   if (path !== ':memory:' && !existsSync(path)) {
     // It will hold prompts, answers and encrypted keys: readable by its owner only (PRODUCT §4). SQLite
     // gives the -wal and -shm files the database file's mode.
-    mkdirSync(dirname(path), { recursive: true, mode: 0o700 })
+    makePrivateFolder(dirname(path))
     closeSync(openSync(path, 'a', 0o600))
   }
   const db = new Database(path, { create: true, strict: true })
