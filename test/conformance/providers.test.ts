@@ -247,8 +247,18 @@ describe.each(SPECS.map((s) => [s.provider, s] as const))('%s', (_name, spec: Pr
     expect(body.message).not.toContain(fake().apiKey)
     if (status === 429) expect(res.headers.get('retry-after')).toBe('7')
     const log = await gw.log(requestId(res))
+    // Whose failure it is (PRODUCT §4a): the key's (401, 403, 429), the request's (400, 404, …), else the provider's.
+    const failureClass = [401, 403, 429].includes(status) ? 'key' : status < 500 ? 'request' : 'provider'
     expect(log.attempts).toEqual([
-      { model: m, key: 'default', outcome: status === 429 ? 'rate_limit' : 'provider_error', status, latencyMs: expect.any(Number), message: expect.any(String) },
+      {
+        model: m,
+        key: 'default',
+        outcome: status === 429 ? 'rate_limit' : 'provider_error',
+        class: failureClass,
+        status,
+        latencyMs: expect.any(Number),
+        message: expect.any(String),
+      },
     ])
   })
 
