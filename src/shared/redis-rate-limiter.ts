@@ -1,8 +1,7 @@
-// The RateLimiter shared by every instance: one Lua script per admission checks and charges all of a request's counters atomically in Redis.
+// The RateLimiter shared by every instance: one Lua script per admission checks and charges all of a request's counters atomically in Redis; another corrects its token charge when it ends.
 
 import { GatewayError } from '../errors'
 import { type Admission, type LimitCheck, MemoryRateLimiter, type RateLimiter } from '../policy/rate-limiter'
-import { FlushTimer } from '../flush-timer'
 import { luaScript, RedisUnavailableError, type RedisLink } from './redis-link'
 
 /**
@@ -12,36 +11,14 @@ import { luaScript, RedisUnavailableError, type RedisLink } from './redis-link'
  * common path reads two fields and writes three per counter; buckets leave `sum` as time passes,
  * one second at a time, and the buckets are scanned only to say when a refused request fits.
  *
- * First applies this instance's token-charge corrections made since its last call (so a correction
- * costs no round trip of its own), then checks every counter, and only when all have room charges
- * them all. Returns {0, 0} when admitted (or when there was nothing to check), else {index of the
- * refused counter (1-based), seconds until it has room}.
- * KEYS: the n counters, then each correction's counters. ARGV: now (ms), n, limit and cost per
- * counter, the number of corrections, then per correction: its second, delta and number of counters.
+ * Checks every counter, and only when all have room charges them all. Returns {0, 0} when
+ * admitted, else {index of the refused counter (1-based), seconds until it has room}.
+ * KEYS: the n counters. ARGV: now (ms), n, then limit and cost per counter.
  */
 const ADMIT = luaScript(`
 local now = tonumber(ARGV[1])
 local sec = math.floor(now / 1000)
 local n = tonumber(ARGV[2])
-local a = 3 + 2 * n
-local k = n
-for _ = 1, tonumber(ARGV[a]) do
-  local at, delta, nk = tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2]), tonumber(ARGV[a + 3])
-  a = a + 3
-  -- A charge made in a second that no longer counts is not corrected (nor one older than 'low').
-  if at >= sec - 60 then
-    for j = k + 1, k + nk do
-      local key = KEYS[j]
-      local low = tonumber(redis.call('HGET', key, 'low') or '-1')
-      if low >= 0 and at >= low then
-        redis.call('HINCRBY', key, at, delta)
-        redis.call('HINCRBY', key, 'sum', delta)
-        redis.call('PEXPIRE', key, 61000)
-      end
-    end
-  end
-  k = k + nk
-end
 local function live(key)
   local low = tonumber(redis.call('HGET', key, 'low') or sec)
   local sum = tonumber(redis.call('HGET', key, 'sum') or '0')
@@ -101,18 +78,25 @@ end
 return { 0, 0 }
 `)
 
-/** A token-charge correction waiting for this instance's next admission. */
-interface Correction {
-  keys: readonly string[]
-  delta: number
-  atMs: number
-}
-
 /**
- * Corrections wait at most this long for an admission to carry them; then they go alone (one
- * round trip for all of them). Under load every admission carries those made since the last one.
+ * Adds `delta` to the bucket of the second a charge was made in, on every counter charged. A charge
+ * made in a second that no longer counts is not corrected (nor one older than 'low': it has left 'sum').
+ * KEYS: the counters. ARGV: now (ms), the charge's second, delta.
  */
-const CORRECTION_WAIT_MS = 20
+const CORRECT = luaScript(`
+local sec = math.floor(tonumber(ARGV[1]) / 1000)
+local at, delta = tonumber(ARGV[2]), tonumber(ARGV[3])
+if at < sec - 60 then return 0 end
+for _, key in ipairs(KEYS) do
+  local low = tonumber(redis.call('HGET', key, 'low') or '-1')
+  if low >= 0 and at >= low then
+    redis.call('HINCRBY', key, at, delta)
+    redis.call('HINCRBY', key, 'sum', delta)
+    redis.call('PEXPIRE', key, 61000)
+  end
+end
+return 0
+`)
 
 export interface RedisRateLimiterOptions {
   /** GW_REDIS_REQUIRED: while Redis is away, limited requests get 503 instead of local counters. */
@@ -125,8 +109,6 @@ export class RedisRateLimiter implements RateLimiter {
   /** Each instance's own counters, used only while Redis is unreachable (and GW_REDIS_REQUIRED is false). */
   readonly local = new MemoryRateLimiter()
   private readonly prefix: string
-  private corrections: Correction[] = []
-  private readonly timer = new FlushTimer(() => void this.admit([]).catch(() => {}))
 
   constructor(
     private readonly link: RedisLink,
@@ -135,32 +117,22 @@ export class RedisRateLimiter implements RateLimiter {
     this.prefix = opts.prefix ?? 'gw:rl:'
   }
 
-  /** One EVALSHA: the corrections waiting, then the checks (none when only corrections are sent). */
+  /** One EVALSHA: every check, all charged or none. */
   async admit(checks: readonly LimitCheck[], nowMs = Date.now()): Promise<Admission> {
-    // The timer is left to run: one per CORRECTION_WAIT_MS at most, not one per request; when it
-    // fires after an admission carried everything, it finds nothing to send.
-    const corrections = this.corrections
-    this.corrections = []
-    if (!checks.length && !corrections.length) return { ok: true }
-    const keys = checks.map((c) => this.prefix + c.key)
+    if (!checks.length) return { ok: true }
     const args = [String(nowMs), String(checks.length)]
     for (const c of checks) args.push(String(c.limit), String(Math.round(c.cost)))
-    args.push(String(corrections.length))
-    for (const c of corrections) {
-      args.push(String(Math.floor(c.atMs / 1000)), String(Math.round(c.delta)), String(c.keys.length))
-      for (const k of c.keys) keys.push(this.prefix + k)
-    }
     try {
-      const [index, retry] = (await this.link.eval(ADMIT, keys, args)) as [number, number]
+      const [index, retry] = (await this.link.eval(
+        ADMIT,
+        checks.map((c) => this.prefix + c.key),
+        args,
+      )) as [number, number]
       if (index === 0) return { ok: true }
       return { ok: false, key: (checks[index - 1] as LimitCheck).key, retryAfterSeconds: retry }
     } catch (err) {
-      if (!(err instanceof RedisUnavailableError)) {
-        if (corrections.length) console.error('gw: correcting token charges failed:', err instanceof Error ? err.message : err)
-        throw err
-      }
-      for (const c of corrections) await this.local.adjust(c.keys, c.delta, c.atMs, nowMs)
-      if (this.opts.required && checks.length)
+      if (!(err instanceof RedisUnavailableError)) throw err
+      if (this.opts.required)
         throw new GatewayError(503, 'gateway_error', 'Rate limits cannot be checked: the shared counter store (Redis) is unreachable', {
           headers: { 'retry-after': '1' },
         })
@@ -168,10 +140,23 @@ export class RedisRateLimiter implements RateLimiter {
     }
   }
 
-  /** Queues the correction for the next admission (or CORRECTION_WAIT_MS from now): no round trip of its own. */
+  /**
+   * One EVALSHA, made when the request ends so that every instance counts its real tokens before
+   * its answer is out (PRODUCT §10). Bounded by the link's command timeout; while Redis is away it
+   * corrects this instance's own counters at once. Never rejects: an answer does not fail on it.
+   */
   async adjust(keys: readonly string[], delta: number, atMs: number, nowMs = Date.now()): Promise<void> {
-    if (delta === 0 || !keys.length || Math.floor(atMs / 1000) < Math.floor(nowMs / 1000) - 60) return
-    this.corrections.push({ keys, delta, atMs })
-    this.timer.schedule(CORRECTION_WAIT_MS)
+    const at = Math.floor(atMs / 1000)
+    if (delta === 0 || !keys.length || at < Math.floor(nowMs / 1000) - 60) return
+    try {
+      await this.link.eval(
+        CORRECT,
+        keys.map((k) => this.prefix + k),
+        [String(nowMs), String(at), String(Math.round(delta))],
+      )
+    } catch (err) {
+      if (err instanceof RedisUnavailableError) this.local.adjust(keys, delta, atMs, nowMs)
+      else console.error('gw: correcting a token charge failed:', err instanceof Error ? err.message : err)
+    }
   }
 }
