@@ -1,4 +1,4 @@
-// The RateLimiter shared by every instance: one Lua script per admission checks and charges all of a request's counters atomically in Redis; another corrects its token charge when it ends.
+// The RateLimiter shared by every instance: one Lua script per admission checks and charges all of a request's counters atomically in Redis, carrying the token corrections of the requests that ended meanwhile.
 
 import { GatewayError } from '../errors'
 import { type Admission, type LimitCheck, MemoryRateLimiter, type RateLimiter } from '../policy/rate-limiter'
@@ -11,14 +11,36 @@ import { luaScript, RedisUnavailableError, type RedisLink } from './redis-link'
  * common path reads two fields and writes three per counter; buckets leave `sum` as time passes,
  * one second at a time, and the buckets are scanned only to say when a refused request fits.
  *
- * Checks every counter, and only when all have room charges them all. Returns {0, 0} when
- * admitted, else {index of the refused counter (1-based), seconds until it has room}.
- * KEYS: the n counters. ARGV: now (ms), n, then limit and cost per counter.
+ * First applies the token-charge corrections this instance made since its last call (see
+ * RedisRateLimiter.adjust), then checks every counter, and only when all have room charges them
+ * all. Returns {0, 0} when admitted (or when there was nothing to check), else {index of the
+ * refused counter (1-based), seconds until it has room}.
+ * KEYS: the n counters, then each correction's counters. ARGV: now (ms), n, limit and cost per
+ * counter, the number of corrections, then per correction: its second, delta and number of counters.
  */
 const ADMIT = luaScript(`
 local now = tonumber(ARGV[1])
 local sec = math.floor(now / 1000)
 local n = tonumber(ARGV[2])
+local a = 3 + 2 * n
+local k = n
+for _ = 1, tonumber(ARGV[a]) do
+  local at, delta, nk = tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2]), tonumber(ARGV[a + 3])
+  a = a + 3
+  -- A charge made in a second that no longer counts is not corrected (nor one older than 'low').
+  if at >= sec - 60 then
+    for j = k + 1, k + nk do
+      local key = KEYS[j]
+      local low = tonumber(redis.call('HGET', key, 'low') or '-1')
+      if low >= 0 and at >= low then
+        redis.call('HINCRBY', key, at, delta)
+        redis.call('HINCRBY', key, 'sum', delta)
+        redis.call('PEXPIRE', key, 61000)
+      end
+    end
+  end
+  k = k + nk
+end
 local function live(key)
   local low = tonumber(redis.call('HGET', key, 'low') or sec)
   local sum = tonumber(redis.call('HGET', key, 'sum') or '0')
@@ -78,25 +100,12 @@ end
 return { 0, 0 }
 `)
 
-/**
- * Adds `delta` to the bucket of the second a charge was made in, on every counter charged. A charge
- * made in a second that no longer counts is not corrected (nor one older than 'low': it has left 'sum').
- * KEYS: the counters. ARGV: now (ms), the charge's second, delta.
- */
-const CORRECT = luaScript(`
-local sec = math.floor(tonumber(ARGV[1]) / 1000)
-local at, delta = tonumber(ARGV[2]), tonumber(ARGV[3])
-if at < sec - 60 then return 0 end
-for _, key in ipairs(KEYS) do
-  local low = tonumber(redis.call('HGET', key, 'low') or '-1')
-  if low >= 0 and at >= low then
-    redis.call('HINCRBY', key, at, delta)
-    redis.call('HINCRBY', key, 'sum', delta)
-    redis.call('PEXPIRE', key, 61000)
-  end
-end
-return 0
-`)
+/** A token-charge correction on its way to Redis. */
+interface Correction {
+  keys: readonly string[]
+  delta: number
+  atMs: number
+}
 
 export interface RedisRateLimiterOptions {
   /** GW_REDIS_REQUIRED: while Redis is away, limited requests get 503 instead of local counters. */
@@ -109,6 +118,8 @@ export class RedisRateLimiter implements RateLimiter {
   /** Each instance's own counters, used only while Redis is unreachable (and GW_REDIS_REQUIRED is false). */
   readonly local = new MemoryRateLimiter()
   private readonly prefix: string
+  /** The corrections not yet sent, and the promise their requests' answers wait on. */
+  private batch: { corrections: Correction[]; written: ReturnType<typeof Promise.withResolvers<void>> } | undefined
 
   constructor(
     private readonly link: RedisLink,
@@ -117,46 +128,55 @@ export class RedisRateLimiter implements RateLimiter {
     this.prefix = opts.prefix ?? 'gw:rl:'
   }
 
-  /** One EVALSHA: every check, all charged or none. */
+  /** One EVALSHA: the corrections waiting (see adjust), then the checks (none when only corrections are sent). */
   async admit(checks: readonly LimitCheck[], nowMs = Date.now()): Promise<Admission> {
-    if (!checks.length) return { ok: true }
+    const batch = this.batch
+    this.batch = undefined
+    if (!checks.length && !batch) return { ok: true }
+    const corrections = batch?.corrections ?? []
+    const keys = checks.map((c) => this.prefix + c.key)
     const args = [String(nowMs), String(checks.length)]
     for (const c of checks) args.push(String(c.limit), String(Math.round(c.cost)))
+    args.push(String(corrections.length))
+    for (const c of corrections) {
+      args.push(String(Math.floor(c.atMs / 1000)), String(Math.round(c.delta)), String(c.keys.length))
+      for (const k of c.keys) keys.push(this.prefix + k)
+    }
     try {
-      const [index, retry] = (await this.link.eval(
-        ADMIT,
-        checks.map((c) => this.prefix + c.key),
-        args,
-      )) as [number, number]
+      const [index, retry] = (await this.link.eval(ADMIT, keys, args)) as [number, number]
       if (index === 0) return { ok: true }
       return { ok: false, key: (checks[index - 1] as LimitCheck).key, retryAfterSeconds: retry }
     } catch (err) {
-      if (!(err instanceof RedisUnavailableError)) throw err
-      if (this.opts.required)
+      if (!(err instanceof RedisUnavailableError)) {
+        if (corrections.length) console.error('gw: correcting token charges failed:', err instanceof Error ? err.message : err)
+        throw err
+      }
+      for (const c of corrections) this.local.adjust(c.keys, c.delta, c.atMs, nowMs)
+      if (this.opts.required && checks.length)
         throw new GatewayError(503, 'gateway_error', 'Rate limits cannot be checked: the shared counter store (Redis) is unreachable', {
           headers: { 'retry-after': '1' },
         })
       return this.local.admit(checks, nowMs)
+    } finally {
+      // Written (or, Redis away, counted here): the answers waiting on them may end.
+      batch?.written.resolve()
     }
   }
 
   /**
-   * One EVALSHA, made when the request ends so that every instance counts its real tokens before
-   * its answer is out (PRODUCT §10). Bounded by the link's command timeout; while Redis is away it
-   * corrects this instance's own counters at once. Never rejects: an answer does not fail on it.
+   * Made when a request ends: every instance counts its real tokens before its answer is out
+   * (PRODUCT §10), so the promise is settled once Redis has the correction. The corrections made
+   * in one turn of the event loop go together, in the first admission sent meanwhile (under load,
+   * no round trip of their own) or alone at the end of the turn. Bounded by the link's command
+   * timeout; Redis away, they correct this instance's own counters. Never rejects.
    */
-  async adjust(keys: readonly string[], delta: number, atMs: number, nowMs = Date.now()): Promise<void> {
-    const at = Math.floor(atMs / 1000)
-    if (delta === 0 || !keys.length || at < Math.floor(nowMs / 1000) - 60) return
-    try {
-      await this.link.eval(
-        CORRECT,
-        keys.map((k) => this.prefix + k),
-        [String(nowMs), String(at), String(Math.round(delta))],
-      )
-    } catch (err) {
-      if (err instanceof RedisUnavailableError) this.local.adjust(keys, delta, atMs, nowMs)
-      else console.error('gw: correcting a token charge failed:', err instanceof Error ? err.message : err)
+  adjust(keys: readonly string[], delta: number, atMs: number, nowMs = Date.now()): Promise<void> | undefined {
+    if (delta === 0 || !keys.length || Math.floor(atMs / 1000) < Math.floor(nowMs / 1000) - 60) return undefined
+    if (!this.batch) {
+      this.batch = { corrections: [], written: Promise.withResolvers<void>() }
+      setImmediate(() => void this.admit([], nowMs).catch(() => {}))
     }
+    this.batch.corrections.push({ keys, delta, atMs })
+    return this.batch.written.promise
   }
 }

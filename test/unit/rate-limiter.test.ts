@@ -76,7 +76,7 @@ for (const kind of ['memory', 'redis'] as const) {
 }
 
 describe.skipIf(!redisUp)('redis limiter, two instances', () => {
-  test('a token correction is written when the request ends, in one script call: the other instances count it once adjust resolves', async () => {
+  test('a token correction is written when the request ends, in one script call (shared with an admission made meanwhile): the other instances count it once adjust resolves', async () => {
     const link = new RedisLink(TEST_REDIS_URL)
     links.push(link)
     await link.connect()
@@ -100,6 +100,14 @@ describe.skipIf(!redisUp)('redis limiter, two instances', () => {
     expect((await b.admit(tpm(400), now)).ok).toBe(true)
     await a.adjust(['org:a:tpm'], 0, now, now) // nothing to correct: no call
     expect(evals).toBe(2)
+    // 1000 used. A correction made in the same turn as an admission on that instance rides on it
+    // (applied before the check): one call for both, and the correction is written once it returns.
+    const corrected = a.adjust(['org:a:tpm'], -500, now, now)
+    expect((await a.admit(tpm(500), now)).ok).toBe(true)
+    await corrected
+    await Bun.sleep(20)
+    expect(evals).toBe(3)
+    expect((await b.admit(tpm(1), now)).ok).toBe(false)
   })
 })
 
