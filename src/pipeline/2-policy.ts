@@ -199,10 +199,23 @@ async function chargeRateLimits(
   return tokenKeys.length ? { tokenKeys, tokens, at } : undefined
 }
 
-/** Replaces a request's token charge and budget reservation by what it really used and cost. */
-export function settleCharge(deps: Deps, charge: Charge | undefined, usedTokens: number, costUsd: number | null): void {
-  if (!charge) return
+/**
+ * Replaces a request's token charge by what it really used, once (later calls do nothing). A
+ * promise while the correction is written to the counters every instance shares: the answer's last
+ * bytes wait for it (PRODUCT §10); undefined when it was made at once (in memory) or there is none.
+ */
+export function settleTokens(deps: Deps, charge: Charge | undefined, usedTokens: number): Promise<void> | undefined {
+  if (!charge?.tokenKeys.length) return undefined
+  const keys = charge.tokenKeys
+  charge.tokenKeys = []
+  return deps.limiter.adjust(keys, usedTokens - charge.tokens, charge.at)
+}
+
+/** Replaces a request's token charge and budget reservation by what it really used and cost; a promise as settleTokens says. */
+export function settleCharge(deps: Deps, charge: Charge | undefined, usedTokens: number, costUsd: number | null): Promise<void> | undefined {
+  if (!charge) return undefined
   charge.releaseStream?.()
-  if (charge.tokenKeys.length) void deps.limiter.adjust(charge.tokenKeys, usedTokens - charge.tokens, charge.at)
+  const counted = settleTokens(deps, charge, usedTokens)
   settleBudgets(deps.budgets, charge.budget, costUsd)
+  return counted
 }

@@ -165,13 +165,16 @@ function answerInfo(deps: Deps, ctx: AuthedContext, d: Dispatched): AnswerInfo {
   }
 }
 
-export async function jsonAnswer(
-  deps: Deps,
-  ctx: AuthedContext,
-  d: Dispatched,
-  finish: (o: Outcome) => void,
-  shape: AnswerShape,
-): Promise<Response> {
+/**
+ * Ends the request: its log entry, its charges given back. A promise while its token count is being
+ * written to the counters every instance shares: the answer's last bytes wait for it (PRODUCT §10).
+ */
+export type Finish = (o: Outcome) => Promise<void> | undefined
+
+/** Settles the request's token count alone, before a stream's closing events (its log entry follows them); a promise as for Finish. */
+export type CountTokens = (usedTokens: number) => Promise<void> | undefined
+
+export async function jsonAnswer(deps: Deps, ctx: AuthedContext, d: Dispatched, finish: Finish, shape: AnswerShape): Promise<Response> {
   if (d.answer.kind !== 'json') throw new Error('jsonAnswer needs a JSON answer')
   const c = d.answer.completion
   const text = c.choices.map((ch) => ch.message.content ?? '').join('')
@@ -180,7 +183,7 @@ export async function jsonAnswer(
   const body = shape.json(c, usage, cost, answerInfo(deps, ctx, d))
   // A relayed answer (the provider's own body, unchanged) goes out as the bytes that came in.
   const json = body === c.native ? d.answer.text : JSON.stringify(body)
-  finish({
+  const counted = finish({
     ...baseOutcome(d),
     structuredOutput: await checkStructuredOutput(d.attempt.body, c.choices[0]?.message.content ?? null),
     usage,
@@ -189,6 +192,7 @@ export async function jsonAnswer(
     responseBody: body,
     responseText: json,
   })
+  if (counted) await counted
   return new Response(json, {
     status: 200,
     headers: { 'content-type': 'application/json', ...successHeaders(ctx, d, cost) },
@@ -235,7 +239,14 @@ function chunkChoices(json: string): ChunkChoice[] {
 }
 
 /** The SSE answer, written by the endpoint's stream encoder. */
-export function streamAnswer(deps: Deps, ctx: AuthedContext, d: Dispatched, finish: (o: Outcome) => void, shape: AnswerShape): Response {
+export function streamAnswer(
+  deps: Deps,
+  ctx: AuthedContext,
+  d: Dispatched,
+  finish: Finish,
+  shape: AnswerShape,
+  countTokens: CountTokens,
+): Response {
   if (d.answer.kind !== 'stream') throw new Error('streamAnswer needs a stream answer')
   const { attempt } = d.answer
   let pending: StreamPart[] | null = d.answer.head
@@ -328,11 +339,26 @@ export function streamAnswer(deps: Deps, ctx: AuthedContext, d: Dispatched, fini
     }
   }
 
-  const complete = (controller: ReadableStreamDefaultController<Uint8Array>) => {
-    const { usage: reported, cost } = settle()
-    write(controller, encoder.end(reported, cost, transcript.finish))
-    done()
+  /**
+   * Writes the stream's closing events (`closing`) and ends it, once its token count is settled:
+   * at once in memory; when that is a promise (shared counters), after it (PRODUCT §10).
+   */
+  const closeStream = (controller: ReadableStreamDefaultController<Uint8Array>, closing: () => string, failure?: UpstreamFailure) => {
+    const end = () => {
+      // The client may have left (or gw cut the stream) meanwhile: then it was ended already.
+      if (closed) return
+      write(controller, closing())
+      done(failure)
+      controller.close()
+    }
+    const counted = countTokens(settle().usage.total_tokens)
+    return counted ? counted.then(end) : end()
   }
+  const complete = (controller: ReadableStreamDefaultController<Uint8Array>) =>
+    closeStream(controller, () => {
+      const { usage: reported, cost } = settle()
+      return encoder.end(reported, cost, transcript.finish)
+    })
 
   const body = new ReadableStream<Uint8Array>({
     start(controller) {
@@ -346,9 +372,10 @@ export function streamAnswer(deps: Deps, ctx: AuthedContext, d: Dispatched, fini
           pending = null
           if (closed) return
           if (parts === null) {
-            if (ended) complete(controller)
-            else failStream(controller, { kind: 'provider_error', message: 'the upstream stream ended before it was complete' })
-            controller.close()
+            const closing = ended
+              ? complete(controller)
+              : failStream(controller, { kind: 'provider_error', message: 'the upstream stream ended before it was complete' })
+            if (closing) await closing
             return
           }
           let wrote = false
@@ -382,10 +409,11 @@ export function streamAnswer(deps: Deps, ctx: AuthedContext, d: Dispatched, fini
               case 'end':
                 ended = true
                 break
-              case 'failure':
-                failStream(controller, p.failure)
-                controller.close()
+              case 'failure': {
+                const closing = failStream(controller, p.failure)
+                if (closing) await closing
                 return
+              }
             }
           }
           if (wrote) {
@@ -394,8 +422,8 @@ export function streamAnswer(deps: Deps, ctx: AuthedContext, d: Dispatched, fini
           }
         }
       } catch (err) {
-        failStream(controller, { kind: 'provider_error', message: err instanceof Error ? err.message : String(err) })
-        controller.close()
+        const closing = failStream(controller, { kind: 'provider_error', message: err instanceof Error ? err.message : String(err) })
+        if (closing) await closing
       }
     },
     cancel() {
@@ -406,8 +434,8 @@ export function streamAnswer(deps: Deps, ctx: AuthedContext, d: Dispatched, fini
   function failStream(controller: ReadableStreamDefaultController<Uint8Array>, failure: UpstreamFailure) {
     // At shutdown the cut is gw's doing: the client and the log entry say so, not that the provider failed.
     const cut = shuttingDown ? { ...failure, message: 'gw is shutting down: the answer was cut short' } : failure
-    write(controller, encoder.fail(shuttingDown ? cut.message : `The upstream stream failed after the answer had started (${failure.kind}): ${failure.message}`))
-    done(cut)
+    const message = shuttingDown ? cut.message : `The upstream stream failed after the answer had started (${failure.kind}): ${failure.message}`
+    return closeStream(controller, () => encoder.fail(message), cut)
   }
 
   return new Response(body, { status: 200, headers: { ...SSE_HEADERS, ...successHeaders(ctx, d) } })

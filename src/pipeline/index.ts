@@ -35,7 +35,7 @@ import { adapterFor } from '../providers/registry'
 import { checkEndUserHeader, headerMetadata, withHeaderFields } from './chat-input'
 import type { LogEntry } from '../store/types'
 import { authenticate } from './1-auth'
-import { type Charge, enforcePolicy, settleCharge } from './2-policy'
+import { type Charge, enforcePolicy, settleCharge, settleTokens } from './2-policy'
 import { route } from './3-route'
 import { clientGone } from './5-attempt'
 import { type AdapterLookup, type DispatchFailed, type Dispatched, dispatch } from './5-fallback'
@@ -271,16 +271,19 @@ export async function executeChat(deps: Deps, ctx: AuthedContext, input: ChatInp
   let charge: Charge | undefined
   let dispatched: Dispatched | DispatchFailed | undefined
   // The request ends here exactly once, whatever throws: one log entry, its charges given back.
+  // A promise while its token count is being written to the shared counters: the answer waits for it.
   let finished = false
-  const finish = (o: Outcome) => {
-    if (finished) return
+  const finish = (o: Outcome): Promise<void> | undefined => {
+    if (finished) return undefined
     finished = true
     let cost: number | null = null
+    let counted: Promise<void> | undefined
     try {
       cost = record(deps, ctx, input, o).costUsd
     } finally {
-      settleCharge(deps, charge, o.usage?.total_tokens ?? 0, cost)
+      counted = settleCharge(deps, charge, o.usage?.total_tokens ?? 0, cost)
     }
+    return counted
   }
   try {
     charge = await enforcePolicy(deps, ctx.identity, ctx.org, input, endUserId(ctx, input), ctx.signal, ctx.rawBody)
@@ -288,15 +291,16 @@ export async function executeChat(deps: Deps, ctx: AuthedContext, input: ChatInp
     const d = (dispatched = await dispatch(deps, ctx, input, candidates, endpoint?.adapters))
     if (!d.ok) {
       const { status, code, message } = d.error
-      finish(failureOutcome(status, code, message, { attempts: d.attempts, model: d.lastModel }))
+      await finish(failureOutcome(status, code, message, { attempts: d.attempts, model: d.lastModel }))
       throw d.error
     }
     if (d.answer.kind === 'json') return await jsonAnswer(deps, ctx, d, finish, shape)
-    return streamAnswer(deps, ctx, d, finish, shape)
+    // A stream's token count is settled before its closing events, its log entry after them.
+    return streamAnswer(deps, ctx, d, finish, shape, (used) => settleTokens(deps, charge, used))
   } catch (err) {
     // An answer that failed on gw's side after the provider answered still names who answered.
     const answered = dispatched?.ok ? { attempts: dispatched.attempts, target: dispatched.attempt.target } : {}
-    if (!finished) finish({ ...failureOf(err, ctx.signal), ...answered })
+    if (!finished) await finish({ ...failureOf(err, ctx.signal), ...answered })
     throw err
   }
 }

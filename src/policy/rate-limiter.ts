@@ -16,8 +16,12 @@ export type Admission = { ok: true } | { ok: false; key: string; retryAfterSecon
  */
 export interface RateLimiter {
   admit(checks: readonly LimitCheck[], now?: number): Promise<Admission>
-  /** Corrects a charge made at `at` once the real cost is known (may be negative). */
-  adjust(keys: readonly string[], delta: number, at: number, now?: number): Promise<void>
+  /**
+   * Corrects a charge made at `at` once the real cost is known (may be negative). Done at once in
+   * memory (undefined); a promise while the correction is written to shared counters, settled once
+   * every instance counts it (or, their store being away, this one does). It never rejects.
+   */
+  adjust(keys: readonly string[], delta: number, at: number, now?: number): Promise<void> | undefined
 }
 
 const WINDOW_SECONDS = 60
@@ -86,7 +90,7 @@ export class MemoryRateLimiter implements RateLimiter {
     return { ok: true }
   }
 
-  async adjust(keys: readonly string[], delta: number, atMs: number, nowMs = Date.now()): Promise<void> {
+  adjust(keys: readonly string[], delta: number, atMs: number, nowMs = Date.now()): undefined {
     if (delta === 0) return
     const second = Math.floor(atMs / 1000)
     if (second < Math.floor(nowMs / 1000) - WINDOW_SECONDS) return

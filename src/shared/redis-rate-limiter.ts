@@ -1,8 +1,7 @@
-// The RateLimiter shared by every instance: one Lua script per admission checks and charges all of a request's counters atomically in Redis.
+// The RateLimiter shared by every instance: one Lua script per admission checks and charges all of a request's counters atomically in Redis, carrying the token corrections of the requests that ended meanwhile.
 
 import { GatewayError } from '../errors'
 import { type Admission, type LimitCheck, MemoryRateLimiter, type RateLimiter } from '../policy/rate-limiter'
-import { FlushTimer } from '../flush-timer'
 import { luaScript, RedisUnavailableError, type RedisLink } from './redis-link'
 
 /**
@@ -12,9 +11,9 @@ import { luaScript, RedisUnavailableError, type RedisLink } from './redis-link'
  * common path reads two fields and writes three per counter; buckets leave `sum` as time passes,
  * one second at a time, and the buckets are scanned only to say when a refused request fits.
  *
- * First applies this instance's token-charge corrections made since its last call (so a correction
- * costs no round trip of its own), then checks every counter, and only when all have room charges
- * them all. Returns {0, 0} when admitted (or when there was nothing to check), else {index of the
+ * First applies the token-charge corrections this instance made since its last call (see
+ * RedisRateLimiter.adjust), then checks every counter, and only when all have room charges them
+ * all. Returns {0, 0} when admitted (or when there was nothing to check), else {index of the
  * refused counter (1-based), seconds until it has room}.
  * KEYS: the n counters, then each correction's counters. ARGV: now (ms), n, limit and cost per
  * counter, the number of corrections, then per correction: its second, delta and number of counters.
@@ -101,18 +100,12 @@ end
 return { 0, 0 }
 `)
 
-/** A token-charge correction waiting for this instance's next admission. */
+/** A token-charge correction on its way to Redis. */
 interface Correction {
   keys: readonly string[]
   delta: number
   atMs: number
 }
-
-/**
- * Corrections wait at most this long for an admission to carry them; then they go alone (one
- * round trip for all of them). Under load every admission carries those made since the last one.
- */
-const CORRECTION_WAIT_MS = 20
 
 export interface RedisRateLimiterOptions {
   /** GW_REDIS_REQUIRED: while Redis is away, limited requests get 503 instead of local counters. */
@@ -125,8 +118,8 @@ export class RedisRateLimiter implements RateLimiter {
   /** Each instance's own counters, used only while Redis is unreachable (and GW_REDIS_REQUIRED is false). */
   readonly local = new MemoryRateLimiter()
   private readonly prefix: string
-  private corrections: Correction[] = []
-  private readonly timer = new FlushTimer(() => void this.admit([]).catch(() => {}))
+  /** The corrections not yet sent, and the promise their requests' answers wait on. */
+  private batch: { corrections: Correction[]; written: ReturnType<typeof Promise.withResolvers<void>> } | undefined
 
   constructor(
     private readonly link: RedisLink,
@@ -135,13 +128,12 @@ export class RedisRateLimiter implements RateLimiter {
     this.prefix = opts.prefix ?? 'gw:rl:'
   }
 
-  /** One EVALSHA: the corrections waiting, then the checks (none when only corrections are sent). */
+  /** One EVALSHA: the corrections waiting (see adjust), then the checks (none when only corrections are sent). */
   async admit(checks: readonly LimitCheck[], nowMs = Date.now()): Promise<Admission> {
-    // The timer is left to run: one per CORRECTION_WAIT_MS at most, not one per request; when it
-    // fires after an admission carried everything, it finds nothing to send.
-    const corrections = this.corrections
-    this.corrections = []
-    if (!checks.length && !corrections.length) return { ok: true }
+    const batch = this.batch
+    this.batch = undefined
+    if (!checks.length && !batch) return { ok: true }
+    const corrections = batch?.corrections ?? []
     const keys = checks.map((c) => this.prefix + c.key)
     const args = [String(nowMs), String(checks.length)]
     for (const c of checks) args.push(String(c.limit), String(Math.round(c.cost)))
@@ -159,19 +151,32 @@ export class RedisRateLimiter implements RateLimiter {
         if (corrections.length) console.error('gw: correcting token charges failed:', err instanceof Error ? err.message : err)
         throw err
       }
-      for (const c of corrections) await this.local.adjust(c.keys, c.delta, c.atMs, nowMs)
+      for (const c of corrections) this.local.adjust(c.keys, c.delta, c.atMs, nowMs)
       if (this.opts.required && checks.length)
         throw new GatewayError(503, 'gateway_error', 'Rate limits cannot be checked: the shared counter store (Redis) is unreachable', {
           headers: { 'retry-after': '1' },
         })
       return this.local.admit(checks, nowMs)
+    } finally {
+      // Written (or, Redis away, counted here): the answers waiting on them may end.
+      batch?.written.resolve()
     }
   }
 
-  /** Queues the correction for the next admission (or CORRECTION_WAIT_MS from now): no round trip of its own. */
-  async adjust(keys: readonly string[], delta: number, atMs: number, nowMs = Date.now()): Promise<void> {
-    if (delta === 0 || !keys.length || Math.floor(atMs / 1000) < Math.floor(nowMs / 1000) - 60) return
-    this.corrections.push({ keys, delta, atMs })
-    this.timer.schedule(CORRECTION_WAIT_MS)
+  /**
+   * Made when a request ends: every instance counts its real tokens before its answer is out
+   * (PRODUCT §10), so the promise is settled once Redis has the correction. The corrections made
+   * in one turn of the event loop go together, in the first admission sent meanwhile (under load,
+   * no round trip of their own) or alone at the end of the turn. Bounded by the link's command
+   * timeout; Redis away, they correct this instance's own counters. Never rejects.
+   */
+  adjust(keys: readonly string[], delta: number, atMs: number, nowMs = Date.now()): Promise<void> | undefined {
+    if (delta === 0 || !keys.length || Math.floor(atMs / 1000) < Math.floor(nowMs / 1000) - 60) return undefined
+    if (!this.batch) {
+      this.batch = { corrections: [], written: Promise.withResolvers<void>() }
+      setImmediate(() => void this.admit([], nowMs).catch(() => {}))
+    }
+    this.batch.corrections.push({ keys, delta, atMs })
+    return this.batch.written.promise
   }
 }

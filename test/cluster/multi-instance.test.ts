@@ -131,6 +131,37 @@ describe.skipIf(!up)('three instances', () => {
     expect(openai.requests.length - before).toBe(7)
   })
 
+  for (const stream of [false, true])
+    test(`tokensPerMinute, one client alternating between instances and reading each whole ${stream ? 'streamed' : 'JSON'} answer before the next request: exactly as many answers as the limit holds (PRODUCT §10)`, async () => {
+      // Admission charges the prompt estimate; each answer reports 100 + 100 tokens, which replace it
+      // when the request ends. A limit one token short of 3 answers plus an estimate holds exactly 3
+      // requests: a 4th fits only on an instance that has not yet counted the 3rd answer's tokens.
+      const used = 200
+      const holds = 3
+      const k = await newOrg(`tpm-seq-${stream ? 'stream' : 'json'}`, { tokensPerMinute: holds * used + estimatePromptTokens(hello) - 1 })
+      openai.setDefault({ kind: 'reply', usage: { prompt: 100, completion: 100 } })
+      try {
+        const seen: { status: number; code?: string; total?: number }[] = []
+        for (let i = 0; i < holds + 3; i++) {
+          const res = await chat(gws[i % 3] as GwProcess, k.key, stream ? { stream: true, stream_options: { include_usage: true } } : {})
+          const text = await res.text()
+          if (res.status !== 200) seen.push({ status: res.status, code: (JSON.parse(text) as { code: string }).code })
+          else if (!stream) seen.push({ status: 200, total: (JSON.parse(text) as { usage: { total_tokens: number } }).usage.total_tokens })
+          else {
+            expect(text.trimEnd().endsWith('data: [DONE]')).toBe(true)
+            const events = text.split('\n').filter((l) => l.startsWith('data: {'))
+            seen.push({ status: 200, total: (JSON.parse((events.at(-1) as string).slice(6)) as { usage: { total_tokens: number } }).usage.total_tokens })
+          }
+        }
+        expect(seen).toEqual([
+          ...Array.from({ length: holds }, () => ({ status: 200, total: used })),
+          ...Array.from({ length: 3 }, () => ({ status: 429, code: 'rate_limit_exceeded' })),
+        ])
+      } finally {
+        openai.setDefault({ kind: 'reply' })
+      }
+    })
+
   test('a budget under 40 concurrent requests spread over three instances is never overspent (PRODUCT §11)', async () => {
     // gpt-4o: each answer costs 100 × $2.50 + 100 × $10 per 1M = $0.00125; a reservation (body bytes + max_tokens 100) about $0.0014.
     const budget = 0.006

@@ -74,6 +74,9 @@ export interface PrivateRedis {
   start(): Promise<void>
   /** SIGKILL: the server vanishes mid-conversation. */
   kill(): Promise<void>
+  /** SIGSTOP / SIGCONT: the server keeps its connections but answers nothing until resumed. */
+  pause(): void
+  resume(): void
   destroy(): Promise<void>
 }
 
@@ -103,6 +106,8 @@ export async function startPrivateRedis(): Promise<PrivateRedis> {
       await proc?.exited
       proc = undefined
     },
+    pause: () => proc?.kill('SIGSTOP'),
+    resume: () => proc?.kill('SIGCONT'),
     destroy: () => r.kill(),
   }
   await r.start()

@@ -4,6 +4,7 @@ import { afterAll, describe, expect, test } from 'bun:test'
 import { MemoryRateLimiter, type RateLimiter } from '../../src/policy/rate-limiter'
 import { RedisLink } from '../../src/shared/redis-link'
 import { RedisRateLimiter } from '../../src/shared/redis-rate-limiter'
+import { privateServersAvailable, startPrivateRedis } from '../helpers/private-servers'
 import { serversFor, TEST_REDIS_URL } from '../helpers/servers'
 
 const T0 = 1_700_000_000_000 // a whole second
@@ -75,7 +76,7 @@ for (const kind of ['memory', 'redis'] as const) {
 }
 
 describe.skipIf(!redisUp)('redis limiter, two instances', () => {
-  test('a token correction rides on the next admission (one round trip per request), and reaches the other instances on its own when none comes', async () => {
+  test('a token correction is written when the request ends, in one script call (shared with an admission made meanwhile): the other instances count it once adjust resolves', async () => {
     const link = new RedisLink(TEST_REDIS_URL)
     links.push(link)
     await link.connect()
@@ -91,16 +92,43 @@ describe.skipIf(!redisUp)('redis limiter, two instances', () => {
     const b = new RedisRateLimiter(link, { required: true, prefix })
     const tpm = (cost: number) => [{ key: 'org:a:tpm', limit: 1000, cost }]
     const now = Date.now()
-    expect((await a.admit(tpm(600), now)).ok).toBe(true)
-    await a.adjust(['org:a:tpm'], -500, now, now) // the request really used 100
-    expect((await a.admit(tpm(800), now)).ok).toBe(true) // 100 + 800: the correction came first, in the same call
+    expect((await a.admit(tpm(100), now)).ok).toBe(true)
+    await a.adjust(['org:a:tpm'], 500, now, now) // the request really used 600
     expect(evals).toBe(2)
-    await a.adjust(['org:a:tpm'], -700, now, now) // the second used 100 too: 200 in all
+    // At once, no admission on a in between: b sees 600 used.
+    expect((await b.admit(tpm(401), now)).ok).toBe(false)
+    expect((await b.admit(tpm(400), now)).ok).toBe(true)
+    await a.adjust(['org:a:tpm'], 0, now, now) // nothing to correct: no call
     expect(evals).toBe(2)
-    // No admission on a: the correction goes alone within CORRECTION_WAIT_MS, and b sees it.
-    await Bun.sleep(200)
+    // 1000 used. A correction made in the same turn as an admission on that instance rides on it
+    // (applied before the check): one call for both, and the correction is written once it returns.
+    const corrected = a.adjust(['org:a:tpm'], -500, now, now)
+    expect((await a.admit(tpm(500), now)).ok).toBe(true)
+    await corrected
+    await Bun.sleep(20)
     expect(evals).toBe(3)
-    expect((await b.admit(tpm(800), Date.now())).ok).toBe(true)
-    expect((await b.admit(tpm(1), Date.now())).ok).toBe(false)
+    expect((await b.admit(tpm(1), now)).ok).toBe(false)
+  })
+})
+
+describe.skipIf(!privateServersAvailable())('redis limiter, Redis stalled', () => {
+  test('a correction waits no longer than the command timeout, then counts on this instance', async () => {
+    const redis = await startPrivateRedis()
+    const link = new RedisLink(redis.url)
+    try {
+      expect(await link.connect()).toBe(true)
+      const rl = new RedisRateLimiter(link, { required: false, prefix: 'gw:test:' })
+      const now = Date.now()
+      redis.pause()
+      const started = performance.now()
+      await rl.adjust(['org:a:tpm'], 700, now, now)
+      expect(performance.now() - started).toBeLessThan(1500)
+      expect((await rl.local.admit([{ key: 'org:a:tpm', limit: 1000, cost: 301 }], now)).ok).toBe(false)
+      expect((await rl.local.admit([{ key: 'org:a:tpm', limit: 1000, cost: 300 }], now)).ok).toBe(true)
+    } finally {
+      redis.resume()
+      link.close()
+      await redis.destroy()
+    }
   })
 })
