@@ -2,6 +2,7 @@
 // migration 0007 filling the figure columns of entries written before it.
 
 import { expect, test } from 'bun:test'
+import { Database } from 'bun:sqlite'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -66,13 +67,11 @@ test('migration 0007 fills the figure columns of entries already in the database
   const dir = mkdtempSync(join(tmpdir(), 'gw-mig-'))
   try {
     const path = join(dir, 'gw.db')
-    const db = openDatabase(path)
-    // Back to the schema before 0005, with one entry written then.
-    db.exec('DROP INDEX request_logs_org_figures; DROP INDEX request_logs_org_user')
-    for (const i of ['org_model', 'org_requested_model', 'org_status', 'org_failed']) db.exec(`DROP INDEX request_logs_${i}`) // 0008's
-    for (const c of ['provider', 'key_id', 'latency_ms', 'ttft_ms', 'prompt_tokens', 'cached_tokens', 'completion_tokens', 'cost_usd'])
-      db.exec(`ALTER TABLE request_logs DROP COLUMN ${c}`)
-    db.exec(`PRAGMA user_version = ${MIGRATIONS.indexOf(logFigures)}`)
+    // A database at the schema before 0007 (every migration before it), with one entry written then.
+    const db = new Database(path, { create: true, strict: true })
+    const before = MIGRATIONS.indexOf(logFigures)
+    for (const m of MIGRATIONS.slice(0, before)) db.exec(m)
+    db.exec(`PRAGMA user_version = ${before}`)
     const e = logEntry(1, { latencyMs: 321, ttftMs: 45, provider: 'mistral', costUsd: 0.5, usage: { ...logEntry(1).usage, promptTokens: 10, cachedTokens: 4, completionTokens: 7 } })
     db.query('INSERT INTO request_logs (request_id, org_id, created_at, model, requested_model, status, end_user_id, entry) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)').run(
       e.requestId, e.orgId, Date.parse(e.createdAt), e.model, e.requestedModel, e.status, e.endUserId, JSON.stringify(e),
