@@ -5,7 +5,8 @@ import { readFileSync } from 'node:fs'
 import { checkProviderKey, checkRoute } from './admin/admin-service'
 import { ConfigError } from './config'
 import { GatewayError } from './errors'
-import type { ProviderRecord, Route, Store } from './store/types'
+import type { ProviderRecord, Route } from './domain/org'
+import type { Store } from './store/types'
 
 /** One org's part of the file. */
 export interface OrgConfig {

@@ -15,8 +15,8 @@ import {
   checkServiceKeyBody,
   checkSigningSecretBody,
 } from '../schemas/admin-bodies'
+import type { LogEntry } from '../domain/log-entry'
 import {
-  type LogEntry,
   type OidcConfig,
   ORG_ID,
   type Org,
@@ -25,8 +25,8 @@ import {
   type Route,
   type ServiceKeyRecord,
   type SigningSecretRecord,
-  type Store,
-} from '../store/types'
+} from '../domain/org'
+import type { Store } from '../store/types'
 import type { BudgetLedger } from '../policy/budget-ledger'
 import { type BudgetStatus, budgetStatus } from '../policy/budgets'
 import { pruneBefore } from '../store/log-retention'

@@ -2,7 +2,7 @@
 
 import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, statSync, writeSync } from 'node:fs'
 import { join } from 'node:path'
-import type { LogEntry } from './types'
+import type { LogEntry } from '../domain/log-entry'
 
 /** A segment file grows to about this size, then the next one starts. */
 const SEGMENT_BYTES = 8 * 1024 * 1024
