@@ -62,7 +62,7 @@ export function chooseRoute(
   random: () => number = Math.random,
 ): RouteChoice {
   const orgId = org.org.id
-  const all = route.targets.map((t) => ({ ...t, ref: parseModelRef(t.model, 'route target') }))
+  const all = route.targets.map((t) => ({ ...t, ref: parseModelRef(t.model, ['route target']) }))
   const usable = all.filter((t) => modelUnavailable(org, t.ref) === undefined)
   const targets = usable.length ? usable : all
   const healthy = targets.filter((t) => health.available(orgId, t.ref.name))

@@ -3,6 +3,7 @@
 import { type Static, Type as t } from '@sinclair/typebox'
 import { TypeCompiler } from '@sinclair/typebox/compiler'
 import { badRequest } from '../errors'
+import { MAX_PROBLEMS, MISSING, type Problem, problemMessage } from './problems'
 
 const open = { additionalProperties: true }
 
@@ -93,8 +94,10 @@ export const ChatBody = t.Object(
 export type ChatBodyT = Static<typeof ChatBody>
 
 export interface Validator<T> {
-  /** Returns the value typed, or throws 400 gateway_error naming the first offending field. */
+  /** Returns the value typed, or throws 400 gateway_error naming the first offending field (its `problems` listing them). */
   (value: unknown): T
+  /** What is wrong with the value, field by field (at most MAX_PROBLEMS, one per field); empty when it is valid. */
+  problems(value: unknown): Problem[]
 }
 
 /** `one of "a", "b"` for a union of strings; `"none" or an object`, `a string or an array` otherwise. */
@@ -105,20 +108,30 @@ function describeUnion(members: { const?: unknown; type?: string }[]): string {
   return members.map(kind).join(' or ')
 }
 
-/** Compiles a schema into a validator whose errors read like `"messages/0/role": Expected …`. */
+const NOT_AN_OBJECT: Problem = { field: '', message: 'expected a JSON object' }
+
+/** Compiles a schema into a validator whose problems read like `{ field: "/messages/0/role", message: "expected one of …" }`. */
 export function validator<S extends Parameters<typeof TypeCompiler.Compile>[0]>(schema: S): Validator<Static<S>> {
   const compiled = TypeCompiler.Compile(schema)
-  return (value) => {
-    if (typeof value !== 'object' || value === null || Array.isArray(value))
-      throw badRequest('Request body must be a JSON object')
-    if (compiled.Check(value)) return value as Static<S>
-    const first = compiled.Errors(value).First()
-    const path = first?.path.replace(/^\//, '') || 'body'
-    if (!first || first.value === undefined) throw badRequest(`Missing required field "${path}"`)
-    const members = first.schema.anyOf as { const?: unknown; type?: string }[] | undefined
-    const message = members ? `expected ${describeUnion(members)}` : first.message
-    throw badRequest(`Invalid field "${path}": ${message}`)
+  const problems = (value: unknown): Problem[] => {
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) return [NOT_AN_OBJECT]
+    if (compiled.Check(value)) return []
+    const out: Problem[] = []
+    for (const e of compiled.Errors(value)) {
+      if (out.some((p) => p.field === e.path)) continue
+      const members = e.schema.anyOf as { const?: unknown; type?: string }[] | undefined
+      out.push({ field: e.path, message: e.value === undefined ? MISSING : members ? `expected ${describeUnion(members)}` : e.message })
+      if (out.length === MAX_PROBLEMS) break
+    }
+    return out.length ? out : [{ field: '', message: MISSING }]
   }
+  const check = (value: unknown): Static<S> => {
+    const found = problems(value)
+    const first = found[0]
+    if (!first) return value as Static<S>
+    throw badRequest(first === NOT_AN_OBJECT ? 'Request body must be a JSON object' : problemMessage(first), { problems: found })
+  }
+  return Object.assign(check, { problems })
 }
 
 export const checkChatBody = validator(ChatBody)
