@@ -1,38 +1,19 @@
 // An org and what it owns: policy (limits, budgets), provider keys, routes, service keys, signing secrets, OIDC.
 
+import type { Static } from '@sinclair/typebox'
 import type { ProviderId } from '../providers/provider-id'
+import type { PolicyBody } from '../schemas/admin-bodies'
 
-export interface Policy {
-  disabledProviders?: string[]
-  allowedModels?: string[]
-  maxTokens?: number
-  maxPromptTokens?: number
-  requestsPerMinute?: number
-  tokensPerMinute?: number
-  allowStreaming?: boolean
-  blockedTerms?: string[]
-  requiredMetadata?: string[]
-  /** Per-org override of GW_UPSTREAM_TIMEOUT_MS. */
-  upstreamTimeoutMs?: number
-  /** Streams the org may have open at once (default 4,096). */
-  maxConcurrentStreams?: number
-  /** Streams one service key or token subject may have open at once (default 1,024). */
-  maxConcurrentStreamsPerKey?: number
-  /** Spending limits (PRODUCT §11). */
-  budgets?: Budget[]
-  /** Under a budget, models without a known price are refused unless this is true. */
-  allowUnpricedModels?: boolean
-}
+/**
+ * An org's policy (PRODUCT §4, §5, §11): the type of the schema `PUT /admin/orgs/:org/policy` checks
+ * (`PolicyBody`, src/schemas/admin-bodies.ts, where its fields are described).
+ */
+export type Policy = Static<typeof PolicyBody>
 
-export type BudgetScope = 'org' | 'key' | 'endUser'
-
-export type BudgetPeriod = 'day' | 'month' | 'total'
-
-export interface Budget {
-  scope: BudgetScope
-  usd: number
-  period: BudgetPeriod
-}
+/** A spending limit (PRODUCT §11). */
+export type Budget = NonNullable<Policy['budgets']>[number]
+export type BudgetScope = Budget['scope']
+export type BudgetPeriod = Budget['period']
 
 /** Org ids: lowercase letters, digits, "-" and "_", 1–64 characters, starting with a letter or digit. */
 export const ORG_ID = /^[a-z0-9][a-z0-9_-]{0,63}$/

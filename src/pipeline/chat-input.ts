@@ -136,12 +136,12 @@ export function parseChatInput(raw: unknown, routeOf?: RouteResolver): ChatInput
   const b = checkChatBody(raw)
   checkMessages(b)
   checkToolsAndFormat(b)
-  const body: Record<string, unknown> = { ...b }
+  const body: ChatRequest = { ...b }
   for (const f of GATEWAY_FIELDS) delete body[f]
   return {
     requestedModel: b.model,
     ...routingOf(b, b.model, routeOf),
-    body: body as ChatRequest,
+    body,
     stream: b.stream === true,
     metadata: parseMetadata(b.metadata),
     user: b.user,
