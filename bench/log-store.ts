@@ -5,7 +5,8 @@ import { hashKey, serviceKeyId } from '../src/auth/service-keys'
 import { SecretBox } from '../src/crypto/secret-box'
 import { LogWriter } from '../src/store/log-writer'
 import { createSqliteStore } from '../src/store/sqlite'
-import type { LogEntry, Store } from '../src/store/types'
+import type { LogEntry } from '../src/domain/log-entry'
+import type { Store } from '../src/store/types'
 
 export const FEATURES = 50
 export const TIERS = ['free', 'pro', 'team', 'enterprise', 'internal']

@@ -11,7 +11,7 @@ import { TraceExporter, traceResource } from '../src/observability/trace-exporte
 import { Tracer } from '../src/observability/tracer'
 import type { RequestContext } from '../src/pipeline/context'
 import type { Target } from '../src/providers/adapter'
-import type { LogEntry } from '../src/store/types'
+import type { LogEntry } from '../src/domain/log-entry'
 import { entry as benchEntry } from './log-store'
 
 const catalog = loadCatalog()

@@ -24,7 +24,7 @@ import { SSE_DONE, SSE_HEADERS, sseData } from '../src/sse/encode'
 import { SseDecoder } from '../src/sse/parse'
 import { LogWriter } from '../src/store/log-writer'
 import { createSqliteStore } from '../src/store/sqlite'
-import type { LogEntry } from '../src/store/types'
+import type { LogEntry } from '../src/domain/log-entry'
 import { estimatePromptTokens } from '../src/tokens'
 
 const upstream = process.env.UPSTREAM as string

@@ -5,7 +5,9 @@ import { readFileSync } from 'node:fs'
 import { checkProviderKey, checkRoute } from './admin/admin-service'
 import { ConfigError } from './config'
 import { GatewayError } from './errors'
-import type { ProviderRecord, Route, Store } from './store/types'
+import { dotted, pathOf } from './schemas/problems'
+import type { ProviderRecord, Route } from './domain/org'
+import type { Store } from './store/types'
 
 /** One org's part of the file. */
 export interface OrgConfig {
@@ -48,14 +50,6 @@ function lineOf(text: string, path: (string | number)[]): number {
   return at + 1
 }
 
-/** The field an admin check names (`Invalid field "targets/0/weight"`, `Invalid fallback[0].model …`), as a path. */
-function fieldIn(message: string): (string | number)[] {
-  const m = /^Invalid (?:field "([^"]+)"|([A-Za-z]+(?:\[\d+\])?(?:\.[A-Za-z]+)*) )/.exec(message)
-  const raw = m?.[1] ?? m?.[2]
-  if (!raw) return []
-  return raw.split(/[/.[\]]+/).filter(Boolean).map((s) => (/^\d+$/.test(s) ? Number(s) : s))
-}
-
 /**
  * The file's shape: top-level `providers` and `routes` belong to the `default` org, `orgs.<id>`
  * holds the same two for other orgs.
@@ -83,14 +77,14 @@ export function readConfigFile(path: string, env: Record<string, string | undefi
     throw new ConfigError(`GW_CONFIG: ${path} is not valid YAML: ${err instanceof Error ? err.message : err}`)
   }
   const fail = (at: (string | number)[], message: string): never => {
-    const field = at.map((s, i) => (typeof s === 'number' ? `[${s}]` : i ? `.${s}` : s)).join('')
-    throw new ConfigError(`GW_CONFIG: ${path}:${lineOf(text, at)}: ${field}: ${message}`)
+    throw new ConfigError(`GW_CONFIG: ${path}:${lineOf(text, at)}: ${dotted(at)}: ${message}`)
   }
   const checked = <T>(at: (string | number)[], check: () => T): T => {
     try {
       return check()
     } catch (err) {
-      if (err instanceof GatewayError) return fail([...at, ...fieldIn(err.message)], err.message)
+      // The check's first problem names the field at fault within the entry (src/schemas/problems.ts).
+      if (err instanceof GatewayError) return fail([...at, ...pathOf(err.problems?.[0]?.field ?? '')], err.message)
       throw err
     }
   }

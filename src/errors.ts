@@ -1,5 +1,7 @@
 // The one error type of gw, its closed code vocabulary, and the outward error body.
 
+import type { Problem } from './schemas/problems'
+
 export type ErrorCode =
   | 'gateway_error'
   | 'unauthorized'
@@ -46,6 +48,8 @@ export interface GatewayErrorOptions {
   scope?: string
   /** The provider refused the caller's request itself (a *request* failure, PRODUCT §4a). */
   requestRefused?: boolean
+  /** A 400 from a check: the fields at fault, as JSON Pointers (src/schemas/problems.ts); never in the body. */
+  problems?: Problem[]
 }
 
 /**
@@ -58,6 +62,7 @@ export class GatewayError extends Error {
   readonly headers: Record<string, string> | undefined
   readonly scope: string | undefined
   readonly requestRefused: boolean
+  readonly problems: Problem[] | undefined
 
   constructor(status: number, code: ErrorCode, message: string, opts: GatewayErrorOptions = {}) {
     super(message, opts.cause === undefined ? undefined : { cause: opts.cause })
@@ -67,6 +72,7 @@ export class GatewayError extends Error {
     this.headers = opts.headers
     this.scope = opts.scope
     this.requestRefused = opts.requestRefused ?? false
+    this.problems = opts.problems
   }
 
   toBody(requestId: string, shape: ErrorShape = 'gw', type: OpenAiErrorBody['error']['type'] = this.code): ErrorBody | OpenAiErrorBody {
@@ -84,6 +90,6 @@ export function echo(value: unknown): string {
   return JSON.stringify(s.length > ECHO_CHARS ? `${s.slice(0, ECHO_CHARS)}…` : s)
 }
 
-export const badRequest = (message: string) => new GatewayError(400, 'gateway_error', message)
+export const badRequest = (message: string, opts?: GatewayErrorOptions) => new GatewayError(400, 'gateway_error', message, opts)
 export const notFound = (message: string) => new GatewayError(404, 'gateway_error', message)
 export const unauthorized = (message: string) => new GatewayError(401, 'unauthorized', message)

@@ -15,8 +15,8 @@ import {
   checkServiceKeyBody,
   checkSigningSecretBody,
 } from '../schemas/admin-bodies'
+import type { LogEntry } from '../domain/log-entry'
 import {
-  type LogEntry,
   type OidcConfig,
   ORG_ID,
   type Org,
@@ -25,14 +25,15 @@ import {
   type Route,
   type ServiceKeyRecord,
   type SigningSecretRecord,
-  type Store,
-} from '../store/types'
+} from '../domain/org'
+import type { Store } from '../store/types'
 import type { BudgetLedger } from '../policy/budget-ledger'
 import { type BudgetStatus, budgetStatus } from '../policy/budgets'
 import { pruneBefore } from '../store/log-retention'
 import type { UsageRow } from '../store/usage-rollup'
 import { parseFallbackChain, parseModelRef } from '../pipeline/chat-input'
 import { ROUTE_NAME_PATTERN } from '../schemas/admin-bodies'
+import { fieldError } from '../schemas/problems'
 import { parseLogQuery } from './log-query'
 import { PromptAdmin } from './prompt-admin'
 import { parseUsageQuery, usageReport } from './usage-report'
@@ -69,7 +70,7 @@ export function checkProviderKey(providerName: string, name: string, raw: unknow
   if (!KEY_NAME.test(name)) throw badRequest(`Invalid key name ${echo(name)}: letters, digits, ".", "_" and "-", at most 64`)
   const body = checkProviderBody(raw)
   if (body.baseUrl !== undefined && !/^https?:\/\/[^/]/.test(body.baseUrl))
-    throw badRequest(`Invalid baseUrl ${echo(body.baseUrl)}: expected an http(s) URL`)
+    throw fieldError(['baseUrl'], `Invalid baseUrl ${echo(body.baseUrl)}: expected an http(s) URL`, 'expected an http(s) URL')
   return {
     provider,
     name,
@@ -86,7 +87,7 @@ export function checkRoute(name: string, raw: unknown): Omit<Route, 'updatedAt'>
     throw badRequest(`Invalid route name ${echo(name)}: letters, digits, ".", "_", ":" and "-", at most 128, no "/"`)
   const b = checkRouteBody(raw)
   // Targets and fallback entries are provider/model names, checked like a request's.
-  b.targets.forEach((x, i) => parseModelRef(x.model, `targets[${i}].model`))
+  b.targets.forEach((x, i) => parseModelRef(x.model, ['targets', i, 'model']))
   parseFallbackChain(b.fallback, 'fallback')
   return {
     name,

@@ -4,7 +4,8 @@ import { createHash } from 'node:crypto'
 import { badRequest, echo, GatewayError, notFound } from '../errors'
 import { parseModelRef } from '../pipeline/chat-input'
 import { checkPartialBody, checkPromptBody, checkPromptVersionBody, PARTIAL_NAME_PATTERN } from '../schemas/admin-bodies'
-import type { PromptRecord, PromptVersion, PromptVersionContent, Store } from '../store/types'
+import type { PromptRecord, PromptVersion, PromptVersionContent } from '../domain/prompt'
+import type { Store } from '../store/types'
 
 /** Hash of what a version holds, in a fixed field order. */
 export function contentHash(c: PromptVersionContent): string {

@@ -2,7 +2,8 @@
 
 import { createRemoteJWKSet, customFetch, type JWTVerifyGetKey, jwtVerify } from 'jose'
 import { unauthorized } from '../errors'
-import type { AuthStore, OidcConfig } from '../store/types'
+import type { OidcConfig } from '../domain/org'
+import type { AuthStore } from '../store/types'
 import { jwtFailure, peekJwt } from './jwt-errors'
 
 export const ASYMMETRIC_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA', 'Ed25519']

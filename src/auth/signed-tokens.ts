@@ -2,7 +2,7 @@
 
 import { jwtVerify, SignJWT } from 'jose'
 import { unauthorized } from '../errors'
-import type { SigningSecretRecord } from '../store/types'
+import type { SigningSecretRecord } from '../domain/org'
 import { jwtFailure, peekJwt } from './jwt-errors'
 
 export const MAX_TTL_SECONDS = 24 * 60 * 60

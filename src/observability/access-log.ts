@@ -1,7 +1,7 @@
 // Access log lines on stdout (GW_LOG_FORMAT): one per API request, JSON or a short human line, never
 // bodies, keys or tokens; also the start-up summary in the same format.
 
-import type { LogEntry } from '../store/types'
+import type { LogEntry } from '../domain/log-entry'
 
 export type LogFormat = 'json' | 'pretty' | 'off'
 

@@ -4,7 +4,7 @@
 import { readdirSync, readFileSync } from 'node:fs'
 import type { Catalog } from '../catalog/catalog'
 import { toProviderId } from '../providers/provider-id'
-import type { Attempt, LogEntry } from '../store/types'
+import type { Attempt, LogEntry } from '../domain/log-entry'
 import { type LabelValues, MetricRegistry } from './metric-registry'
 
 /** Seconds, from 5 ms to 10 minutes: LLM answers range from cached hits to long reasoning runs. */

@@ -3,7 +3,7 @@
 // attempt asks it for a span.
 
 import type { RequestContext } from '../pipeline/context'
-import type { LogEntry } from '../store/types'
+import type { LogEntry } from '../domain/log-entry'
 import type { AccessLog } from './access-log'
 import type { GatewayMetrics } from './gateway-metrics'
 import type { AttemptSpan, Tracer } from './tracer'

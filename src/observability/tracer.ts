@@ -3,7 +3,7 @@
 
 import type { Target } from '../providers/adapter'
 import type { ProviderId } from '../providers/provider-id'
-import type { Attempt, LogEntry } from '../store/types'
+import type { Attempt, LogEntry } from '../domain/log-entry'
 import { type AttrValue, SPAN_KIND, type SpanData, STATUS_CODE } from './otlp-encode'
 import { cleanTraceState, formatTraceParent, newSpanId, newTraceId, parseTraceParent } from './trace-context'
 import type { TraceExporter } from './trace-exporter'

@@ -8,7 +8,7 @@ import { applicableBudgets, type BudgetHold, costBounds, LEASE_MARGIN_MS, maxCos
 import type { LimitCheck } from '../policy/rate-limiter'
 import { INSTANCE_CLAIM } from '../policy/stream-slots'
 import { estimatePromptTokens } from '../tokens'
-import type { RateLimits } from '../store/types'
+import type { RateLimits } from '../domain/org'
 import type { ChatInput, Deps, Identity, OrgContext, RawBody } from './context'
 
 /**

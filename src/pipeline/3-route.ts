@@ -3,7 +3,7 @@
 // enabled keys whose cool-down and breaker admit requests (PRODUCT §13), the others kept in reserve.
 
 import type { FailureKind, Target } from '../providers/adapter'
-import type { ProviderRecord } from '../store/types'
+import type { ProviderRecord } from '../domain/org'
 import type { ChatInput, Deps, ModelRef, OrgContext } from './context'
 import { modelUnavailable } from '../policy/model-access'
 

@@ -3,7 +3,7 @@
 
 import type { ProviderAdapter, Target } from '../providers/adapter'
 import type { ChatRequest, ResponseFormat } from '../providers/openai-types'
-import type { RequestWarning } from '../store/types'
+import type { RequestWarning } from '../domain/log-entry'
 import type { ChatInput, OutputSchema } from './context'
 
 const SAMPLING = new Set(['temperature', 'top_p', 'logprobs', 'top_logprobs'])

@@ -6,7 +6,7 @@ import type { Target } from '../providers/adapter'
 import { providerOfModel } from '../providers/provider-id'
 import type { Usage } from '../providers/openai-types'
 import { withJsonText } from '../store/json-text'
-import type { Attempt, Fallback, LogEntry, RequestWarning } from '../store/types'
+import type { Attempt, Fallback, LogEntry, RequestWarning } from '../domain/log-entry'
 import type { AuthedContext, ChatInput, Deps, RequestContext } from './context'
 import { NO_FALLBACK } from './5-fallback'
 

@@ -6,6 +6,7 @@ import { FAILURE_KINDS, type FailureKind } from '../providers/adapter'
 import type { ChatRequest } from '../providers/openai-types'
 import { modelName, PROVIDER_IDS, type ProviderId, toProviderId } from '../providers/provider-id'
 import { checkChatBody, checkGatewayFields, type ChatBodyT, MAX_IDENTIFIER_CHARS } from '../schemas/chat-body'
+import { dotted, type FieldPath, fieldError } from '../schemas/problems'
 import type { ChatInput, FallbackEntry, ModelRef, OutputSchema } from './context'
 import type { RouteChoice } from './route-choice'
 
@@ -19,16 +20,15 @@ const GATEWAY_FIELDS = [
   'x-gw-fallback-chain',
 ] as const
 
-/** `provider/model-id` → ModelRef; the string is split at the first `/`. */
-export function parseModelRef(value: string, field = 'model'): ModelRef {
+/** `provider/model-id` → ModelRef; the string is split at the first `/`. `at` names the field in the 400 (`targets[0].model`). */
+export function parseModelRef(value: string, at: FieldPath = ['model']): ModelRef {
   const slash = value.indexOf('/')
   const provider = slash > 0 ? toProviderId(value.slice(0, slash)) : undefined
   const id = slash > 0 ? value.slice(slash + 1).trim() : ''
   if (!provider || !id) {
     const why = slash > 0 && !provider ? `unknown provider ${echo(value.slice(0, slash))}` : 'expected provider/model-name'
-    throw badRequest(
-      `Invalid ${field} ${echo(value)}: ${why} (providers: ${PROVIDER_IDS.join(', ')}; "gemini" is an alias of "google")`,
-    )
+    const problem = `${why} (providers: ${PROVIDER_IDS.join(', ')}; "gemini" is an alias of "google")`
+    throw fieldError(at, `Invalid ${dotted(at)} ${echo(value)}: ${problem}`, problem)
   }
   return { provider, id, name: modelName(provider, id) }
 }
@@ -83,14 +83,17 @@ function parseTriggers(raw: string[] | undefined, i: number, field: string): Fai
   if (raw === undefined) return undefined
   for (const t of raw)
     if (!(FAILURE_KINDS as readonly string[]).includes(t))
-      throw badRequest(`Invalid ${field}[${i}].triggers: unknown trigger ${echo(t)} (allowed: ${FAILURE_KINDS.join(', ')})`)
+      throw fieldError(
+        [field, i, 'triggers'],
+        `Invalid ${field}[${i}].triggers: unknown trigger ${echo(t)} (allowed: ${FAILURE_KINDS.join(', ')})`,
+      )
   return raw as FailureKind[]
 }
 
 /** Fallback entries (a request's `fallback_chain`, a route's `fallback`), errors naming `field[i]`. */
 export function parseFallbackChain(raw: ChatBodyT['fallback_chain'], field = 'fallback_chain'): FallbackEntry[] {
   return (raw ?? []).map((e, i) => ({
-    model: parseModelRef(e.model, `${field}[${i}].model`),
+    model: parseModelRef(e.model, [field, i, 'model']),
     triggers: parseTriggers(e.triggers, i, field),
   }))
 }
@@ -133,12 +136,12 @@ export function parseChatInput(raw: unknown, routeOf?: RouteResolver): ChatInput
   const b = checkChatBody(raw)
   checkMessages(b)
   checkToolsAndFormat(b)
-  const body: Record<string, unknown> = { ...b }
+  const body: ChatRequest = { ...b }
   for (const f of GATEWAY_FIELDS) delete body[f]
   return {
     requestedModel: b.model,
     ...routingOf(b, b.model, routeOf),
-    body: body as ChatRequest,
+    body,
     stream: b.stream === true,
     metadata: parseMetadata(b.metadata),
     user: b.user,

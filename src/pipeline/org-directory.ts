@@ -3,7 +3,8 @@
 import { warmTokenizer } from '../policy/prompt-tokens'
 import type { ProviderId } from '../providers/provider-id'
 import { StoreUnavailableError } from '../store/errors'
-import { ORG_ID, type ProviderRecord, type ServiceKeyRecord, type Store } from '../store/types'
+import { ORG_ID, type ProviderRecord, type ServiceKeyRecord } from '../domain/org'
+import type { Store } from '../store/types'
 import type { OrgContext } from './context'
 
 interface Cached<T> {

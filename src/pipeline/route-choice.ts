@@ -1,7 +1,7 @@
 // Routes (PRODUCT §13): an org's own model name resolved to one of its targets — by weight, or by
 // the lowest recent latency — among the targets whose cool-down and breaker let requests through.
 
-import type { Route } from '../store/types'
+import type { Route } from '../domain/org'
 import { parseFallbackChain, parseModelRef } from './chat-input'
 import { modelUnavailable } from '../policy/model-access'
 import type { FallbackEntry, ModelRef, OrgContext } from './context'
@@ -62,7 +62,7 @@ export function chooseRoute(
   random: () => number = Math.random,
 ): RouteChoice {
   const orgId = org.org.id
-  const all = route.targets.map((t) => ({ ...t, ref: parseModelRef(t.model, 'route target') }))
+  const all = route.targets.map((t) => ({ ...t, ref: parseModelRef(t.model, ['route target']) }))
   const usable = all.filter((t) => modelUnavailable(org, t.ref) === undefined)
   const targets = usable.length ? usable : all
   const healthy = targets.filter((t) => health.available(orgId, t.ref.name))

@@ -4,7 +4,7 @@
 import { matchesSchemaInTurns } from '../json-schema-check'
 import { jsonRequest } from '../providers/json-output'
 import type { ChatRequest } from '../providers/openai-types'
-import type { LogEntry } from '../store/types'
+import type { LogEntry } from '../domain/log-entry'
 
 export async function checkStructuredOutput(sent: ChatRequest, content: string | null): Promise<LogEntry['structuredOutput']> {
   const json = jsonRequest(sent)

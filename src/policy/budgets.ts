@@ -7,7 +7,8 @@ import { type ModelInfo, pricesFor } from '../catalog/catalog'
 import { GatewayError } from '../errors'
 import type { RawBody } from '../pipeline/context'
 import type { ChatRequest } from '../providers/openai-types'
-import type { Budget, BudgetPeriod, BudgetScope, LogStore } from '../store/types'
+import type { Budget, BudgetPeriod, BudgetScope } from '../domain/org'
+import type { LogStore } from '../store/types'
 import type { BudgetCheck, BudgetLedger, LedgerHold } from './budget-ledger'
 
 /** A request's hold on its budgets, released once by `settleBudgets`. */

@@ -60,7 +60,7 @@ function* promptTexts(body: ChatRequest, extra: unknown): Generator<string | num
     yield messageText(m)
     if (name) {
       yield 1
-      yield name
+      yield typeof name === 'string' ? name : JSON.stringify(name)
     }
     if (tool_calls) yield JSON.stringify(tool_calls)
     if (Array.isArray(content))

@@ -1,7 +1,7 @@
 // Prompt variables: names, declared types, and coercion of run-time values to those types (the seed's table).
 
 import { badRequest } from '../errors'
-import type { VariableDef, VariableType } from '../store/types'
+import type { VariableDef, VariableType } from '../domain/prompt'
 
 export const VARIABLE_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/
 

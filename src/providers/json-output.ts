@@ -8,13 +8,13 @@ export type Schema = Record<string, unknown>
 
 export type JsonRequest =
   | { mode: 'json_object' }
-  | { mode: 'json_schema'; name: string; schema: Schema; strict: boolean | undefined }
+  | { mode: 'json_schema'; name: string | undefined; schema: Schema; strict: boolean | undefined }
 
 /** The structured output a request asks for (gw's output_schema arrives here as `response_format` too). */
 export function jsonRequest(req: ChatRequest): JsonRequest | undefined {
   const rf = req.response_format
   if (rf?.type === 'json_object') return { mode: 'json_object' }
-  if (rf?.type !== 'json_schema') return undefined
+  if (rf?.type !== 'json_schema' || !rf.json_schema) return undefined
   const { name, schema, strict } = rf.json_schema
   return isRecord(schema) ? { mode: 'json_schema', name, schema, strict } : { mode: 'json_object' }
 }

@@ -1,38 +1,42 @@
 // The OpenAI chat-completions shapes gw accepts from clients and emits to them (its canonical format).
 
-export type Role = 'system' | 'developer' | 'user' | 'assistant' | 'tool'
+import type { Static } from '@sinclair/typebox'
+import type { ChatRequestBody } from '../schemas/chat-body'
 
-export interface TextPart {
+export type Role = ChatMessage['role']
+
+// Parts, tool calls, tools, tool choices and formats as gw builds them: in answers, and in the requests
+// the other APIs' translators make (src/apis/); each fits the request's schema-derived type below.
+export type TextPart = {
   type: 'text'
   text: string
 }
-export interface ImageUrlPart {
+export type ImageUrlPart = {
   type: 'image_url'
   image_url: { url: string; detail?: string }
 }
-export interface OtherPart {
+export type OtherPart = {
   type: string
   [key: string]: unknown
 }
 export type ContentPart = TextPart | ImageUrlPart | OtherPart
 
-export interface ToolCall {
+export type ToolCall = {
   id: string
   type: 'function'
   function: { name: string; arguments: string }
 }
 
-export interface ChatMessage {
-  role: Role
-  content?: string | ContentPart[] | null
-  name?: string
-  tool_calls?: ToolCall[]
-  tool_call_id?: string
-  refusal?: string | null
-  [key: string]: unknown
-}
+/** A message of a chat request, as its schema (src/schemas/chat-body.ts) checks it. */
+export type ChatMessage = ChatRequest['messages'][number]
+/** A tool call of a request's assistant message (its `arguments` may be absent). */
+export type RequestToolCall = NonNullable<ChatMessage['tool_calls']>[number]
+/** A request's `tool_choice`, as its schema checks it. */
+export type RequestToolChoice = ChatRequest['tool_choice']
+/** A request's `response_format`, as its schema checks it. */
+export type RequestResponseFormat = ChatRequest['response_format']
 
-export interface FunctionTool {
+export type FunctionTool = {
   type: 'function'
   function: { name: string; description?: string; parameters?: Record<string, unknown>; strict?: boolean }
 }
@@ -43,7 +47,7 @@ export type ToolChoice =
   | 'required'
   | { type: 'function'; function: { name: string } }
 
-export interface JsonSchemaFormat {
+export type JsonSchemaFormat = {
   type: 'json_schema'
   json_schema: { name: string; description?: string; schema?: Record<string, unknown>; strict?: boolean }
 }
@@ -52,27 +56,11 @@ export type ResponseFormat = { type: 'text' } | { type: 'json_object' } | JsonSc
 /**
  * An OpenAI chat request as it leaves the gateway's own stages: gateway-only fields
  * (metadata, output_schema, fallback_chain, prompt_id) removed, `model` set to the upstream id.
- * Unknown fields a client sent stay on the object and reach OpenAI unchanged.
+ * Unknown fields a client sent stay on the object and reach OpenAI unchanged (`reasoning_effort`,
+ * `none|minimal|low|medium|high|xhigh|max`, among them: translated for Anthropic and Gemini, docs/providers.md).
+ * The type of the schema gw checks it with (`ChatRequestBody`), so the two never drift apart.
  */
-export interface ChatRequest {
-  model: string
-  messages: ChatMessage[]
-  stream?: boolean
-  max_tokens?: number
-  max_completion_tokens?: number
-  temperature?: number
-  top_p?: number
-  stop?: string | string[]
-  user?: string
-  tools?: FunctionTool[]
-  tool_choice?: ToolChoice
-  parallel_tool_calls?: boolean
-  response_format?: ResponseFormat
-  stream_options?: { include_usage?: boolean; [key: string]: unknown }
-  /** `none|minimal|low|medium|high|xhigh|max`; translated for Anthropic and Gemini (docs/providers.md). */
-  reasoning_effort?: unknown
-  [key: string]: unknown
-}
+export type ChatRequest = Static<typeof ChatRequestBody>
 
 export type FinishReason = 'stop' | 'length' | 'tool_calls' | 'content_filter' | 'function_call'
 

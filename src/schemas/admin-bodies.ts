@@ -6,6 +6,7 @@ import { FallbackEntryBody, validator } from './chat-body'
 const strings = t.Array(t.String({ minLength: 1 }))
 const positive = t.Integer({ minimum: 1 })
 
+/** An org's policy; its type is the domain's `Policy` (src/domain/org.ts). */
 export const PolicyBody = t.Object(
   {
     disabledProviders: t.Optional(strings),
@@ -17,9 +18,12 @@ export const PolicyBody = t.Object(
     allowStreaming: t.Optional(t.Boolean()),
     blockedTerms: t.Optional(strings),
     requiredMetadata: t.Optional(strings),
+    // Per-org override of GW_UPSTREAM_TIMEOUT_MS.
     upstreamTimeoutMs: t.Optional(t.Integer({ minimum: 1, maximum: 3_600_000 })),
+    // Streams the org may have open at once, and one service key or token subject (docs/security.md, limits).
     maxConcurrentStreams: t.Optional(positive),
     maxConcurrentStreamsPerKey: t.Optional(positive),
+    // Spending limits (PRODUCT §11).
     budgets: t.Optional(
       t.Array(
         t.Object(
@@ -33,6 +37,7 @@ export const PolicyBody = t.Object(
         { maxItems: 20 },
       ),
     ),
+    // Under a budget, models without a known price are refused unless this is true.
     allowUnpricedModels: t.Optional(t.Boolean()),
   },
   { additionalProperties: false },

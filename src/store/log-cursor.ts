@@ -1,6 +1,7 @@
 // What every LogStore shares: the opaque paging cursor (created_at ms | request id) and the entry without its bodies.
 
-import type { LogEntry, LogQuery } from './types'
+import type { LogEntry } from '../domain/log-entry'
+import type { LogQuery } from './types'
 
 /**
  * The most entries one page looks at (newest first) in the index range of its driving filter (see

@@ -2,8 +2,8 @@
 
 import { closeSync, existsSync, fsyncSync, openSync, readdirSync, readFileSync, rmSync, statSync, writeSync } from 'node:fs'
 import { join } from 'node:path'
+import type { LogEntry } from '../domain/log-entry'
 import { makePrivateFolder } from './private-folder'
-import type { LogEntry } from './types'
 
 /** A segment file grows to about this size, then the next one starts. */
 const SEGMENT_BYTES = 8 * 1024 * 1024

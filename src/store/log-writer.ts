@@ -3,7 +3,8 @@
 import { FlushTimer } from '../flush-timer'
 import { StoreUnavailableError } from './errors'
 import type { LogSpool } from './log-spool'
-import type { LogEntry, LogStore } from './types'
+import type { LogEntry } from '../domain/log-entry'
+import type { LogStore } from './types'
 
 export interface LogWriterOptions {
   batchSize?: number

@@ -2,7 +2,8 @@
 
 import { type SecretBox, sealedFor } from '../crypto/secret-box'
 import { toProviderId } from '../providers/provider-id'
-import type { OidcConfig, Org, Policy, PromptRecord, PromptVersion, ProviderRecord, RateLimits, ServiceKeyRecord, SigningSecretRecord, VariableDef } from './types'
+import type { OidcConfig, Org, Policy, ProviderRecord, RateLimits, ServiceKeyRecord, SigningSecretRecord } from '../domain/org'
+import type { PromptRecord, PromptVersion, VariableDef } from '../domain/prompt'
 
 /** A JSON column: text in SQLite, already parsed from jsonb in PostgreSQL. */
 type Json<T> = string | T

@@ -1,7 +1,7 @@
 // Daily usage roll-ups (PRODUCT §11): what one log entry adds to each report group, and the report's
 // shape. Store-agnostic: each store keeps the rows its own way and sums them on request.
 
-import type { LogEntry } from './types'
+import type { LogEntry } from '../domain/log-entry'
 
 /** Report groups. `metadata.<key>` groups by one metadata key's values. */
 export type UsageGroupBy = 'day' | 'model' | 'provider' | 'key' | 'endUser' | `metadata.${string}`

@@ -1,6 +1,8 @@
 // Shapes the dashboard reads from the admin API (see docs/dashboard.md).
 
-export type { LogEntry, LogStats, Route } from '../store/types'
+export type { LogEntry } from '../domain/log-entry'
+export type { Route } from '../domain/org'
+export type { LogStats } from '../store/types'
 export type { BudgetStatus } from '../policy/budgets'
 export type { UsageRow } from '../store/usage-rollup'
 

@@ -83,6 +83,9 @@ describe('a bad file stops the start with the file, line and field', () => {
     ['providers:\n  openai:\n    - name: a\n      apiKey: sk-123456789012\n      weight: -1\n', ':5: providers.openai[0].weight: Invalid field "weight"'],
     ['providers:\n  acme:\n    - name: a\n      apiKey: k\n', ':3: providers.acme[0]: Unknown provider "acme"'],
     ['providers:\n  openai:\n    - name: a\n      apiKeyEnv: GW_TEST_NOT_SET_ANYWHERE\n', ':4: providers.openai[0].apiKeyEnv: the environment variable GW_TEST_NOT_SET_ANYWHERE is not set'],
+    // Nested fields are placed by the check's problem (its JSON Pointer), not by reading the message.
+    ['routes:\n  fast:\n    targets: [{model: openai/gpt-4o}]\n    fallback:\n      - triggers: [timeout]\n', ':5: routes.fast.fallback[0].model: Missing required field "fallback/0/model"'],
+    ['orgs:\n  acme:\n    routes:\n      smart:\n        targets:\n          - model: openai/gpt-4o\n          - model: openai/gpt-4o-mini\n            weight: 0\n', ':8: orgs.acme.routes.smart.targets[1].weight: Invalid field "targets/1/weight"'],
     ['routes: [1, 2]\n', ':1: routes: expected a mapping'],
     ['orgs:\n  Bad_Org:\n    routes: {}\n', ':2: orgs.Bad_Org: org ids are lowercase'],
     ['rutes:\n  fast: {}\n', ':1: rutes: unknown field'],

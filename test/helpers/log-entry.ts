@@ -1,6 +1,6 @@
 // A complete log entry for store-level tests: request i, one second apart, overridable field by field.
 
-import type { LogEntry } from '../../src/store/types'
+import type { LogEntry } from '../../src/domain/log-entry'
 
 export function logEntry(i: number, over: Partial<LogEntry> = {}): LogEntry {
   return {

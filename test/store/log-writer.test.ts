@@ -7,7 +7,8 @@ import { join } from 'node:path'
 import { StoreUnavailableError } from '../../src/store/errors'
 import { LogSpool } from '../../src/store/log-spool'
 import { LogWriter } from '../../src/store/log-writer'
-import type { LogEntry, LogStore } from '../../src/store/types'
+import type { LogEntry } from '../../src/domain/log-entry'
+import type { LogStore } from '../../src/store/types'
 
 const e = (i: number) => ({ requestId: `r${i}`, orgId: 'o', createdAt: new Date().toISOString() }) as LogEntry
 

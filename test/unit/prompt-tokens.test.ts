@@ -74,3 +74,10 @@ test('promptTokensAtMost is never below the count (a token is at least one byte)
   // Bytes, not characters: a 3-byte character is up to 3 tokens.
   expect(promptTokensAtMost(ask('✓'))).toBe(promptTokensAtMost(ask('x')) + 2)
 })
+
+test('a message name that is not a string counts as its JSON text, never as a number of tokens', () => {
+  // The request type comes from the schema, which leaves `name` unchecked: a client may send any value.
+  const named = (name: unknown): ChatRequest => ({ model: 'gpt-4o', messages: [{ role: 'user', content: 'hi', name }] })
+  expect(promptTokensAtMost(named(1_000_000))).toBe(promptTokensAtMost(named('1000000')))
+  expect(promptTokensAtMost(named({ a: 1 }))).toBe(promptTokensAtMost(named('{"a":1}')))
+})

@@ -7,7 +7,7 @@ import { handleApiRequest } from '../../pipeline'
 import type { AuthedContext, Deps, RequestContext } from '../../pipeline/context'
 import { parseUsageQuery, usageReport } from '../../admin/usage-report'
 import { admitLogRead } from '../../policy/log-read-limit'
-import type { LogEntry } from '../../store/types'
+import type { LogEntry } from '../../domain/log-entry'
 import { contextFor } from '../request-context'
 
 async function authorize(authenticate: () => Promise<AuthedContext>): Promise<string> {

@@ -28,8 +28,8 @@ function userBlocks(m: ChatMessage): Block[] {
 }
 
 /** Tool-call arguments as the object Anthropic wants; arguments that are not a JSON object become `{}`. */
-function toolInput(args: string): Record<string, unknown> {
-  const parsed = parseJson(args)
+function toolInput(args: string | undefined): Record<string, unknown> {
+  const parsed = parseJson(args ?? '')
   return isRecord(parsed) ? parsed : {}
 }
 

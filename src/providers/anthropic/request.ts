@@ -3,7 +3,7 @@
 
 import type { Target } from '../adapter'
 import { closeObjects, JSON_HINT, jsonRequest, mapSchema, type Schema } from '../json-output'
-import type { ChatRequest, ToolChoice } from '../openai-types'
+import type { ChatRequest, RequestToolChoice } from '../openai-types'
 import { toAnthropicMessages } from './messages'
 
 /** The tool structured output is forced through on models without native JSON output. */
@@ -47,11 +47,11 @@ export function nativeSchema(schema: Schema): Schema {
   })
 }
 
-function toolChoice(choice: ToolChoice | undefined, parallel: boolean | undefined): Record<string, unknown> | undefined {
+function toolChoice(choice: RequestToolChoice, parallel: boolean | undefined): Record<string, unknown> | undefined {
   let out: Record<string, unknown> | undefined
   if (choice === 'auto' || choice === 'none') out = { type: choice }
   else if (choice === 'required') out = { type: 'any' }
-  else if (typeof choice === 'object' && choice.type === 'function') out = { type: 'tool', name: choice.function.name }
+  else if (typeof choice === 'object' && choice.type === 'function' && choice.function) out = { type: 'tool', name: choice.function.name }
   else if (parallel === false) out = { type: 'auto' }
   if (out && parallel === false && out.type !== 'none') out.disable_parallel_tool_use = true
   return out
@@ -59,8 +59,8 @@ function toolChoice(choice: ToolChoice | undefined, parallel: boolean | undefine
 
 function addTools(body: Record<string, unknown>, req: ChatRequest, strategy: JsonStrategy): void {
   const tools: Record<string, unknown>[] = (req.tools ?? [])
-    .filter((t) => t.type === 'function')
-    .map(({ function: fn }) => ({
+    .flatMap((t) => (t.type === 'function' && t.function ? [t.function] : []))
+    .map((fn) => ({
       name: fn.name,
       ...(fn.description ? { description: fn.description } : {}),
       input_schema: { type: 'object', ...fn.parameters },

@@ -3,7 +3,7 @@
 // user turn, images `inlineData` (data: URLs) or `fileData` (links); consecutive same-role turns merged.
 
 import { type ImageSource, pieces, textOf } from '../content'
-import type { ChatMessage, ToolCall } from '../openai-types'
+import type { ChatMessage, RequestToolCall } from '../openai-types'
 import { thoughtSignatureOf } from '../tool-ids'
 import { isRecord, parseJson } from '../upstream-errors'
 
@@ -32,12 +32,12 @@ function userParts(m: ChatMessage): Part[] {
 }
 
 /** Gemini wants objects for both call arguments and results. */
-function asObject(text: string, key: string): Record<string, unknown> {
-  const parsed = parseJson(text)
+function asObject(text: string | undefined, key: string): Record<string, unknown> {
+  const parsed = parseJson(text ?? '')
   return isRecord(parsed) ? parsed : { [key]: parsed ?? text }
 }
 
-function callPart(tc: ToolCall, first: boolean, modelId: string): Part {
+function callPart(tc: RequestToolCall, first: boolean, modelId: string): Part {
   const part: Part = { functionCall: { name: tc.function.name, args: asObject(tc.function.arguments, 'value') } }
   // Only the first call of a turn carries the signature (that is where Gemini puts it, too).
   const signature = thoughtSignatureOf(tc.id) ?? (first && needsSignature(modelId) ? SKIP_SIGNATURE : undefined)

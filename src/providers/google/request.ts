@@ -4,7 +4,7 @@
 
 import type { Target, ThinkingOptions } from '../adapter'
 import { jsonRequest } from '../json-output'
-import type { ChatRequest, ToolChoice } from '../openai-types'
+import type { ChatRequest, RequestToolChoice } from '../openai-types'
 import { toGeminiContents } from './contents'
 
 /** Gemini 2.x models take a thinking budget in tokens (2.5 Pro cannot think less than 128). */
@@ -45,11 +45,11 @@ function generationConfig(req: ChatRequest, modelId: string, thinking: ThinkingO
   return Object.keys(gc).length ? gc : undefined
 }
 
-function functionCallingConfig(choice: ToolChoice | undefined): Record<string, unknown> | undefined {
+function functionCallingConfig(choice: RequestToolChoice): Record<string, unknown> | undefined {
   if (choice === 'auto') return { mode: 'AUTO' }
   if (choice === 'none') return { mode: 'NONE' }
   if (choice === 'required') return { mode: 'ANY' }
-  if (typeof choice === 'object' && choice.type === 'function') return { mode: 'ANY', allowedFunctionNames: [choice.function.name] }
+  if (typeof choice === 'object' && choice.type === 'function' && choice.function) return { mode: 'ANY', allowedFunctionNames: [choice.function.name] }
   return undefined
 }
 
@@ -60,8 +60,8 @@ export function toGeminiBody(req: ChatRequest, target: Target, thinking?: Thinki
   const gc = generationConfig(req, target.model.id, thinking)
   if (gc) body.generationConfig = gc
   const declarations = (req.tools ?? [])
-    .filter((t) => t.type === 'function')
-    .map(({ function: fn }) => ({
+    .flatMap((t) => (t.type === 'function' && t.function ? [t.function] : []))
+    .map((fn) => ({
       name: fn.name,
       ...(fn.description ? { description: fn.description } : {}),
       ...(fn.parameters ? { parametersJsonSchema: fn.parameters } : {}),

@@ -3,7 +3,7 @@
 
 import type { ProviderAdapter, Target, UpstreamFailure, UpstreamRequest } from '../adapter'
 import { closeObjects, jsonRequest, strictCompatible, withJsonHint } from '../json-output'
-import type { ChatMessage, ChatRequest, ResponseFormat } from '../openai-types'
+import type { ChatMessage, ChatRequest, RequestResponseFormat } from '../openai-types'
 import { fitToolId } from '../tool-ids'
 import { clip, failure, isRecord, parseJson } from '../upstream-errors'
 import { mapOpenAIFinishReason, OpenAIStyleStream, readOpenAIStyleCompletion } from './response'
@@ -26,10 +26,10 @@ function fitToolIds(messages: ChatMessage[]): ChatMessage[] {
  * json_schema goes strict (enforced by the model) when the client left `strict` open and the schema
  * allows it without changing which answers are valid; JSON mode needs the word JSON in the messages.
  */
-function structuredOutput(req: ChatRequest, messages: ChatMessage[]): { format?: ResponseFormat; messages: ChatMessage[] } {
+function structuredOutput(req: ChatRequest, messages: ChatMessage[]): { format?: RequestResponseFormat; messages: ChatMessage[] } {
   const rf = req.response_format
   if (jsonRequest(req)?.mode === 'json_object') return { messages: withJsonHint(messages) }
-  if (rf?.type !== 'json_schema' || rf.json_schema.strict !== undefined) return { messages }
+  if (rf?.type !== 'json_schema' || !rf.json_schema || rf.json_schema.strict !== undefined) return { messages }
   const schema = rf.json_schema.schema
   if (!schema || !strictCompatible(schema)) return { messages }
   return { format: { type: 'json_schema', json_schema: { ...rf.json_schema, schema: closeObjects(schema), strict: true } }, messages }

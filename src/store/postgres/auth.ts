@@ -3,7 +3,8 @@
 import type { SQL } from 'bun'
 import { type SecretBox, sealedFor } from '../../crypto/secret-box'
 import { type OidcRow, type SecretRow, toOidc, toSecret } from '../rows'
-import type { AuthStore, OidcConfig, SigningSecretRecord } from '../types'
+import type { OidcConfig, SigningSecretRecord } from '../../domain/org'
+import type { AuthStore } from '../types'
 import { q } from './errors'
 
 export class PgAuthStore implements AuthStore {

@@ -3,7 +3,7 @@
 import { Database } from 'bun:sqlite'
 import type { SQL } from 'bun'
 import { type SecretBox, sealedFor } from '../../crypto/secret-box'
-import type { LogEntry } from '../types'
+import type { LogEntry } from '../../domain/log-entry'
 import { q } from './errors'
 import { writeLogBatch } from './logs'
 

@@ -2,7 +2,8 @@
 
 import type { SQL } from 'bun'
 import { type KeyRow, toKey } from '../rows'
-import type { KeyStore, ServiceKeyRecord } from '../types'
+import type { ServiceKeyRecord } from '../../domain/org'
+import type { KeyStore } from '../types'
 import { q } from './errors'
 
 export class PgKeyStore implements KeyStore {

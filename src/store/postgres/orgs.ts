@@ -4,7 +4,8 @@ import type { SQL } from 'bun'
 import { type SecretBox, sealedFor } from '../../crypto/secret-box'
 import type { ProviderId } from '../../providers/provider-id'
 import { type OrgRow, type ProviderRow, toOrg, toProvider } from '../rows'
-import type { Org, OrgStore, Policy, ProviderRecord } from '../types'
+import type { Org, Policy, ProviderRecord } from '../../domain/org'
+import type { OrgStore } from '../types'
 import { q } from './errors'
 
 export class PgOrgStore implements OrgStore {

@@ -2,7 +2,8 @@
 
 import type { SQL } from 'bun'
 import { type PromptRow, toPrompt, toVersion, type VersionRow } from '../rows'
-import type { PromptRecord, PromptStore, PromptVersion, PromptVersionContent } from '../types'
+import type { PromptRecord, PromptVersion, PromptVersionContent } from '../../domain/prompt'
+import type { PromptStore } from '../types'
 import { q } from './errors'
 
 export class PgPromptStore implements PromptStore {

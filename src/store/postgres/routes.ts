@@ -1,7 +1,8 @@
 // PostgreSQL storage of routes: one row per org and route name, the route itself as jsonb.
 
 import type { SQL } from 'bun'
-import type { Route, RouteStore } from '../types'
+import type { Route } from '../../domain/org'
+import type { RouteStore } from '../types'
 import { q } from './errors'
 
 interface RouteRow {

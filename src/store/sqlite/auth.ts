@@ -3,7 +3,8 @@
 import type { Database } from 'bun:sqlite'
 import { type SecretBox, sealedFor } from '../../crypto/secret-box'
 import { type OidcRow, type SecretRow, toOidc, toSecret } from '../rows'
-import type { AuthStore, OidcConfig, SigningSecretRecord } from '../types'
+import type { OidcConfig, SigningSecretRecord } from '../../domain/org'
+import type { AuthStore } from '../types'
 import { insertOnce } from './errors'
 
 export class SqliteAuthStore implements AuthStore {

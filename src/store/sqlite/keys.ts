@@ -2,7 +2,8 @@
 
 import type { Database } from 'bun:sqlite'
 import { type KeyRow, toKey } from '../rows'
-import type { KeyStore, ServiceKeyRecord } from '../types'
+import type { ServiceKeyRecord } from '../../domain/org'
+import type { KeyStore } from '../types'
 import { insertOnce } from './errors'
 
 export class SqliteKeyStore implements KeyStore {

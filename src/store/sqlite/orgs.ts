@@ -4,7 +4,8 @@ import type { Database } from 'bun:sqlite'
 import { type SecretBox, sealedFor } from '../../crypto/secret-box'
 import type { ProviderId } from '../../providers/provider-id'
 import { type OrgRow, type ProviderRow, toOrg, toProvider } from '../rows'
-import type { Org, OrgStore, Policy, ProviderRecord } from '../types'
+import type { Org, Policy, ProviderRecord } from '../../domain/org'
+import type { OrgStore } from '../types'
 import { insertOnce } from './errors'
 
 export class SqliteOrgStore implements OrgStore {

@@ -2,7 +2,8 @@
 
 import type { Database } from 'bun:sqlite'
 import { type PromptRow, toPrompt, toVersion, type VersionRow } from '../rows'
-import type { PromptRecord, PromptStore, PromptVersion, PromptVersionContent } from '../types'
+import type { PromptRecord, PromptVersion, PromptVersionContent } from '../../domain/prompt'
+import type { PromptStore } from '../types'
 import { insertOnce } from './errors'
 
 const SELECT_PROMPT = `SELECT p.*, (SELECT max(version) FROM prompt_versions v WHERE v.prompt_id = p.id) AS current_version FROM prompts p`

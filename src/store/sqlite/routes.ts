@@ -1,7 +1,8 @@
 // SQLite storage of routes: one row per org and route name, the route itself as JSON.
 
 import type { Database } from 'bun:sqlite'
-import type { Route, RouteStore } from '../types'
+import type { Route } from '../../domain/org'
+import type { RouteStore } from '../types'
 
 interface RouteRow {
   name: string

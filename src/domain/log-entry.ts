@@ -1,0 +1,87 @@
+// The log entry gw writes once per request, with its attempts, fallback and warnings (PRODUCT §9 reads them back).
+
+import type { FailureClass, FailureKind } from '../providers/adapter'
+
+/** How one attempt ended: answered, failed with a failure kind (PRODUCT §4a), or not tried at all. */
+export type FailureOutcome = 'ok' | FailureKind | 'skipped'
+
+/** Which chain entry answered and the failure kind that made it fire (`x-gw-fallback-*`). */
+export interface Fallback {
+  used: boolean
+  reason: FailureKind | null
+  model: string | null
+}
+
+/** Something gw changed in the request to fit the model it went to (PRODUCT §4), on the log entry. */
+export interface RequestWarning {
+  type: 'param_removed' | 'param_clamped' | 'param_relaxed'
+  /** The request field concerned (`temperature`, `max_tokens`, …). */
+  setting: string
+  /** What was done, for people: `clamped 1.5 to 1 for mistral/mistral-small-latest`. */
+  detail: string
+}
+
+export interface Attempt {
+  model: string
+  /** The name of the org's provider key used (PRODUCT §13); absent when none was (a skipped entry). */
+  key?: string
+  outcome: FailureOutcome
+  /** Whose failure it was (PRODUCT §4a): `key`, `request` or `provider`; absent on answers and skipped entries. */
+  class?: FailureClass
+  status: number | null
+  latencyMs: number
+  message?: string
+}
+
+export interface LogEntry {
+  requestId: string
+  createdAt: string
+  orgId: string
+  endpoint: string
+  authMode: string | null
+  subject: string | null
+  endUserId: string | null
+  user: string | null
+  promptId: string | null
+  promptSlug: string | null
+  promptVersion: number | null
+  requestedModel: string | null
+  /** The org's route the request named, when it named one (`model` is then the target that answered). */
+  route: string | null
+  /** The name of the provider key that answered (PRODUCT §13). */
+  providerKey: string | null
+  model: string | null
+  provider: string | null
+  stream: boolean
+  status: number
+  errorCode: string | null
+  errorMessage: string | null
+  fallback: Fallback
+  attempts: Attempt[]
+  /** cachedTokens and cacheWriteTokens are parts of promptTokens, reasoningTokens of completionTokens. */
+  usage: {
+    promptTokens: number
+    completionTokens: number
+    totalTokens: number
+    cachedTokens: number
+    cacheWriteTokens: number
+    reasoningTokens: number
+    estimated: boolean
+  }
+  /** null when the model's price is unknown (never 0). */
+  costUsd: number | null
+  /** The catalog's price table version the cost was computed with. */
+  priceVersion: string
+  latencyMs: number
+  upstreamLatencyMs: number | null
+  ttftMs: number | null
+  /** A streamed answer that ended on an error after content had been sent. */
+  incomplete: boolean
+  refusal: boolean
+  warnings: RequestWarning[]
+  metadata: Record<string, string | number | boolean>
+  /** Structured-output outcome: did the answer parse as JSON and match the schema. */
+  structuredOutput: { parsed: boolean; matchesSchema: boolean | null } | null
+  requestBody?: unknown
+  responseBody?: unknown
+}
