@@ -105,7 +105,7 @@ export const SETTINGS = {
     kind: int(1024, 68_719_476_736),
     // 256 MiB, or one body of the largest size when GW_MAX_BODY_BYTES is set higher.
     default: (earlier) => Math.max(268_435_456, earlier.maxBodyBytes as number),
-    defaultText: '268435456, or GW_MAX_BODY_BYTES if larger',
+    defaultText: '268435456 (or GW_MAX_BODY_BYTES if larger)',
     help: 'bytes of request bodies all requests in flight may hold together; a body that does not fit gets 503',
   }),
   upstreamPool: setting({
@@ -159,8 +159,7 @@ export const SETTINGS = {
     flag: true,
     kind: oneOf(['gw', 'openai'] as const),
     default: undefined,
-    defaultText: "unset: OpenAI's for the OpenAI SDKs, gw's for the rest",
-    help: "the shape of error bodies unless a request's x-gw-error-format asks otherwise",
+    help: "the shape of error bodies unless a request's x-gw-error-format asks otherwise; unset: OpenAI's for the OpenAI SDKs, gw's for the rest",
   }),
   corsOrigins: setting({
     env: 'GW_CORS_ORIGINS',
@@ -228,7 +227,7 @@ export const SETTINGS = {
   }),
 }
 
-type AnySetting = (typeof SETTINGS)[keyof typeof SETTINGS]
+export type AnySetting = (typeof SETTINGS)[keyof typeof SETTINGS]
 
 /** The value a setting holds: its kind's type, or undefined too when it has no default. */
 type ValueOf<S> = S extends { kind: Kind<infer T>; default: infer D } ? (undefined extends D ? T | undefined : T) : never
@@ -253,12 +252,12 @@ export function readSettings(env: Readonly<Record<string, string | undefined>>, 
   return values as SettingValues
 }
 
-/** How --help states a setting's default. */
-function defaultText(s: AnySetting): string {
+/** How --help (and the README's table) states a setting's default. */
+export function defaultText(s: AnySetting): string {
   if (s.defaultText) return s.defaultText
   const d: unknown = s.default
-  if (d === undefined) return 'unset'
-  return Array.isArray(d) ? (d.length ? d.join(',') : 'none') : String(d)
+  if (d === undefined || (Array.isArray(d) && d.length === 0)) return 'unset'
+  return Array.isArray(d) ? d.join(',') : String(d)
 }
 
 /** Two lines per setting for --help: flag and variable, then what it does, its kind and default. */
