@@ -2,7 +2,7 @@
 
 import { secretArg } from './cli/args'
 import { PROVIDER_IDS, type ProviderId } from './providers/provider-id'
-import { flagOf, readSettings, SETTINGS, type SettingValues } from './settings'
+import { type AnySetting, type Env, flagOf, readSettings, SETTINGS, type SettingValues, setText } from './settings'
 
 /** The settings folded into the Config fields below them: the admin listener's address, and one of each per provider. */
 type Folded = 'adminHost' | 'adminPort' | `${ProviderId}BaseUrl` | `${ProviderId}ApiKey`
@@ -31,11 +31,9 @@ export interface OtelConfig {
   timeoutMs: number
 }
 
-export type Env = Record<string, string | undefined>
+export { DEFAULT_PROMPTS_DIR, type Env } from './settings'
 
-export { DEFAULT_PROMPTS_DIR } from './settings'
-
-const ALL_SETTINGS = Object.values(SETTINGS) as (typeof SETTINGS)[keyof typeof SETTINGS][]
+const ALL_SETTINGS = Object.values(SETTINGS) as AnySetting[]
 
 /** CLI flag → the setting it overrides. */
 const FLAGS = new Map(ALL_SETTINGS.flatMap((s) => {
@@ -116,11 +114,10 @@ export function loadConfig(env: Env, opts: { secretOptional?: boolean } = {}): C
   const problems: string[] = []
   const s = readSettings(env, problems)
   const { adminHost, adminPort, ...rest } = s
-  const isSet = (name: string) => env[name] !== undefined && env[name] !== ''
 
   if (s.databaseUrl !== undefined && s.secret === undefined && !opts.secretOptional)
     problems.push(`${SETTINGS.secret.env} must be set with ${SETTINGS.databaseUrl.env}: every instance must seal and open provider keys with the same secret`)
-  if (isSet(SETTINGS.adminHost.env) && !isSet(SETTINGS.adminPort.env))
+  if (setText(env, SETTINGS.adminHost) !== undefined && setText(env, SETTINGS.adminPort) === undefined)
     problems.push(`${SETTINGS.adminHost.env} needs ${SETTINGS.adminPort.env} (the admin listener is separate only when it has a port)`)
   if (s.maxInflightBodyBytes < s.maxBodyBytes)
     problems.push(`${SETTINGS.maxInflightBodyBytes.env} (${s.maxInflightBodyBytes}) must be at least ${SETTINGS.maxBodyBytes.env} (${s.maxBodyBytes}), or no body of the largest size is ever taken`)

@@ -238,15 +238,24 @@ export type SettingValues = { [K in keyof typeof SETTINGS]: ValueOf<(typeof SETT
 /** The flag of a setting that has one (`GW_LOG_FORMAT` → `log-format`). */
 export const flagOf = (s: AnySetting): string | undefined => (s.flag ? s.env.replace(/^GW_/, '').toLowerCase().replaceAll('_', '-') : undefined)
 
+/** The process environment, or the variables a test or command passes instead. */
+export type Env = Record<string, string | undefined>
+
+/** A setting's variable as set, or undefined when it is unset or empty (an empty variable counts as unset). */
+export function setText(env: Readonly<Env>, s: { env: string }): string | undefined {
+  const raw = env[s.env]
+  return raw === undefined || raw === '' ? undefined : raw
+}
+
 /**
- * Reads every setting from `env` (an empty variable is unset); each invalid value is a line pushed to
- * `problems` and leaves the setting at its default.
+ * Reads every setting from `env`; each invalid value is a line pushed to `problems` and leaves the
+ * setting at its default.
  */
-export function readSettings(env: Readonly<Record<string, string | undefined>>, problems: string[]): SettingValues {
+export function readSettings(env: Readonly<Env>, problems: string[]): SettingValues {
   const values: Record<string, unknown> = {}
   for (const [key, s] of Object.entries(SETTINGS) as [string, Setting<unknown, unknown>][]) {
-    const raw = env[s.env]
-    const read = raw === undefined || raw === '' ? undefined : s.kind.read(raw, s.env, problems)
+    const raw = setText(env, s)
+    const read = raw === undefined ? undefined : s.kind.read(raw, s.env, problems)
     values[key] = read !== undefined ? read : typeof s.default === 'function' ? (s.default as (e: Earlier) => unknown)(values) : s.default
   }
   return values as SettingValues
