@@ -16,7 +16,8 @@ const HEALTHCHECK_USAGE = 'gw healthcheck        (exit 0 when the gateway on GW_
 
 /** Every setting: its flag (any command takes them), its variable, what it does, its kind and default. */
 const SETTINGS_USAGE = `settings: each is read from its environment variable (an empty one is unset); its flag, if it has one, overrides it:
-${SETTINGS_HELP}`
+${SETTINGS_HELP}
+Also read: the standard OTEL_* variables (OTLP trace export) and NODE_ENV=development (\`npm run dev\`).`
 
 const SERVE_USAGE = `gw [serve] [configuration flags]
 
