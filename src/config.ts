@@ -1,76 +1,21 @@
-// Reads gw's configuration from the environment (PRODUCT §2), with CLI flags overriding, and validates it.
+// Reads gw's configuration from the environment (PRODUCT §2), with CLI flags overriding: the settings of src/settings.ts, checked together.
 
-import { dirname, join } from 'node:path'
 import { secretArg } from './cli/args'
-import { MIN_SECRET_CHARS } from './crypto/secret-box'
-import { trustedProxyProblem } from './http/client-address'
-import type { ErrorShape } from './errors'
-import type { LogFormat } from './observability/access-log'
-import { upstreamPoolSize } from './policy/stream-slots'
-import type { ProviderId } from './providers/provider-id'
+import { PROVIDER_IDS, type ProviderId } from './providers/provider-id'
+import { type AnySetting, type Env, flagOf, readSettings, SETTINGS, type SettingValues, setText } from './settings'
 
-export interface Config {
-  host: string
-  port: number
+/** The settings folded into the Config fields below them: the admin listener's address, and one of each per provider. */
+type Folded = 'adminHost' | 'adminPort' | `${ProviderId}BaseUrl` | `${ProviderId}ApiKey`
+
+/** gw's configuration: every setting of src/settings.ts, with the per-provider ones and the admin listener folded together. */
+export type Config = Omit<SettingValues, Folded> & {
   /** A listener of its own for /admin, /metrics (and the dashboard): the public one then serves only the client API. */
   adminListener: { host: string; port: number } | undefined
-  dbPath: string
-  adminToken: string | undefined
-  /** Raw GW_SECRET; when unset a secret file beside the database is used. */
-  secret: string | undefined
   baseUrls: Record<ProviderId, string>
-  upstreamTimeoutMs: number
-  /** A stream whose client has taken no data for this long is ended (its upstream released). */
-  clientReadTimeoutMs: number
-  maxBodyBytes: number
-  /** GW_MAX_INFLIGHT_BODY_BYTES: bytes of request bodies all requests in flight may hold together. */
-  maxInflightBodyBytes: number
-  /** BUN_CONFIG_MAX_HTTP_REQUESTS as Bun read it at start: upstream requests in flight at once (the stream caps derive from it). */
-  upstreamPool: number
-  /** At SIGTERM/SIGINT, how long in-flight requests may run before open streams are ended. */
-  drainMs: number
-  /** Least time between two fetches of an OIDC issuer's JWKS caused by an unknown key id. */
-  jwksRefreshMs: number
-  promptsDir: string
-  catalogPath: string | undefined
-  /** GW_CONFIG: a YAML file of provider keys and routes applied at start (PRODUCT §13). */
-  configFile: string | undefined
-  logBodies: boolean
-  /** NODE_ENV=development (`npm run dev`): the dashboard is bundled on request, with hot reload. */
-  dev: boolean
-  /** Raw log entries older than this many days are pruned (0 keeps everything). */
-  logRetentionDays: number
-  /** Each stored request/response body is capped at this size and then stored as a truncated preview. */
-  logBodyMaxBytes: number
-  /** Log pages and usage reports (`GET /v1/logs`, `/v1/usage`) each org may read per minute; 0: no limit. */
-  logReadsPerMinute: number
   /** Provider keys of the `default` org, from OPENAI_API_KEY etc. */
   envProviderKeys: Partial<Record<ProviderId, string>>
-  envServiceKey: string | undefined
-  /** GW_DATABASE_URL: PostgreSQL instead of SQLite at dbPath (PRODUCT §10). */
-  databaseUrl: string | undefined
-  /** GW_REDIS_URL: counters, breaker state and change notices shared by every instance. */
-  redisUrl: string | undefined
-  /** GW_REDIS_REQUIRED: limited requests get 503 while Redis is unreachable (else local counters). */
-  redisRequired: boolean
-  /** GW_REDIS_PREFIX: prefix of every Redis key and channel, so several gateways can share one Redis. */
-  redisPrefix: string
-  /** GW_SPOOL_DIR: where log entries wait while the database is unreachable. */
-  spoolDir: string
-  /** GW_ERROR_FORMAT: the shape of error bodies unless a request asks otherwise; unset, it follows the client (PRODUCT §4). */
-  errorFormat: ErrorShape | undefined
-  /** GW_CORS_ORIGINS: origins browsers may call from (`*` for any); empty = no CORS headers. */
-  corsOrigins: readonly string[]
-  /** GW_TRUSTED_PROXIES: IPs/CIDRs of reverse proxies whose X-Forwarded-For names the client (per-address limits); empty = the socket's peer. */
-  trustedProxies: readonly string[]
-  /** GET /metrics: admin token (default), open, or off (PRODUCT §14). */
-  metrics: 'admin' | 'public' | 'off'
-  /** An `org` label on the request, token and cost counters. */
-  metricsOrgLabel: boolean
-  /** Access log lines on stdout; default `pretty` on a terminal, otherwise `off`. */
-  logFormat: LogFormat
-  /** Prompt and completion text on spans. */
-  traceContent: boolean
+  /** NODE_ENV=development (`npm run dev`): the dashboard is bundled on request, with hot reload. */
+  dev: boolean
   /** OTLP/HTTP trace export, from the standard OTEL_* variables; undefined when no endpoint is set. */
   otel: OtelConfig | undefined
 }
@@ -86,55 +31,18 @@ export interface OtelConfig {
   timeoutMs: number
 }
 
-export type Env = Record<string, string | undefined>
+export { DEFAULT_PROMPTS_DIR, type Env } from './settings'
 
-export const DEFAULT_PROMPTS_DIR = './prompts'
-/** An operator-chosen GW_SERVICE_KEY must be at least this long. */
-const MIN_SERVICE_KEY_CHARS = 32
+const ALL_SETTINGS = Object.values(SETTINGS) as AnySetting[]
 
-/** CLI flag → env variable it overrides. */
-const FLAGS: Record<string, string> = {
-  host: 'GW_HOST',
-  port: 'GW_PORT',
-  db: 'GW_DB',
-  'admin-token': 'GW_ADMIN_TOKEN',
-  'admin-host': 'GW_ADMIN_HOST',
-  'admin-port': 'GW_ADMIN_PORT',
-  'prompts-dir': 'GW_PROMPTS_DIR',
-  catalog: 'GW_CATALOG',
-  config: 'GW_CONFIG',
-  'upstream-timeout-ms': 'GW_UPSTREAM_TIMEOUT_MS',
-  'client-read-timeout-ms': 'GW_CLIENT_READ_TIMEOUT_MS',
-  'max-body-bytes': 'GW_MAX_BODY_BYTES',
-  'max-inflight-body-bytes': 'GW_MAX_INFLIGHT_BODY_BYTES',
-  'drain-ms': 'GW_DRAIN_MS',
-  'jwks-refresh-ms': 'GW_JWKS_REFRESH_MS',
-  'log-bodies': 'GW_LOG_BODIES',
-  'log-retention-days': 'GW_LOG_RETENTION_DAYS',
-  'log-body-max-bytes': 'GW_LOG_BODY_MAX_BYTES',
-  'log-reads-per-minute': 'GW_LOG_READS_PER_MINUTE',
-  'log-format': 'GW_LOG_FORMAT',
-  'error-format': 'GW_ERROR_FORMAT',
-  'cors-origins': 'GW_CORS_ORIGINS',
-  metrics: 'GW_METRICS',
-  'metrics-org-label': 'GW_METRICS_ORG_LABEL',
-  'trace-content': 'GW_TRACE_CONTENT',
-  'openai-base-url': 'GW_OPENAI_BASE_URL',
-  'anthropic-base-url': 'GW_ANTHROPIC_BASE_URL',
-  'google-base-url': 'GW_GOOGLE_BASE_URL',
-  'mistral-base-url': 'GW_MISTRAL_BASE_URL',
-  'redis-required': 'GW_REDIS_REQUIRED',
-  'redis-prefix': 'GW_REDIS_PREFIX',
-  'spool-dir': 'GW_SPOOL_DIR',
-  // Not flags: GW_SECRET, GW_SERVICE_KEY and the database and Redis URLs (they may hold passwords)
-  // come from the environment only, so they never show in `ps`.
-}
+/** CLI flag → the setting it overrides. */
+const FLAGS = new Map(ALL_SETTINGS.flatMap((s) => {
+  const flag = flagOf(s)
+  return flag ? [[flag, s] as const] : []
+}))
 
-/** GW_* variables with no flag (secrets, URLs that may hold passwords, lists); a new one goes here too (test/unit/known-settings.test.ts). */
-const ENV_ONLY_SETTINGS = ['GW_SECRET', 'GW_SERVICE_KEY', 'GW_DATABASE_URL', 'GW_REDIS_URL', 'GW_TRUSTED_PROXIES']
-
-/** Every GW_* variable gw reads: the flags' and those set in the environment only. */
-export const KNOWN_SETTINGS: ReadonlySet<string> = new Set([...Object.values(FLAGS), ...ENV_ONLY_SETTINGS])
+/** Every GW_* variable gw reads (test/unit/known-settings.test.ts). */
+export const KNOWN_SETTINGS: ReadonlySet<string> = new Set(ALL_SETTINGS.map((s) => s.env).filter((e) => e.startsWith('GW_')))
 
 /** Edits (insert, delete, replace a character) turning `a` into `b`. */
 function editDistance(a: string, b: string): number {
@@ -166,42 +74,31 @@ export function misspeltSettings(env: Env): string[] {
 }
 
 /** Names of the configuration flags (`--port`, `--db`, …), accepted by every command. */
-export const CONFIG_FLAGS: ReadonlySet<string> = new Set(Object.keys(FLAGS))
-
-/** `--flag  VARIABLE` lines for the help text. */
-export const CONFIG_FLAG_HELP = Object.entries(FLAGS).map(([flag, env]) => `--${flag} ${env === 'GW_ADMIN_TOKEN' ? '-' : 'VALUE'}`.padEnd(32) + `overrides ${env}`)
+export const CONFIG_FLAGS: ReadonlySet<string> = new Set(FLAGS.keys())
 
 /** The environment variable holding each provider's key (the `default` org's, and `gw provider set`'s). */
-export const PROVIDER_KEY_VARIABLES: Record<ProviderId, string> = {
-  openai: 'OPENAI_API_KEY',
-  anthropic: 'ANTHROPIC_API_KEY',
-  google: 'GEMINI_API_KEY',
-  mistral: 'MISTRAL_API_KEY',
-}
-
-/** Flags whose values are secrets: read from stdin (`--admin-token -`), never taken from argv. */
-const SECRET_FLAGS = new Set(['GW_ADMIN_TOKEN'])
+export const PROVIDER_KEY_VARIABLES = Object.fromEntries(PROVIDER_IDS.map((p) => [p, SETTINGS[`${p}ApiKey`].env])) as Record<ProviderId, string>
 
 export class ConfigError extends Error {
   override name = 'ConfigError'
 }
 
-/** Splits `--name value` / `--name=value` flags known to FLAGS out of argv; returns env overrides and the rest. */
+/** Splits `--name value` / `--name=value` configuration flags out of argv; returns env overrides and the rest. */
 export function parseFlags(argv: readonly string[]): { overrides: Env; rest: string[] } {
   const overrides: Env = {}
   const rest: string[] = []
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] as string
     const m = /^--([a-z-]+)(?:=(.*))?$/.exec(arg)
-    const envName = m ? FLAGS[m[1] as string] : undefined
-    if (!m || !envName) {
+    const s = m ? FLAGS.get(m[1] as string) : undefined
+    if (!m || !s) {
       rest.push(arg)
       continue
     }
     const value = m[2] ?? argv[++i]
     if (value === undefined) throw new ConfigError(`flag --${m[1]} needs a value`)
     try {
-      overrides[envName] = SECRET_FLAGS.has(envName) ? secretArg(m[1] as string, value, `set ${envName}`) : value
+      overrides[s.env] = s.kind.secret ? secretArg(m[1] as string, value, `set ${s.env}`) : value
     } catch (err) {
       throw new ConfigError((err as Error).message)
     }
@@ -215,139 +112,37 @@ export function parseFlags(argv: readonly string[]): { overrides: Env; rest: str
  */
 export function loadConfig(env: Env, opts: { secretOptional?: boolean } = {}): Config {
   const problems: string[] = []
-  const str = (name: string, dflt: string) => {
-    const v = env[name]
-    return v === undefined || v === '' ? dflt : v
-  }
-  const opt = (name: string) => {
-    const v = env[name]
-    return v === undefined || v === '' ? undefined : v
-  }
-  const num = (name: string, dflt: number, min: number, max: number, whole = false) => {
-    const raw = opt(name)
-    if (raw === undefined) return dflt
-    const n = Number(raw)
-    if (!(whole ? Number.isInteger(n) : Number.isFinite(n)) || n < min || n > max) {
-      problems.push(`${name} must be ${whole ? 'an integer' : 'a number'} from ${min} to ${max}, got "${raw}"`)
-      return dflt
-    }
-    return n
-  }
-  const int = (name: string, dflt: number, min: number, max: number) => num(name, dflt, min, max, true)
-  const bool = (name: string, dflt: boolean) => {
-    const raw = opt(name)
-    if (raw === undefined) return dflt
-    if (/^(1|true|yes|on)$/i.test(raw)) return true
-    if (/^(0|false|no|off)$/i.test(raw)) return false
-    problems.push(`${name} must be true or false, got "${raw}"`)
-    return dflt
-  }
-  const url = (name: string, dflt: string) => {
-    const v = str(name, dflt).replace(/\/+$/, '')
-    if (!/^https?:\/\/[^/]/.test(v)) problems.push(`${name} must be an http(s) URL, got "${v}"`)
-    return v
-  }
+  const s = readSettings(env, problems)
+  const { adminHost, adminPort, ...rest } = s
+
+  if (s.databaseUrl !== undefined && s.secret === undefined && !opts.secretOptional)
+    problems.push(`${SETTINGS.secret.env} must be set with ${SETTINGS.databaseUrl.env}: every instance must seal and open provider keys with the same secret`)
+  if (setText(env, SETTINGS.adminHost) !== undefined && setText(env, SETTINGS.adminPort) === undefined)
+    problems.push(`${SETTINGS.adminHost.env} needs ${SETTINGS.adminPort.env} (the admin listener is separate only when it has a port)`)
+  if (s.maxInflightBodyBytes < s.maxBodyBytes)
+    problems.push(`${SETTINGS.maxInflightBodyBytes.env} (${s.maxInflightBodyBytes}) must be at least ${SETTINGS.maxBodyBytes.env} (${s.maxBodyBytes}), or no body of the largest size is ever taken`)
 
   const envProviderKeys: Partial<Record<ProviderId, string>> = {}
-  for (const [p, name] of Object.entries(PROVIDER_KEY_VARIABLES) as [ProviderId, string][]) {
-    const v = opt(name)
-    if (v) envProviderKeys[p] = v
+  for (const p of PROVIDER_IDS) {
+    const key = s[`${p}ApiKey`]
+    if (key) envProviderKeys[p] = key
   }
-
-  const oneOf = <T extends string>(name: string, values: readonly T[], dflt: T): T => {
-    const raw = opt(name)?.toLowerCase()
-    if (raw === undefined) return dflt
-    if ((values as readonly string[]).includes(raw)) return raw as T
-    problems.push(`${name} must be one of ${values.join(', ')}, got "${raw}"`)
-    return dflt
-  }
-
-  const adminToken = opt('GW_ADMIN_TOKEN')
-  if (adminToken !== undefined && adminToken.length < 16)
-    problems.push('GW_ADMIN_TOKEN must be at least 16 characters')
-
-  const dbPath = str('GW_DB', './data/gw.db')
-  const databaseUrl = opt('GW_DATABASE_URL')
-  if (databaseUrl !== undefined && !/^postgres(ql)?:\/\/./.test(databaseUrl))
-    problems.push('GW_DATABASE_URL must be a postgres:// (or postgresql://) URL')
-  if (databaseUrl !== undefined && !opt('GW_SECRET') && !opts.secretOptional)
-    problems.push('GW_SECRET must be set with GW_DATABASE_URL: every instance must seal and open provider keys with the same secret')
-  const redisUrl = opt('GW_REDIS_URL')
-  if (redisUrl !== undefined && !/^rediss?:\/\/./.test(redisUrl)) problems.push('GW_REDIS_URL must be a redis:// (or rediss://) URL')
-  const envServiceKey = opt('GW_SERVICE_KEY')
-  if (envServiceKey !== undefined && envServiceKey.length < MIN_SERVICE_KEY_CHARS)
-    problems.push(`GW_SERVICE_KEY must be at least ${MIN_SERVICE_KEY_CHARS} characters (gw's own keys have 50)`)
-  // The prefix is how gw tells its keys from OIDC tokens when a client (every OpenAI SDK) sends Bearer.
-  if (envServiceKey !== undefined && !envServiceKey.startsWith('gw_sk_'))
-    problems.push('GW_SERVICE_KEY must start with "gw_sk_" (how gw tells its keys from OIDC tokens sent as Bearer)')
-  if (opt('GW_ADMIN_HOST') !== undefined && opt('GW_ADMIN_PORT') === undefined)
-    problems.push('GW_ADMIN_HOST needs GW_ADMIN_PORT (the admin listener is separate only when it has a port)')
-  const secret = opt('GW_SECRET')
-  if (secret !== undefined && secret.length < MIN_SECRET_CHARS)
-    problems.push(`GW_SECRET must be at least ${MIN_SECRET_CHARS} characters (it derives the key that encrypts provider keys)`)
-
-  const trustedProxies = (opt('GW_TRUSTED_PROXIES') ?? '').split(',').map((e) => e.trim()).filter(Boolean)
-  for (const e of trustedProxies) {
-    const problem = trustedProxyProblem(e)
-    if (problem) problems.push(problem)
-  }
-
-  const maxBodyBytes = int('GW_MAX_BODY_BYTES', 10_485_760, 1024, 1_073_741_824)
   const config: Config = {
-    host: str('GW_HOST', '127.0.0.1'),
-    port: int('GW_PORT', 8787, 0, 65535),
-    adminListener:
-      opt('GW_ADMIN_PORT') === undefined
-        ? undefined
-        : { host: str('GW_ADMIN_HOST', '127.0.0.1'), port: int('GW_ADMIN_PORT', 0, 0, 65535) },
-    dbPath,
-    adminToken,
-    secret,
-    baseUrls: {
-      openai: url('GW_OPENAI_BASE_URL', 'https://api.openai.com/v1'),
-      anthropic: url('GW_ANTHROPIC_BASE_URL', 'https://api.anthropic.com/v1'),
-      google: url('GW_GOOGLE_BASE_URL', 'https://generativelanguage.googleapis.com/v1beta'),
-      mistral: url('GW_MISTRAL_BASE_URL', 'https://api.mistral.ai/v1'),
-    },
-    upstreamTimeoutMs: int('GW_UPSTREAM_TIMEOUT_MS', 60_000, 1, 3_600_000),
-    clientReadTimeoutMs: int('GW_CLIENT_READ_TIMEOUT_MS', 30_000, 100, 3_600_000),
-    maxBodyBytes,
-    // 256 MiB, or one body of the largest size when GW_MAX_BODY_BYTES is set higher.
-    maxInflightBodyBytes: int('GW_MAX_INFLIGHT_BODY_BYTES', Math.max(268_435_456, maxBodyBytes), 1024, 68_719_476_736),
-    upstreamPool: upstreamPoolSize(env.BUN_CONFIG_MAX_HTTP_REQUESTS),
-    drainMs: int('GW_DRAIN_MS', 10_000, 0, 600_000),
-    jwksRefreshMs: int('GW_JWKS_REFRESH_MS', 30_000, 0, 3_600_000),
-    promptsDir: str('GW_PROMPTS_DIR', DEFAULT_PROMPTS_DIR),
-    catalogPath: opt('GW_CATALOG'),
-    configFile: opt('GW_CONFIG'),
-    logBodies: bool('GW_LOG_BODIES', true),
-    dev: env.NODE_ENV === 'development',
-    logRetentionDays: num('GW_LOG_RETENTION_DAYS', 30, 0, 36_500),
-    logBodyMaxBytes: int('GW_LOG_BODY_MAX_BYTES', 65_536, 256, 1_073_741_824),
-    logReadsPerMinute: int('GW_LOG_READS_PER_MINUTE', 120, 0, 1_000_000),
+    ...omitFolded(rest),
+    adminListener: adminPort === undefined ? undefined : { host: adminHost, port: adminPort },
+    baseUrls: Object.fromEntries(PROVIDER_IDS.map((p) => [p, s[`${p}BaseUrl`]])) as Record<ProviderId, string>,
     envProviderKeys,
-    envServiceKey,
-    databaseUrl,
-    redisUrl,
-    redisRequired: bool('GW_REDIS_REQUIRED', false),
-    redisPrefix: str('GW_REDIS_PREFIX', 'gw:'),
-    spoolDir: str('GW_SPOOL_DIR', join(dbPath === ':memory:' ? './data' : dirname(dbPath), 'spool')),
-    errorFormat: opt('GW_ERROR_FORMAT') === undefined ? undefined : oneOf('GW_ERROR_FORMAT', ['gw', 'openai'] as const, 'gw'),
-    corsOrigins: (opt('GW_CORS_ORIGINS') ?? '')
-      .split(',')
-      .map((o) => o.trim().replace(/\/+$/, ''))
-      .filter(Boolean),
-    trustedProxies,
-    metrics: oneOf('GW_METRICS', ['admin', 'public', 'off'], 'admin'),
-    metricsOrgLabel: bool('GW_METRICS_ORG_LABEL', false),
-    logFormat: oneOf('GW_LOG_FORMAT', ['json', 'pretty', 'off'], process.stdout.isTTY ? 'pretty' : 'off'),
-    traceContent: bool('GW_TRACE_CONTENT', false),
+    dev: env.NODE_ENV === 'development',
     otel: otelConfig(env, problems),
   }
-  if (config.maxInflightBodyBytes < config.maxBodyBytes)
-    problems.push(`GW_MAX_INFLIGHT_BODY_BYTES (${config.maxInflightBodyBytes}) must be at least GW_MAX_BODY_BYTES (${config.maxBodyBytes}), or no body of the largest size is ever taken`)
   if (problems.length) throw new ConfigError(`invalid configuration:\n  - ${problems.join('\n  - ')}`)
   return Object.freeze(config)
+}
+
+/** The settings without the per-provider ones (folded into `baseUrls` and `envProviderKeys`). */
+function omitFolded<T extends object>(values: T): Omit<T, Folded> {
+  const perProvider = new Set(PROVIDER_IDS.flatMap((p) => [`${p}BaseUrl`, `${p}ApiKey`]))
+  return Object.fromEntries(Object.entries(values).filter(([k]) => !perProvider.has(k))) as Omit<T, Folded>
 }
 
 /** Parses `k=v,k2=v2` (values percent-decoded), as OTEL_EXPORTER_OTLP_HEADERS and OTEL_RESOURCE_ATTRIBUTES are written. */

@@ -3,20 +3,25 @@
 
 import pkg from '../package.json' with { type: 'json' }
 import { ADMIN_USAGE, runAdminCommand, UsageError } from './cli/admin-commands'
-import { CONFIG_FLAG_HELP, CONFIG_FLAGS, ConfigError, type Env, loadConfig, misspeltSettings, parseFlags } from './config'
+import { CONFIG_FLAGS, ConfigError, type Env, loadConfig, misspeltSettings, parseFlags } from './config'
 import { MIGRATE_USAGE, runMigrate } from './cli/migrate'
 import { startupLines, startupSummary } from './observability/startup-summary'
 import { firstKeyNotice } from './admin/bootstrap'
 import { startGateway } from './server'
+import { SETTINGS_HELP } from './settings'
 import { openFoldersWarning } from './store/private-folder'
 import { dirname } from 'node:path'
 
 const HEALTHCHECK_USAGE = 'gw healthcheck        (exit 0 when the gateway on GW_HOST:GW_PORT answers /health; the Docker HEALTHCHECK)'
 
+/** Every setting: its flag (any command takes them), its variable, what it does, its kind and default. */
+const SETTINGS_USAGE = `settings: each is read from its environment variable (an empty one is unset); its flag, if it has one, overrides it:
+${SETTINGS_HELP}
+Also read: the standard OTEL_* variables (OTLP trace export) and NODE_ENV=development (\`npm run dev\`).`
+
 const SERVE_USAGE = `gw [serve] [configuration flags]
 
-configuration flags (any command takes them):
-${CONFIG_FLAG_HELP.map((l) => `  ${l}`).join('\n')}`
+${SETTINGS_USAGE}`
 
 const USAGE = `gw ${pkg.version} — self-hosted AI gateway
 
@@ -26,8 +31,9 @@ const USAGE = `gw ${pkg.version} — self-hosted AI gateway
 ${ADMIN_USAGE}
 ${MIGRATE_USAGE}
 
-Configuration comes from the environment (GW_PORT, GW_DB, OPENAI_API_KEY, …); flags override it.
-The dashboard is at /ui when GW_ADMIN_TOKEN is set.`
+The dashboard is at /ui when GW_ADMIN_TOKEN is set.
+
+${SETTINGS_USAGE}`
 
 /** Asks the local gateway's /health (a wildcard listen address is reached on loopback); sets the exit code. */
 async function healthcheck(config: ReturnType<typeof loadConfig>): Promise<void> {

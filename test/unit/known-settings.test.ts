@@ -1,11 +1,12 @@
-// The GW_* settings list the misspelling warning compares against holds every variable src/config.ts reads.
+// The GW_* settings list the misspelling warning compares against holds every variable src/config.ts and src/settings.ts read.
 
 import { expect, test } from 'bun:test'
 import { join } from 'node:path'
 import { KNOWN_SETTINGS, misspeltSettings } from '../../src/config'
 
-test('every GW_* name src/config.ts reads is a known setting, so none is ever reported as a misspelling', async () => {
-  const source = await Bun.file(join(import.meta.dir, '../../src/config.ts')).text()
+test('every GW_* name src/config.ts and src/settings.ts read is a known setting, so none is ever reported as a misspelling', async () => {
+  const files = ['../../src/config.ts', '../../src/settings.ts'].map((f) => Bun.file(join(import.meta.dir, f)).text())
+  const source = (await Promise.all(files)).join('\n')
   const read = new Set([...source.matchAll(/'(GW_[A-Z_]+)'/g)].map((m) => m[1] as string))
   expect(read.size).toBeGreaterThan(30)
   for (const name of read) expect(`${name} ${KNOWN_SETTINGS.has(name)}`).toBe(`${name} true`)
