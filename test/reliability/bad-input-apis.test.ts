@@ -64,6 +64,9 @@ async function expectHandled(path: string, res: Response, before: number): Promi
   const code = expectErrorShape(SHAPES[path] as Shape, JSON.parse(text), res.headers.get('x-gw-request-id') as string)
   if (res.status >= 500) {
     expect({ status: res.status, code, reached }).toMatchObject({ code: 'provider_error', reached: true })
+  } else if (reached) {
+    // The provider refused the request itself (PRODUCT §4a, a request failure): a 400 of the API's own, not to be retried.
+    expect({ status: res.status, code, retry: res.headers.get('x-should-retry') }).toMatchObject({ status: 400, code: 'provider_error', retry: 'false' })
   } else {
     expect({ status: res.status, text, reached }).toMatchObject({ reached: false })
   }
