@@ -351,8 +351,17 @@ export function streamAnswer(
       done(failure)
       controller.close()
     }
-    const counted = countTokens(settle().usage.total_tokens)
+    const used = usedTokens()
+    const counted = used === undefined ? undefined : countTokens(used)
     return counted ? counted.then(end) : end()
+  }
+  /** What the stream used, for the token count; when that cannot be worked out (a bug: the outcome reports it), the settlement counts it. */
+  const usedTokens = () => {
+    try {
+      return settle().usage.total_tokens
+    } catch {
+      return undefined
+    }
   }
   const complete = (controller: ReadableStreamDefaultController<Uint8Array>) =>
     closeStream(controller, () => {
