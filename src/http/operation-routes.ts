@@ -3,7 +3,7 @@
 
 import type { Server } from 'bun'
 import { Elysia } from 'elysia'
-import type { ApiOperation } from '../schemas/api-operation'
+import type { ApiOperation, Audience } from '../schemas/api-operation'
 
 /** What a handler gets: the request, its path parameters (by the declaration's `:name`s, `*` for the rest) and the server. */
 export interface OperationCall {
@@ -39,3 +39,11 @@ export function operationRoutes<const Ops extends readonly ApiOperation[]>(
   return app
 }
 
+
+/** Operations of gw's own API, all for one audience and in gw's error shape. */
+export function ownOperations<const Ops extends readonly Omit<ApiOperation, 'audience' | 'errorStyle'>[], A extends Audience>(
+  audience: A,
+  operations: Ops,
+): (Ops[number] & { audience: A; errorStyle: 'gw' })[] {
+  return operations.map((op) => ({ ...op, audience, errorStyle: 'gw' as const }))
+}

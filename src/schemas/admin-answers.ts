@@ -2,6 +2,7 @@
 // OpenAPI document's answer schemas. Open where the store's records carry more than is named here.
 
 import { type TSchema, Type as t } from '@sinclair/typebox'
+import { PROMETHEUS_CONTENT_TYPE } from '../observability/metric-registry'
 import { PolicyBody } from './admin-bodies'
 
 const open = { additionalProperties: true }
@@ -133,4 +134,4 @@ export const ModelAnswer = ModelEntry
 export const ModelList = t.Object({ object: t.Literal('list'), data: t.Array(ModelEntry) }, { title: 'ModelList' })
 
 /** GET /metrics: the Prometheus text exposition. */
-export const MetricsAnswer = t.String({ contentMediaType: 'text/plain; version=0.0.4' })
+export const MetricsAnswer = t.String({ contentMediaType: PROMETHEUS_CONTENT_TYPE })

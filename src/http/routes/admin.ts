@@ -44,10 +44,9 @@ import {
   SigningSecretBody,
 } from '../../schemas/admin-bodies'
 import { ChatCompletionAnswer } from '../../schemas/answers'
-import type { ApiOperation } from '../../schemas/api-operation'
 import { PromptVersionQuery, RunBody } from '../../schemas/prompt-run-body'
 import type { ClientAddresses, PeerSource } from '../client-address'
-import { type OperationCall, operationRoutes } from '../operation-routes'
+import { type OperationCall, operationRoutes, ownOperations } from '../operation-routes'
 import { contextFor, cookieOf, readJsonBody, requestIdOf, sameOrigin } from '../request-context'
 import { withBody } from './pipeline-post'
 
@@ -112,7 +111,7 @@ async function readOptionalBody(request: Request): Promise<unknown> {
 const ORG = '/admin/orgs/:org'
 
 /** The admin API's operations: each route's method and path, written once (the routes and the OpenAPI document read them). */
-export const ADMIN_OPERATIONS = ([
+export const ADMIN_OPERATIONS = ownOperations('admin', [
   { id: 'createOrg', method: 'POST', path: '/admin/orgs', summary: 'Create an org', body: OrgBody, answer: CreatedOrg, status: 201 },
   { id: 'listOrgs', method: 'GET', path: '/admin/orgs', summary: 'List the orgs', answer: ListOf(OrgSummary, 'OrgList') },
   { id: 'getOrg', method: 'GET', path: ORG, summary: 'An org with its policy, provider keys (masked), routes, service keys, signing secrets and OIDC', answer: OrgAnswer },
@@ -142,7 +141,7 @@ export const ADMIN_OPERATIONS = ([
   { id: 'runPromptAsAdmin', method: 'POST', path: `${ORG}/prompts/:prompt/run`, summary: "Run a prompt as the org (the dashboard's playground)", query: PromptVersionQuery, body: RunBody, answer: ChatCompletionAnswer, streams: true },
   { id: 'publishPromptVersion', method: 'POST', path: `${ORG}/prompts/:prompt/versions/:n/publish`, summary: 'Publish a version', answer: PublishedPrompt },
   { id: 'putPartial', method: 'PUT', path: `${ORG}/partials/:name`, summary: 'Create or replace a template partial', body: PartialBody, answer: PartialAnswer },
-] as const).map((op) => ({ ...op, audience: 'admin' as const, errorStyle: 'gw' as const })) satisfies readonly ApiOperation[]
+])
 
 const org = (c: OperationCall) => c.params.org as string
 const query = (c: OperationCall) => new URL(c.request.url).searchParams
