@@ -83,7 +83,7 @@ const ERROR_STATUS: Record<number, string> = {
   403: 'The credential may not do this (forbidden, model_not_allowed, policy_violation)',
   404: 'No such resource',
   409: 'It exists already',
-  413: 'The body is over GW_MAX_BODY_BYTES',
+  413: 'The body is over its size limit (GW_MAX_BODY_BYTES; 1 MiB on the admin API)',
   429: 'Over a rate limit or budget (rate_limit_exceeded, budget_exceeded); see Retry-After',
   502: 'The providers failed, the fallback chain used up (provider_error)',
   503: 'The store or Redis is unreachable',

@@ -67,7 +67,7 @@ export const CreatedPromptVersion = t.Object(
 )
 export const PublishedPrompt = t.Object({ id: t.String(), slug: t.String(), publishedVersion: t.Integer() }, { title: 'PublishedPrompt' })
 export const PromptAnswer = t.Object({ id: t.String(), slug: t.String() }, { ...open, title: 'Prompt' })
-export const PartialAnswer = t.Object({ name: t.String(), template: t.String() }, { title: 'Partial' })
+export const PartialAnswer = t.Object({ name: t.String(), template: t.String() }, { title: 'PromptPartial' })
 
 /** One request's log entry (PRODUCT §9); src/store/types.ts has all of its fields. */
 export const LogEntryAnswer = t.Object(

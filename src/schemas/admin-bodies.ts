@@ -120,5 +120,5 @@ export const PromptVersionBody = t.Object(
   { additionalProperties: false, title: 'NewPromptVersion' },
 )
 export const checkPromptVersionBody = validator(PromptVersionBody)
-export const PartialBody = t.Object({ template: t.String() }, { additionalProperties: false, title: 'PartialBody' })
+export const PartialBody = t.Object({ template: t.String() }, { additionalProperties: false, title: 'PromptPartialBody' })
 export const checkPartialBody = validator(PartialBody)
