@@ -265,3 +265,25 @@ const enabled = browserAvailable()
     await b.close()
   }
 }, 60_000)
+
+test('each listener documents what it serves: the public one no admin API, the admin one no client API; none without GW_ADMIN_TOKEN', async () => {
+  const pathsOf = async (url: string) => Object.keys(((await (await fetch(`${url}/openapi.json`)).json()) as Json).paths as Json)
+  const split = await startTestGateway({}, { GW_ADMIN_HOST: '127.0.0.1', GW_ADMIN_PORT: '0' })
+  const tokenless = await startTestGateway({}, { GW_ADMIN_TOKEN: '' })
+  try {
+    const pub = await pathsOf(split.url)
+    expect(pub).toContain('/v1/models')
+    expect(pub).toContain('/health')
+    expect(pub.filter((p) => p.startsWith('/admin') || p === '/metrics')).toEqual([])
+    const admin = await pathsOf(split.gw.adminUrl as string)
+    expect(admin).toContain('/admin/orgs')
+    expect(admin).toContain('/metrics')
+    expect(admin.filter((p) => p.startsWith('/v1/'))).toEqual([])
+    const none = await pathsOf(tokenless.url)
+    expect(none).toContain('/v1/logs')
+    expect(none.filter((p) => p.startsWith('/admin'))).toEqual([])
+  } finally {
+    await split.stop()
+    await tokenless.stop()
+  }
+})
