@@ -66,7 +66,8 @@ const SECURITY_SCHEMES: Json = {
   },
 }
 
-const ERROR_SCHEMAS = { GwError: GwErrorAnswer, OpenAiError: OpenAiErrorAnswer, AnthropicError: AnthropicErrorAnswer }
+/** Always in the document (titled GwError, OpenAiError, AnthropicError), whichever operations refer to them. */
+const ERROR_SCHEMAS = [GwErrorAnswer, OpenAiErrorAnswer, AnthropicErrorAnswer]
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` })
 
 /** The error body of each style: gw's shape or OpenAI's on request (PRODUCT §4); OpenAI's always; Anthropic's. */
@@ -103,28 +104,40 @@ function errorStatuses(op: ApiOperation, hasPathParams: boolean): number[] {
   return s.sort((a, b) => a - b)
 }
 
-/** The JSON of a TypeBox schema: its symbol keys (TypeBox's own marks) go, as JSON.stringify drops them. */
+/** The JSON of a TypeBox schema (a query's): its symbol keys (TypeBox's own marks) go, as JSON.stringify drops them. */
 const plain = (schema: TSchema): Json => JSON.parse(JSON.stringify(schema)) as Json
 
 /**
- * Shared schemas: a schema with a `title` goes under components.schemas once and is referred to;
- * two different schemas with one title are a mistake in the declarations.
+ * Shared schemas: a schema with a `title`, wherever it stands, goes under components.schemas once and
+ * is referred to; two different schemas with one title are a mistake in the declarations.
  */
 class Components {
   readonly schemas: Record<string, Json> = {}
-  private readonly seen = new Map<string, TSchema>()
+  private readonly seen = new Map<string, unknown>()
 
   use(schema: TSchema): Json {
-    const title = typeof schema.title === 'string' ? schema.title.replace(/[^A-Za-z0-9._-]/g, '') : ''
-    if (!title) return plain(schema)
-    const known = this.seen.get(title)
-    if (known && known !== schema && JSON.stringify(known) !== JSON.stringify(schema))
-      throw new Error(`two different schemas are titled "${title}"`)
-    if (!known) {
-      this.seen.set(title, schema)
-      this.schemas[title] = plain(schema)
+    return this.json(schema) as Json
+  }
+
+  /** The JSON of a schema, its titled parts as references (TypeBox's symbol keys are not own string keys, so they go). */
+  private json(value: unknown): unknown {
+    if (Array.isArray(value)) return value.map((v) => this.json(v))
+    if (typeof value !== 'object' || value === null) return value
+    const o = value as Record<string, unknown>
+    const title = typeof o.title === 'string' && typeof o.type === 'string' ? o.title.replace(/[^A-Za-z0-9._-]/g, '') : ''
+    if (title) {
+      const known = this.seen.get(title)
+      if (known === undefined) {
+        this.seen.set(title, value)
+        this.schemas[title] = this.copy(o)
+      } else if (known !== value && JSON.stringify(known) !== JSON.stringify(value)) throw new Error(`two different schemas are titled "${title}"`)
+      return ref(title)
     }
-    return ref(title)
+    return this.copy(o)
+  }
+
+  private copy(o: Record<string, unknown>): Json {
+    return Object.fromEntries(Object.entries(o).map(([k, v]) => [k, this.json(v)]))
   }
 }
 
@@ -150,11 +163,12 @@ function operationObject(op: ApiOperation, params: string[], components: Compone
   for (const [name, schema] of Object.entries(properties)) parameters.push({ name, in: 'query', required: required.has(name), schema })
 
   const status = op.status ?? 200
+  const content = status === 204 ? undefined : answerContent(op, components)
   const responses: Json = {
     [status]: {
       description: status === 204 ? 'Done; no body' : op.summary,
       headers: { 'x-gw-request-id': REQUEST_ID_HEADER },
-      ...(status === 204 ? {} : answerContent(op, components) ? { content: answerContent(op, components) } : {}),
+      ...(content ? { content } : {}),
     },
   }
   for (const s of errorStatuses(op, params.length > 0))
@@ -167,7 +181,7 @@ function operationObject(op: ApiOperation, params: string[], components: Compone
   const tag = op.path.split('/').filter((s) => s && s !== 'v1')[0]?.replace(/\..*$/, '') ?? 'gw'
   const security = SECURITY[op.audience]
   const body = op.body ? components.use(op.body) : undefined
-  const bodyRequired = op.body ? ((plain(op.body).required as unknown[] | undefined)?.length ?? 0) > 0 : false
+  const bodyRequired = Array.isArray(op.body?.required) && op.body.required.length > 0
   return {
     operationId: op.id,
     summary: op.summary,
@@ -182,7 +196,7 @@ function operationObject(op: ApiOperation, params: string[], components: Compone
 /** The OpenAPI 3.1 document of `operations` (each `method path` once). */
 export function openApiDocument(operations: readonly ApiOperation[], info: ApiInfo): Json {
   const components = new Components()
-  for (const [name, schema] of Object.entries(ERROR_SCHEMAS)) components.schemas[name] = plain(schema)
+  for (const schema of ERROR_SCHEMAS) components.use(schema)
   const paths: Record<string, Json> = {}
   const ids = new Set<string>()
   for (const op of operations) {

@@ -109,6 +109,9 @@ test('security follows who may call: the admin token on /admin and /metrics, the
     oneOf: [{ $ref: '#/components/schemas/GwError' }, { $ref: '#/components/schemas/OpenAiError' }],
   })
   expect(operationOf('/admin/orgs/{org}/routes/{name}', 'delete').responses['204'].content).toBeUndefined()
+  // A titled schema is one component, wherever it stands.
+  expect(doc.components.schemas.Org.properties.policy).toEqual({ $ref: '#/components/schemas/Policy' })
+  expect(operationOf('/admin/orgs/{org}/policy', 'put').requestBody.content['application/json'].schema).toEqual({ $ref: '#/components/schemas/Policy' })
 })
 
 test("the client API's error styles and streams: Anthropic's errors, OpenAI's, server-sent events", () => {
