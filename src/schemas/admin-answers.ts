@@ -9,6 +9,9 @@ const open = { additionalProperties: true }
 const nullable = <S extends TSchema>(s: S) => t.Union([s, t.Null()])
 const time = t.String({ description: 'ISO 8601 time' })
 
+/** An object whose fields the document does not name (the store's records as they are). */
+export const AnyObject = t.Object({}, open)
+
 /** `{data: [...]}`, how the admin API lists things. */
 export const ListOf = <S extends TSchema>(item: S, title: string) => t.Object({ data: t.Array(item) }, { ...open, title })
 
@@ -87,7 +90,7 @@ export const LogEntryAnswer = t.Object(
   { ...open, title: 'LogEntry' },
 )
 export const LogPage = t.Object({ data: t.Array(LogEntryAnswer), nextCursor: nullable(t.String()) }, { ...open, title: 'LogPage' })
-export const UsageReport = ListOf(t.Object({}, open), 'UsageReport')
+export const UsageReport = ListOf(AnyObject, 'UsageReport')
 export const StatsAnswer = t.Object({ since: t.String(), until: t.String(), bucketMs: t.Number() }, { ...open, title: 'Stats' })
 
 /** The query of GET /v1/logs and /admin/orgs/{org}/logs (PRODUCT §9). */
