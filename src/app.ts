@@ -6,17 +6,18 @@ import { GatewayError } from './errors'
 import { ClientAddresses } from './http/client-address'
 import { Cors } from './http/cors'
 import { errorResponse } from './http/error-handler'
-import { methodsByPath } from './http/methods'
+import { methodsByPath, type RouteLike } from './http/methods'
 import { markArrival } from './http/request-context'
-import { AdminGuard, adminRoutes } from './http/routes/admin'
+import { ADMIN_OPERATIONS, AdminGuard, adminRoutes } from './http/routes/admin'
 import { chatRoutes } from './http/routes/chat'
-import { healthRoutes } from './http/routes/health'
-import { logRoutes } from './http/routes/logs'
+import { HEALTH_OPERATIONS, healthRoutes } from './http/routes/health'
+import { LOG_OPERATIONS, logRoutes } from './http/routes/logs'
 import { embeddingsRoutes } from './http/routes/embeddings'
 import { messagesRoutes } from './http/routes/messages'
 import { responsesRoutes } from './http/routes/responses'
-import { metricsRoutes } from './http/routes/metrics'
-import { modelRoutes } from './http/routes/models'
+import { METRICS_OPERATIONS, metricsRoutes } from './http/routes/metrics'
+import { MODEL_OPERATIONS, modelRoutes } from './http/routes/models'
+import { openApiRoutes, servedOperations } from './http/routes/openapi'
 import { promptRoutes } from './http/routes/prompts'
 import { uiPageRoutes, uiRoutes } from './http/routes/ui'
 import type { Deps } from './pipeline/context'
@@ -69,6 +70,9 @@ export function createApp(deps: Deps, admin = new AdminService(deps.store, (org)
     .use(clients ? logRoutes(deps) : off())
     .use(operators ? adminRoutes(deps, admin, guard) : off())
     .use(operators ? uiRoutes(guard, deps.config.dev) : off())
+    // The document lists what this listener serves of the declared operations.
+    .use(openApiRoutes(() => servedOperations(routes(), [...HEALTH_OPERATIONS, ...METRICS_OPERATIONS, ...MODEL_OPERATIONS, ...LOG_OPERATIONS, ...ADMIN_OPERATIONS], !!token)))
+  const routes = (): readonly RouteLike[] => app.routes
   const allowedMethods = methodsByPath(app.routes.filter((r) => deps.config.adminToken || !r.path.startsWith('/admin')))
   return app
 }

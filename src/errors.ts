@@ -1,31 +1,28 @@
 // The one error type of gw, its closed code vocabulary, and the outward error body.
 
+import type { Static } from '@sinclair/typebox'
+import type { GwErrorAnswer, OpenAiErrorAnswer } from './schemas/answers'
 import type { Problem } from './schemas/problems'
 
-export type ErrorCode =
-  | 'gateway_error'
-  | 'unauthorized'
-  | 'forbidden'
-  | 'policy_violation'
-  | 'rate_limit_exceeded'
-  | 'model_not_allowed'
-  | 'token_limit_exceeded'
-  | 'budget_exceeded'
-  | 'provider_error'
+/** The closed code vocabulary (PRODUCT §5). */
+export const ERROR_CODES = [
+  'gateway_error',
+  'unauthorized',
+  'forbidden',
+  'policy_violation',
+  'rate_limit_exceeded',
+  'model_not_allowed',
+  'token_limit_exceeded',
+  'budget_exceeded',
+  'provider_error',
+] as const
+export type ErrorCode = (typeof ERROR_CODES)[number]
 
-export interface ErrorBody {
-  error: true
-  code: ErrorCode
-  message: string
-  requestId: string
-}
+/** The seed's error body; its schema is in src/schemas/answers.ts. */
+export type ErrorBody = Static<typeof GwErrorAnswer>
 
 /** The same error in OpenAI's shape (GW_ERROR_FORMAT=openai), which the OpenAI SDKs can print. */
-export interface OpenAiErrorBody {
-  /** `type` is gw's code, or `invalid_request_error` where the client's API says so (PRODUCT §4a). */
-  error: { message: string; type: ErrorCode | 'invalid_request_error'; code: ErrorCode; param: null }
-  requestId: string
-}
+export type OpenAiErrorBody = Static<typeof OpenAiErrorAnswer>
 
 /** `gw` (the seed's shape) or `openai`; the same names as the Config's ErrorFormat. */
 export type ErrorShape = 'gw' | 'openai'

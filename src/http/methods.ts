@@ -1,6 +1,6 @@
 // Which methods a path takes, for the 405 answer (with `Allow`) to a method a route does not take.
 
-interface RouteLike {
+export interface RouteLike {
   method: string
   path: string
 }

@@ -40,7 +40,7 @@ export const PolicyBody = t.Object(
     // Under a budget, models without a known price are refused unless this is true.
     allowUnpricedModels: t.Optional(t.Boolean()),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, title: 'Policy' },
 )
 
 /** Route names are an org's own model names: no "/", so they never shadow a provider/model name. */
@@ -55,61 +55,55 @@ export const RouteBody = t.Object(
     strategy: t.Optional(t.Union([t.Literal('weighted'), t.Literal('lowest-latency')])),
     fallback: t.Optional(t.Array(FallbackEntryBody, { maxItems: 10 })),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, title: 'RouteBody' },
 )
 export const checkRouteBody = validator(RouteBody)
 
-export const checkOrgBody = validator(
-  t.Object({ id: t.Optional(t.String()), name: t.String({ minLength: 1, maxLength: 200 }) }, { additionalProperties: false }),
-)
+export const OrgBody = t.Object({ id: t.Optional(t.String()), name: t.String({ minLength: 1, maxLength: 200 }) }, { additionalProperties: false, title: 'NewOrg' })
+export const checkOrgBody = validator(OrgBody)
 export const checkPolicyBody = validator(PolicyBody)
-export const checkProviderBody = validator(
-  t.Object(
-    {
-      apiKey: t.String({ minLength: 1 }),
-      baseUrl: t.Optional(t.String()),
-      enabled: t.Optional(t.Boolean()),
-      weight: t.Optional(t.Number({ exclusiveMinimum: 0, maximum: 1e6 })),
-    },
-    { additionalProperties: false },
-  ),
+export const ProviderBody = t.Object(
+  {
+    apiKey: t.String({ minLength: 1 }),
+    baseUrl: t.Optional(t.String()),
+    enabled: t.Optional(t.Boolean()),
+    weight: t.Optional(t.Number({ exclusiveMinimum: 0, maximum: 1e6 })),
+  },
+  { additionalProperties: false, title: 'ProviderKeyBody' },
 )
-export const checkServiceKeyBody = validator(
-  t.Object(
-    { name: t.Optional(t.String({ maxLength: 200 })), requestsPerMinute: t.Optional(positive), tokensPerMinute: t.Optional(positive) },
-    { additionalProperties: false },
-  ),
+export const checkProviderBody = validator(ProviderBody)
+export const ServiceKeyBody = t.Object(
+  { name: t.Optional(t.String({ maxLength: 200 })), requestsPerMinute: t.Optional(positive), tokensPerMinute: t.Optional(positive) },
+  { additionalProperties: false, title: 'NewServiceKey' },
 )
-export const checkSigningSecretBody = validator(
-  t.Object(
-    {
-      secret: t.Optional(t.String({ minLength: 32, maxLength: 512 })),
-      kid: t.Optional(t.String({ pattern: '^[A-Za-z0-9._-]{1,64}$' })),
-    },
-    { additionalProperties: false },
-  ),
+export const checkServiceKeyBody = validator(ServiceKeyBody)
+export const SigningSecretBody = t.Object(
+  {
+    secret: t.Optional(t.String({ minLength: 32, maxLength: 512 })),
+    kid: t.Optional(t.String({ pattern: '^[A-Za-z0-9._-]{1,64}$' })),
+  },
+  { additionalProperties: false, title: 'NewSigningSecret' },
 )
-export const checkOidcBody = validator(
-  t.Object(
-    {
-      issuer: t.String({ pattern: '^https?://[^/]' }),
-      audience: t.String({ minLength: 1 }),
-      jwksUri: t.Optional(t.String({ pattern: '^https?://[^/]' })),
-      orgClaim: t.Optional(t.String({ minLength: 1, maxLength: 200 })),
-    },
-    { additionalProperties: false },
-  ),
+export const checkSigningSecretBody = validator(SigningSecretBody)
+export const OidcBody = t.Object(
+  {
+    issuer: t.String({ pattern: '^https?://[^/]' }),
+    audience: t.String({ minLength: 1 }),
+    jwksUri: t.Optional(t.String({ pattern: '^https?://[^/]' })),
+    orgClaim: t.Optional(t.String({ minLength: 1, maxLength: 200 })),
+  },
+  { additionalProperties: false, title: 'OidcBody' },
 )
+export const checkOidcBody = validator(OidcBody)
 
 export const SLUG_PATTERN = '^[a-z0-9](?:[a-z0-9-]*[a-z0-9])?$'
 export const PARTIAL_NAME_PATTERN = '^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$'
 
-export const checkPromptBody = validator(
-  t.Object(
-    { slug: t.String({ pattern: SLUG_PATTERN, maxLength: 128 }), name: t.Optional(t.String({ maxLength: 200 })) },
-    { additionalProperties: false },
-  ),
+export const PromptBody = t.Object(
+  { slug: t.String({ pattern: SLUG_PATTERN, maxLength: 128 }), name: t.Optional(t.String({ maxLength: 200 })) },
+  { additionalProperties: false, title: 'NewPrompt' },
 )
+export const checkPromptBody = validator(PromptBody)
 export const VariableDefBody = t.Object(
   {
     name: t.String({ pattern: '^[A-Za-z_][A-Za-z0-9_]*$' }),
@@ -118,18 +112,18 @@ export const VariableDefBody = t.Object(
   },
   { additionalProperties: false },
 )
-export const checkPromptVersionBody = validator(
-  t.Object(
-    {
-      systemTemplate: t.Optional(t.String()),
-      userTemplate: t.String({ minLength: 1 }),
-      variables: t.Optional(t.Array(VariableDefBody, { maxItems: 200 })),
-      model: t.String({ minLength: 1 }),
-      temperature: t.Optional(t.Number({ minimum: 0, maximum: 2 })),
-      maxTokens: t.Optional(positive),
-      publish: t.Optional(t.Boolean()),
-    },
-    { additionalProperties: false },
-  ),
+export const PromptVersionBody = t.Object(
+  {
+    systemTemplate: t.Optional(t.String()),
+    userTemplate: t.String({ minLength: 1 }),
+    variables: t.Optional(t.Array(VariableDefBody, { maxItems: 200 })),
+    model: t.String({ minLength: 1 }),
+    temperature: t.Optional(t.Number({ minimum: 0, maximum: 2 })),
+    maxTokens: t.Optional(positive),
+    publish: t.Optional(t.Boolean()),
+  },
+  { additionalProperties: false, title: 'NewPromptVersion' },
 )
-export const checkPartialBody = validator(t.Object({ template: t.String() }, { additionalProperties: false }))
+export const checkPromptVersionBody = validator(PromptVersionBody)
+export const PartialBody = t.Object({ template: t.String() }, { additionalProperties: false, title: 'PromptPartialBody' })
+export const checkPartialBody = validator(PartialBody)

@@ -1,4 +1,4 @@
-// The compiled binary (dist/gw, from `bun run build`) serves the same dashboard from its embedded bundle.
+// The compiled binary (dist/gw, from `bun run build`) serves the same dashboard from its embedded bundle, and the API docs page.
 
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { mkdtempSync, rmSync } from 'node:fs'
@@ -68,6 +68,11 @@ afterAll(async () => {
     const headers = await Promise.all(answers)
     expect(headers.length).toBeGreaterThanOrEqual(3) // page, script, styles, session API
     for (const h of headers) expect(h).toMatchObject({ 'x-frame-options': 'DENY', 'content-security-policy': "frame-ancestors 'none'" })
+    expect([...new Set(b.requests.map((u) => new URL(u).host))]).toEqual([new URL(url).host])
+    // The API docs page is embedded too, and renders the document (PRODUCT §16).
+    await page.goto(`${url}/docs`)
+    await page.locator('details#createOrg').waitFor()
+    expect(b.errors).toEqual([])
     expect([...new Set(b.requests.map((u) => new URL(u).host))]).toEqual([new URL(url).host])
   } finally {
     await b.close()

@@ -1,6 +1,5 @@
 // The admin API (PRODUCT §6) under /admin, behind `Authorization: Bearer $GW_ADMIN_TOKEN`.
 
-import { Elysia } from 'elysia'
 import type { AdminService } from '../../admin/admin-service'
 import { GuessBrake } from '../../auth/guess-brake'
 import { parseStatsQuery } from '../../admin/stats-query'
@@ -8,7 +7,46 @@ import { GatewayError, notFound, unauthorized } from '../../errors'
 import { handleAdminPromptRun } from '../../pipeline'
 import type { Deps } from '../../pipeline/context'
 import { CSRF_HEADER, SESSION_COOKIE, type SessionKeeper, sameSecret } from '../../ui/session'
+import {
+  AnyObject,
+  CreatedOrg,
+  CreatedPrompt,
+  CreatedPromptVersion,
+  CreatedServiceKey,
+  CreatedSigningSecret,
+  ListOf,
+  LogEntryAnswer,
+  LogPage,
+  LogQuery,
+  OidcAnswer,
+  OrgAnswer,
+  OrgSummary,
+  PartialAnswer,
+  PromptAnswer,
+  ProviderKey,
+  PublishedPrompt,
+  RouteAnswer,
+  StatsAnswer,
+  StatsQuery,
+  UsageQuery,
+  UsageReport,
+} from '../../schemas/admin-answers'
+import {
+  OidcBody,
+  OrgBody,
+  PartialBody,
+  PolicyBody,
+  PromptBody,
+  PromptVersionBody,
+  ProviderBody,
+  RouteBody,
+  ServiceKeyBody,
+  SigningSecretBody,
+} from '../../schemas/admin-bodies'
+import { ChatCompletionAnswer } from '../../schemas/answers'
+import { PromptVersionQuery, RunBody } from '../../schemas/prompt-run-body'
 import type { ClientAddresses, PeerSource } from '../client-address'
+import { type OperationCall, operationRoutes, ownOperations } from '../operation-routes'
 import { contextFor, cookieOf, readJsonBody, requestIdOf, sameOrigin } from '../request-context'
 import { withBody } from './pipeline-post'
 
@@ -70,128 +108,116 @@ async function readOptionalBody(request: Request): Promise<unknown> {
   return hasBody ? readAdminBody(request) : {}
 }
 
+const ORG = '/admin/orgs/:org'
+
+/** The admin API's operations: each route's method and path, written once (the routes and the OpenAPI document read them). */
+export const ADMIN_OPERATIONS = ownOperations('admin', [
+  { id: 'createOrg', method: 'POST', path: '/admin/orgs', summary: 'Create an org', body: OrgBody, answer: CreatedOrg, status: 201 },
+  { id: 'listOrgs', method: 'GET', path: '/admin/orgs', summary: 'List the orgs', answer: ListOf(OrgSummary, 'OrgList') },
+  { id: 'getOrg', method: 'GET', path: ORG, summary: 'An org with its policy, provider keys (masked), routes, service keys, signing secrets and OIDC', answer: OrgAnswer },
+  { id: 'listServiceKeys', method: 'GET', path: `${ORG}/service-keys`, summary: "The org's service keys (never the keys themselves)", answer: ListOf(AnyObject, 'ServiceKeyList') },
+  { id: 'listSigningSecrets', method: 'GET', path: `${ORG}/signing-secrets`, summary: "The org's signing secrets (kids only)", answer: ListOf(AnyObject, 'SigningSecretList') },
+  { id: 'listPrompts', method: 'GET', path: `${ORG}/prompts`, summary: "The org's saved prompts", answer: ListOf(PromptAnswer, 'PromptList') },
+  { id: 'listOrgLogs', method: 'GET', path: `${ORG}/logs`, summary: "A page of the org's request log, newest first", query: LogQuery, answer: LogPage },
+  { id: 'getOrgLog', method: 'GET', path: `${ORG}/logs/:id`, summary: 'One log entry', answer: LogEntryAnswer },
+  { id: 'getOrgStats', method: 'GET', path: `${ORG}/stats`, summary: "The org's traffic in time buckets (the dashboard's charts)", query: StatsQuery, answer: StatsAnswer },
+  { id: 'getOrgUsage', method: 'GET', path: `${ORG}/usage`, summary: "The org's usage report (PRODUCT §11)", query: UsageQuery, answer: UsageReport },
+  { id: 'listRoutes', method: 'GET', path: `${ORG}/routes`, summary: "The org's routes (PRODUCT §13)", answer: ListOf(RouteAnswer, 'RouteList') },
+  { id: 'putRoute', method: 'PUT', path: `${ORG}/routes/:name`, summary: 'Create or replace a route', body: RouteBody, answer: RouteAnswer },
+  { id: 'deleteRoute', method: 'DELETE', path: `${ORG}/routes/:name`, summary: 'Delete a route', status: 204 },
+  { id: 'getBudgets', method: 'GET', path: `${ORG}/budgets`, summary: "The org's budgets with their spend in the current period", answer: ListOf(AnyObject, 'BudgetList') },
+  { id: 'putPolicy', method: 'PUT', path: `${ORG}/policy`, summary: "Replace the org's policy", body: PolicyBody, answer: PolicyBody },
+  { id: 'putProviderKey', method: 'PUT', path: `${ORG}/providers/:provider`, summary: "Set the org's default key for a provider", body: ProviderBody, answer: ProviderKey },
+  { id: 'putNamedProviderKey', method: 'PUT', path: `${ORG}/providers/:provider/keys/:name`, summary: 'Set one of several named keys for a provider', body: ProviderBody, answer: ProviderKey },
+  { id: 'deleteProviderKey', method: 'DELETE', path: `${ORG}/providers/:provider/keys/:name`, summary: 'Delete a named provider key', status: 204 },
+  { id: 'createServiceKey', method: 'POST', path: `${ORG}/service-keys`, summary: 'Create a service key (the key is shown only in this answer)', body: ServiceKeyBody, answer: CreatedServiceKey, status: 201 },
+  { id: 'revokeServiceKey', method: 'DELETE', path: `${ORG}/service-keys/:id`, summary: 'Revoke a service key', status: 204 },
+  { id: 'addSigningSecret', method: 'POST', path: `${ORG}/signing-secrets`, summary: 'Add a GwSigned signing secret (generated when absent; shown only here)', body: SigningSecretBody, answer: CreatedSigningSecret, status: 201 },
+  { id: 'deleteSigningSecret', method: 'DELETE', path: `${ORG}/signing-secrets/:kid`, summary: 'Delete a signing secret', status: 204 },
+  { id: 'putOidc', method: 'PUT', path: `${ORG}/oidc`, summary: "Set the org's OIDC issuer for Bearer tokens", body: OidcBody, answer: OidcAnswer },
+  { id: 'createPrompt', method: 'POST', path: `${ORG}/prompts`, summary: 'Create a saved prompt', body: PromptBody, answer: CreatedPrompt, status: 201 },
+  { id: 'getPrompt', method: 'GET', path: `${ORG}/prompts/:prompt`, summary: 'A prompt with its versions', answer: PromptAnswer },
+  { id: 'addPromptVersion', method: 'POST', path: `${ORG}/prompts/:prompt/versions`, summary: 'Add a version to a prompt', body: PromptVersionBody, answer: CreatedPromptVersion, status: 201 },
+  { id: 'runPromptAsAdmin', method: 'POST', path: `${ORG}/prompts/:prompt/run`, summary: "Run a prompt as the org (the dashboard's playground)", query: PromptVersionQuery, body: RunBody, answer: ChatCompletionAnswer, streams: true },
+  { id: 'publishPromptVersion', method: 'POST', path: `${ORG}/prompts/:prompt/versions/:n/publish`, summary: 'Publish a version', answer: PublishedPrompt },
+  { id: 'putPartial', method: 'PUT', path: `${ORG}/partials/:name`, summary: 'Create or replace a template partial', body: PartialBody, answer: PartialAnswer },
+])
+
+const org = (c: OperationCall) => c.params.org as string
+const query = (c: OperationCall) => new URL(c.request.url).searchParams
+
 export const adminRoutes = (deps: Deps, admin: AdminService, guard: AdminGuard) =>
-  new Elysia({ name: 'admin-routes', prefix: '/admin' })
-    .onBeforeHandle(({ request, server }) => guard.check(request, server))
-    .post('/orgs', async ({ request }) => json(request, await admin.createOrg(await readAdminBody(request)), 201), {
-      parse: 'none',
-    })
-    .get('/orgs', async ({ request }) => json(request, await admin.listOrgs()))
-    .get('/orgs/:org', async ({ request, params }) => json(request, await admin.describeOrg(params.org)))
-    .get('/orgs/:org/service-keys', async ({ request, params }) => json(request, await admin.listServiceKeys(params.org)))
-    .get('/orgs/:org/signing-secrets', async ({ request, params }) => json(request, await admin.listSigningSecrets(params.org)))
-    .get('/orgs/:org/prompts', async ({ request, params }) => json(request, await admin.prompts.list(params.org)))
-    .get('/orgs/:org/logs', async ({ request, params }) => {
-      await deps.logs.flush()
-      return json(request, await admin.listLogs(params.org, new URL(request.url).searchParams))
-    })
-    .get('/orgs/:org/logs/:id', async ({ request, params }) =>
-      json(request, deps.logs.pendingEntry(params.org, params.id) ?? (await admin.getLog(params.org, params.id))),
-    )
-    .get('/orgs/:org/stats', async ({ request, params }) => {
-      await admin.requireOrg(params.org)
-      const q = parseStatsQuery(params.org, new URL(request.url).searchParams)
-      await deps.logs.flush()
-      return json(request, { since: q.since, until: q.until, bucketMs: q.bucketMs, by: q.by, ...(await deps.store.logs.stats(q)) })
-    })
-    .get('/orgs/:org/usage', async ({ request, params }) => {
-      await deps.logs.flush()
-      return json(request, await admin.usage(params.org, new URL(request.url).searchParams))
-    })
-    .get('/orgs/:org/routes', async ({ request, params }) => json(request, await admin.listRoutes(params.org)))
-    .put(
-      '/orgs/:org/routes/:name',
-      async ({ request, params }) => json(request, await admin.putRoute(params.org, params.name, await readAdminBody(request))),
-      { parse: 'none' },
-    )
-    .delete('/orgs/:org/routes/:name', async ({ request, params }) => {
-      await admin.deleteRoute(params.org, params.name)
-      return json(request, null, 204)
-    })
-    .get('/orgs/:org/budgets', async ({ request, params }) => {
-      await deps.logs.flush()
-      return json(request, await admin.budgets(params.org, deps.budgets))
-    })
-    .put(
-      '/orgs/:org/policy',
-      async ({ request, params }) => json(request, await admin.putPolicy(params.org, await readAdminBody(request))),
-      { parse: 'none' },
-    )
-    .put(
-      '/orgs/:org/providers/:provider',
-      async ({ request, params }) =>
-        json(request, await admin.putProvider(params.org, params.provider, await readAdminBody(request))),
-      { parse: 'none' },
-    )
-    .put(
-      '/orgs/:org/providers/:provider/keys/:name',
-      async ({ request, params }) =>
-        json(request, await admin.putProvider(params.org, params.provider, await readAdminBody(request), params.name)),
-      { parse: 'none' },
-    )
-    .delete('/orgs/:org/providers/:provider/keys/:name', async ({ request, params }) => {
-      await admin.deleteProviderKey(params.org, params.provider, params.name)
-      return json(request, null, 204)
-    })
-    .post(
-      '/orgs/:org/service-keys',
-      async ({ request, params }) =>
-        json(request, await admin.createServiceKey(params.org, await readOptionalBody(request)), 201),
-      { parse: 'none' },
-    )
-    .delete('/orgs/:org/service-keys/:id', async ({ request, params }) => {
-      await admin.revokeServiceKey(params.org, params.id)
-      return json(request, null, 204)
-    })
-    .post(
-      '/orgs/:org/signing-secrets',
-      async ({ request, params }) =>
-        json(request, await admin.addSigningSecret(params.org, await readOptionalBody(request)), 201),
-      { parse: 'none' },
-    )
-    .delete('/orgs/:org/signing-secrets/:kid', async ({ request, params }) => {
-      await admin.deleteSigningSecret(params.org, params.kid)
-      return json(request, null, 204)
-    })
-    .put(
-      '/orgs/:org/oidc',
-      async ({ request, params }) => json(request, await admin.putOidc(params.org, await readAdminBody(request))),
-      { parse: 'none' },
-    )
-    .post(
-      '/orgs/:org/prompts',
-      async ({ request, params }) => json(request, await admin.prompts.createPrompt(params.org, await readAdminBody(request)), 201),
-      { parse: 'none' },
-    )
-    .get('/orgs/:org/prompts/:prompt', async ({ request, params }) =>
-      json(request, await admin.prompts.describe(params.org, params.prompt)),
-    )
-    .post(
-      '/orgs/:org/prompts/:prompt/versions',
-      async ({ request, params }) =>
-        json(request, await admin.prompts.addVersion(params.org, params.prompt, await readAdminBody(request)), 201),
-      { parse: 'none' },
-    )
-    .post(
-      '/orgs/:org/prompts/:prompt/run',
-      ({ request, params, server }) =>
+  operationRoutes(
+    'admin-routes',
+    ADMIN_OPERATIONS,
+    {
+      createOrg: async ({ request }) => json(request, await admin.createOrg(await readAdminBody(request)), 201),
+      listOrgs: async ({ request }) => json(request, await admin.listOrgs()),
+      getOrg: async (c) => json(c.request, await admin.describeOrg(org(c))),
+      listServiceKeys: async (c) => json(c.request, await admin.listServiceKeys(org(c))),
+      listSigningSecrets: async (c) => json(c.request, await admin.listSigningSecrets(org(c))),
+      listPrompts: async (c) => json(c.request, await admin.prompts.list(org(c))),
+      listOrgLogs: async (c) => {
+        await deps.logs.flush()
+        return json(c.request, await admin.listLogs(org(c), query(c)))
+      },
+      getOrgLog: async (c) => json(c.request, deps.logs.pendingEntry(org(c), c.params.id as string) ?? (await admin.getLog(org(c), c.params.id as string))),
+      getOrgStats: async (c) => {
+        await admin.requireOrg(org(c))
+        const q = parseStatsQuery(org(c), query(c))
+        await deps.logs.flush()
+        return json(c.request, { since: q.since, until: q.until, bucketMs: q.bucketMs, by: q.by, ...(await deps.store.logs.stats(q)) })
+      },
+      getOrgUsage: async (c) => {
+        await deps.logs.flush()
+        return json(c.request, await admin.usage(org(c), query(c)))
+      },
+      listRoutes: async (c) => json(c.request, await admin.listRoutes(org(c))),
+      putRoute: async (c) => json(c.request, await admin.putRoute(org(c), c.params.name as string, await readAdminBody(c.request))),
+      deleteRoute: async (c) => {
+        await admin.deleteRoute(org(c), c.params.name as string)
+        return json(c.request, null, 204)
+      },
+      getBudgets: async (c) => {
+        await deps.logs.flush()
+        return json(c.request, await admin.budgets(org(c), deps.budgets))
+      },
+      putPolicy: async (c) => json(c.request, await admin.putPolicy(org(c), await readAdminBody(c.request))),
+      putProviderKey: async (c) => json(c.request, await admin.putProvider(org(c), c.params.provider as string, await readAdminBody(c.request))),
+      putNamedProviderKey: async (c) =>
+        json(c.request, await admin.putProvider(org(c), c.params.provider as string, await readAdminBody(c.request), c.params.name)),
+      deleteProviderKey: async (c) => {
+        await admin.deleteProviderKey(org(c), c.params.provider as string, c.params.name as string)
+        return json(c.request, null, 204)
+      },
+      createServiceKey: async (c) => json(c.request, await admin.createServiceKey(org(c), await readOptionalBody(c.request)), 201),
+      revokeServiceKey: async (c) => {
+        await admin.revokeServiceKey(org(c), c.params.id as string)
+        return json(c.request, null, 204)
+      },
+      addSigningSecret: async (c) => json(c.request, await admin.addSigningSecret(org(c), await readOptionalBody(c.request)), 201),
+      deleteSigningSecret: async (c) => {
+        await admin.deleteSigningSecret(org(c), c.params.kid as string)
+        return json(c.request, null, 204)
+      },
+      putOidc: async (c) => json(c.request, await admin.putOidc(org(c), await readAdminBody(c.request))),
+      createPrompt: async (c) => json(c.request, await admin.prompts.createPrompt(org(c), await readAdminBody(c.request)), 201),
+      getPrompt: async (c) => json(c.request, await admin.prompts.describe(org(c), c.params.prompt as string)),
+      addPromptVersion: async (c) =>
+        json(c.request, await admin.prompts.addVersion(org(c), c.params.prompt as string, await readAdminBody(c.request)), 201),
+      runPromptAsAdmin: ({ request, params, server }) =>
         withBody(deps, request, server, {}, (readBody) =>
           handleAdminPromptRun(
             deps,
             contextFor(request, '/admin/prompts/run'),
-            params.org,
-            params.prompt,
+            params.org as string,
+            params.prompt as string,
             new URL(request.url).searchParams.get('version'),
             readBody,
           ),
         ),
-      { parse: 'none' },
-    )
-    .post('/orgs/:org/prompts/:prompt/versions/:n/publish', async ({ request, params }) =>
-      json(request, await admin.prompts.publish(params.org, params.prompt, params.n)),
-    )
-    .put(
-      '/orgs/:org/partials/:name',
-      async ({ request, params }) => json(request, await admin.prompts.putPartial(params.org, params.name, await readAdminBody(request))),
-      { parse: 'none' },
-    )
+      publishPromptVersion: async (c) => json(c.request, await admin.prompts.publish(org(c), c.params.prompt as string, c.params.n as string)),
+      putPartial: async (c) => json(c.request, await admin.prompts.putPartial(org(c), c.params.name as string, await readAdminBody(c.request))),
+    },
+    ({ request, server }) => guard.check(request, server),
+  )

@@ -1,7 +1,8 @@
 // GET /health (each check: store, redis, log writer), /health/live and /health/ready for orchestrators; no authentication.
 
-import { Elysia } from 'elysia'
 import type { Deps, HealthCheck as Check } from '../../pipeline/context'
+import { HealthAnswer } from '../../schemas/admin-answers'
+import { operationRoutes, ownOperations } from '../operation-routes'
 import { requestIdOf } from '../request-context'
 
 type CheckStatus = Check['status']
@@ -39,9 +40,16 @@ function json(body: unknown, status: number, requestId: string): Response {
   })
 }
 
+/** /health and its two probes: no credential, 503 with the same body when down. */
+export const HEALTH_OPERATIONS = ownOperations('public', [
+  { id: 'health', method: 'GET', path: '/health', summary: 'Each check (store, Redis, log writer) and the overall status', answer: HealthAnswer },
+  { id: 'healthLive', method: 'GET', path: '/health/live', summary: 'Liveness: the process answers', answer: HealthAnswer },
+  { id: 'healthReady', method: 'GET', path: '/health/ready', summary: 'Readiness: the store answers and is migrated', answer: HealthAnswer },
+])
+
 export const healthRoutes = (deps: Deps) =>
-  new Elysia({ name: 'health-routes' })
-    .get('/health', async ({ request }) => {
+  operationRoutes('health-routes', HEALTH_OPERATIONS, {
+    health: async ({ request }) => {
       const requestId = requestIdOf(request) ?? ''
       const store = await storeCheck(deps)
       const redis: Check = deps.shared ? deps.shared.check() : { status: 'disabled' }
@@ -54,14 +62,15 @@ export const healthRoutes = (deps: Deps) =>
           ? 'degraded'
           : 'ok'
       return json({ ok: status !== 'down', status, checks: { store, redis, logWriter }, requestId }, status === 'down' ? 503 : 200, requestId)
-    })
-    .get('/health/live', ({ request }) => {
+    },
+    healthLive: ({ request }) => {
       const requestId = requestIdOf(request) ?? ''
       return json({ ok: true, status: 'ok', requestId }, 200, requestId)
-    })
-    .get('/health/ready', async ({ request }) => {
+    },
+    healthReady: async ({ request }) => {
       const requestId = requestIdOf(request) ?? ''
       const store = await storeCheck(deps)
       const ok = store.status === 'ok'
       return json({ ok, status: ok ? 'ok' : 'down', checks: { store }, requestId }, ok ? 200 : 503, requestId)
-    })
+    },
+  })

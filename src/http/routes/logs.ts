@@ -1,6 +1,5 @@
 // GET /v1/logs/:requestId, GET /v1/logs and GET /v1/usage: the org's request log and usage report, for service keys only (pages and reports at the org's log-read rate).
 
-import { Elysia } from 'elysia'
 import { parseLogQuery } from '../../admin/log-query'
 import { echo, GatewayError, notFound } from '../../errors'
 import { handleApiRequest } from '../../pipeline'
@@ -8,6 +7,8 @@ import type { AuthedContext, Deps, RequestContext } from '../../pipeline/context
 import { parseUsageQuery, usageReport } from '../../admin/usage-report'
 import { admitLogRead } from '../../policy/log-read-limit'
 import type { LogEntry } from '../../domain/log-entry'
+import { LogEntryAnswer, LogPage, LogQuery, UsageQuery, UsageReport } from '../../schemas/admin-answers'
+import { operationRoutes, ownOperations } from '../operation-routes'
 import { contextFor } from '../request-context'
 
 async function authorize(authenticate: () => Promise<AuthedContext>): Promise<string> {
@@ -51,18 +52,25 @@ const json = (ctx: RequestContext, body: unknown) =>
     headers: { 'content-type': 'application/json', 'x-gw-request-id': ctx.requestId },
   })
 
+export const LOG_OPERATIONS = ownOperations('client', [
+  { id: 'getLog', method: 'GET', path: '/v1/logs/:requestId', summary: "One of the org's log entries, readable as soon as its answer ended (service keys only)", answer: LogEntryAnswer },
+  { id: 'listLogs', method: 'GET', path: '/v1/logs', summary: "A page of the org's request log, newest first (service keys only)", query: LogQuery, answer: LogPage },
+  { id: 'getUsage', method: 'GET', path: '/v1/usage', summary: "The org's usage report (service keys only)", query: UsageQuery, answer: UsageReport },
+])
+
 export const logRoutes = (deps: Deps) =>
-  new Elysia({ name: 'log-routes' })
-    .get('/v1/logs/:requestId', ({ request, params }) => {
+  operationRoutes('log-routes', LOG_OPERATIONS, {
+    getLog: ({ request, params }) => {
       const ctx = contextFor(request, '/v1/logs/:requestId')
       return handleApiRequest(deps, ctx, async (authenticate) => {
         const orgId = await authorize(authenticate)
-        const entry = await findLog(deps, orgId, params.requestId)
-        if (!entry) throw notFound(`No log entry ${echo(params.requestId)} in this org`)
+        const requestId = params.requestId as string
+        const entry = await findLog(deps, orgId, requestId)
+        if (!entry) throw notFound(`No log entry ${echo(requestId)} in this org`)
         return json(ctx, entry)
       })
-    })
-    .get('/v1/logs', ({ request }) => {
+    },
+    listLogs: ({ request }) => {
       const ctx = contextFor(request, '/v1/logs')
       return handleApiRequest(deps, ctx, async (authenticate) => {
         const q = parseLogQuery(await authorize(authenticate), new URL(request.url).searchParams)
@@ -70,8 +78,8 @@ export const logRoutes = (deps: Deps) =>
         await deps.logs.flush()
         return json(ctx, await deps.store.logs.queryLogs(q))
       })
-    })
-    .get('/v1/usage', ({ request }) => {
+    },
+    getUsage: ({ request }) => {
       const ctx = contextFor(request, '/v1/usage')
       return handleApiRequest(deps, ctx, async (authenticate) => {
         const q = parseUsageQuery(await authorize(authenticate), new URL(request.url).searchParams)
@@ -79,4 +87,5 @@ export const logRoutes = (deps: Deps) =>
         await deps.logs.flush()
         return json(ctx, { data: await usageReport(deps.store.logs, q) })
       })
-    })
+    },
+  })

@@ -1,7 +1,6 @@
 // GET /v1/models (the catalog models the caller's org can use, with the endpoints each serves) and
 // GET /v1/models/{id} (one of them, as OpenAI's models.retrieve expects), in OpenAI's format.
 
-import { Elysia } from 'elysia'
 import type { ResolvedModel } from '../../catalog/catalog'
 import { notFound } from '../../errors'
 import { handleApiRequest } from '../../pipeline'
@@ -10,6 +9,8 @@ import type { AuthedContext, Deps } from '../../pipeline/context'
 import type { Route } from '../../domain/org'
 import { modelUnavailable } from '../../policy/model-access'
 import { PROVIDER_IDS } from '../../providers/provider-id'
+import { ModelAnswer, ModelList } from '../../schemas/admin-answers'
+import { operationRoutes, ownOperations } from '../operation-routes'
 import { contextFor } from '../request-context'
 
 const CHAT_ENDPOINTS = ['/v1/chat/completions', '/v1/messages', '/v1/responses']
@@ -38,21 +39,25 @@ function json(ctx: AuthedContext, body: unknown): Response {
   })
 }
 
+export const MODEL_OPERATIONS = ownOperations('client', [
+  { id: 'listModels', method: 'GET', path: '/v1/models', summary: "The org's routes and the catalog models it can use, with the endpoints each serves", answer: ModelList },
+  { id: 'getModel', method: 'GET', path: '/v1/models/*', summary: 'One model or route, by `provider/model` (one encoded segment or two) or route name', answer: ModelAnswer },
+])
+
 export const modelRoutes = (deps: Deps) =>
-  new Elysia({ name: 'model-routes' })
-    .get('/v1/models', ({ request }) =>
+  operationRoutes('model-routes', MODEL_OPERATIONS, {
+    listModels: ({ request }) =>
       handleApiRequest(deps, contextFor(request, '/v1/models'), async (authenticate) => {
         const ctx = await authenticate()
         const data: object[] = [...ctx.org.routes.values()].map(routeEntry)
         for (const provider of PROVIDER_IDS) for (const m of deps.catalog.list(provider)) if (!modelUnavailable(ctx.org, m)) data.push(entry(m))
         return json(ctx, { object: 'list', data })
       }),
-    )
-    .get('/v1/models/*', ({ request, params }) =>
+    getModel: ({ request, params }) =>
       handleApiRequest(deps, contextFor(request, '/v1/models/{id}'), async (authenticate) => {
         const ctx = await authenticate()
         // `provider/model`, sent as one encoded segment (the SDKs) or as two.
-        const id = decodeURIComponent(params['*'])
+        const id = decodeURIComponent(params['*'] as string)
         const route = id.includes('/') ? undefined : ctx.org.routes.get(id)
         if (route) return json(ctx, routeEntry(route))
         const ref = parseModelRef(id)
@@ -60,4 +65,4 @@ export const modelRoutes = (deps: Deps) =>
         if (!m.known || modelUnavailable(ctx.org, ref)) throw notFound(`The model "${id.slice(0, 64)}" does not exist or is not available to this org`)
         return json(ctx, entry(m))
       }),
-    )
+  })
