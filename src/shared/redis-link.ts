@@ -63,12 +63,18 @@ export class RedisLink {
   }
 
   check(): HealthCheck {
-    return this.connected ? { status: 'ok' } : { status: 'down', message: `Redis unreachable: ${this.lastError ?? 'not connected'}` }
+    if (this.connected) return { status: 'ok' }
+    this.down(this.lastError ?? 'not connected')
+    return { status: 'down', message: `Redis unreachable: ${this.lastError}` }
   }
 
   /** One command; rejects with RedisUnavailableError when Redis is away or slow. */
   async send(command: string, args: string[]): Promise<unknown> {
-    if (!this.client.connected) throw new RedisUnavailableError(this.lastError ?? 'not connected')
+    if (!this.client.connected) {
+      // The client may be reconnecting without having reported the loss: this is where gw finds out.
+      this.down(this.lastError ?? 'not connected')
+      throw new RedisUnavailableError(this.lastError ?? 'not connected')
+    }
     let timer: ReturnType<typeof setTimeout> | undefined
     try {
       return await Promise.race([

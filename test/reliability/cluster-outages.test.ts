@@ -199,6 +199,12 @@ describe.skipIf(!can)('Redis killed and restarted under load', () => {
       await Bun.sleep(300)
       const sent = await traffic.stop()
       expect(sent.every((s) => s.status === 200)).toBe(true)
+      // What runs is what is said (PRODUCT §10): one line when Redis went away and one when it came back, not one per
+      // request (A served traffic meanwhile; B, idle, says so at most once each way).
+      expect(a.errors().match(/gw: Redis unreachable/g)?.length).toBe(1)
+      expect(a.output().match(/gw: Redis reachable again/g)?.length).toBe(1)
+      expect(b.errors().match(/gw: Redis unreachable/g)?.length ?? 0).toBeLessThanOrEqual(1)
+      expect(b.output().match(/gw: Redis reachable again/g)?.length ?? 0).toBeLessThanOrEqual(1)
       // Back on shared counters: the admissions after the restart are counted in Redis again.
       const probe = new Bun.RedisClient(redis.url)
       expect(((await probe.send('KEYS', ['gw:rl:*'])) as string[]).length).toBeGreaterThan(0)
