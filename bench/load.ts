@@ -78,7 +78,7 @@ export async function sequential(t: Target, n: number): Promise<Sequential> {
 
 /**
  * A server's steady state before it is measured: `n` requests 8 at a time (long enough for the JIT to
- * compile the request path, docs/benchmarks.md "The JIT's warm-up"), then 1,000 one by one.
+ * compile the request path, bench/results/history-2026-11.md "The JIT's warm-up"), then 1,000 one by one.
  */
 export async function warmUp(name: string, t: Target, n: number): Promise<void> {
   const bad = await closedLoop(t, n, 8)

@@ -6,7 +6,7 @@
 // without the JS profiler under `perf record -e cpu-clock` instead, and the output is the CPU per
 // request of the whole process by where it ran: kernel, Bun's native code, JIT-compiled JS, libc; plus
 // the native code addresses whose share grew most (Bun's binary carries no symbols: read them with
-// objdump). docs/benchmarks.md, "gw against the same-work floor, function by function".
+// objdump). bench/results/history-2026-11.md, "gw against the same-work floor, function by function".
 
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'

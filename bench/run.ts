@@ -29,8 +29,8 @@ const N_SEQ = QUICK ? 300 : 2000
  * Requests to each target before its unloaded run (8 at a time, then 1,000 one by one). gw's request path
  * is large enough that JavaScriptCore keeps compiling it (DFG, then FTL, in a JIT thread that shares the
  * pinned core) for 20,000–30,000 requests: between the 10,000th and the 20,000th its compiler threads
- * still used 5–57 µs per request, and that CPU lands in the unloaded p99 (docs/benchmarks.md, "The
- * JIT's warm-up"). The
+ * still used 5–57 µs per request, and that CPU lands in the unloaded p99 (bench/results/history-2026-11.md,
+ * "The JIT's warm-up"). The
  * bench measures a warmed server, so every target gets the same long warm-up; the JIT's CPU during
  * the measurement is reported beside it, to show it has settled.
  */

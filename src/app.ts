@@ -2,23 +2,20 @@
 
 import { Elysia } from 'elysia'
 import { AdminService } from './admin/admin-service'
+import { ENDPOINTS } from './apis'
 import { GatewayError } from './errors'
 import { ClientAddresses } from './http/client-address'
 import { Cors } from './http/cors'
 import { errorResponse } from './http/error-handler'
 import { methodsByPath, type RouteLike } from './http/methods'
-import { markArrival } from './http/request-context'
+import { markArrival, withRequestId } from './http/request-context'
 import { ADMIN_OPERATIONS, AdminGuard, adminRoutes } from './http/routes/admin'
-import { chatRoutes } from './http/routes/chat'
+import { endpointRoutes } from './http/routes/endpoints'
 import { HEALTH_OPERATIONS, healthRoutes } from './http/routes/health'
 import { LOG_OPERATIONS, logRoutes } from './http/routes/logs'
-import { embeddingsRoutes } from './http/routes/embeddings'
-import { messagesRoutes } from './http/routes/messages'
-import { responsesRoutes } from './http/routes/responses'
 import { METRICS_OPERATIONS, metricsRoutes } from './http/routes/metrics'
 import { MODEL_OPERATIONS, modelRoutes } from './http/routes/models'
 import { openApiRoutes, servedOperations } from './http/routes/openapi'
-import { promptRoutes } from './http/routes/prompts'
 import { uiPageRoutes, uiRoutes } from './http/routes/ui'
 import type { Deps } from './pipeline/context'
 import { SessionKeeper } from './ui/session'
@@ -44,10 +41,12 @@ export function createApp(deps: Deps, admin = new AdminService(deps.store, (org)
   const app = new Elysia({ name: `gw-${surface}`, serve: { routes: operators ? uiPageRoutes(token, deps.config.dev) : {} } })
     // No body is looked at here: each route reads its body (with the size limit) only after the
     // caller is authenticated, so an unauthenticated caller gets 401 whatever it sends (PRODUCT §4).
+    // Every answer gets the request id header in one place (docs/architecture.md, "Request ids").
+    .wrap((fetch) => withRequestId(fetch as unknown as Parameters<typeof withRequestId>[0]))
     .onRequest(({ request, set }) => {
-      const requestId = markArrival(request)
+      markArrival(request)
       if (!cors.enabled) return
-      if (request.method === 'OPTIONS' && request.headers.has('access-control-request-method')) return cors.preflight(request, requestId)
+      if (request.method === 'OPTIONS' && request.headers.has('access-control-request-method')) return cors.preflight(request)
       const headers = cors.headersFor(request.headers.get('origin'))
       if (headers) Object.assign(set.headers, headers)
     })
@@ -61,17 +60,13 @@ export function createApp(deps: Deps, admin = new AdminService(deps.store, (org)
     })
     .use(healthRoutes(deps))
     .use(metrics ? metricsRoutes(deps, guard) : off())
-    .use(clients ? chatRoutes(deps) : off())
-    .use(clients ? messagesRoutes(deps) : off())
-    .use(clients ? embeddingsRoutes(deps) : off())
-    .use(clients ? responsesRoutes(deps) : off())
-    .use(clients ? promptRoutes(deps) : off())
+    .use(clients ? endpointRoutes(deps) : off())
     .use(clients ? modelRoutes(deps) : off())
     .use(clients ? logRoutes(deps) : off())
     .use(operators ? adminRoutes(deps, admin, guard) : off())
     .use(operators ? uiRoutes(guard, deps.config.dev) : off())
     // The document lists what this listener serves of the declared operations.
-    .use(openApiRoutes(() => servedOperations(routes(), [...HEALTH_OPERATIONS, ...METRICS_OPERATIONS, ...MODEL_OPERATIONS, ...LOG_OPERATIONS, ...ADMIN_OPERATIONS], !!token)))
+    .use(openApiRoutes(() => servedOperations(routes(), [...ENDPOINTS, ...HEALTH_OPERATIONS, ...METRICS_OPERATIONS, ...MODEL_OPERATIONS, ...LOG_OPERATIONS, ...ADMIN_OPERATIONS], !!token)))
   const routes = (): readonly RouteLike[] => app.routes
   const allowedMethods = methodsByPath(app.routes.filter((r) => deps.config.adminToken || !r.path.startsWith('/admin')))
   return app

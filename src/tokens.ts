@@ -16,12 +16,22 @@ export function messageText(m: ChatMessage): string {
   return out
 }
 
+/**
+ * The estimate of each conversation, worked out once per request: the rate limit, each attempt's
+ * context-window check and the usage estimate share it (a request's messages are not changed once parsed;
+ * clamping and the adapters copy what they change).
+ */
+const estimates = new WeakMap<readonly ChatMessage[], number>()
+
 /** Prompt tokens of a conversation: message text plus a small per-message overhead. */
 export function estimatePromptTokens(messages: readonly ChatMessage[]): number {
+  const known = estimates.get(messages)
+  if (known !== undefined) return known
   let n = 3
   for (const m of messages) {
     n += 4 + estimateTokens(messageText(m))
     if (m.tool_calls) n += estimateTokens(JSON.stringify(m.tool_calls))
   }
+  estimates.set(messages, n)
   return n
 }

@@ -1,8 +1,10 @@
 // Browsers (PRODUCT §4): GW_CORS_ORIGINS answers preflights and adds Access-Control-* headers that expose x-gw-*.
 
+import { REQUEST_ID_HEADER } from './request-context'
+
 /** Response headers a browser script may read: gw's own, plus what OpenAI clients look at. */
 const EXPOSED = [
-  'x-gw-request-id',
+  REQUEST_ID_HEADER,
   'x-gw-model',
   'x-gw-auth-mode',
   'x-gw-fallback',
@@ -41,13 +43,12 @@ export class Cors {
   }
 
   /** A preflight's answer: 204 with what may be sent (no CORS headers for an origin not allowed). */
-  preflight(request: Request, requestId: string): Response {
+  preflight(request: Request): Response {
     const allowed = this.headersFor(request.headers.get('origin'))
-    if (!allowed) return new Response(null, { status: 204, headers: { 'x-gw-request-id': requestId } })
+    if (!allowed) return new Response(null, { status: 204 })
     return new Response(null, {
       status: 204,
       headers: {
-        'x-gw-request-id': requestId,
         ...allowed,
         'access-control-allow-methods': METHODS,
         // Whatever the page asks to send (x-gw-* headers and the SDKs' own x-stainless-* among them).

@@ -3,7 +3,7 @@
 import { errorBodyFor } from '../apis/error-shapes'
 import { badRequest, type ErrorShape, GatewayError, notFound } from '../errors'
 import { StoreConflictError, StoreUnavailableError } from '../store/errors'
-import { requestIdOf } from './request-context'
+import { errorStyleOf, requestIdOf } from './request-context'
 
 export function errorResponse(err: unknown, request: Request, shape: ErrorShape | undefined, elysiaCode?: string | number): Response {
   const requestId = requestIdOf(request) ?? Bun.randomUUIDv7()
@@ -21,8 +21,8 @@ export function errorResponse(err: unknown, request: Request, shape: ErrorShape 
     console.error(`gw: unexpected error in request ${requestId}:`, err instanceof Error ? err.stack : err)
     e = new GatewayError(500, 'gateway_error', 'Internal error')
   }
-  return new Response(JSON.stringify(errorBodyFor(request, e, requestId, shape)), {
+  return new Response(JSON.stringify(errorBodyFor(errorStyleOf(request), request.headers, e, requestId, shape)), {
     status: e.status,
-    headers: { 'content-type': 'application/json', 'x-gw-request-id': requestId, ...e.headers },
+    headers: { 'content-type': 'application/json', ...e.headers },
   })
 }

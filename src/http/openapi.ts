@@ -4,6 +4,7 @@
 import type { TSchema } from '@sinclair/typebox'
 import type { ApiOperation, Audience, ErrorStyle } from '../schemas/api-operation'
 import { AnthropicErrorAnswer, GwErrorAnswer, OpenAiErrorAnswer } from '../schemas/answers'
+import { REQUEST_ID_HEADER } from './request-context'
 
 type Json = Record<string, unknown>
 
@@ -141,7 +142,7 @@ class Components {
   }
 }
 
-const REQUEST_ID_HEADER = { $ref: '#/components/headers/RequestId' }
+const REQUEST_ID_HEADER_DOC = { $ref: '#/components/headers/RequestId' }
 
 /** An answer schema that is a string with a `contentMediaType` (Prometheus text, an HTML page) is sent as that type. */
 function answerContent(op: ApiOperation, components: Components): Json | undefined {
@@ -167,14 +168,14 @@ function operationObject(op: ApiOperation, params: string[], components: Compone
   const responses: Json = {
     [status]: {
       description: status === 204 ? 'Done; no body' : op.summary,
-      headers: { 'x-gw-request-id': REQUEST_ID_HEADER },
+      headers: { [REQUEST_ID_HEADER]: REQUEST_ID_HEADER_DOC },
       ...(content ? { content } : {}),
     },
   }
   for (const s of errorStatuses(op, params.length > 0))
     responses[s] = {
       description: ERROR_STATUS[s],
-      headers: { 'x-gw-request-id': REQUEST_ID_HEADER },
+      headers: { [REQUEST_ID_HEADER]: REQUEST_ID_HEADER_DOC },
       content: { 'application/json': { schema: ERROR_BODY[op.errorStyle] } },
     }
 

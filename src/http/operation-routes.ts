@@ -8,6 +8,8 @@ import type { ApiOperation, Audience } from '../schemas/api-operation'
 /** What a handler gets: the request, its path parameters (by the declaration's `:name`s, `*` for the rest) and the server. */
 export interface OperationCall {
   request: Request
+  /** The operation's declared path: the request's endpoint name in logs, metrics and traces. */
+  path: string
   params: Record<string, string>
   server: Server<unknown> | null
 }
@@ -29,10 +31,10 @@ export function operationRoutes<const Ops extends readonly ApiOperation[]>(
   guard?: (call: OperationCall) => Promise<void>,
 ) {
   const app = new Elysia({ name })
-  if (guard) app.onBeforeHandle(({ request, params, server }) => guard({ request, params: params as Record<string, string>, server }))
+  if (guard) app.onBeforeHandle(({ request, params, server, route }) => guard({ request, path: route, params: params as Record<string, string>, server }))
   for (const op of operations) {
     const handle: OperationHandler = handlers[op.id as Ops[number]['id']]
-    app.route(op.method, op.path, ({ request, params, server }) => handle({ request, params: params as Record<string, string>, server }), {
+    app.route(op.method, op.path, ({ request, params, server }) => handle({ request, path: op.path, params: params as Record<string, string>, server }), {
       parse: 'none',
     })
   }

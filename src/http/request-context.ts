@@ -3,21 +3,55 @@
 import { isUtf8 } from 'node:buffer'
 import { badRequest, GatewayError } from '../errors'
 import { nestsDeeperThan } from '../json-depth'
-import type { RequestContext } from '../pipeline/context'
+import type { GenAiOperation, RequestContext } from '../pipeline/context'
+import type { ErrorStyle } from '../schemas/api-operation'
 
 interface Arrival {
   id: string
   start: number
   /** Epoch ms. */
   at: number
+  /** The error shape of the endpoint the request reached (gw's until a route says otherwise). */
+  errorStyle: ErrorStyle
 }
 
 const arrivals = new WeakMap<Request, Arrival>()
 
+/** Carries the request id on every answer (PRODUCT §4), set in one place: `withRequestId`, around the app's fetch. */
+export const REQUEST_ID_HEADER = 'x-gw-request-id'
+
+type Fetch = (request: Request) => Response | Promise<Response>
+
+/**
+ * Wraps the app's fetch (Elysia's `wrap`) so that every answer — routes, errors, 404s, streams —
+ * carries the request id its arrival was given, written into the answer's own headers (no copy of the
+ * answer, which Elysia makes when a hook sets `set.headers`).
+ */
+export function withRequestId(fetch: Fetch): Fetch {
+  return (request) => {
+    const res = fetch(request)
+    return res instanceof Promise ? res.then((r) => stamped(r, request)) : stamped(res, request)
+  }
+}
+
+function stamped(res: Response, request: Request): Response {
+  const id = arrivals.get(request)?.id
+  if (id === undefined) return res
+  try {
+    res.headers.set(REQUEST_ID_HEADER, id)
+    return res
+  } catch {
+    // Headers that cannot change (a fetched answer passed on as it came): a copy that carries it.
+    const headers = new Headers(res.headers)
+    headers.set(REQUEST_ID_HEADER, id)
+    return new Response(res.body, { status: res.status, statusText: res.statusText, headers })
+  }
+}
+
 /** Called from onRequest, the one hook that runs for every request (404 and parse errors too). */
 export function markArrival(request: Request): string {
   const id = Bun.randomUUIDv7()
-  arrivals.set(request, { id, start: performance.now(), at: Date.now() })
+  arrivals.set(request, { id, start: performance.now(), at: Date.now(), errorStyle: 'gw' })
   return id
 }
 
@@ -25,14 +59,29 @@ export function requestIdOf(request: Request): string | undefined {
   return arrivals.get(request)?.id
 }
 
-export function contextFor(request: Request, endpoint: string): RequestContext {
-  const a = arrivals.get(request) ?? { id: Bun.randomUUIDv7(), start: performance.now(), at: Date.now() }
+/** How the errors of this request are shaped: its endpoint's style, set when its route took it. */
+export function errorStyleOf(request: Request): ErrorStyle {
+  return arrivals.get(request)?.errorStyle ?? 'gw'
+}
+
+/** The request's context for the endpoint that takes it (`endpoint`: its name in logs and metrics; `api`: what its declaration says). */
+export function contextFor(
+  request: Request,
+  endpoint: string,
+  api: { errorStyle: ErrorStyle; operation?: GenAiOperation | undefined } = { errorStyle: 'gw' },
+): RequestContext {
+  const { errorStyle, operation } = api
+  let a = arrivals.get(request)
+  if (!a) arrivals.set(request, (a = { id: Bun.randomUUIDv7(), start: performance.now(), at: Date.now(), errorStyle }))
+  a.errorStyle = errorStyle
   return {
     requestId: a.id,
     start: a.start,
     receivedAt: a.at,
     method: request.method,
     endpoint,
+    errorStyle,
+    operation,
     headers: request.headers,
     signal: request.signal,
   }
@@ -43,7 +92,7 @@ function tooLarge(limit: number): GatewayError {
 }
 
 /** Deepest nesting of arrays and objects a JSON body may have: JSON.parse takes any depth, but
- * JSON.stringify and every recursive walk after it overflow the stack somewhere past ~10k levels. */
+ * JSON.stringify and every recursive walk after it overflow the stack at a depth set by the runtime. */
 export const MAX_JSON_DEPTH = 128
 
 /**
@@ -162,7 +211,7 @@ export async function readJsonBody(
     throw badRequest('Request body is empty (expected a JSON object)')
   }
   // A body whose whole text is kept is parsed from that text; a larger one from its bytes, so no
-  // whole-body string is made beside the parsed value (measured: 10 MB less per 10 MB body).
+  // whole-body string, about as large as the body itself, is made beside the parsed value.
   const whole = buf.byteLength <= textUpTo
   const text = utf8Prefix(buf, textUpTo)
   let value: unknown

@@ -41,7 +41,7 @@ export class Observer {
   /** At arrival: with tracing on, the request's trace (continuing an incoming traceparent). */
   requestStarted(ctx: RequestContext): void {
     this.metrics.inFlight++
-    if (this.tracer) ctx.trace = this.tracer.start(ctx.headers, ctx.start, ctx.endpoint)
+    if (this.tracer) ctx.trace = this.tracer.start(ctx.headers, ctx.start, ctx.operation)
   }
 
   /** A span for an upstream attempt about to be sent; undefined when tracing is off. */

@@ -18,8 +18,8 @@ const GENAI_PROVIDER: Record<ProviderId, string> = {
 
 /** The trace of one API request: its own (SERVER) span and the attempts' spans, exported together. */
 export interface RequestTrace {
-  /** GenAI operation of the endpoint (`chat`, `embeddings`), named on the attempts' spans. */
-  operation: string
+  /** GenAI operation of the endpoint (`chat`, `embeddings`), named on the attempts' spans; undefined for one that calls no model. */
+  operation: string | undefined
   traceId: string
   spanId: string
   parentSpanId: string | undefined
@@ -53,8 +53,10 @@ export class AttemptSpan {
 
   end(f: AttemptFacts): void {
     if (this.data) return
+    // An upstream call is a chat unless the endpoint says otherwise (count_tokens counts a chat's input).
+    const operation = this.trace.operation ?? 'chat'
     const a: Record<string, AttrValue> = {
-      'gen_ai.operation.name': this.trace.operation,
+      'gen_ai.operation.name': operation,
       'gen_ai.provider.name': GENAI_PROVIDER[f.target.provider],
       'gen_ai.request.model': f.target.model.id,
       'gw.attempt.outcome': f.record.outcome,
@@ -73,7 +75,7 @@ export class AttemptSpan {
       spanId: this.spanId,
       parentSpanId: this.trace.spanId,
       traceState: this.trace.traceState,
-      name: `${this.trace.operation} ${f.target.model.id}`,
+      name: `${operation} ${f.target.model.id}`,
       kind: SPAN_KIND.client,
       startNs: this.startNs,
       endNs: nowNs(),
@@ -82,18 +84,6 @@ export class AttemptSpan {
       status: failed ? { code: STATUS_CODE.error, message: f.record.outcome } : { code: STATUS_CODE.unset },
     }
   }
-}
-
-/**
- * The GenAI operation of each endpoint that calls a model (the Messages and Responses APIs are chat
- * too); the others (models, logs, usage) get no gen_ai attributes.
- */
-const OPERATIONS: Record<string, string> = {
-  '/v1/chat/completions': 'chat',
-  '/v1/prompts/run': 'chat',
-  '/v1/messages': 'chat',
-  '/v1/responses': 'chat',
-  '/v1/embeddings': 'embeddings',
 }
 
 /** Unix epoch nanoseconds from a performance.now() value. */
@@ -112,11 +102,14 @@ export interface RequestFacts {
 export class Tracer {
   constructor(private readonly exporter: TraceExporter) {}
 
-  /** The trace of a new request: a child of the incoming traceparent, or a new root. */
-  start(headers: Headers, start: number, endpoint: string): RequestTrace {
+  /**
+   * The trace of a new request: a child of the incoming traceparent, or a new root. `operation`: the
+   * GenAI operation of an endpoint that calls a model, as its declaration says (none for models, logs, usage).
+   */
+  start(headers: Headers, start: number, operation: string | undefined): RequestTrace {
     const parent = parseTraceParent(headers.get('traceparent'))
     return {
-      operation: OPERATIONS[endpoint] ?? 'chat',
+      operation,
       traceId: parent?.traceId ?? newTraceId(),
       spanId: newSpanId(),
       parentSpanId: parent?.spanId,
@@ -143,7 +136,7 @@ export class Tracer {
       'http.response.status_code': e.status,
       'gw.request_id': e.requestId,
     }
-    const operation = OPERATIONS[e.endpoint]
+    const operation = trace.operation
     const chat = operation !== undefined
     if (operation) a['gen_ai.operation.name'] = operation
     if (e.orgId) a['gw.org_id'] = e.orgId

@@ -3,13 +3,12 @@
 import { GatewayError } from '../errors'
 import { modelUnavailable } from '../policy/model-access'
 import { TermMatcher } from '../policy/blocked-terms'
-import { countPromptTokens, promptTokensAtMost } from '../policy/prompt-tokens'
-import { applicableBudgets, type BudgetHold, costBounds, LEASE_MARGIN_MS, maxCostUsd, reserveBudgets, settleBudgets } from '../policy/budgets'
+import { applicableBudgets, type BudgetHold, LEASE_MARGIN_MS, maxCostUsd, reserveBudgets, settleBudgets } from '../policy/budgets'
 import type { LimitCheck } from '../policy/rate-limiter'
 import { INSTANCE_CLAIM } from '../policy/stream-slots'
-import { estimatePromptTokens } from '../tokens'
 import type { RateLimits } from '../domain/org'
 import type { ChatInput, Deps, Identity, OrgContext, RawBody } from './context'
+import type { PolicyView } from './policy-view'
 
 /**
  * What a request was charged against the rate limits and budgets, to be corrected with its real
@@ -42,23 +41,25 @@ export async function enforcePolicy(
     throw violation(`Streaming is not allowed for org "${org.org.id}": send the request with "stream": false`)
   const missing = (policy.requiredMetadata ?? []).filter((k) => input.metadata[k] === undefined)
   if (missing.length) throw violation(`Required metadata missing: ${missing.map((k) => `"${k}"`).join(', ')}`)
-  const term = await blockedTerm(policy.blockedTerms, input, signal)
+  const view = input.view
+  const term = await blockedTerm(policy.blockedTerms, view, signal)
   if (term !== undefined) throw violation(`The request contains a blocked term ("${term}")`)
 
-  if (policy.maxTokens !== undefined) {
+  // A request that generates no text (embeddings, count_tokens) has no output limit to refuse or fill.
+  if (policy.maxTokens !== undefined && view.output) {
     // Every field an adapter may turn into the provider's output limit is checked, not just the first set.
     const limit = policy.maxTokens
-    const over = OUTPUT_LIMIT_FIELDS.find((f) => (input.body[f] ?? 0) > limit)
-    if (over) throw tooMany(`${over} ${input.body[over]} exceeds the org's limit of ${limit}`)
-    if (largestOutputLimit(input) === undefined) input.body.max_tokens = limit
+    const set = view.output.set()
+    const over = set.find(([, n]) => n > limit)
+    if (over) throw tooMany(`${over[0]} ${over[1]} exceeds the org's limit of ${limit}`)
+    if (!set.length) view.output.fill(limit)
   }
   let promptTokens: number | undefined
   if (policy.maxPromptTokens !== undefined) {
     // Counted only when its bytes say it could be over the limit; counting stops past the limit, so a
     // long prompt costs no more than the limit's worth of work.
-    const extra = input.outputSchema?.schema
-    if (promptTokensAtMost(input.body, extra) > policy.maxPromptTokens) {
-      promptTokens = await countPromptTokens(input.body, { extra, stopAbove: policy.maxPromptTokens, signal })
+    if (view.promptTokensAtMost() > policy.maxPromptTokens) {
+      promptTokens = await view.countPromptTokens({ stopAbove: policy.maxPromptTokens, signal })
       if (promptTokens > policy.maxPromptTokens)
         throw tooMany(`The prompt has at least ${promptTokens} tokens, over the org's limit of ${policy.maxPromptTokens}`)
     }
@@ -67,22 +68,13 @@ export async function enforcePolicy(
   let budget: BudgetHold | undefined
   try {
     budget = await reserveBudget(deps, identity, org, input, endUserId, raw, signal)
-    const rate = await chargeRateLimits(deps, identity, org, () => promptTokens ?? estimatePromptTokens(input.body.messages))
+    const rate = await chargeRateLimits(deps, identity, org, () => promptTokens ?? view.promptEstimate())
     return rate || budget || releaseStream ? { tokenKeys: [], tokens: 0, at: 0, ...rate, budget, releaseStream } : undefined
   } catch (err) {
     releaseStream?.()
     settleBudgets(deps.budgets, budget, 0)
     throw err
   }
-}
-
-/** The fields adapters read as the answer's token limit (PRODUCT §4). */
-const OUTPUT_LIMIT_FIELDS = ['max_tokens', 'max_completion_tokens'] as const
-
-/** The largest output limit the request sets in any field, or undefined when it sets none. */
-function largestOutputLimit(input: ChatInput): number | undefined {
-  const set = OUTPUT_LIMIT_FIELDS.map((f) => input.body[f]).filter((n) => n !== undefined)
-  return set.length ? Math.max(...set) : undefined
 }
 
 /** One of the org's and one of the credential's concurrent stream slots, or 429 when either is full (503 when the instance's is). */
@@ -127,7 +119,7 @@ async function reserveBudget(
   const subjects = { orgId: org.org.id, keyId: identity.authMode === 'GwKey' ? identity.subject : undefined, endUserId: endUserId ?? undefined }
   const budgets = applicableBudgets(policy.budgets, subjects, now)
   if (!budgets.length) return undefined
-  const bounds = costBounds(input.body, raw, largestOutputLimit(input))
+  const bounds = input.view.costBounds(raw)
   let amount = 0
   for (const ref of [input.model, ...input.fallbackChain.map((e) => e.model)]) {
     const cost = maxCostUsd(deps.catalog.resolve(ref.provider, ref.id).info, bounds)
@@ -145,15 +137,15 @@ async function reserveBudget(
 const matchers = new WeakMap<string[], TermMatcher>()
 
 /**
- * First blocked term found (case-insensitive) in anything that reaches a provider: message text,
- * tool descriptions and arguments, the output schema and any other field the client sent.
+ * First blocked term found (case-insensitive) in anything that reaches a provider, as the request's view
+ * says: message text, tool descriptions and arguments, the output schema and any other field the client
+ * sent; an embeddings request's inputs.
  */
-function blockedTerm(terms: string[] | undefined, input: ChatInput, signal?: AbortSignal): Promise<string | undefined> | undefined {
+function blockedTerm(terms: string[] | undefined, view: PolicyView, signal?: AbortSignal): Promise<string | undefined> | undefined {
   if (!terms?.length) return undefined
   let matcher = matchers.get(terms)
   if (!matcher) matchers.set(terms, (matcher = new TermMatcher(terms)))
-  // The model name is the gateway's routing, not prompt text.
-  return matcher.find([{ ...input.body, model: undefined }, input.outputSchema?.schema], signal)
+  return matcher.find(view.screened(), signal)
 }
 
 interface Scope {

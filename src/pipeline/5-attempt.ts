@@ -21,7 +21,6 @@ import { clip, parseUpstreamJson } from '../providers/upstream-errors'
 import { SseDecoder } from '../sse/parse'
 import type { AttemptSpan } from '../observability/tracer'
 import type { Attempt } from '../domain/log-entry'
-import { estimatePromptTokens } from '../tokens'
 import type { AuthedContext, Deps, ModelRef } from './context'
 import type { HealthKey } from './upstream-health'
 
@@ -115,6 +114,8 @@ export class UpstreamAttempt {
     readonly target: Target,
     /** The body sent upstream (after clamping). */
     readonly body: ChatRequest,
+    /** The prompt's token estimate, from the request's policy view (the context-window check). */
+    private readonly promptEstimate: () => number,
     private readonly timeoutMs: number,
   ) {
     this.record = { model: ref.name, key: target.keyName, outcome: 'ok', status: null, latencyMs: 0 }
@@ -146,7 +147,7 @@ export class UpstreamAttempt {
     }
     this.admitted = true
     if (target.model.known) {
-      const tokens = estimatePromptTokens(body.messages)
+      const tokens = this.promptEstimate()
       if (tokens > target.model.info.contextWindow)
         return this.fail({
           kind: 'context_limit',

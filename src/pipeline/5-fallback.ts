@@ -1,7 +1,6 @@
 // Stage 5, the walk down the fallback chain (PRODUCT §4a): primary first, then each chain entry
 // whose triggers match the last failure; one UpstreamAttempt per model tried, every one recorded.
 
-import { ownErrorShape } from '../apis/error-shapes'
 import { GatewayError } from '../errors'
 import { type FailureKind, failureClass, type ProviderAdapter, type Target, type UpstreamFailure } from '../providers/adapter'
 import type { ProviderId } from '../providers/provider-id'
@@ -25,6 +24,8 @@ export interface Dispatched {
   attempts: Attempt[]
   fallback: Fallback
   warnings: RequestWarning[]
+  /** The prompt's token estimate, from the request's policy view (for usage a provider does not report). */
+  promptEstimate: () => number
 }
 
 export interface DispatchFailed {
@@ -43,10 +44,11 @@ function describe(a: Attempt): string {
  * The answer once nothing answered. When the last failure was the caller's own request (PRODUCT §4a),
  * retrying cannot help: `x-should-retry: false`, and the APIs with their own error shape answer 400.
  */
-function exhausted(endpoint: string, attempts: Attempt[], last: UpstreamFailure): GatewayError {
+function exhausted(ctx: AuthedContext, attempts: Attempt[], last: UpstreamFailure): GatewayError {
   const tried = attempts.filter((a) => a.outcome !== 'skipped')
   const refused = failureClass(last) === 'request'
-  const status = refused && ownErrorShape(endpoint) ? 400 : last.kind === 'timeout' ? 504 : 502
+  // An API with an error shape of its own (Messages, Responses) answers a refused request as the client's 400.
+  const status = refused && ctx.errorStyle !== 'gw' ? 400 : last.kind === 'timeout' ? 504 : 502
   const message =
     tried.length === 1 && tried[0]
       ? `Upstream ${describe(tried[0])}`
@@ -107,7 +109,7 @@ export async function dispatch(
     let r: Awaited<ReturnType<UpstreamAttempt['run']>>
     let target: Target | undefined = c.target
     do {
-      attempt = new UpstreamAttempt(deps, ctx, c.ref, adapter, target, prepared.body, timeoutMs)
+      attempt = new UpstreamAttempt(deps, ctx, c.ref, adapter, target, prepared.body, input.view.promptEstimate, timeoutMs)
       attempts.push(attempt.record)
       try {
         r = await attempt.run()
@@ -129,6 +131,7 @@ export async function dispatch(
       attempts,
       fallback: i > 0 ? { used: true, reason: firedBy, model: c.ref.name } : NO_FALLBACK,
       warnings: prepared.warnings,
+      promptEstimate: input.view.promptEstimate,
     }
     drop(refused)
     if (!r.answer.refusal) return done
@@ -139,7 +142,7 @@ export async function dispatch(
   if (refused) return refused
   return {
     ok: false,
-    error: exhausted(ctx.endpoint, attempts, last ?? { kind: 'provider_error', message: 'no model could be tried' }),
+    error: exhausted(ctx, attempts, last ?? { kind: 'provider_error', message: 'no model could be tried' }),
     attempts,
     lastModel: attempts.findLast((a) => a.outcome !== 'skipped')?.model ?? null,
   }

@@ -1,13 +1,13 @@
 // Stage 6: turn the upstream answer into the response the client gets — one JSON body, or an SSE
-// stream — in the endpoint's shape (OpenAI chat here; Anthropic Messages and OpenAI Responses in
-// src/apis/), then hand the outcome to the log.
+// stream — in the endpoint's shape (its AnswerShape: the encoders are in src/apis/), then hand the
+// outcome to the request's settlement.
 
-import { type ErrorShape, errorShapeFor, GatewayError } from '../errors'
+import { type ErrorShape, errorShapeFor } from '../errors'
 import { costUsd, usageTokens } from '../catalog/catalog'
 import type { StreamPart, UpstreamCompletion, UpstreamFailure } from '../providers/adapter'
-import type { ChatChunk, ChatCompletion, ChunkChoice, FinishReason, ToolCall, Usage } from '../providers/openai-types'
-import { SSE_DONE, SSE_HEADERS, sseData } from '../sse/encode'
-import { estimatePromptTokens, estimateTokens } from '../tokens'
+import type { ChunkChoice, FinishReason, ToolCall, Usage } from '../providers/openai-types'
+import { SSE_HEADERS } from '../sse/encode'
+import { estimateTokens } from '../tokens'
 import type { Dispatched } from './5-fallback'
 import type { AuthedContext, Deps } from './context'
 import { failureOutcome, type Outcome } from './7-log'
@@ -52,71 +52,9 @@ export interface AnswerShape {
   stream(info: AnswerInfo): StreamEncoder
 }
 
-/**
- * OpenAI chat completions, gw's own format, with the cost in `usage.cost_usd` (PRODUCT §11). Usage
- * goes where PRODUCT §4 puts it: with `stream_options.include_usage`, in a last chunk with
- * `choices: []` (OpenAI's shape); without it, on the chunk that carries the finish_reason (held back
- * until the usage is known), so `chunk.choices[0]` is always safe.
- */
-export function chatShape(includeUsage: boolean): AnswerShape {
-  return {
-    json(c, usage, cost, info): ChatCompletion {
-      return {
-        ...c.extra,
-        id: c.id ?? `chatcmpl-${info.requestId}`,
-        object: 'chat.completion',
-        created: info.created,
-        model: info.model,
-        choices: c.choices,
-        usage: { ...usage, cost_usd: cost },
-      }
-    },
-    stream(info) {
-      let id = `chatcmpl-${info.requestId}`
-      let created = info.created
-      /** The chunk with the finish_reason, held back to carry the usage (without include_usage). */
-      let finishing: ChunkChoice[] | undefined
-      const chunk = (choices: ChunkChoice[], extra?: { usage: Usage }): ChatChunk => ({
-        id,
-        object: 'chat.completion.chunk',
-        created,
-        model: info.model,
-        choices,
-        ...extra,
-      })
-      return {
-        meta(upstreamId, upstreamCreated) {
-          if (upstreamId) id = upstreamId
-          if (upstreamCreated) created = upstreamCreated
-        },
-        choices(choices) {
-          if (!choices.some((c) => c.finish_reason !== null)) return sseData(chunk(choices))
-          // Held back to carry the usage; a later finish (other choices) joins it.
-          finishing = finishing ? [...finishing, ...choices] : choices
-          return ''
-        },
-        chunk: (json) => `data: ${json}\n\n`,
-        relay: () => '',
-        end(reported, cost) {
-          const usage = { ...reported, cost_usd: cost }
-          const last = finishing ?? [{ index: 0, delta: {}, finish_reason: 'stop' as const }]
-          const closing = includeUsage ? sseData(chunk(last)) + sseData(chunk([], { usage })) : sseData(chunk(last, { usage }))
-          return closing + SSE_DONE
-        },
-        fail(message) {
-          const held = finishing ? sseData(chunk(finishing)) : ''
-          const error = new GatewayError(502, 'provider_error', message)
-          return `${held}${sseData(error.toBody(info.requestId, info.errorShape))}${SSE_DONE}`
-        },
-      }
-    },
-  }
-}
-
 /** Headers every successful answer carries; `x-gw-cost-usd` when the cost is known (non-streamed answers). */
 export function successHeaders(ctx: AuthedContext, d: Dispatched, cost: number | null = null): Record<string, string> {
   const h: Record<string, string> = {
-    'x-gw-request-id': ctx.requestId,
     'x-gw-model': d.attempt.target.model.name,
     'x-gw-auth-mode': ctx.identity.authMode,
   }
@@ -130,7 +68,7 @@ export function successHeaders(ctx: AuthedContext, d: Dispatched, cost: number |
 }
 
 function estimateUsage(d: Dispatched, completionText: string): Usage {
-  const prompt = estimatePromptTokens(d.attempt.body.messages)
+  const prompt = d.promptEstimate()
   const completion = estimateTokens(completionText)
   return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion }
 }
@@ -161,7 +99,7 @@ function answerInfo(deps: Deps, ctx: AuthedContext, d: Dispatched): AnswerInfo {
     model: d.attempt.target.model.name,
     created: Math.floor(Date.now() / 1000),
     errorShape: errorShapeFor(ctx.headers, deps.config.errorFormat),
-    estimatePromptTokens: () => estimatePromptTokens(d.attempt.body.messages),
+    estimatePromptTokens: d.promptEstimate,
   }
 }
 
@@ -238,7 +176,56 @@ function chunkChoices(json: string): ChunkChoice[] {
   return (JSON.parse(json) as { choices: ChunkChoice[] }).choices
 }
 
-/** The SSE answer, written by the endpoint's stream encoder. */
+/**
+ * How a stream ends: its answer complete, a failure after its first byte (the upstream's, or gw cutting
+ * it at shutdown), or the client gone (it disconnected, or stopped reading).
+ */
+type Ending = { kind: 'complete' } | { kind: 'failed'; failure: UpstreamFailure } | { kind: 'left'; why: string }
+
+/**
+ * A client that stops reading holds the upstream connection: once it has taken nothing for
+ * GW_CLIENT_READ_TIMEOUT_MS (time spent waiting for the upstream does not count), `onIdle` ends the
+ * stream. One lazily armed timer; each pull only moves `waitingSince`.
+ */
+class ReadWatch {
+  private waitingSince = 0
+  private timer: ReturnType<typeof setTimeout> | undefined
+  private stopped = false
+
+  constructor(
+    private readonly timeoutMs: number,
+    private readonly onIdle: () => void,
+  ) {}
+
+  /** Something was written: the client's turn to read. */
+  waiting(): void {
+    this.waitingSince = performance.now()
+    this.timer ??= setTimeout(this.check, this.timeoutMs)
+  }
+
+  /** The client asked for more. */
+  reading(): void {
+    this.waitingSince = 0
+  }
+
+  stop(): void {
+    this.stopped = true
+    clearTimeout(this.timer)
+  }
+
+  private readonly check = () => {
+    this.timer = undefined
+    if (this.stopped || this.waitingSince === 0) return
+    const left = this.waitingSince + this.timeoutMs - performance.now()
+    if (left > 1) this.timer = setTimeout(this.check, left)
+    else this.onIdle()
+  }
+}
+
+/**
+ * The SSE answer: the attempt's parts pumped through the endpoint's stream encoder to the client, and
+ * one way to end it (`end`), whatever ends it.
+ */
 export function streamAnswer(
   deps: Deps,
   ctx: AuthedContext,
@@ -249,70 +236,96 @@ export function streamAnswer(
 ): Response {
   if (d.answer.kind !== 'stream') throw new Error('streamAnswer needs a stream answer')
   const { attempt } = d.answer
-  let pending: StreamPart[] | null = d.answer.head
   const encoder = shape.stream(answerInfo(deps, ctx, d))
-  let usage: Usage | undefined
-  let ended = false
-  let closed = false
+  const transcript: Transcript = { content: '', toolCalls: [], finish: null, unread: [] }
+  let pending: StreamPart[] | null = d.answer.head
+  let reported: Usage | undefined
+  let upstreamEnded = false
   let shuttingDown = false
-  const terminate = () => {
+  let ended = false
+  let clientGone = false
+  let controller: ReadableStreamDefaultController<Uint8Array> | undefined
+  const write = (text: string) => {
+    if (text) controller?.enqueue(utf8.encode(text))
+    return text !== ''
+  }
+  // At shutdown gw cuts the stream: the attempt is closed, and the failure it then reports is told as gw's.
+  const cut = () => {
     shuttingDown = true
     attempt.close()
   }
-  deps.openStreams.add(terminate)
-  // A client that stops reading holds the upstream connection: once it has taken nothing for
-  // GW_CLIENT_READ_TIMEOUT_MS (time spent waiting for the upstream does not count), the stream is
-  // ended. One lazily armed timer; each pull only moves `waitingSince`.
-  const readTimeoutMs = deps.config.clientReadTimeoutMs
-  let waitingSince = 0
-  let readTimer: ReturnType<typeof setTimeout> | undefined
-  let stream: ReadableStreamDefaultController<Uint8Array> | undefined
-  const checkReader = () => {
-    readTimer = undefined
-    if (closed || waitingSince === 0) return
-    const left = waitingSince + readTimeoutMs - performance.now()
-    if (left > 1) {
-      readTimer = setTimeout(checkReader, left)
-      return
-    }
-    done(undefined, `the client read nothing for ${readTimeoutMs} ms: the stream was ended`)
-    stream?.error(new Error('the client stopped reading'))
-  }
-  const awaitReader = () => {
-    waitingSince = performance.now()
-    readTimer ??= setTimeout(checkReader, readTimeoutMs)
-  }
-  const transcript: Transcript = { content: '', toolCalls: [], finish: null, unread: [] }
-  const write = (controller: ReadableStreamDefaultController<Uint8Array>, text: string) => {
-    if (text) controller.enqueue(utf8.encode(text))
-    return text !== ''
-  }
+  deps.openStreams.add(cut)
+  const watch = new ReadWatch(deps.config.clientReadTimeoutMs, () => {
+    clientGone = true
+    void end({ kind: 'left', why: `the client read nothing for ${deps.config.clientReadTimeoutMs} ms: the stream was ended` })
+    controller?.error(new Error('the client stopped reading'))
+  })
 
-  /** Usage (reported, else estimated) and cost, worked out once when the stream ends. */
+  /** Usage (reported, else estimated) and cost, worked out once when the answer is over. */
   let final: { usage: Usage; cost: number | null } | undefined
-  const settle = () => {
+  const usageAndCost = () => {
     if (!final) {
       readRaw(transcript)
-      const u = usage ?? estimateUsage(d, transcript.content)
+      const u = reported ?? estimateUsage(d, transcript.content)
       final = { usage: u, cost: costOf(d, u) }
     }
     return final
   }
 
-  /** Ends the stream once: `clientLeft` says why the client's side ended it early. */
-  const done = (failure?: UpstreamFailure, clientLeft?: string) => {
-    if (closed) return
-    closed = true
-    clearTimeout(readTimer)
-    deps.openStreams.delete(terminate)
+  /**
+   * Ends the stream, once. While the client is there its token count is settled first (the counters
+   * every instance shares hold it before the client reads the end, PRODUCT §10), then the closing
+   * events are written (the answer's end, or its error event) and the stream closed. The request is
+   * then settled with its outcome: the log entry follows the answer's check against its schema.
+   */
+  async function end(how: Ending): Promise<void> {
+    if (ended) return
+    ended = true
+    watch.stop()
+    deps.openStreams.delete(cut)
     attempt.close()
-    // The log entry follows once the answer is checked against its schema (in turns: structured-output.ts).
-    const unexpected = (err: unknown) =>
-      console.error(`gw: unexpected error in request ${ctx.requestId}:`, err instanceof Error ? err.stack : err)
-    void streamOutcome(failure, clientLeft)
+    if (how.kind === 'failed' && shuttingDown) how = { kind: 'failed', failure: { ...how.failure, message: 'gw is shutting down: the answer was cut short' } }
+    if (how.kind !== 'left') {
+      const used = usedTokens()
+      const counted = used === undefined ? undefined : countTokens(used)
+      if (counted) await counted
+      // The client may have left meanwhile: then nothing is written, and it is what the log says.
+      if (clientGone) how = { kind: 'left', why: 'the client disconnected before the end of the stream' }
+      else how = writeClosing(how)
+    }
+    settle(how)
+  }
+
+  /** What the stream used, for the token count; undefined when that cannot be worked out (a bug: the outcome reports it). */
+  const usedTokens = () => {
+    try {
+      return usageAndCost().usage.total_tokens
+    } catch {
+      return undefined
+    }
+  }
+
+  /** The closing events of a complete answer, or its error event; an answer whose end cannot be written (a bug) ends with the error event. */
+  function writeClosing(how: Exclude<Ending, { kind: 'left' }>): Ending {
+    const failed = (failure: UpstreamFailure) =>
+      encoder.fail(shuttingDown ? failure.message : `The upstream stream failed after the answer had started (${failure.kind}): ${failure.message}`)
+    let text: string
+    try {
+      text = how.kind === 'complete' ? encoder.end(usageAndCost().usage, usageAndCost().cost, transcript.finish) : failed(how.failure)
+    } catch (err) {
+      how = { kind: 'failed', failure: { kind: 'provider_error', message: err instanceof Error ? err.message : String(err) } }
+      text = failed(how.failure)
+    }
+    write(text)
+    controller?.close()
+    return how
+  }
+
+  /** The request's settlement, with the stream's outcome; a bug building it is reported and settled as a 500. */
+  function settle(how: Ending): void {
+    const unexpected = (err: unknown) => console.error(`gw: unexpected error in request ${ctx.requestId}:`, err instanceof Error ? err.stack : err)
+    void outcomeOf(how)
       .catch((err: unknown) => {
-        // A bug on gw's side: reported like the error handler reports one, and the request still
-        // settled once (finish does nothing the second time); the stream ends as it was going to.
         unexpected(err)
         return failureOutcome(500, 'gateway_error', 'Internal error', { attempts: d.attempts, target: d.attempt.target })
       })
@@ -320,17 +333,18 @@ export function streamAnswer(
       .catch(unexpected)
   }
 
-  const streamOutcome = async (failure: UpstreamFailure | undefined, clientLeft: string | undefined): Promise<Outcome> => {
+  async function outcomeOf(how: Ending): Promise<Outcome> {
     readRaw(transcript)
+    const failure = how.kind === 'failed' ? how.failure : undefined
     return {
       ...baseOutcome(d),
       structuredOutput: await checkStructuredOutput(attempt.body, transcript.content),
       errorCode: failure ? 'provider_error' : null,
-      errorMessage: failure?.message ?? clientLeft ?? null,
-      incomplete: !!failure || clientLeft !== undefined,
-      usage: settle().usage,
-      usageEstimated: !usage,
-      costUsd: settle().cost,
+      errorMessage: failure?.message ?? (how.kind === 'left' ? how.why : null),
+      incomplete: how.kind !== 'complete',
+      usage: usageAndCost().usage,
+      usageEstimated: !reported,
+      costUsd: usageAndCost().cost,
       responseBody: {
         content: transcript.content,
         ...(transcript.toolCalls.length ? { tool_calls: transcript.toolCalls } : {}),
@@ -339,113 +353,72 @@ export function streamAnswer(
     }
   }
 
-  /**
-   * Writes the stream's closing events (`closing`) and ends it, once its token count is settled:
-   * at once in memory; when that is a promise (shared counters), after it (PRODUCT §10).
-   */
-  const closeStream = (controller: ReadableStreamDefaultController<Uint8Array>, closing: () => string, failure?: UpstreamFailure) => {
-    const end = () => {
-      // The client may have left (or gw cut the stream) meanwhile: then it was ended already.
-      if (closed) return
-      write(controller, closing())
-      done(failure)
-      controller.close()
+  /** The parts of one upstream read, through the encoder; true when something was written. */
+  function pump(parts: StreamPart[]): Ending | boolean {
+    let wrote = false
+    for (const p of parts) {
+      switch (p.type) {
+        case 'meta':
+          encoder.meta(p.id, p.created)
+          break
+        case 'raw':
+          if (encoder.chunk) {
+            transcript.unread.push(p.json)
+            wrote = write(encoder.chunk(p.json)) || wrote
+          } else {
+            const choices = chunkChoices(p.json)
+            noteChoices(transcript, choices)
+            wrote = write(encoder.choices(choices)) || wrote
+          }
+          break
+        case 'choices':
+          noteChoices(transcript, p.choices)
+          wrote = write(encoder.choices(p.choices)) || wrote
+          break
+        case 'relay':
+          wrote = write(encoder.relay(p)) || wrote
+          break
+        case 'usage':
+          reported = p.usage
+          break
+        case 'end':
+          upstreamEnded = true
+          break
+        case 'failure':
+          return { kind: 'failed', failure: p.failure }
+      }
     }
-    const used = usedTokens()
-    const counted = used === undefined ? undefined : countTokens(used)
-    return counted ? counted.then(end) : end()
+    return wrote
   }
-  /** What the stream used, for the token count; when that cannot be worked out (a bug: the outcome reports it), the settlement counts it. */
-  const usedTokens = () => {
-    try {
-      return settle().usage.total_tokens
-    } catch {
-      return undefined
-    }
-  }
-  const complete = (controller: ReadableStreamDefaultController<Uint8Array>) =>
-    closeStream(controller, () => {
-      const { usage: reported, cost } = settle()
-      return encoder.end(reported, cost, transcript.finish)
-    })
 
   const body = new ReadableStream<Uint8Array>({
-    start(controller) {
-      stream = controller
+    start(c) {
+      controller = c
     },
-    async pull(controller) {
-      waitingSince = 0
+    async pull() {
+      watch.reading()
       try {
         for (;;) {
           const parts: StreamPart[] | null = pending ?? (await attempt.next())
           pending = null
-          if (closed) return
-          if (parts === null) {
-            const closing = ended
-              ? complete(controller)
-              : failStream(controller, { kind: 'provider_error', message: 'the upstream stream ended before it was complete' })
-            if (closing) await closing
-            return
-          }
-          let wrote = false
-          for (const p of parts) {
-            switch (p.type) {
-              case 'meta':
-                encoder.meta(p.id, p.created)
-                break
-              case 'raw':
-                if (encoder.chunk) {
-                  transcript.unread.push(p.json)
-                  if (write(controller, encoder.chunk(p.json))) wrote = true
-                  break
-                }
-                {
-                  const choices = chunkChoices(p.json)
-                  noteChoices(transcript, choices)
-                  if (write(controller, encoder.choices(choices))) wrote = true
-                }
-                break
-              case 'choices':
-                noteChoices(transcript, p.choices)
-                if (write(controller, encoder.choices(p.choices))) wrote = true
-                break
-              case 'relay':
-                if (write(controller, encoder.relay(p))) wrote = true
-                break
-              case 'usage':
-                usage = p.usage
-                break
-              case 'end':
-                ended = true
-                break
-              case 'failure': {
-                const closing = failStream(controller, p.failure)
-                if (closing) await closing
-                return
-              }
-            }
-          }
-          if (wrote) {
-            awaitReader()
-            return
-          }
+          if (ended) return
+          if (parts === null)
+            return await end(
+              upstreamEnded ? { kind: 'complete' } : { kind: 'failed', failure: { kind: 'provider_error', message: 'the upstream stream ended before it was complete' } },
+            )
+          const pumped = pump(parts)
+          if (typeof pumped === 'object') return await end(pumped)
+          if (pumped) return watch.waiting()
         }
       } catch (err) {
-        const closing = failStream(controller, { kind: 'provider_error', message: err instanceof Error ? err.message : String(err) })
-        if (closing) await closing
+        await end({ kind: 'failed', failure: { kind: 'provider_error', message: err instanceof Error ? err.message : String(err) } })
       }
     },
     cancel() {
-      done(undefined, 'the client disconnected before the end of the stream')
+      clientGone = true
+      void end({ kind: 'left', why: 'the client disconnected before the end of the stream' })
     },
   })
-
-  function failStream(controller: ReadableStreamDefaultController<Uint8Array>, failure: UpstreamFailure) {
-    // At shutdown the cut is gw's doing: the client and the log entry say so, not that the provider failed.
-    const cut = shuttingDown ? { ...failure, message: 'gw is shutting down: the answer was cut short' } : failure
-    const message = shuttingDown ? cut.message : `The upstream stream failed after the answer had started (${failure.kind}): ${failure.message}`
-    return closeStream(controller, () => encoder.fail(message), cut)
-  }
 
   return new Response(body, { status: 200, headers: { ...SSE_HEADERS, ...successHeaders(ctx, d) } })
 }

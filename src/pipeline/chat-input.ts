@@ -8,6 +8,7 @@ import { modelName, PROVIDER_IDS, type ProviderId, toProviderId } from '../provi
 import { checkChatBody, checkGatewayFields, type ChatBodyT, MAX_IDENTIFIER_CHARS } from '../schemas/chat-body'
 import { dotted, type FieldPath, fieldError } from '../schemas/problems'
 import type { ChatInput, FallbackEntry, ModelRef, OutputSchema } from './context'
+import { withConversationView } from './policy-view'
 import type { RouteChoice } from './route-choice'
 
 const GATEWAY_FIELDS = [
@@ -138,7 +139,7 @@ export function parseChatInput(raw: unknown, routeOf?: RouteResolver): ChatInput
   checkToolsAndFormat(b)
   const body: ChatRequest = { ...b }
   for (const f of GATEWAY_FIELDS) delete body[f]
-  return {
+  return withConversationView({
     requestedModel: b.model,
     ...routingOf(b, b.model, routeOf),
     body,
@@ -146,7 +147,7 @@ export function parseChatInput(raw: unknown, routeOf?: RouteResolver): ChatInput
     metadata: parseMetadata(b.metadata),
     user: b.user,
     outputSchema: parseOutputSchema(b['x-gw-output-schema'] ?? b.output_schema),
-  }
+  })
 }
 
 /** gw's own fields (both spellings) a body of another API may carry: taken off before it goes upstream (PRODUCT §12). */

@@ -8,6 +8,10 @@ import type { ChatRequest } from '../providers/openai-types'
 import type { ProviderId } from '../providers/provider-id'
 import type { Observer } from '../observability/observer'
 import type { RequestTrace } from '../observability/tracer'
+import type { ErrorStyle } from '../schemas/api-operation'
+
+/** The GenAI semantic conventions' operation names of gw's endpoints. */
+export type GenAiOperation = 'chat' | 'embeddings'
 import type { LogWriter } from '../store/log-writer'
 import type { BudgetLedger } from '../policy/budget-ledger'
 import type { RateLimiter } from '../policy/rate-limiter'
@@ -17,6 +21,7 @@ import type { Org, ProviderRecord, RateLimits, Route, SigningSecretRecord } from
 import type { Store } from '../store/types'
 import type { OrgDirectory } from './org-directory'
 import type { RecentLatency } from './route-choice'
+import type { PolicyView } from './policy-view'
 import type { UpstreamHealth } from './upstream-health'
 
 export interface Deps {
@@ -100,8 +105,13 @@ export interface ChatInput {
   /** The org's route named by `model`, when it named one; `model` is then the target chosen. */
   route: string | undefined
   model: ModelRef
-  /** The OpenAI body minus gateway-only fields (metadata, output_schema, fallback_chain, prompt_id). */
+  /**
+   * The OpenAI body minus gateway-only fields (metadata, output_schema, fallback_chain, prompt_id); for an
+   * endpoint that sends no conversation (embeddings) only the model, with no messages (`noConversation`).
+   */
   body: ChatRequest
+  /** What the policy screens, counts and limits, and what the usage estimate reads (never `body` directly). */
+  view: PolicyView
   stream: boolean
   metadata: Record<string, string | number | boolean>
   user: string | undefined
@@ -137,7 +147,12 @@ export interface RequestContext {
   receivedAt: number
   /** HTTP method, for traces. */
   method: string
+  /** The endpoint's name in log entries, metrics and traces. */
   endpoint: string
+  /** How its errors are shaped (PRODUCT §4, §12). */
+  errorStyle: ErrorStyle
+  /** The GenAI operation of an endpoint that calls a model (`chat`, `embeddings`), for its trace. */
+  operation?: GenAiOperation
   headers: Headers
   /** Aborts when the client goes away. */
   signal: AbortSignal

@@ -6,8 +6,8 @@ import { resolveVariables } from '../prompts/variables'
 import { checkRunBody, RUN_PASSED_THROUGH } from '../schemas/prompt-run-body'
 import type { PromptRecord, PromptVersion } from '../domain/prompt'
 import type { Store } from '../store/types'
-import { parseChatInput, withHeaderFields } from './chat-input'
-import type { AuthedContext, ChatInput, PromptLink } from './context'
+import { headerMetadata, parseChatInput, withHeaderFields } from './chat-input'
+import type { AuthedContext, ChatInput, Deps, PromptLink } from './context'
 
 /** `published` (default), `current` or a version number. */
 export async function selectVersion(store: Store, p: PromptRecord, selector: string | null): Promise<PromptVersion> {
@@ -67,4 +67,11 @@ export async function parsePromptRun(
 export async function linkPrompt(store: Store, orgId: string, ref: string): Promise<PromptLink | undefined> {
   const p = await store.prompts.findPrompt(orgId, ref)
   return p ? { id: p.id, slug: p.slug, version: null } : undefined
+}
+
+/** The gateway's headers on a parsed request: `x-gw-metadata` wins over the body's metadata; `prompt_id` links the log entry to its prompt. */
+export async function applyGatewayHeaders(deps: Deps, ctx: AuthedContext, input: ChatInput): Promise<ChatInput> {
+  input.metadata = headerMetadata(ctx.headers) ?? input.metadata
+  if (input.promptRef) ctx.prompt = await linkPrompt(deps.store, ctx.identity.orgId, input.promptRef)
+  return input
 }

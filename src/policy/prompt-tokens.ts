@@ -10,8 +10,8 @@ let loading: Promise<Counter> | undefined
 const PLAIN = { disallowedSpecial: new Set<string>() }
 
 /**
- * The tokenizer costs ~0.5 s and ~90 MB to load, so it is loaded only when an org has a
- * `maxPromptTokens` policy; `warmTokenizer` starts that early (when such a policy is read).
+ * Loading the tokenizer (its o200k_base tables) takes time and memory, so it is loaded only when an org
+ * has a `maxPromptTokens` policy; `warmTokenizer` starts that early (when such a policy is read).
  */
 export function warmTokenizer(): Promise<Counter> {
   loading ??= import('gpt-tokenizer/encoding/o200k_base').then((m) => (text: string) => m.countTokens(text, PLAIN))
@@ -75,15 +75,31 @@ function* promptTexts(body: ChatRequest, extra: unknown): Generator<string | num
   if (extra !== undefined) yield JSON.stringify(extra)
 }
 
+/** How a count is bounded: it stops once past `stopAbove`, and when `signal` aborts (the client left). */
+export interface TokenCountOptions {
+  stopAbove?: number
+  signal?: AbortSignal
+}
+
+/** A text has no more tokens than UTF-8 bytes; numbers are tokens already. */
+function bytesAtMost(items: Iterable<string | number>): number {
+  let n = 0
+  for (const item of items) n += typeof item === 'number' ? item : Buffer.byteLength(item)
+  return n
+}
+
 /**
  * The most tokens countPromptTokens can find in a request, at the cost of measuring its texts: a token
  * is at least one UTF-8 byte, so a text has no more tokens than bytes. A prompt within a limit by
  * this measure is within it by the count too, and need not be counted.
  */
 export function promptTokensAtMost(body: ChatRequest, extra?: unknown): number {
-  let n = 0
-  for (const item of promptTexts(body, extra)) n += typeof item === 'number' ? item : Buffer.byteLength(item)
-  return n
+  return bytesAtMost(promptTexts(body, extra))
+}
+
+/** The most tokens countTextTokens can find in these texts (their bytes). */
+export function textTokensAtMost(texts: readonly string[]): number {
+  return bytesAtMost(texts)
 }
 
 /**
@@ -93,16 +109,23 @@ export function promptTokensAtMost(body: ChatRequest, extra?: unknown): number {
  * other providers. Counting stops as soon as the total passes `stopAbove`, gives the event loop
  * back every few milliseconds, and stops when `signal` aborts (the client left).
  */
-export async function countPromptTokens(
-  body: ChatRequest,
-  opts: { extra?: unknown; stopAbove?: number; signal?: AbortSignal } = {},
-): Promise<number> {
+export function countPromptTokens(body: ChatRequest, opts: TokenCountOptions & { extra?: unknown } = {}): Promise<number> {
+  return countItems(promptTexts(body, opts.extra), opts)
+}
+
+/** Tokens of plain texts (embedding inputs): no framing; bounded as countPromptTokens is. */
+export function countTextTokens(texts: readonly string[], opts: TokenCountOptions = {}): Promise<number> {
+  return countItems(texts, opts)
+}
+
+/** Texts counted by the tokenizer, numbers taken as counts. */
+async function countItems(items: Iterable<string | number>, opts: TokenCountOptions): Promise<number> {
   const count = await warmTokenizer()
   opts.signal?.throwIfAborted()
   const stopAbove = opts.stopAbove ?? Infinity
   let n = 0
   let since = performance.now()
-  for (const item of promptTexts(body, opts.extra)) {
+  for (const item of items) {
     if (typeof item === 'number') {
       n += item
       continue

@@ -1,5 +1,5 @@
 // The JSON text a logged body was parsed from or serialised to, when gw has it already: the log
-// writer stores that text instead of serialising the value a second time (docs/benchmarks.md).
+// writer stores that text instead of serialising the value again (the log entry's cost: docs/benchmarks.md).
 
 const texts = new WeakMap<object, string>()
 

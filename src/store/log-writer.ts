@@ -20,12 +20,14 @@ export interface LogWriterOptions {
    * whole batch; under load, with a backlog past QUIET_QUEUE, or when retrying after a failed write,
    * whole batches, the cheapest per entry (slices cost more per entry; a writer that falls behind grows
    * the process; and each commit writes its index pages to the WAL again, so a backlog caught up in
-   * slices needs several times the disk of one batch: docs/benchmarks.md).
+   * slices needs several times the disk of one batch: test/reliability/storage-faults.test.ts, "a disk
+   * that fills up at run time").
    */
   quiet?: () => boolean
 }
 
-/** Entries per transaction while quiet: about 0.4 ms of the event loop on the benchmark machine. */
+/** Entries per transaction while quiet: a slice short enough that a request arriving meanwhile barely waits
+ * (the unloaded p99 in docs/benchmarks.md shows it). */
 const QUIET_SLICE = 10
 /** The longest queue written in slices: past it the writer is behind, and catches up in whole batches. */
 const QUIET_QUEUE = 250
@@ -50,8 +52,9 @@ export class LogWriter {
     private readonly store: LogStore,
     private readonly opts: LogWriterOptions = {},
   ) {
-    // Large transactions cost the least CPU per entry (27–29 µs at 500, 45–51 µs at 32: every commit
-    // rewrites the same index pages) but hold the event loop longer; see docs/benchmarks.md.
+    // Large transactions cost the least CPU per entry (every commit rewrites the same index pages) but
+    // hold the event loop longer, which the quiet slices make up for; the sustained rate is measured by
+    // `writerRate` in bench/log-store.ts (docs/benchmarks.md "Log store").
     this.batchSize = opts.batchSize ?? 500
     this.intervalMs = opts.intervalMs ?? 50
     this.maxQueue = opts.maxQueue ?? 200_000

@@ -139,3 +139,41 @@ test('count_tokens is charged no tokens and no budget, and counts a prompt over 
   const refused = await call(key, '/v1/messages', messages(long))
   expect(refused).toMatchObject({ status: 400, body: { error: { code: 'token_limit_exceeded' } } })
 })
+
+test('Embeddings are screened on their inputs and counted as texts: no chat framing, no output limit', async () => {
+  // "user" and "role" appear in no input: a request is refused for what it sends, not for a conversation gw made up.
+  const key = await org({ blockedTerms: ['user', 'role'], maxTokens: 10, maxPromptTokens: 4 })
+  const embed = (input: string | string[] | number[][], extra: object = {}) => call(key, '/v1/embeddings', { model: 'openai/text-embedding-3-small', input, ...extra })
+  fakes.openai.reset()
+  // Two inputs of two tokens each: 4 tokens, at the limit (each input is not a chat message with its framing).
+  const ok = await embed(['hello world', 'good day'])
+  expect(ok.status).toBe(200)
+  // The org's output limit neither refuses nor fills anything: an embedding generates no text.
+  expect(fakes.openai.requests[0]?.body).toEqual({ model: 'text-embedding-3-small', input: ['hello world', 'good day'] })
+  expect((await embed('hello', { max_tokens: 500 })).status).toBe(200)
+  expect(await embed(['fine', 'a user manual'])).toMatchObject({ status: 403, body: { code: 'policy_violation' } })
+  expect(await embed(['hello world', 'good day again'])).toMatchObject({ status: 400, body: { code: 'token_limit_exceeded' } })
+  // Token arrays are their own count.
+  expect((await embed([[1, 2], [3, 4]])).status).toBe(200)
+  expect(await embed([[1, 2, 3], [4, 5]])).toMatchObject({ status: 400, body: { code: 'token_limit_exceeded' } })
+})
+
+test('Embeddings usage a provider does not report is estimated from the input texts (about 4 characters a token)', async () => {
+  const key = await org({})
+  const inputs = ['hello world', 'a somewhat longer sentence to embed']
+  const res = await call(key, '/v1/embeddings', { model: 'google/gemini-embedding-001', input: inputs })
+  expect(res.status).toBe(200)
+  const estimate = inputs.reduce((n, s) => n + Math.ceil(s.length / 4), 0)
+  expect(res.body.usage).toEqual({ prompt_tokens: estimate, total_tokens: estimate })
+})
+
+test('count_tokens generates nothing: a huge max_tokens is counted, not refused, and output settings are not counted as prompt', async () => {
+  const key = await org({ maxTokens: 100 })
+  // (Anthropic's own count takes no max_tokens and says so; gw's estimate for other models reads the prompt only.)
+  expect((await call(key, COUNT, count('claude-haiku-4-5'))).status).toBe(200)
+  expect((await call(key, COUNT, { ...count('openai/gpt-4o'), max_tokens: 1_000_000 })).status).toBe(200)
+  const plain = await call(key, COUNT, count('openai/gpt-4o'))
+  const withSettings = await call(key, COUNT, { ...count('openai/gpt-4o'), max_tokens: 1_000_000, temperature: 0.5, stop_sequences: ['END'] })
+  expect(plain.status).toBe(200)
+  expect(withSettings.body.input_tokens).toBe(plain.body.input_tokens)
+})

@@ -1,10 +1,9 @@
 // count_tokens (POST /v1/messages/count_tokens): the policy a count runs under, and gw's own estimate for
-// a model that is not Anthropic's (`x-gw-estimated: true`), recorded like any other request (through
-// `record`). Reference: docs/apis.md ("count_tokens").
+// a model that is not Anthropic's (`x-gw-estimated: true`), settled like any other request (through
+// the request's Settlement). Reference: docs/apis.md ("count_tokens").
 
 import type { AuthedContext, ChatInput } from '../../pipeline/context'
 import { answeredOutcome, type Outcome } from '../../pipeline/7-log'
-import { countPromptTokens } from '../../policy/prompt-tokens'
 
 /**
  * The request's context as a count sees it, whatever the provider: the org's policy (allowed models,
@@ -24,7 +23,7 @@ export function countingContext(ctx: AuthedContext): AuthedContext {
 
 /** gw's tokenizer count of a request for a model that is not Anthropic's; the policy has been applied. */
 export async function estimateCount(ctx: AuthedContext, input: ChatInput, record: (o: Outcome) => void): Promise<Response> {
-  const body = { input_tokens: await countPromptTokens(input.body, { signal: ctx.signal }) }
+  const body = { input_tokens: await input.view.countPromptTokens({ signal: ctx.signal }) }
   // Counting is free: the entry has no usage or cost, only the answer.
   record({
     ...answeredOutcome(200),
@@ -36,7 +35,6 @@ export async function estimateCount(ctx: AuthedContext, input: ChatInput, record
   return new Response(JSON.stringify(body), {
     headers: {
       'content-type': 'application/json',
-      'x-gw-request-id': ctx.requestId,
       'x-gw-model': input.model.name,
       'x-gw-auth-mode': ctx.identity.authMode,
       'x-gw-estimated': 'true',

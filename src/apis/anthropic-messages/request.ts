@@ -6,6 +6,7 @@
 import { type Static, Type as t } from '@sinclair/typebox'
 import { type RouteResolver, routingOf, withoutGatewayFields } from '../../pipeline/chat-input'
 import type { ChatInput } from '../../pipeline/context'
+import { withConversationView } from '../../pipeline/policy-view'
 import type { ChatMessage, ChatRequest, ContentPart, FunctionTool, ToolCall, ToolChoice } from '../../providers/openai-types'
 import { isRecord } from '../../providers/upstream-errors'
 import { validator } from '../../schemas/chat-body'
@@ -19,7 +20,7 @@ const Tool = t.Object(
   open,
 )
 
-const MessagesBody = t.Object(
+export const MessagesBody = t.Object(
   {
     model: t.String({ minLength: 1, maxLength: 256 }),
     max_tokens: t.Integer({ minimum: 0 }),
@@ -41,15 +42,18 @@ const MessagesBody = t.Object(
 export type MessagesBodyT = Static<typeof MessagesBody>
 const checkMessagesBody = validator(MessagesBody)
 
-const CountTokensBody = t.Object(
+export const CountTokensBody = t.Object(
   {
     model: t.String({ minLength: 1, maxLength: 256 }),
     messages: MessagesBody.properties.messages,
     system: t.Optional(Content),
     tools: t.Optional(t.Array(Tool)),
+    tool_choice: MessagesBody.properties.tool_choice,
+    output_config: MessagesBody.properties.output_config,
   },
   open,
 )
+type CountTokensBodyT = Static<typeof CountTokensBody>
 const checkCountTokensBody = validator(CountTokensBody)
 
 type Block = Record<string, unknown>
@@ -124,16 +128,22 @@ function toolChoice(tc: Block | undefined): { choice?: ToolChoice; parallel?: bo
 
 /** The Messages body in gw's internal chat form (what policy checks and what other providers get). */
 export function toChatRequest(b: MessagesBodyT): ChatRequest {
-  const messages: ChatMessage[] = []
-  const system = textOfBlocks(b.system)
-  if (system) messages.push({ role: 'system', content: system })
-  for (const m of b.messages) messages.push(...toChatMessages(m.role, m.content as string | Block[]))
-  const req: ChatRequest = { model: b.model, messages }
+  const req = conversationOf(b)
   if (b.max_tokens >= 1) req.max_tokens = b.max_tokens
   if (b.temperature !== undefined) req.temperature = b.temperature
   if (b.top_p !== undefined) req.top_p = b.top_p
   if (b.stop_sequences?.length) req.stop = b.stop_sequences
   if (b.stream) req.stream = true
+  return req
+}
+
+/** What a Messages body gives as prompt, in gw's chat form: system, messages, client tools, the output format. */
+function conversationOf(b: CountTokensBodyT): ChatRequest {
+  const messages: ChatMessage[] = []
+  const system = textOfBlocks(b.system)
+  if (system) messages.push({ role: 'system', content: system })
+  for (const m of b.messages) messages.push(...toChatMessages(m.role, m.content as string | Block[]))
+  const req: ChatRequest = { model: b.model, messages }
   // Client tools only: server tools (web search, code execution…) have no equivalent elsewhere.
   const tools: FunctionTool[] = (b.tools ?? [])
     .filter((tool) => tool.type === undefined || tool.type === 'custom')
@@ -169,22 +179,34 @@ export interface MessagesInput {
 /** `model`: one of the org's routes, `provider/model-id`, or a bare id, which is Anthropic's. */
 export function parseMessagesInput(raw: unknown, routeOf?: RouteResolver): MessagesInput {
   const b = checkMessagesBody(raw)
-  const input: ChatInput = {
-    requestedModel: b.model,
-    ...routingOf(raw, b.model, routeOf, 'anthropic'),
-    body: toChatRequest(b),
-    stream: b.stream === true,
-    // The body's metadata is Anthropic's own (user_id); gw metadata comes as x-gw-metadata here.
-    metadata: {},
-    user: undefined,
-    outputSchema: undefined,
-  }
+  const input = messagesInput(raw, b, toChatRequest(b), routeOf, true)
+  input.stream = b.stream === true
   return { input, native: withoutGatewayFields(raw as Record<string, unknown>), thinking: thinkingOf(b) }
 }
 
-/** count_tokens: the same messages, nothing generated (an output limit of 1, which no org limit refuses). */
+/**
+ * count_tokens: the prompt of a Messages request (system, messages, tools), which is only counted: its
+ * policy view generates nothing, so the org's output limit neither refuses nor fills anything, and the
+ * count reads the prompt alone, whatever output settings the body carries.
+ */
 export function parseCountTokensInput(raw: unknown, routeOf?: RouteResolver): MessagesInput {
   const b = checkCountTokensBody(raw)
-  const { input } = parseMessagesInput({ ...b, max_tokens: 1, stream: false }, routeOf)
+  const input = messagesInput(raw, b, conversationOf(b), routeOf, false)
   return { input, native: withoutGatewayFields(raw as Record<string, unknown>), thinking: undefined }
+}
+
+function messagesInput(raw: unknown, b: CountTokensBodyT, body: ChatRequest, routeOf: RouteResolver | undefined, generates: boolean): ChatInput {
+  return withConversationView(
+    {
+      requestedModel: b.model,
+      ...routingOf(raw, b.model, routeOf, 'anthropic'),
+      body,
+      stream: false,
+      // The body's metadata is Anthropic's own (user_id); gw metadata comes as x-gw-metadata here.
+      metadata: {},
+      user: undefined,
+      outputSchema: undefined,
+    },
+    generates,
+  )
 }

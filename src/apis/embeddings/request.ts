@@ -1,13 +1,16 @@
-// POST /v1/embeddings body (OpenAI's shape) → gw's ChatInput: the inputs as user messages for policy
-// (blocked terms, prompt-token limits, rate limits) and the checked request for the embeddings adapters.
+// POST /v1/embeddings body (OpenAI's shape) → gw's ChatInput: no conversation, a policy view of the input
+// texts (blocked terms, prompt-token limits, rate limits, usage estimate) and the checked request for the
+// embeddings adapters.
 
 import { type Static, Type as t } from '@sinclair/typebox'
 import { badRequest } from '../../errors'
 import { parseMetadata, type RouteResolver, routingOf, withoutGatewayFields } from '../../pipeline/chat-input'
 import type { ChatInput } from '../../pipeline/context'
+import { inputTextsView } from '../../pipeline/policy-view'
+import type { ChatRequest } from '../../providers/openai-types'
 import { validator } from '../../schemas/chat-body'
 
-const EmbeddingsBody = t.Object(
+export const EmbeddingsBody = t.Object(
   {
     model: t.String({ minLength: 1, maxLength: 256 }),
     input: t.Union([
@@ -45,20 +48,30 @@ export function parseEmbeddingsInput(raw: unknown, routeOf?: RouteResolver): { i
   if (texts.some((x) => (typeof x === 'string' ? false : !Array.isArray(x) && typeof x !== 'number')))
     throw badRequest('Invalid field "input": expected a string, an array of strings or token arrays')
   const input = tokens ? (typeof texts[0] === 'number' ? [texts as number[]] : (texts as number[][])) : (texts as string[])
+  const { metadata: _gw, ...native } = withoutGatewayFields(rawRecord)
+  const { model: _model, input: _input, ...rest } = native
   const chat: ChatInput = {
     requestedModel: b.model,
     ...routingOf(raw, b.model, routeOf),
-    // The inputs as user messages: what policy (blocked terms, token limits) and usage estimates read.
-    body: { model: b.model, messages: input.map((x) => ({ role: 'user', content: typeof x === 'string' ? x : '' })) },
+    body: noConversation(b.model),
+    view: inputTextsView(input, rest),
     stream: false,
     // OpenAI's embeddings request has no metadata of its own: a body `metadata` is gw's.
     metadata: parseMetadata(rawRecord.metadata),
     user: b.user,
     outputSchema: undefined,
   }
-  const { metadata: _gw, ...native } = withoutGatewayFields(rawRecord)
   return {
     input: chat,
     request: { native, input, base64: b.encoding_format === 'base64', dimensions: b.dimensions },
   }
+}
+
+/**
+ * The body of a request that sends no conversation: the model alone, no messages. The stages after the
+ * policy (clamp, attempt) carry a chat body to the adapters; the embeddings adapters build their request
+ * from the EmbeddingsRequest instead, and the policy and the usage estimate read the view.
+ */
+function noConversation(model: string): ChatRequest & { messages: [] } {
+  return { model, messages: [] }
 }

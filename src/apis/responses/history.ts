@@ -21,7 +21,8 @@ export async function previousTurns(deps: Deps, ctx: AuthedContext, id: string, 
   if (!requestId) throw refuse(id, 'it is not a response gw answered (OpenAI keeps its own; use an openai/ model)')
   const orgId = ctx.identity.orgId
   const entry = deps.logs.pendingEntry(orgId, requestId) ?? (await deps.store.logs.getLog(orgId, requestId))
-  if (!entry || entry.endpoint !== '/v1/responses') throw refuse(id, 'no such response in the log')
+  // A response this endpoint answered (the entry of another endpoint is not a response).
+  if (!entry || entry.endpoint !== ctx.endpoint) throw refuse(id, 'no such response in the log')
   const req = entry.requestBody
   const res = entry.responseBody
   if (!isRecord(req) || !isRecord(res) || req.truncated === true || res.truncated === true)

@@ -7,6 +7,7 @@ import { type Static, Type as t } from '@sinclair/typebox'
 import { badRequest } from '../../errors'
 import { type RouteResolver, routingOf, withoutGatewayFields } from '../../pipeline/chat-input'
 import type { ChatInput } from '../../pipeline/context'
+import { withConversationView } from '../../pipeline/policy-view'
 import type { ChatMessage, ChatRequest, ContentPart, FunctionTool, ToolChoice } from '../../providers/openai-types'
 import { isRecord } from '../../providers/upstream-errors'
 import { validator } from '../../schemas/chat-body'
@@ -14,7 +15,7 @@ import { validator } from '../../schemas/chat-body'
 const open = { additionalProperties: true }
 const Item = t.Object({}, open)
 
-const ResponsesBody = t.Object(
+export const ResponsesBody = t.Object(
   {
     model: t.String({ minLength: 1, maxLength: 256 }),
     input: t.Optional(t.Union([t.String(), t.Array(Item)])),
@@ -173,7 +174,7 @@ export interface ResponsesInput {
 export function parseResponsesInput(raw: unknown, routeOf?: RouteResolver): ResponsesInput {
   const body = checkResponsesBody(raw)
   if (body.input === undefined && !body.previous_response_id) throw badRequest('Missing required field "input"')
-  const input: ChatInput = {
+  const input = withConversationView({
     requestedModel: body.model,
     ...routingOf(raw, body.model, routeOf, 'openai'),
     body: toChatRequest(body),
@@ -182,7 +183,7 @@ export function parseResponsesInput(raw: unknown, routeOf?: RouteResolver): Resp
     metadata: {},
     user: undefined,
     outputSchema: undefined,
-  }
+  })
   const native = withoutGatewayFields(raw as Record<string, unknown>)
   return { input, native, body }
 }

@@ -4,7 +4,7 @@ import type { AdminService } from '../../admin/admin-service'
 import { GuessBrake } from '../../auth/guess-brake'
 import { parseStatsQuery } from '../../admin/stats-query'
 import { GatewayError, notFound, unauthorized } from '../../errors'
-import { handleAdminPromptRun } from '../../pipeline'
+import { promptRun, runPromptAsAdmin } from '../../apis/prompts/endpoint'
 import type { Deps } from '../../pipeline/context'
 import { CSRF_HEADER, SESSION_COOKIE, type SessionKeeper, sameSecret } from '../../ui/session'
 import {
@@ -47,8 +47,8 @@ import { ChatCompletionAnswer } from '../../schemas/answers'
 import { PromptVersionQuery, RunBody } from '../../schemas/prompt-run-body'
 import type { ClientAddresses, PeerSource } from '../client-address'
 import { type OperationCall, operationRoutes, ownOperations } from '../operation-routes'
-import { contextFor, cookieOf, readJsonBody, requestIdOf, sameOrigin } from '../request-context'
-import { withBody } from './pipeline-post'
+import { contextFor, cookieOf, readJsonBody, sameOrigin } from '../request-context'
+import { withBody } from './request-body'
 
 /**
  * The admin credential: `Authorization: Bearer $GW_ADMIN_TOKEN`, or a dashboard session cookie, which
@@ -94,7 +94,7 @@ export class AdminGuard {
 export function json(request: Request, body: unknown, status = 200): Response {
   return new Response(status === 204 ? null : JSON.stringify(body), {
     status,
-    headers: { 'content-type': 'application/json', 'x-gw-request-id': requestIdOf(request) ?? '' },
+    headers: { 'content-type': 'application/json' },
   })
 }
 
@@ -207,14 +207,11 @@ export const adminRoutes = (deps: Deps, admin: AdminService, guard: AdminGuard) 
         json(c.request, await admin.prompts.addVersion(org(c), c.params.prompt as string, await readAdminBody(c.request)), 201),
       runPromptAsAdmin: ({ request, params, server }) =>
         withBody(deps, request, server, {}, (readBody) =>
-          handleAdminPromptRun(
-            deps,
-            contextFor(request, '/admin/prompts/run'),
-            params.org as string,
-            params.prompt as string,
-            new URL(request.url).searchParams.get('version'),
+          runPromptAsAdmin(deps, contextFor(request, '/admin/prompts/run', promptRun), params.org as string, {
             readBody,
-          ),
+            params: { idOrSlug: params.prompt as string },
+            query: new URL(request.url).searchParams,
+          }),
         ),
       publishPromptVersion: async (c) => json(c.request, await admin.prompts.publish(org(c), c.params.prompt as string, c.params.n as string)),
       putPartial: async (c) => json(c.request, await admin.prompts.putPartial(org(c), c.params.name as string, await readAdminBody(c.request))),

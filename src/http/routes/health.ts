@@ -36,7 +36,7 @@ function logWriterCheck(deps: Deps): Check & Record<string, unknown> {
 function json(body: unknown, status: number, requestId: string): Response {
   return new Response(JSON.stringify(body), {
     status,
-    headers: { 'content-type': 'application/json', 'x-gw-request-id': requestId, 'cache-control': 'no-store' },
+    headers: { 'content-type': 'application/json', 'cache-control': 'no-store' },
   })
 }
 

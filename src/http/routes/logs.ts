@@ -3,7 +3,7 @@
 import { parseLogQuery } from '../../admin/log-query'
 import { echo, GatewayError, notFound } from '../../errors'
 import { handleApiRequest } from '../../pipeline'
-import type { AuthedContext, Deps, RequestContext } from '../../pipeline/context'
+import type { AuthedContext, Deps } from '../../pipeline/context'
 import { parseUsageQuery, usageReport } from '../../admin/usage-report'
 import { admitLogRead } from '../../policy/log-read-limit'
 import type { LogEntry } from '../../domain/log-entry'
@@ -47,10 +47,7 @@ async function findLog(deps: Deps, orgId: string, requestId: string): Promise<Lo
   return undefined
 }
 
-const json = (ctx: RequestContext, body: unknown) =>
-  new Response(JSON.stringify(body), {
-    headers: { 'content-type': 'application/json', 'x-gw-request-id': ctx.requestId },
-  })
+const json = (body: unknown) => new Response(JSON.stringify(body), { headers: { 'content-type': 'application/json' } })
 
 export const LOG_OPERATIONS = ownOperations('client', [
   { id: 'getLog', method: 'GET', path: '/v1/logs/:requestId', summary: "One of the org's log entries, readable as soon as its answer ended (service keys only)", answer: LogEntryAnswer },
@@ -60,32 +57,32 @@ export const LOG_OPERATIONS = ownOperations('client', [
 
 export const logRoutes = (deps: Deps) =>
   operationRoutes('log-routes', LOG_OPERATIONS, {
-    getLog: ({ request, params }) => {
-      const ctx = contextFor(request, '/v1/logs/:requestId')
+    getLog: ({ request, path, params }) => {
+      const ctx = contextFor(request, path)
       return handleApiRequest(deps, ctx, async (authenticate) => {
         const orgId = await authorize(authenticate)
         const requestId = params.requestId as string
         const entry = await findLog(deps, orgId, requestId)
         if (!entry) throw notFound(`No log entry ${echo(requestId)} in this org`)
-        return json(ctx, entry)
+        return json(entry)
       })
     },
-    listLogs: ({ request }) => {
-      const ctx = contextFor(request, '/v1/logs')
+    listLogs: ({ request, path }) => {
+      const ctx = contextFor(request, path)
       return handleApiRequest(deps, ctx, async (authenticate) => {
         const q = parseLogQuery(await authorize(authenticate), new URL(request.url).searchParams)
         await admitLogRead(deps, q.orgId)
         await deps.logs.flush()
-        return json(ctx, await deps.store.logs.queryLogs(q))
+        return json(await deps.store.logs.queryLogs(q))
       })
     },
-    getUsage: ({ request }) => {
-      const ctx = contextFor(request, '/v1/usage')
+    getUsage: ({ request, path }) => {
+      const ctx = contextFor(request, path)
       return handleApiRequest(deps, ctx, async (authenticate) => {
         const q = parseUsageQuery(await authorize(authenticate), new URL(request.url).searchParams)
         await admitLogRead(deps, q.orgId)
         await deps.logs.flush()
-        return json(ctx, { data: await usageReport(deps.store.logs, q) })
+        return json({ data: await usageReport(deps.store.logs, q) })
       })
     },
   })

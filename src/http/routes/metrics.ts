@@ -5,7 +5,6 @@ import { PROMETHEUS_CONTENT_TYPE } from '../../observability/metric-registry'
 import type { Deps } from '../../pipeline/context'
 import { MetricsAnswer } from '../../schemas/admin-answers'
 import { operationRoutes, ownOperations } from '../operation-routes'
-import { requestIdOf } from '../request-context'
 import type { AdminGuard } from './admin'
 
 export const METRICS_OPERATIONS = ownOperations('admin', [
@@ -25,7 +24,7 @@ export const metricsRoutes = (deps: Deps, guard: AdminGuard) =>
       if (mode === 'off') throw notFound('No route for GET /metrics (GW_METRICS=off)')
       if (mode === 'admin') await guard.check(request, server, false)
       return new Response(deps.observer.metrics.render(), {
-        headers: { 'content-type': PROMETHEUS_CONTENT_TYPE, 'x-gw-request-id': requestIdOf(request) ?? '' },
+        headers: { 'content-type': PROMETHEUS_CONTENT_TYPE },
       })
     },
   })

@@ -1,6 +1,7 @@
 // GET /v1/models (the catalog models the caller's org can use, with the endpoints each serves) and
 // GET /v1/models/{id} (one of them, as OpenAI's models.retrieve expects), in OpenAI's format.
 
+import { endpointsServing } from '../../apis'
 import type { ResolvedModel } from '../../catalog/catalog'
 import { notFound } from '../../errors'
 import { handleApiRequest } from '../../pipeline'
@@ -13,13 +14,8 @@ import { ModelAnswer, ModelList } from '../../schemas/admin-answers'
 import { operationRoutes, ownOperations } from '../operation-routes'
 import { contextFor } from '../request-context'
 
-const CHAT_ENDPOINTS = ['/v1/chat/completions', '/v1/messages', '/v1/responses']
-
-/** The endpoints a model serves: chat models all three chat APIs, embeddings models /v1/embeddings (never Anthropic). */
-function endpointsOf(m: ResolvedModel): string[] {
-  if (m.info.kind === 'embeddings') return m.provider === 'anthropic' ? [] : ['/v1/embeddings']
-  return CHAT_ENDPOINTS
-}
+/** The endpoints a model serves, from their declarations. */
+const endpointsOf = (m: ResolvedModel): string[] => endpointsServing(m.info.kind, m.provider)
 
 const entry = (m: ResolvedModel) => ({ id: m.name, object: 'model', created: 0, owned_by: m.provider, endpoints: endpointsOf(m) })
 
@@ -29,13 +25,13 @@ const routeEntry = (r: Route) => ({
   object: 'model',
   created: 0,
   owned_by: 'gw',
-  endpoints: CHAT_ENDPOINTS,
+  endpoints: endpointsServing('chat'),
   route: { strategy: r.strategy, targets: r.targets.map((t) => t.model) },
 })
 
 function json(ctx: AuthedContext, body: unknown): Response {
   return new Response(JSON.stringify(body), {
-    headers: { 'content-type': 'application/json', 'x-gw-request-id': ctx.requestId, 'x-gw-auth-mode': ctx.identity.authMode },
+    headers: { 'content-type': 'application/json', 'x-gw-auth-mode': ctx.identity.authMode },
   })
 }
 
@@ -46,15 +42,15 @@ export const MODEL_OPERATIONS = ownOperations('client', [
 
 export const modelRoutes = (deps: Deps) =>
   operationRoutes('model-routes', MODEL_OPERATIONS, {
-    listModels: ({ request }) =>
-      handleApiRequest(deps, contextFor(request, '/v1/models'), async (authenticate) => {
+    listModels: ({ request, path }) =>
+      handleApiRequest(deps, contextFor(request, path), async (authenticate) => {
         const ctx = await authenticate()
         const data: object[] = [...ctx.org.routes.values()].map(routeEntry)
         for (const provider of PROVIDER_IDS) for (const m of deps.catalog.list(provider)) if (!modelUnavailable(ctx.org, m)) data.push(entry(m))
         return json(ctx, { object: 'list', data })
       }),
-    getModel: ({ request, params }) =>
-      handleApiRequest(deps, contextFor(request, '/v1/models/{id}'), async (authenticate) => {
+    getModel: ({ request, path, params }) =>
+      handleApiRequest(deps, contextFor(request, path), async (authenticate) => {
         const ctx = await authenticate()
         // `provider/model`, sent as one encoded segment (the SDKs) or as two.
         const id = decodeURIComponent(params['*'] as string)

@@ -9,7 +9,6 @@ import type { RouteLike } from '../methods'
 import page from '../docs-page.html' with { type: 'text' }
 import { openApiDocument } from '../openapi'
 import { operationRoutes, ownOperations } from '../operation-routes'
-import { requestIdOf } from '../request-context'
 
 /** Imported as text (the type Bun declares for `.html` is the bundle it makes without `type: 'text'`). */
 const DOCS_PAGE = page as unknown as string
@@ -48,7 +47,7 @@ export function openApiRoutes(operations: () => readonly ApiOperation[]) {
   return operationRoutes('openapi-routes', DOC_OPERATIONS, {
     openApiDocument: ({ request }) => {
       doc ??= JSON.stringify(openApiDocument([...operations(), ...DOC_OPERATIONS], INFO))
-      return new Response(doc, { headers: { 'content-type': 'application/json', 'x-gw-request-id': requestIdOf(request) ?? '' } })
+      return new Response(doc, { headers: { 'content-type': 'application/json' } })
     },
     docsPage: ({ request }) =>
       new Response(DOCS_PAGE, {
@@ -56,7 +55,6 @@ export function openApiRoutes(operations: () => readonly ApiOperation[]) {
           'content-type': 'text/html; charset=utf-8',
           'content-security-policy': DOCS_CSP,
           'x-content-type-options': 'nosniff',
-          'x-gw-request-id': requestIdOf(request) ?? '',
         },
       }),
   })

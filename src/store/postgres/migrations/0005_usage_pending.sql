@@ -1,4 +1,4 @@
--- Cheaper log batches (docs/benchmarks.md, "Several instances"). A batch's roll-up cells go in as
+-- Cheaper log batches (docs/scaling.md; `npm run bench:cluster` measures the writer). A batch's roll-up cells go in as
 -- one usage_pending row in the batch's own statement; folding sums pending rows into usage_daily
 -- (one row per group) and deletes them in one transaction, so every batch counts exactly once,
 -- whichever instance folds it. Reports read usage_all: the folded rows plus those still pending.

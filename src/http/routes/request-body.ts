@@ -1,14 +1,11 @@
-// One POST route into the pipeline: the request context, and a body reader the pipeline calls only
-// once the caller is authenticated (PRODUCT §4); from then on no idle cut-off. The bytes its body
-// holds count against GW_MAX_INFLIGHT_BODY_BYTES until the request ends.
+// The body reader of a request into the stages, which the runner calls only once the caller is
+// authenticated (PRODUCT §4); from then on no idle cut-off. The bytes its body holds count against
+// GW_MAX_INFLIGHT_BODY_BYTES until the request ends.
 
 import type { Server } from 'bun'
-import { Elysia } from 'elysia'
 import type { BodyReader } from '../../pipeline'
-import type { Deps, RequestContext } from '../../pipeline/context'
-import { type BodyShare, contextFor, readJsonBody } from '../request-context'
-
-export type PipelineHandler = (deps: Deps, ctx: RequestContext, readBody: BodyReader) => Promise<Response>
+import type { Deps } from '../../pipeline/context'
+import { type BodyShare, readJsonBody } from '../request-context'
 
 /**
  * Runs a pipeline request with its body reader (`whenEmpty`: what an empty body stands for, as
@@ -39,10 +36,3 @@ function bodyReader(deps: Deps, request: Request, server: Server<unknown> | null
     return { ...body, release: share.keep() }
   }
 }
-
-export const pipelinePost = (deps: Deps, path: string, handle: PipelineHandler) =>
-  new Elysia({ name: `post ${path}` }).post(
-    path,
-    ({ request, server }) => withBody(deps, request, server, undefined, (readBody) => handle(deps, contextFor(request, path), readBody)),
-    { parse: 'none' },
-  )

@@ -1,0 +1,88 @@
+// One settlement per authenticated request (PRODUCT §16): it holds the request's charges and ends the
+// request exactly once, whatever way it ends — its log entry (stage 7), its observation (metrics, span,
+// access line) and its charges (rate limits, budget reservation, stream slot) settled or released.
+
+import { GatewayError } from '../errors'
+import type { LogEntry } from '../domain/log-entry'
+import { type Charge, settleCharge, settleTokens } from './2-policy'
+import { clientGone } from './5-attempt'
+import { failureOutcome, logEntry, type Outcome, recordRequest } from './7-log'
+import type { AuthedContext, ChatInput, Deps, RequestContext } from './context'
+
+export class Settlement {
+  private charge: Charge | undefined
+  private done = false
+  /** The request as parsed, once it is (the log entry names its model, metadata, …). */
+  input: ChatInput | undefined
+
+  constructor(
+    private readonly deps: Deps,
+    private readonly ctx: AuthedContext,
+  ) {}
+
+  /** The charges stage 2 made; settled with the request's real usage and cost when it ends. */
+  hold(charge: Charge | undefined): void {
+    this.charge = charge
+  }
+
+  /**
+   * Ends the request with its outcome; only the first call counts. Stage 6 calls it when the answer is
+   * complete. A promise while its token count is being written to the counters every instance shares:
+   * the answer's last bytes wait for it (PRODUCT §10).
+   */
+  readonly finish = (o: Outcome): Promise<void> | undefined => {
+    if (this.done) return undefined
+    this.done = true
+    let cost: number | null = null
+    let counted: Promise<void> | undefined
+    try {
+      cost = record(this.deps, this.ctx, this.input, o).costUsd
+    } finally {
+      // The charges are settled whatever the log entry did.
+      counted = settleCharge(this.deps, this.charge, o.usage?.total_tokens ?? 0, cost)
+    }
+    return counted
+  }
+
+  /** Settles the token count alone, before a stream's closing events (its log entry follows them); a promise as for finish. */
+  readonly countTokens = (usedTokens: number): Promise<void> | undefined => settleTokens(this.deps, this.charge, usedTokens)
+
+  /** Ends the request with a throw, unless it has ended already (`answered`: what the attempt that answered left). */
+  async fail(err: unknown, answered: Partial<Outcome> = {}): Promise<void> {
+    if (!this.done) await this.finish({ ...failureOf(err, this.ctx.signal), ...answered })
+  }
+}
+
+/**
+ * What a throw means for the log: gw's own errors as they are; any other once the client has left
+ * (a count or a scan stopped for it) is the client closing the request; else an internal error.
+ */
+export function failureOf(err: unknown, signal?: AbortSignal): Outcome {
+  const e = err instanceof GatewayError ? err : signal?.aborted ? clientGone() : new GatewayError(500, 'gateway_error', 'Internal error')
+  return failureOutcome(e.status, e.code, e.message, { rateLimitScope: e.scope })
+}
+
+/** Stage 7, then the observer. */
+function record(deps: Deps, ctx: AuthedContext, input: ChatInput | undefined, o: Outcome): LogEntry {
+  const entry = recordRequest(deps, ctx, input, o)
+  observe(deps, ctx, input, entry, o)
+  return entry
+}
+
+/** The observation of a request that is never logged (a refused credential; models, logs and usage reads). */
+export function observeUnlogged(deps: Deps, ctx: RequestContext, o: Outcome): void {
+  observe(deps, ctx, undefined, logEntry(deps, ctx, undefined, o), o)
+}
+
+/** Metrics, access log and trace of a finished API request. */
+function observe(deps: Deps, ctx: RequestContext, input: ChatInput | undefined, entry: LogEntry, o: Outcome): void {
+  deps.observer.requestFinished({
+    entry,
+    authenticated: 'identity' in ctx,
+    ctx,
+    known: o.target?.model.known,
+    rateLimitScope: o.rateLimitScope,
+    response: o.responseBody,
+    messages: input?.view.traced(),
+  })
+}
