@@ -119,9 +119,9 @@ export class UpstreamHealth {
     const cls = outcome === 'ok' ? undefined : failureClass(outcome)
     if (outcome === 'ok' || outcome.kind === 'refusal_detected') {
       if (s) {
-        this.states.delete(id)
-        if (s.cooldownUntil || s.keyOutUntil || s.failures >= this.threshold)
-          this.opts.onShared?.({ orgId, model, key: key.name, kind: 'recovered' })
+        const troubled = s.cooldownUntil > 0 || s.failures >= this.threshold
+        this.recover(id, s)
+        if (troubled) this.opts.onShared?.({ orgId, model, key: key.name, kind: 'recovered' })
       }
       return
     }
@@ -157,7 +157,8 @@ export class UpstreamHealth {
   applyShared(e: SharedHealthEvent): void {
     const id = stateKey(e.orgId, e.model, e.key)
     if (e.kind === 'recovered') {
-      this.states.delete(id)
+      const s = this.states.get(id)
+      if (s) this.recover(id, s)
       return
     }
     const s = this.states.get(id) ?? this.track(id)
@@ -170,6 +171,22 @@ export class UpstreamHealth {
       s.failures = Math.max(s.failures, this.threshold)
       s.openUntil = Math.max(s.openUntil, e.until)
     }
+  }
+
+  /**
+   * An answer came: the cool-down and the breaker end. A benched key stays benched: only its record
+   * changing or its time running out lifts it (PRODUCT §4a). A success can only come from an attempt
+   * admitted before the bench (a benched key is not admitted), so it says nothing about the key now.
+   */
+  private recover(id: string, s: State): void {
+    if (s.keyOutUntil <= this.now()) {
+      this.states.delete(id)
+      return
+    }
+    s.cooldownUntil = 0
+    s.failures = 0
+    s.openUntil = 0
+    s.probing = false
   }
 
   private track(id: string): State {

@@ -55,3 +55,18 @@ test('a key that met a 401/403 sits out KEY_OUT_MS, or until its record changes;
   now += 1
   expect(health.admit('o', 'm', v1)).toEqual({ ok: true, probe: false })
 })
+
+test('a key benched after a 401 stays benched when an answer admitted before the bench comes in, here or on another instance', () => {
+  const health = new UpstreamHealth({ failureThreshold: 3 })
+  const key = { name: 'default', revision: '2026-11-27T00:00:00.000Z' }
+  // Another instance benched the key (its notice) while this one had an attempt in flight with it…
+  health.applyShared({ orgId: 'o', model: 'openai/gpt-4o', key: 'default', kind: 'key-out', until: Date.now() + KEY_OUT_MS, revision: key.revision, status: 401 })
+  expect(health.available('o', 'openai/gpt-4o', key)).toBe(false)
+  // …which then answered: that says nothing about the key now (before, it lifted the bench everywhere).
+  health.record('o', 'openai/gpt-4o', 'ok', key)
+  expect(health.available('o', 'openai/gpt-4o', key)).toBe(false)
+  health.applyShared({ orgId: 'o', model: 'openai/gpt-4o', key: 'default', kind: 'recovered' })
+  expect(health.available('o', 'openai/gpt-4o', key)).toBe(false)
+  // Its record changing lifts it.
+  expect(health.available('o', 'openai/gpt-4o', { ...key, revision: '2026-11-27T00:05:00.000Z' })).toBe(true)
+})
