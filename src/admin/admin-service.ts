@@ -5,11 +5,13 @@ import { oidcUrlProblem } from '../auth/oidc'
 import { newServiceKey } from '../auth/service-keys'
 import { MAX_TTL_SECONDS, signToken } from '../auth/signed-tokens'
 import { badRequest, echo, GatewayError, notFound } from '../errors'
-import { type ProviderId, toProviderId } from '../providers/provider-id'
+import { compatSettings, presetOf } from '../providers/openai-compatible'
+import { isCompatName, type ProviderId, toProviderId } from '../providers/provider-id'
 import {
   checkOidcBody,
   checkOrgBody,
   checkPolicyBody,
+  checkCompatProviderBody,
   checkProviderBody,
   checkRouteBody,
   checkServiceKeyBody,
@@ -52,6 +54,10 @@ function publicProvider(p: ProviderRecord) {
     enabled: p.enabled,
     weight: p.weight,
     updatedAt: p.updatedAt,
+    // An OpenAI-compatible provider's settings; its headers' values are never shown (they may carry credentials).
+    ...(p.compat
+      ? { kind: p.compat.kind, headers: Object.keys(p.compat.headers), models: p.compat.models, quirks: p.compat.quirks, price: p.compat.price ?? null }
+      : {}),
   }
 }
 
@@ -64,20 +70,51 @@ function providerOf(name: string): ProviderId {
   return provider
 }
 
-/** One of an org's provider keys as given to the admin API or a config file, checked (400 otherwise). */
+/** A provider name of the admin API: a native id, or an OpenAI-compatible provider's name (PRODUCT §17). */
+function providerNameOf(name: string): string {
+  return toProviderId(name) ?? (isCompatName(name) ? name : providerOf(name))
+}
+
+const checkBaseUrl = (baseUrl: string | undefined) => {
+  if (baseUrl !== undefined && !/^https?:\/\/[^/]/.test(baseUrl))
+    throw fieldError(['baseUrl'], `Invalid baseUrl ${echo(baseUrl)}: expected an http(s) URL`, 'expected an http(s) URL')
+  return baseUrl?.replace(/\/+$/, '')
+}
+
+/**
+ * One of an org's provider keys as given to the admin API or a config file, checked (400 otherwise):
+ * a native provider's key, or (`kind: "openai-compatible"`) an OpenAI-compatible provider named `providerName`.
+ */
 export function checkProviderKey(providerName: string, name: string, raw: unknown): Omit<ProviderRecord, 'updatedAt'> {
-  const provider = providerOf(providerName)
   if (!KEY_NAME.test(name)) throw badRequest(`Invalid key name ${echo(name)}: letters, digits, ".", "_" and "-", at most 64`)
+  const compat = typeof raw === 'object' && raw !== null && 'kind' in raw
+  if (compat) return checkCompatProvider(providerName, name, raw)
+  const provider = providerOf(providerName)
   const body = checkProviderBody(raw)
-  if (body.baseUrl !== undefined && !/^https?:\/\/[^/]/.test(body.baseUrl))
-    throw fieldError(['baseUrl'], `Invalid baseUrl ${echo(body.baseUrl)}: expected an http(s) URL`, 'expected an http(s) URL')
   return {
     provider,
     name,
     apiKey: body.apiKey,
-    baseUrl: body.baseUrl?.replace(/\/+$/, ''),
+    baseUrl: checkBaseUrl(body.baseUrl),
     enabled: body.enabled ?? true,
     weight: body.weight ?? 1,
+  }
+}
+
+function checkCompatProvider(providerName: string, name: string, raw: unknown): Omit<ProviderRecord, 'updatedAt'> {
+  if (!isCompatName(providerName))
+    throw badRequest(`Invalid provider name ${echo(providerName)} for an OpenAI-compatible provider: [a-z][a-z0-9-]{0,31}, not a native provider's name`)
+  const body = checkCompatProviderBody(raw)
+  const baseUrl = checkBaseUrl(body.baseUrl) ?? presetOf(providerName)?.baseUrl
+  if (!baseUrl) throw fieldError(['baseUrl'], `baseUrl is required for ${echo(providerName)} (not a preset)`, 'required')
+  return {
+    provider: providerName,
+    name,
+    apiKey: body.apiKey ?? '',
+    baseUrl,
+    enabled: body.enabled ?? true,
+    weight: body.weight ?? 1,
+    compat: compatSettings(providerName, body),
   }
 }
 
@@ -188,7 +225,7 @@ export class AdminService {
 
   async deleteProviderKey(orgId: string, providerName: string, name: string): Promise<void> {
     await this.requireOrg(orgId)
-    const provider = providerOf(providerName)
+    const provider = providerNameOf(providerName)
     if (!(await this.store.orgs.deleteProviderKey(orgId, provider, name)))
       throw notFound(`No ${provider} key named ${echo(name)} in org "${orgId}"`)
     this.changed(orgId)
