@@ -33,9 +33,10 @@ import type { BudgetLedger } from '../policy/budget-ledger'
 import { type BudgetStatus, budgetStatus } from '../policy/budgets'
 import { pruneBefore } from '../store/log-retention'
 import type { UsageRow } from '../store/usage-rollup'
-import { parseFallbackChain, parseModelRef } from '../pipeline/chat-input'
+import { parseFallbackChain, parseModelRef, unknownProvider } from '../pipeline/chat-input'
+import type { ModelRef } from '../pipeline/context'
 import { ROUTE_NAME_PATTERN } from '../schemas/admin-bodies'
-import { fieldError } from '../schemas/problems'
+import { type FieldPath, fieldError } from '../schemas/problems'
 import { parseLogQuery } from './log-query'
 import { PromptAdmin } from './prompt-admin'
 import { parseUsageQuery, usageReport } from './usage-report'
@@ -118,14 +119,21 @@ function checkCompatProvider(providerName: string, name: string, raw: unknown): 
   }
 }
 
-/** A route as given to the admin API or a config file, checked (400 otherwise). */
-export function checkRoute(name: string, raw: unknown): Omit<Route, 'updatedAt'> {
+/**
+ * A route as given to the admin API or a config file, checked (400 otherwise). `providers`, when
+ * given, are the org's providers: a target or fallback entry naming an OpenAI-compatible provider
+ * outside them is refused like an unknown prefix.
+ */
+export function checkRoute(name: string, raw: unknown, providers?: ReadonlySet<string>): Omit<Route, 'updatedAt'> {
   if (!new RegExp(ROUTE_NAME_PATTERN).test(name))
     throw badRequest(`Invalid route name ${echo(name)}: letters, digits, ".", "_", ":" and "-", at most 128, no "/"`)
   const b = checkRouteBody(raw)
   // Targets and fallback entries are provider/model names, checked like a request's.
-  b.targets.forEach((x, i) => parseModelRef(x.model, ['targets', i, 'model']))
-  parseFallbackChain(b.fallback, 'fallback')
+  const known = (ref: ModelRef, at: FieldPath) => {
+    if (providers && ref.kind === 'openai-compatible' && !providers.has(ref.provider)) throw unknownProvider(ref.name, ref.provider, at)
+  }
+  b.targets.forEach((x, i) => known(parseModelRef(x.model, ['targets', i, 'model']), ['targets', i, 'model']))
+  parseFallbackChain(b.fallback, 'fallback').forEach((e, i) => known(e.model, ['fallback', i, 'model']))
   return {
     name,
     targets: b.targets.map((x) => ({ model: x.model, weight: x.weight ?? 1 })),
@@ -245,7 +253,8 @@ export class AdminService {
   /** PUT /admin/orgs/:org/routes/:name: creates or replaces a route (PRODUCT §13). */
   async putRoute(orgId: string, name: string, raw: unknown): Promise<Route> {
     await this.requireOrg(orgId)
-    const route = await this.store.routes.putRoute(orgId, checkRoute(name, raw))
+    const providers = new Set((await this.store.orgs.getProviders(orgId)).map((p) => p.provider))
+    const route = await this.store.routes.putRoute(orgId, checkRoute(name, raw, providers))
     this.changed(orgId)
     return route
   }
