@@ -2,6 +2,9 @@
 // quirks, usage counted by gw where the upstream reports none, fallback, discovery, and the key kept secret.
 
 import { afterAll, beforeAll, beforeEach, expect, test } from 'bun:test'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { startFake, type FakeUpstream } from '../fakes/upstream'
 import { OLLAMA_MODELS } from '../fakes/ollama'
 import { readSse, startTestGateway, type TestGateway } from '../helpers/gateway'
@@ -163,4 +166,20 @@ test("the provider's key never appears in an admin answer, an error or a log ent
   const log = JSON.stringify(await gw.log(failed.headers.get('x-gw-request-id') as string))
   for (const text of [error, log]) expect(text).not.toContain(SECRET)
   expect(chatRequests(compat).at(-1)?.headers.authorization).toBe(`Bearer ${SECRET}`)
+})
+
+test('a config file (GW_CONFIG) sets an OpenAI-compatible provider like any other: kind, baseUrl, quirks', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'gw-compat-config-'))
+  const path = join(dir, 'gw.yaml')
+  writeFileSync(path, `providers:\n  vllm:\n    - name: default\n      kind: openai-compatible\n      baseUrl: ${ollama.url}\n      quirks: {systemRole: user}\n`)
+  const other = await startTestGateway({}, { GW_CONFIG: path })
+  try {
+    const res = await other.chat({ model: 'vllm/llama3.2', messages: [{ role: 'system', content: 'Be brief' }, ...hello] })
+    expect(res.status).toBe(200)
+    expect(res.headers.get('x-gw-cost-usd')).toBe('0')
+    expect(chatRequests(ollama)[0]?.body).toMatchObject({ model: 'llama3.2', messages: [{ role: 'user', content: 'Be brief\n\nSay hi please' }] })
+  } finally {
+    await other.stop()
+    rmSync(dir, { recursive: true, force: true })
+  }
 })
