@@ -102,10 +102,15 @@ export function checkProviderKey(providerName: string, name: string, raw: unknow
   }
 }
 
+/** Headers a record may not set: the request's framing is gw's (the key goes in `apiKey`, or `authorization` when it is not Bearer). */
+const RESERVED_HEADERS: ReadonlySet<string> = new Set(['host', 'content-length', 'content-type', 'transfer-encoding', 'connection'])
+
 function checkCompatProvider(providerName: string, name: string, raw: unknown): Omit<ProviderRecord, 'updatedAt'> {
   if (!isCompatName(providerName))
     throw badRequest(`Invalid provider name ${echo(providerName)} for an OpenAI-compatible provider: [a-z][a-z0-9-]{0,31}, not a native provider's name`)
   const body = checkCompatProviderBody(raw)
+  const reserved = Object.keys(body.headers ?? {}).find((h) => RESERVED_HEADERS.has(h.toLowerCase()))
+  if (reserved) throw fieldError(['headers', reserved], `Invalid header ${echo(reserved)}: gw sets it itself`, 'gw sets this header itself')
   const baseUrl = checkBaseUrl(body.baseUrl) ?? presetOf(providerName)?.baseUrl
   if (!baseUrl) throw fieldError(['baseUrl'], `baseUrl is required for ${echo(providerName)} (not a preset)`, 'required')
   return {
