@@ -1,6 +1,7 @@
 // OpenAI-compatible providers as data (PRODUCT §17): their record's quirks, the presets, and how the
 // OpenAI adapter's request is adapted to what such an upstream lacks. One adapter serves them all.
 
+import type { Target } from './adapter'
 import type { ChatMessage, ChatRequest } from './openai-types'
 import { textOf } from './content'
 
@@ -120,3 +121,13 @@ export function applyQuirks(body: Record<string, unknown>, q: Quirks, stream: bo
 }
 
 const isJsonSchema = (f: unknown): boolean => typeof f === 'object' && f !== null && (f as { type?: unknown }).type === 'json_schema'
+
+/**
+ * The headers of a request in OpenAI's format: JSON, the key as Bearer, and for an OpenAI-compatible
+ * provider its own headers (its key left out when it has none: a local server needs none).
+ */
+export function openAIHeaders(target: Pick<Target, 'apiKey' | 'compat'>): Record<string, string> {
+  const headers: Record<string, string> = { 'content-type': 'application/json', ...target.compat?.headers }
+  if (target.apiKey || !target.compat) headers.authorization = `Bearer ${target.apiKey}`
+  return headers
+}

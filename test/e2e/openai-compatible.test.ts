@@ -193,3 +193,15 @@ test('a record is checked: a native name, a missing baseUrl outside the presets,
   expect(((await host.json()) as any).message).toContain('gw sets it itself')
   expect((await put('groq', { apiKey: 'gsk-0000000000000000' })).status).toBe(200)
 })
+
+test('the other APIs reach an OpenAI-compatible provider as they reach OpenAI: Messages translated to chat, embeddings relayed, no key sent to a keyless server', async () => {
+  const post = (path: string, body: object) => gw.fetch(path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })
+  const messages = await post('/v1/messages', { model: 'ollama/llama3.2', max_tokens: 50, messages: [{ role: 'user', content: 'hi' }] })
+  expect(messages.status).toBe(200)
+  expect(((await messages.json()) as any).model).toBe('ollama/llama3.2')
+  const embeddings = await post('/v1/embeddings', { model: 'ollama/nomic-embed-text', input: 'hi' })
+  expect(embeddings.status).toBe(200)
+  expect(((await embeddings.json()) as any).data[0].embedding.length).toBeGreaterThan(0)
+  expect(ollama.requests.map((r) => r.path)).toEqual(['/v1/chat/completions', '/v1/embeddings'])
+  for (const r of ollama.requests) expect(r.headers.authorization).toBeUndefined()
+})
