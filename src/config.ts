@@ -1,11 +1,12 @@
 // Reads gw's configuration from the environment (PRODUCT §2), with CLI flags overriding: the settings of src/settings.ts, checked together.
 
 import { secretArg } from './cli/args'
+import { PRESET_NAMES, PRESETS, type PresetName } from './providers/openai-compatible'
 import { PROVIDER_IDS, type ProviderId } from './providers/provider-id'
 import { type AnySetting, type Env, flagOf, readSettings, SETTINGS, type SettingValues, setText } from './settings'
 
 /** The settings folded into the Config fields below them: the admin listener's address, and one of each per provider. */
-type Folded = 'adminHost' | 'adminPort' | `${ProviderId}BaseUrl` | `${ProviderId}ApiKey`
+type Folded = 'adminHost' | 'adminPort' | `${ProviderId | PresetName}BaseUrl` | `${ProviderId | PresetName}ApiKey`
 
 /** gw's configuration: every setting of src/settings.ts, with the per-provider ones and the admin listener folded together. */
 export type Config = Omit<SettingValues, Folded> & {
@@ -14,6 +15,8 @@ export type Config = Omit<SettingValues, Folded> & {
   baseUrls: Record<ProviderId, string>
   /** Provider keys of the `default` org, from OPENAI_API_KEY etc. */
   envProviderKeys: Partial<Record<ProviderId, string>>
+  /** OpenAI-compatible presets turned on for the `default` org by their variables (PRODUCT §17). */
+  envPresets: { name: PresetName; baseUrl: string; apiKey: string }[]
   /** NODE_ENV=development (`npm run dev`): the dashboard is bundled on request, with hot reload. */
   dev: boolean
   /** OTLP/HTTP trace export, from the standard OTEL_* variables; undefined when no endpoint is set. */
@@ -127,8 +130,16 @@ export function loadConfig(env: Env, opts: { secretOptional?: boolean } = {}): C
     const key = s[`${p}ApiKey`]
     if (key) envProviderKeys[p] = key
   }
+  const envPresets: Config['envPresets'] = []
+  for (const name of PRESET_NAMES) {
+    const url = s[`${name}BaseUrl`]
+    const key = s[`${name}ApiKey`]
+    // A local server is on when its base URL (or a key) is set; a remote one when its key is.
+    if (key || (PRESETS[name].local && url)) envPresets.push({ name, baseUrl: url ?? PRESETS[name].baseUrl, apiKey: key ?? '' })
+  }
   const config: Config = {
     ...omitFolded(rest),
+    envPresets,
     adminListener: adminPort === undefined ? undefined : { host: adminHost, port: adminPort },
     baseUrls: Object.fromEntries(PROVIDER_IDS.map((p) => [p, s[`${p}BaseUrl`]])) as Record<ProviderId, string>,
     envProviderKeys,
@@ -141,7 +152,7 @@ export function loadConfig(env: Env, opts: { secretOptional?: boolean } = {}): C
 
 /** The settings without the per-provider ones (folded into `baseUrls` and `envProviderKeys`). */
 function omitFolded<T extends object>(values: T): Omit<T, Folded> {
-  const perProvider = new Set(PROVIDER_IDS.flatMap((p) => [`${p}BaseUrl`, `${p}ApiKey`]))
+  const perProvider = new Set([...PROVIDER_IDS, ...PRESET_NAMES].flatMap((p) => [`${p}BaseUrl`, `${p}ApiKey`]))
   return Object.fromEntries(Object.entries(values).filter(([k]) => !perProvider.has(k))) as Omit<T, Folded>
 }
 

@@ -88,8 +88,8 @@ export interface Gateway {
   generatedKey: string | undefined
   /** The database was unreachable at start: set-up (and prompt files) wait for it. */
   waitingForStore: boolean
-  /** Providers the `default` org has an enabled key for, at start. */
-  providers: ProviderId[]
+  /** Providers the `default` org has an enabled key for (or, OpenAI-compatible, an enabled record), at start. */
+  providers: string[]
   /** What prompts-as-code loading did; undefined when GW_PROMPTS_DIR names a missing folder. */
   prompts: LoadReport | undefined
   /** Stops accepting, lets in-flight requests finish, writes every pending log entry. */
@@ -211,8 +211,9 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
   const setUp = async () => {
     await bootstrap(store, config)
     await applyConfigFile(store, configured)
-    const providers = [...new Set((await store.orgs.getProviders(DEFAULT_ORG)).filter((p) => p.enabled && p.apiKey).map((p) => p.provider))].sort(
-      (a, b) => PROVIDER_IDS.indexOf(a) - PROVIDER_IDS.indexOf(b),
+    const order = (p: string) => (PROVIDER_IDS as readonly string[]).indexOf(p) >>> 0
+    const providers = [...new Set((await store.orgs.getProviders(DEFAULT_ORG)).filter((p) => p.enabled && (p.apiKey || p.compat)).map((p) => p.provider))].sort(
+      (a, b) => order(a) - order(b) || a.localeCompare(b),
     )
     const promptFiles = await readPromptFiles(config.promptsDir, config.promptsDir === DEFAULT_PROMPTS_DIR)
     const prompts = promptFiles && (await loadPromptFiles(store, admin.prompts, promptFiles))

@@ -4,6 +4,7 @@ import { dirname, join } from 'node:path'
 import { MIN_SECRET_CHARS } from './crypto/secret-box'
 import { trustedProxyProblem } from './http/client-address'
 import { BUN_DEFAULT_UPSTREAM_POOL, upstreamPoolSize } from './policy/stream-slots'
+import { type Preset, PRESETS, type PresetName } from './providers/openai-compatible'
 import { bool, httpUrl, int, type Kind, list, num, oneOf, readAs, secret, text } from './setting-kinds'
 
 /** The settings read before this one, for a default that follows another setting. */
@@ -34,6 +35,25 @@ const baseUrl = (env: string, url: string, api: string) =>
   setting({ env, flag: true, kind: httpUrl(), default: url, help: `base URL of ${api} (an org's provider record may override it)` })
 const providerKey = (env: string, provider: string) =>
   setting({ env, flag: false, kind: secret('an API key', () => []), default: undefined, help: `${provider} API key of the \`default\` org` })
+
+type PresetSettings = { [K in PresetName as `${K}BaseUrl`]: Setting<string, string | undefined> } & {
+  [K in PresetName as `${K}ApiKey`]: Setting<string, undefined>
+}
+/**
+ * The OpenAI-compatible presets (PRODUCT §17): `GW_<NAME>_BASE_URL` and `<NAME>_API_KEY` set one for the
+ * `default` org at start — a local one when its base URL (or key) is set, a remote one when its key is.
+ */
+const presetSettings = Object.fromEntries(
+  (Object.entries(PRESETS) as [PresetName, Preset][]).flatMap(([name, p]) => [
+    [
+      `${name}BaseUrl`,
+      p.local
+        ? setting({ env: `GW_${name.toUpperCase()}_BASE_URL`, flag: true, kind: httpUrl(), default: undefined, help: `base URL of ${p.label} (usually ${p.baseUrl}); setting it turns the \`${name}\` provider on for the \`default\` org` })
+        : baseUrl(`GW_${name.toUpperCase()}_BASE_URL`, p.baseUrl, `${p.label}'s OpenAI-compatible API`),
+    ],
+    [`${name}ApiKey`, providerKey(p.keyEnv, p.label)],
+  ]),
+) as PresetSettings
 
 /** Keyed by the Config field each one fills; in the order --help lists them (a default may read the ones above it). */
 export const SETTINGS = {
@@ -84,6 +104,7 @@ export const SETTINGS = {
   anthropicApiKey: providerKey('ANTHROPIC_API_KEY', 'Anthropic'),
   googleApiKey: providerKey('GEMINI_API_KEY', 'Google Gemini'),
   mistralApiKey: providerKey('MISTRAL_API_KEY', 'Mistral'),
+  ...presetSettings,
   upstreamTimeoutMs: setting({
     env: 'GW_UPSTREAM_TIMEOUT_MS',
     flag: true,

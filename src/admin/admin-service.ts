@@ -5,11 +5,13 @@ import { oidcUrlProblem } from '../auth/oidc'
 import { newServiceKey } from '../auth/service-keys'
 import { MAX_TTL_SECONDS, signToken } from '../auth/signed-tokens'
 import { badRequest, echo, GatewayError, notFound } from '../errors'
-import { type ProviderId, toProviderId } from '../providers/provider-id'
+import { compatSettings, presetOf } from '../providers/openai-compatible'
+import { isCompatName, type ProviderId, toProviderId } from '../providers/provider-id'
 import {
   checkOidcBody,
   checkOrgBody,
   checkPolicyBody,
+  checkCompatProviderBody,
   checkProviderBody,
   checkRouteBody,
   checkServiceKeyBody,
@@ -31,9 +33,10 @@ import type { BudgetLedger } from '../policy/budget-ledger'
 import { type BudgetStatus, budgetStatus } from '../policy/budgets'
 import { pruneBefore } from '../store/log-retention'
 import type { UsageRow } from '../store/usage-rollup'
-import { parseFallbackChain, parseModelRef } from '../pipeline/chat-input'
+import { parseFallbackChain, parseModelRef, unknownProvider } from '../pipeline/chat-input'
+import type { ModelRef } from '../pipeline/context'
 import { ROUTE_NAME_PATTERN } from '../schemas/admin-bodies'
-import { fieldError } from '../schemas/problems'
+import { type FieldPath, fieldError } from '../schemas/problems'
 import { parseLogQuery } from './log-query'
 import { PromptAdmin } from './prompt-admin'
 import { parseUsageQuery, usageReport } from './usage-report'
@@ -52,6 +55,10 @@ function publicProvider(p: ProviderRecord) {
     enabled: p.enabled,
     weight: p.weight,
     updatedAt: p.updatedAt,
+    // An OpenAI-compatible provider's settings; its headers' values are never shown (they may carry credentials).
+    ...(p.compat
+      ? { kind: p.compat.kind, headers: Object.keys(p.compat.headers), models: p.compat.models, quirks: p.compat.quirks, price: p.compat.price ?? null }
+      : {}),
   }
 }
 
@@ -64,31 +71,74 @@ function providerOf(name: string): ProviderId {
   return provider
 }
 
-/** One of an org's provider keys as given to the admin API or a config file, checked (400 otherwise). */
+/** A provider name of the admin API: a native id, or an OpenAI-compatible provider's name (PRODUCT §17). */
+function providerNameOf(name: string): string {
+  return toProviderId(name) ?? (isCompatName(name) ? name : providerOf(name))
+}
+
+const checkBaseUrl = (baseUrl: string | undefined) => {
+  if (baseUrl !== undefined && !/^https?:\/\/[^/]/.test(baseUrl))
+    throw fieldError(['baseUrl'], `Invalid baseUrl ${echo(baseUrl)}: expected an http(s) URL`, 'expected an http(s) URL')
+  return baseUrl?.replace(/\/+$/, '')
+}
+
+/**
+ * One of an org's provider keys as given to the admin API or a config file, checked (400 otherwise):
+ * a native provider's key, or (`kind: "openai-compatible"`) an OpenAI-compatible provider named `providerName`.
+ */
 export function checkProviderKey(providerName: string, name: string, raw: unknown): Omit<ProviderRecord, 'updatedAt'> {
-  const provider = providerOf(providerName)
   if (!KEY_NAME.test(name)) throw badRequest(`Invalid key name ${echo(name)}: letters, digits, ".", "_" and "-", at most 64`)
+  const compat = typeof raw === 'object' && raw !== null && 'kind' in raw
+  if (compat) return checkCompatProvider(providerName, name, raw)
+  const provider = providerOf(providerName)
   const body = checkProviderBody(raw)
-  if (body.baseUrl !== undefined && !/^https?:\/\/[^/]/.test(body.baseUrl))
-    throw fieldError(['baseUrl'], `Invalid baseUrl ${echo(body.baseUrl)}: expected an http(s) URL`, 'expected an http(s) URL')
   return {
     provider,
     name,
     apiKey: body.apiKey,
-    baseUrl: body.baseUrl?.replace(/\/+$/, ''),
+    baseUrl: checkBaseUrl(body.baseUrl),
     enabled: body.enabled ?? true,
     weight: body.weight ?? 1,
   }
 }
 
-/** A route as given to the admin API or a config file, checked (400 otherwise). */
-export function checkRoute(name: string, raw: unknown): Omit<Route, 'updatedAt'> {
+/** Headers a record may not set: the request's framing is gw's (the key goes in `apiKey`, or `authorization` when it is not Bearer). */
+const RESERVED_HEADERS: ReadonlySet<string> = new Set(['host', 'content-length', 'content-type', 'transfer-encoding', 'connection'])
+
+function checkCompatProvider(providerName: string, name: string, raw: unknown): Omit<ProviderRecord, 'updatedAt'> {
+  if (!isCompatName(providerName))
+    throw badRequest(`Invalid provider name ${echo(providerName)} for an OpenAI-compatible provider: [a-z][a-z0-9-]{0,31}, not a native provider's name`)
+  const body = checkCompatProviderBody(raw)
+  const reserved = Object.keys(body.headers ?? {}).find((h) => RESERVED_HEADERS.has(h.toLowerCase()))
+  if (reserved) throw fieldError(['headers', reserved], `Invalid header ${echo(reserved)}: gw sets it itself`, 'gw sets this header itself')
+  const baseUrl = checkBaseUrl(body.baseUrl) ?? presetOf(providerName)?.baseUrl
+  if (!baseUrl) throw fieldError(['baseUrl'], `baseUrl is required for ${echo(providerName)} (not a preset)`, 'required')
+  return {
+    provider: providerName,
+    name,
+    apiKey: body.apiKey ?? '',
+    baseUrl,
+    enabled: body.enabled ?? true,
+    weight: body.weight ?? 1,
+    compat: compatSettings(providerName, body),
+  }
+}
+
+/**
+ * A route as given to the admin API or a config file, checked (400 otherwise). `providers`, when
+ * given, are the org's providers: a target or fallback entry naming an OpenAI-compatible provider
+ * outside them is refused like an unknown prefix.
+ */
+export function checkRoute(name: string, raw: unknown, providers?: ReadonlySet<string>): Omit<Route, 'updatedAt'> {
   if (!new RegExp(ROUTE_NAME_PATTERN).test(name))
     throw badRequest(`Invalid route name ${echo(name)}: letters, digits, ".", "_", ":" and "-", at most 128, no "/"`)
   const b = checkRouteBody(raw)
   // Targets and fallback entries are provider/model names, checked like a request's.
-  b.targets.forEach((x, i) => parseModelRef(x.model, ['targets', i, 'model']))
-  parseFallbackChain(b.fallback, 'fallback')
+  const known = (ref: ModelRef, at: FieldPath) => {
+    if (providers && ref.kind === 'openai-compatible' && !providers.has(ref.provider)) throw unknownProvider(ref.name, ref.provider, at)
+  }
+  b.targets.forEach((x, i) => known(parseModelRef(x.model, ['targets', i, 'model']), ['targets', i, 'model']))
+  parseFallbackChain(b.fallback, 'fallback').forEach((e, i) => known(e.model, ['fallback', i, 'model']))
   return {
     name,
     targets: b.targets.map((x) => ({ model: x.model, weight: x.weight ?? 1 })),
@@ -188,7 +238,7 @@ export class AdminService {
 
   async deleteProviderKey(orgId: string, providerName: string, name: string): Promise<void> {
     await this.requireOrg(orgId)
-    const provider = providerOf(providerName)
+    const provider = providerNameOf(providerName)
     if (!(await this.store.orgs.deleteProviderKey(orgId, provider, name)))
       throw notFound(`No ${provider} key named ${echo(name)} in org "${orgId}"`)
     this.changed(orgId)
@@ -208,7 +258,8 @@ export class AdminService {
   /** PUT /admin/orgs/:org/routes/:name: creates or replaces a route (PRODUCT §13). */
   async putRoute(orgId: string, name: string, raw: unknown): Promise<Route> {
     await this.requireOrg(orgId)
-    const route = await this.store.routes.putRoute(orgId, checkRoute(name, raw))
+    const providers = new Set((await this.store.orgs.getProviders(orgId)).map((p) => p.provider))
+    const route = await this.store.routes.putRoute(orgId, checkRoute(name, raw, providers))
     this.changed(orgId)
     return route
   }

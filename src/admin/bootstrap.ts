@@ -2,6 +2,7 @@
 
 import { hashKey, serviceKeyId } from '../auth/service-keys'
 import type { Config } from '../config'
+import { compatSettings } from '../providers/openai-compatible'
 import type { ProviderId } from '../providers/provider-id'
 import { StoreConflictError } from '../store/errors'
 import type { Store } from '../store/types'
@@ -41,6 +42,21 @@ export async function bootstrap(store: Store, config: Config): Promise<void> {
       baseUrl: rec?.baseUrl,
       enabled: rec?.enabled ?? true,
       weight: rec?.weight ?? 1,
+    })
+  }
+
+  // OpenAI-compatible presets from GW_<NAME>_BASE_URL / <NAME>_API_KEY (PRODUCT §17); what an admin set besides (quirks, models, headers) is kept.
+  for (const p of config.envPresets) {
+    const rec = (await store.orgs.getProviders(DEFAULT_ORG)).find((r) => r.provider === p.name && r.name === 'default')
+    if (rec?.compat && rec.apiKey === p.apiKey && rec.baseUrl === p.baseUrl) continue
+    await store.orgs.putProvider(DEFAULT_ORG, {
+      provider: p.name,
+      name: 'default',
+      apiKey: p.apiKey,
+      baseUrl: p.baseUrl,
+      enabled: rec?.enabled ?? true,
+      weight: rec?.weight ?? 1,
+      compat: rec?.compat ?? compatSettings(p.name, {}),
     })
   }
 

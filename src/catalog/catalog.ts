@@ -104,6 +104,14 @@ const BASE: ModelInfo = {
   price: null,
 }
 
+/**
+ * A model the catalog cannot know: one of an OpenAI-compatible provider's (PRODUCT §17), spoken to
+ * with `wire`'s adapter, with general defaults and the provider record's price (null: unknown).
+ */
+export function outsideCatalog(wire: ProviderId, name: string, id: string, price: TokenPrices | undefined): ResolvedModel {
+  return { provider: wire, id, name, known: false, info: { ...BASE, price: price ?? null } }
+}
+
 const isObject = (v: unknown): v is Fields => typeof v === 'object' && v !== null && !Array.isArray(v)
 
 /** Checks the fields of one model/family/defaults entry; throws naming the path of the first bad one. */

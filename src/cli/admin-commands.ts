@@ -4,7 +4,8 @@ import { readFileSync } from 'node:fs'
 import { AdminService } from '../admin/admin-service'
 import { DEFAULT_ORG, ensureDefaultOrg } from '../admin/bootstrap'
 import { type Config, PROVIDER_KEY_VARIABLES } from '../config'
-import { toProviderId } from '../providers/provider-id'
+import { presetOf } from '../providers/openai-compatible'
+import { isCompatName, toProviderId } from '../providers/provider-id'
 import { GatewayError } from '../errors'
 import { openStore } from '../server'
 import { ChangeNotices } from '../shared/change-notices'
@@ -27,7 +28,8 @@ const USAGES = [
   'gw org show [--org ID]',
   "gw policy set [--org ID] (--json '{…}' | --file policy.json)",
   `gw provider set PROVIDER [--api-key -] [--org ID] [--base-url URL] [--disabled]
-                    (the key from stdin with --api-key -, else from OPENAI_API_KEY, ANTHROPIC_API_KEY, …)`,
+                    (the key from stdin with --api-key -, else from OPENAI_API_KEY, ANTHROPIC_API_KEY, …;
+                     any other name is an OpenAI-compatible provider: --base-url, or a preset such as ollama, groq)`,
   'gw provider key add PROVIDER NAME [--api-key -] [--weight N] [--base-url URL] [--disabled] [--org ID]',
   'gw provider key remove PROVIDER NAME [--org ID]',
   'gw key create [--org ID] [--name NAME] [--rpm N] [--tpm N]',
@@ -506,7 +508,19 @@ export async function runAdminCommand(config: Config, words: string[], configFla
 
 /** Sets one of the org's keys for a provider (`default` is the key of `gw provider set`). */
 function providerKey(admin: AdminService, a: Args, name: string) {
-  const provider = positional(a, 'which provider? (openai, anthropic, google, mistral)')
+  const provider = positional(a, 'which provider? (openai, anthropic, google, mistral, or an OpenAI-compatible one)')
+  if (!toProviderId(provider) && isCompatName(provider)) {
+    // An OpenAI-compatible provider (PRODUCT §17): its key is optional, from stdin or the preset's variable.
+    const given = flag(a, 'api-key')
+    const variable = presetOf(provider)?.keyEnv
+    const apiKey = given !== undefined ? secretArg('api-key', given, variable ? `set ${variable}` : 'leave it out') : variable ? process.env[variable] : undefined
+    return admin.putProvider(
+      orgOf(a),
+      provider,
+      { kind: 'openai-compatible', enabled: !a.flags.has('disabled'), ...pick({ apiKey: apiKey || undefined, baseUrl: flag(a, 'base-url'), weight: num(a, 'weight') }) },
+      name,
+    )
+  }
   return admin.putProvider(
     orgOf(a),
     provider,

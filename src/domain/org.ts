@@ -1,7 +1,7 @@
 // An org and what it owns: policy (limits, budgets), provider keys, routes, service keys, signing secrets, OIDC.
 
 import type { Static } from '@sinclair/typebox'
-import type { ProviderId } from '../providers/provider-id'
+import type { CompatSettings } from '../providers/openai-compatible'
 import type { PolicyBody } from '../schemas/admin-bodies'
 
 /**
@@ -27,7 +27,8 @@ export interface Org {
 
 /** One of an org's keys for a provider; `apiKey` is decrypted only in memory, never returned by the admin API. */
 export interface ProviderRecord {
-  provider: ProviderId
+  /** A native provider id, or the name of an OpenAI-compatible provider (then `compat` is set). */
+  provider: string
   /** `default` for the key of PUT /admin/orgs/:org/providers/:provider (PRODUCT §13). */
   name: string
   /** Share of the provider's traffic among its enabled keys. */
@@ -35,6 +36,8 @@ export interface ProviderRecord {
   apiKey: string
   baseUrl: string | undefined
   enabled: boolean
+  /** Set for OpenAI-compatible providers (PRODUCT §17): headers, models, quirks, price. */
+  compat?: CompatSettings
   updatedAt: string
 }
 

@@ -3,15 +3,15 @@
 
 import { resolve } from 'node:path'
 import { type Config, PROVIDER_KEY_VARIABLES } from '../config'
-import { PROVIDER_IDS, type ProviderId } from '../providers/provider-id'
+import { PROVIDER_IDS } from '../providers/provider-id'
 import { databaseTarget } from '../store/postgres/open'
 
 export interface StartupFacts {
   url: string
   /** The admin listener, when GW_ADMIN_PORT gives it one. */
   adminUrl?: string
-  /** Providers the `default` org has a key for. */
-  providers: ProviderId[]
+  /** Providers the `default` org has a key for (native ids, then OpenAI-compatible names). */
+  providers: string[]
 }
 
 export interface StartupSummary {
@@ -22,7 +22,7 @@ export interface StartupSummary {
   store: string
   rateLimits: string
   redis: string
-  providers: ProviderId[]
+  providers: string[]
   metrics: string
   tracing: string
   accessLog: string

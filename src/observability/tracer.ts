@@ -57,7 +57,7 @@ export class AttemptSpan {
     const operation = this.trace.operation ?? 'chat'
     const a: Record<string, AttrValue> = {
       'gen_ai.operation.name': operation,
-      'gen_ai.provider.name': GENAI_PROVIDER[f.target.provider],
+      'gen_ai.provider.name': f.target.compat ? f.target.compat.name : GENAI_PROVIDER[f.target.provider],
       'gen_ai.request.model': f.target.model.id,
       'gw.attempt.outcome': f.record.outcome,
     }
@@ -142,8 +142,9 @@ export class Tracer {
     if (e.orgId) a['gw.org_id'] = e.orgId
     if (e.authMode) a['gw.auth_mode'] = e.authMode
     if (e.requestedModel) a['gen_ai.request.model'] = e.requestedModel
-    const provider = e.provider as ProviderId | null
-    if (provider && GENAI_PROVIDER[provider]) a['gen_ai.provider.name'] = GENAI_PROVIDER[provider]
+    const provider = e.provider
+    // An OpenAI-compatible provider is named by its own name (PRODUCT §17).
+    if (provider) a['gen_ai.provider.name'] = GENAI_PROVIDER[provider as ProviderId] ?? provider
     if (e.errorCode) a['error.type'] = e.errorCode
     if (e.fallback.used) {
       a['gw.fallback.reason'] = e.fallback.reason ?? ''

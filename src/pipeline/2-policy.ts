@@ -7,7 +7,9 @@ import { applicableBudgets, type BudgetHold, LEASE_MARGIN_MS, maxCostUsd, reserv
 import type { LimitCheck } from '../policy/rate-limiter'
 import { INSTANCE_CLAIM } from '../policy/stream-slots'
 import type { RateLimits } from '../domain/org'
+import { unknownProvider } from './chat-input'
 import type { ChatInput, Deps, Identity, OrgContext, RawBody } from './context'
+import { resolveModel } from './3-route'
 import type { PolicyView } from './policy-view'
 
 /**
@@ -35,6 +37,8 @@ export async function enforcePolicy(
   raw?: RawBody,
 ): Promise<Charge | undefined> {
   const policy = org.org.policy
+  for (const [ref, at] of [[input.model, ['model']], ...input.fallbackChain.map((e, i) => [e.model, ['fallback_chain', i, 'model']] as const)] as const)
+    if (ref.kind === 'openai-compatible' && !org.providers.has(ref.provider)) throw unknownProvider(ref.name, ref.provider, [...at])
   const why = modelUnavailable(org, input.model)
   if (why) throw new GatewayError(403, 'model_not_allowed', `Model not allowed: ${why}`)
   if (policy.allowStreaming === false && input.stream)
@@ -122,7 +126,7 @@ async function reserveBudget(
   const bounds = input.view.costBounds(raw)
   let amount = 0
   for (const ref of [input.model, ...input.fallbackChain.map((e) => e.model)]) {
-    const cost = maxCostUsd(deps.catalog.resolve(ref.provider, ref.id).info, bounds)
+    const cost = maxCostUsd(resolveModel(deps.catalog, org, ref).info, bounds)
     if (cost === null && !policy.allowUnpricedModels)
       throw violation(
         `Model "${ref.name.slice(0, 64)}" has no known price and org "${org.org.id}" has a budget: use a priced model, or set allowUnpricedModels: true in the policy`,

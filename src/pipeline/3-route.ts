@@ -2,7 +2,9 @@
 // target: the catalog entry, and one of the org's keys for the provider — drawn by weight among the
 // enabled keys whose cool-down and breaker admit requests (PRODUCT §13), the others kept in reserve.
 
+import { type Catalog, outsideCatalog, type ResolvedModel } from '../catalog/catalog'
 import type { FailureKind, Target } from '../providers/adapter'
+import { toProviderId, wireOf } from '../providers/provider-id'
 import type { ProviderRecord } from '../domain/org'
 import type { ChatInput, Deps, ModelRef, OrgContext } from './context'
 import { modelUnavailable } from '../policy/model-access'
@@ -30,19 +32,32 @@ function orderKeys(keys: readonly ProviderRecord[], healthy: (k: ProviderRecord)
   return [first, ...enabled.filter((k) => k !== first).sort((a, b) => b.weight - a.weight)]
 }
 
+/**
+ * The catalog's entry for a native provider's model; for an OpenAI-compatible provider's, general
+ * defaults priced as its record says (a local preset: 0; none: unknown).
+ */
+export function resolveModel(catalog: Catalog, org: OrgContext, ref: ModelRef): ResolvedModel {
+  const native = toProviderId(ref.provider)
+  if (native) return catalog.resolve(native, ref.id)
+  const compat = org.providers.get(ref.provider)?.find((k) => k.compat)?.compat
+  return outsideCatalog(wireOf(ref.kind), ref.name, ref.id, compat?.price)
+}
+
 function toCandidate(deps: Deps, org: OrgContext, ref: ModelRef, stream: boolean, triggers?: FailureKind[]): Candidate {
   const unavailable = modelUnavailable(org, ref)
-  const model = deps.catalog.resolve(ref.provider, ref.id)
+  const model = resolveModel(deps.catalog, org, ref)
   const keys = unavailable ? [] : orderKeys(org.providers.get(ref.provider) ?? [], (k) => deps.health.available(org.org.id, ref.name, { name: k.name, revision: k.updatedAt }))
+  const wire = wireOf(ref.kind)
   const targets = keys.map(
     (k): Target => ({
-      provider: ref.provider,
+      provider: wire,
       model,
-      baseUrl: k.baseUrl ?? deps.config.baseUrls[ref.provider],
+      baseUrl: k.baseUrl ?? deps.config.baseUrls[wire],
       apiKey: k.apiKey,
       keyName: k.name,
       keyRevision: k.updatedAt,
       stream,
+      ...(k.compat ? { compat: { name: ref.provider, headers: k.compat.headers, quirks: k.compat.quirks } } : {}),
     }),
   )
   return { ref, target: targets[0], spareKeys: targets.slice(1), unavailable, triggers }

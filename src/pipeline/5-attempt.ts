@@ -9,6 +9,7 @@
 import { GatewayError } from '../errors'
 import {
   failureClass,
+  providerName,
   type ProviderAdapter,
   type StreamPart,
   type StreamTranslator,
@@ -130,7 +131,7 @@ export class UpstreamAttempt {
       if (this.ctx.signal.aborted) throw clientGone()
       if (err instanceof GatewayError) throw err
       if (this.timedOut) return this.fail({ kind: 'timeout', message: this.timeoutMessage() })
-      return this.fail({ kind: 'provider_error', message: `the connection to ${this.target.provider} failed: ${connectionTrouble(err)}` })
+      return this.fail({ kind: 'provider_error', message: `the connection to ${providerName(this.target)} failed: ${connectionTrouble(err)}` })
     } finally {
       if (!this.handedOver) this.close()
     }
@@ -166,7 +167,7 @@ export class UpstreamAttempt {
 
     if (res.status >= 300 && res.status < 400) {
       res.body?.cancel().catch(() => {})
-      return this.fail({ kind: 'provider_error', status: res.status, message: `${target.provider}: redirected (HTTP ${res.status}); redirects are not followed` })
+      return this.fail({ kind: 'provider_error', status: res.status, message: `${providerName(target)}: redirected (HTTP ${res.status}); redirects are not followed` })
     }
     if (!res.ok) return this.fail(adapter.parseError(res.status, await res.text(), res.headers))
 
@@ -232,7 +233,7 @@ export class UpstreamAttempt {
           type: 'failure',
           failure: this.timedOut
             ? { kind: 'timeout', message: this.timeoutMessage() }
-            : { kind: 'provider_error', message: `the connection to ${this.target.provider} was lost mid-stream: ${connectionTrouble(err)}` },
+            : { kind: 'provider_error', message: `the connection to ${providerName(this.target)} was lost mid-stream: ${connectionTrouble(err)}` },
         },
       ]
     }

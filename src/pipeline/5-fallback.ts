@@ -97,7 +97,7 @@ export async function dispatch(
       continue
     }
     const firedBy = i > 0 ? (kind ?? null) : null
-    const adapter = adapters(c.ref.provider)
+    const adapter = adapters(c.target.provider)
     if (!adapter) {
       skip(c, `provider "${c.ref.provider}" does not serve ${ctx.endpoint}`)
       continue

@@ -2,7 +2,7 @@
 
 import { isoTime } from '../iso-time'
 import { usageTokens } from '../catalog/catalog'
-import type { Target } from '../providers/adapter'
+import { providerName, type Target } from '../providers/adapter'
 import { providerOfModel } from '../providers/provider-id'
 import type { Usage } from '../providers/openai-types'
 import { withJsonText } from '../store/json-text'
@@ -106,7 +106,7 @@ export function logEntry(deps: Deps, ctx: RequestContext | AuthedContext, input:
     providerKey: target?.keyName ?? null,
     model: target ? target.model.name : (o.model ?? null),
     // A request that failed before any provider answered still belongs to the provider it named (every report groups it there).
-    provider: target?.provider ?? providerOfModel(o.model ?? input?.requestedModel ?? '') ?? null,
+    provider: (target && providerName(target)) ?? providerOfModel(o.model ?? input?.requestedModel ?? '') ?? null,
     stream: input?.stream ?? false,
     status: o.status,
     errorCode: o.errorCode,

@@ -1,10 +1,10 @@
 // Turns a raw chat-completions body into a validated ChatInput: gateway fields split from the upstream body.
 
-import { badRequest, echo } from '../errors'
+import { badRequest, echo, type GatewayError } from '../errors'
 import { schemaProblem } from '../json-schema-check'
 import { FAILURE_KINDS, type FailureKind } from '../providers/adapter'
 import type { ChatRequest } from '../providers/openai-types'
-import { modelName, PROVIDER_IDS, type ProviderId, toProviderId } from '../providers/provider-id'
+import { isCompatName, modelName, PROVIDER_IDS, type ProviderId, toProviderId } from '../providers/provider-id'
 import { checkChatBody, checkGatewayFields, type ChatBodyT, MAX_IDENTIFIER_CHARS } from '../schemas/chat-body'
 import { dotted, type FieldPath, fieldError } from '../schemas/problems'
 import type { ChatInput, FallbackEntry, ModelRef, OutputSchema } from './context'
@@ -21,17 +21,26 @@ const GATEWAY_FIELDS = [
   'x-gw-fallback-chain',
 ] as const
 
-/** `provider/model-id` → ModelRef; the string is split at the first `/`. `at` names the field in the 400 (`targets[0].model`). */
+/** The 400 for a model string whose prefix names no provider (of the org, once it is known). */
+export function unknownProvider(value: string, prefix: string | undefined, at: FieldPath): GatewayError {
+  const why = prefix !== undefined ? `unknown provider ${echo(prefix)}` : 'expected provider/model-name'
+  const problem = `${why} (providers: ${PROVIDER_IDS.join(', ')}, or one of the org's OpenAI-compatible providers; "gemini" is an alias of "google")`
+  return fieldError(at, `Invalid ${dotted(at)} ${echo(value)}: ${problem}`, problem)
+}
+
+/**
+ * `provider/model-id` → ModelRef; the string is split at the first `/`. `at` names the field in the 400
+ * (`targets[0].model`). A prefix that is not native but shaped like an OpenAI-compatible provider's
+ * name is taken as one (PRODUCT §17); whether the org has it is the policy stage's question.
+ */
 export function parseModelRef(value: string, at: FieldPath = ['model']): ModelRef {
   const slash = value.indexOf('/')
-  const provider = slash > 0 ? toProviderId(value.slice(0, slash)) : undefined
+  const prefix = slash > 0 ? value.slice(0, slash) : undefined
+  const native = prefix === undefined ? undefined : toProviderId(prefix)
+  const provider = native ?? (prefix !== undefined && isCompatName(prefix) ? prefix : undefined)
   const id = slash > 0 ? value.slice(slash + 1).trim() : ''
-  if (!provider || !id) {
-    const why = slash > 0 && !provider ? `unknown provider ${echo(value.slice(0, slash))}` : 'expected provider/model-name'
-    const problem = `${why} (providers: ${PROVIDER_IDS.join(', ')}; "gemini" is an alias of "google")`
-    throw fieldError(at, `Invalid ${dotted(at)} ${echo(value)}: ${problem}`, problem)
-  }
-  return { provider, id, name: modelName(provider, id) }
+  if (!provider || !id) throw unknownProvider(value, provider ? undefined : prefix, at)
+  return { provider, kind: native ?? 'openai-compatible', id, name: modelName(provider, id) }
 }
 
 /** `x-gw-end-user-id` is an identifier like `user`: at most MAX_IDENTIFIER_CHARS. */

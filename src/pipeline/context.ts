@@ -5,7 +5,7 @@ import type { Catalog } from '../catalog/catalog'
 import type { Config } from '../config'
 import type { FailureKind } from '../providers/adapter'
 import type { ChatRequest } from '../providers/openai-types'
-import type { ProviderId } from '../providers/provider-id'
+import type { ProviderKind } from '../providers/provider-id'
 import type { Observer } from '../observability/observer'
 import type { RequestTrace } from '../observability/tracer'
 import type { ErrorStyle } from '../schemas/api-operation'
@@ -73,8 +73,8 @@ export interface Identity {
 /** An org as the pipeline needs it: policy and usable provider records. */
 export interface OrgContext {
   org: Org
-  /** Every key of each provider (enabled or not), by provider. */
-  providers: ReadonlyMap<ProviderId, readonly ProviderRecord[]>
+  /** Every key of each provider (enabled or not), by provider id or OpenAI-compatible name. */
+  providers: ReadonlyMap<string, readonly ProviderRecord[]>
   /** The org's routes by name (PRODUCT §13). */
   routes: ReadonlyMap<string, Route>
   /** GwSigned secrets, decrypted. */
@@ -82,7 +82,10 @@ export interface OrgContext {
 }
 
 export interface ModelRef {
-  provider: ProviderId
+  /** The prefix: a native provider id, or the name of one of the org's OpenAI-compatible providers (PRODUCT §17). */
+  provider: string
+  /** What the prefix names; an `openai-compatible` one is checked against the org's providers by the policy stage. */
+  kind: ProviderKind
   id: string
   /** `provider/model-id` with the canonical provider name. */
   name: string

@@ -1,7 +1,6 @@
 // Short-lived in-memory cache of org context (policy, decrypted provider keys, signing secrets) and service keys for the request path.
 
 import { warmTokenizer } from '../policy/prompt-tokens'
-import type { ProviderId } from '../providers/provider-id'
 import { StoreUnavailableError } from '../store/errors'
 import { ORG_ID, type ProviderRecord, type ServiceKeyRecord } from '../domain/org'
 import type { Store } from '../store/types'
@@ -83,7 +82,7 @@ export class OrgDirectory {
   private async load(orgId: string): Promise<OrgContext | undefined> {
     const org = await this.store.orgs.getOrg(orgId)
     if (!org) return undefined
-    const providers = new Map<ProviderId, ProviderRecord[]>()
+    const providers = new Map<string, ProviderRecord[]>()
     for (const p of await this.store.orgs.getProviders(orgId)) providers.set(p.provider, [...(providers.get(p.provider) ?? []), p])
     if (org.policy.maxPromptTokens !== undefined) void warmTokenizer()
     const routes = new Map((await this.store.routes.getRoutes(orgId)).map((r) => [r.name, r]))

@@ -20,13 +20,15 @@ export function globMatch(pattern: string, value: string): boolean {
 }
 
 /** Undefined when usable; otherwise the reason it is not. */
-export function modelUnavailable(org: OrgContext, ref: ModelRef): string | undefined {
+export function modelUnavailable(org: OrgContext, ref: Pick<ModelRef, 'provider' | 'name'>): string | undefined {
   const { policy } = org.org
   if (policy.disabledProviders?.some((p) => p.toLowerCase() === ref.provider || (p === 'gemini' && ref.provider === 'google')))
     return `provider "${ref.provider}" is disabled for org "${org.org.id}"`
   if (policy.allowedModels && !policy.allowedModels.some((g) => globMatch(g, ref.name)))
     return `model ${echo(ref.name)} is not in the allowed models of org "${org.org.id}"`
   const keys = org.providers.get(ref.provider)
+  // An OpenAI-compatible provider may need no key (a local server): its record is what makes it usable.
+  if (keys?.some((k) => k.compat)) return keys.some((k) => k.enabled) ? undefined : `provider "${ref.provider}" is disabled for org "${org.org.id}"`
   if (!keys?.length) return `no ${ref.provider} API key is configured for org "${org.org.id}"`
   if (!keys.some((k) => k.enabled)) return `provider "${ref.provider}" is disabled for org "${org.org.id}"`
   return undefined

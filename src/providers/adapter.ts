@@ -3,6 +3,7 @@
 import type { ResolvedModel } from '../catalog/catalog'
 import type { SseEvent } from '../sse/parse'
 import type { ChatRequest, Choice, ChunkChoice, Usage } from './openai-types'
+import type { Quirks } from './openai-compatible'
 import type { ProviderId } from './provider-id'
 
 /** Why an upstream attempt did not produce a usable answer (PRODUCT §4a). */
@@ -56,6 +57,19 @@ export interface Target {
   /** When that key's record last changed: a key benched after a 401/403 comes back when it does. */
   keyRevision: string
   stream: boolean
+  /** Set when the provider is one of the org's OpenAI-compatible ones (`provider` is then `openai`, the adapter spoken). */
+  compat?: CompatTarget
+}
+
+/** The provider's name as logs, errors and spans show it: the OpenAI-compatible provider's own, else the native id. */
+export const providerName = (t: Target): string => t.compat?.name ?? t.provider
+
+/** What the OpenAI adapter needs to speak to an OpenAI-compatible provider (PRODUCT §17). */
+export interface CompatTarget {
+  /** The provider's name (the model prefix). */
+  name: string
+  headers: Record<string, string>
+  quirks: Quirks
 }
 
 export interface UpstreamRequest {

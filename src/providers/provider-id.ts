@@ -1,10 +1,25 @@
-// The four upstream providers gw speaks to, and how a `provider/model-id` string names one.
+// The four native upstream providers gw speaks to, the org's own OpenAI-compatible ones, and how a `provider/model-id` string names one.
 
 export const PROVIDER_IDS = ['openai', 'anthropic', 'google', 'mistral'] as const
 export type ProviderId = (typeof PROVIDER_IDS)[number]
 
+/**
+ * What a model ref's prefix names (PRODUCT §17): one of the four native providers, or one of the
+ * org's OpenAI-compatible providers, named by the org (`ollama`, `groq`, …) and spoken to by the
+ * OpenAI adapter with the provider's quirks.
+ */
+export type ProviderKind = ProviderId | 'openai-compatible'
+
+/** Names of OpenAI-compatible providers: `[a-z][a-z0-9-]{0,31}`, never a native name or alias. */
+export const COMPAT_NAME = /^[a-z][a-z0-9-]{0,31}$/
+
+/** The native adapter family a provider kind is spoken to with. */
+export function wireOf(kind: ProviderKind): ProviderId {
+  return kind === 'openai-compatible' ? 'openai' : kind
+}
+
 /** `provider/model-id`: the one way gw names a model (responses, headers, log entries, the catalog). */
-export function modelName(provider: ProviderId, id: string): string {
+export function modelName(provider: string, id: string): string {
   return `${provider}/${id}`
 }
 
@@ -15,6 +30,11 @@ export function toProviderId(prefix: string): ProviderId | undefined {
   const p = prefix.toLowerCase()
   if ((PROVIDER_IDS as readonly string[]).includes(p)) return p as ProviderId
   return ALIASES[p]
+}
+
+/** A name an OpenAI-compatible provider may take: shaped like one, and not native. */
+export function isCompatName(name: string): boolean {
+  return COMPAT_NAME.test(name) && toProviderId(name) === undefined
 }
 
 /** The provider a `provider/model-id` string names, if its prefix is one (a route name has none). */

@@ -72,6 +72,35 @@ export const ProviderBody = t.Object(
   { additionalProperties: false, title: 'ProviderKeyBody' },
 )
 export const checkProviderBody = validator(ProviderBody)
+/** An OpenAI-compatible provider (PRODUCT §17, docs/providers.md "OpenAI-compatible providers"); `:provider` is its name. */
+export const CompatProviderBody = t.Object(
+  {
+    kind: t.Literal('openai-compatible'),
+    baseUrl: t.Optional(t.String({ description: "the upstream's OpenAI API root (…/v1); a preset's when omitted", maxLength: 2048 })),
+    apiKey: t.Optional(t.String({ minLength: 1, description: 'sent as Authorization: Bearer; none for a local server' })),
+    headers: t.Optional(t.Record(t.String({ pattern: '^[A-Za-z0-9!#$%&\'*+.^_`|~-]{1,64}$' }), t.String({ maxLength: 4096 }), { maxProperties: 20 })),
+    models: t.Optional(t.Array(t.String({ minLength: 1, maxLength: 256 }), { maxItems: 1000 })),
+    quirks: t.Optional(
+      t.Object(
+        {
+          streamUsage: t.Optional(t.Boolean()),
+          tools: t.Optional(t.Boolean()),
+          jsonSchema: t.Optional(t.Union([t.Literal('json_schema'), t.Literal('json_object'), t.Literal('none')])),
+          maxTokensField: t.Optional(t.Union([t.Literal('max_tokens'), t.Literal('max_completion_tokens')])),
+          systemRole: t.Optional(t.Union([t.Literal('system'), t.Literal('user')])),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+    price: t.Optional(t.Object({ input: t.Number({ minimum: 0 }), output: t.Number({ minimum: 0 }) }, { additionalProperties: false, description: 'USD per million tokens' })),
+    enabled: t.Optional(t.Boolean()),
+    weight: t.Optional(t.Number({ exclusiveMinimum: 0, maximum: 1e6 })),
+  },
+  { additionalProperties: false, title: 'CompatProviderBody' },
+)
+export const checkCompatProviderBody = validator(CompatProviderBody)
+/** What PUT /admin/orgs/:org/providers/:provider takes: a native provider's key, or an OpenAI-compatible provider. */
+export const AnyProviderBody = t.Union([ProviderBody, CompatProviderBody], { title: 'AnyProviderBody' })
 export const ServiceKeyBody = t.Object(
   { name: t.Optional(t.String({ maxLength: 200 })), requestsPerMinute: t.Optional(positive), tokensPerMinute: t.Optional(positive) },
   { additionalProperties: false, title: 'NewServiceKey' },

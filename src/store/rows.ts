@@ -1,7 +1,8 @@
 // Row shapes both stores read (SQLite and PostgreSQL name columns alike) and their mapping to records.
 
 import { type SecretBox, sealedFor } from '../crypto/secret-box'
-import { toProviderId } from '../providers/provider-id'
+import type { CompatSettings } from '../providers/openai-compatible'
+import { isCompatName, toProviderId } from '../providers/provider-id'
 import type { OidcConfig, Org, Policy, ProviderRecord, RateLimits, ServiceKeyRecord, SigningSecretRecord } from '../domain/org'
 import type { PromptRecord, PromptVersion, VariableDef } from '../domain/prompt'
 
@@ -26,18 +27,42 @@ export interface ProviderRow {
   base_url: string | null
   /** 0/1 in SQLite, a boolean in PostgreSQL. */
   enabled: number | boolean
+  /** An OpenAI-compatible provider's models, quirks and price (its headers are sealed with the key); null for native ones. */
+  compat: Json<Omit<CompatSettings, 'headers'>> | null
   updated_at: string
 }
+
+/** What `api_key_enc` seals: the key, or for an OpenAI-compatible provider the key and its headers (they may carry credentials). */
+export function sealedKey(rec: Pick<ProviderRecord, 'apiKey' | 'compat'>): string {
+  return rec.compat ? JSON.stringify({ apiKey: rec.apiKey, headers: rec.compat.headers }) : rec.apiKey
+}
+
+/** The `compat` column's value for a record (headers left out: they are sealed). */
+export function compatColumn(rec: Pick<ProviderRecord, 'compat'>): Omit<CompatSettings, 'headers'> | null {
+  if (!rec.compat) return null
+  const { headers: _, ...rest } = rec.compat
+  return rest
+}
+
 export function toProvider(box: SecretBox, r: ProviderRow): ProviderRecord {
-  const provider = toProviderId(r.provider)
+  const provider = r.compat === null ? toProviderId(r.provider) : isCompatName(r.provider) ? r.provider : undefined
   if (!provider) throw new Error(`unknown provider "${r.provider}" in provider_keys`)
+  const opened = box.open(r.api_key_enc, sealedFor.providerKey(r.org_id, r.provider, r.name))
+  let apiKey = opened
+  let compat: CompatSettings | undefined
+  if (r.compat !== null) {
+    const secret = JSON.parse(opened) as { apiKey: string; headers: Record<string, string> }
+    apiKey = secret.apiKey
+    compat = { ...parsed(r.compat), headers: secret.headers }
+  }
   return {
     provider,
     name: r.name,
     weight: r.weight,
-    apiKey: box.open(r.api_key_enc, sealedFor.providerKey(r.org_id, r.provider, r.name)),
+    apiKey,
     baseUrl: r.base_url ?? undefined,
     enabled: r.enabled === 1 || r.enabled === true,
+    compat,
     updatedAt: r.updated_at,
   }
 }

@@ -4,7 +4,6 @@
 import type { LogEntry } from '../domain/log-entry'
 import type { Org, OidcConfig, Policy, ProviderRecord, RateLimits, Route, ServiceKeyRecord, SigningSecretRecord } from '../domain/org'
 import type { PromptRecord, PromptVersion, PromptVersionContent } from '../domain/prompt'
-import type { ProviderId } from '../providers/provider-id'
 import type { UsageQuery, UsageRow } from './usage-rollup'
 
 export interface OrgStore {
@@ -18,7 +17,7 @@ export interface OrgStore {
   /** Every key of every provider, by provider then name. */
   getProviders(orgId: string): Promise<ProviderRecord[]>
   /** Returns false when the org has no such key. */
-  deleteProviderKey(orgId: string, provider: ProviderId, name: string): Promise<boolean>
+  deleteProviderKey(orgId: string, provider: string, name: string): Promise<boolean>
 }
 
 export interface RouteStore {

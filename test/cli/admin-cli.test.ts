@@ -81,6 +81,19 @@ test('secrets never on the command line: provider keys from stdin or the environ
   expect(gwWith({}, 'token-from-stdin-0123456789\n', 'org', 'show', '--admin-token', '-').code).toBe(0)
 })
 
+test('OpenAI-compatible providers from the CLI: a preset with its key from the environment, any other name with --base-url', () => {
+  const groq = gwWith({ GROQ_API_KEY: 'gsk-from-env-000056789' }, undefined, 'provider', 'set', 'groq', '--org', 'acme', '--json')
+  expect(groq.code).toBe(0)
+  expect(groq.json()).toMatchObject({ provider: 'groq', kind: 'openai-compatible', baseUrl: 'https://api.groq.com/openai/v1', apiKey: 'gsk…6789' })
+  expect(groq.out).not.toContain('gsk-from-env')
+  const own = gw('provider', 'set', 'my-llm', '--org', 'acme', '--base-url', 'http://10.0.0.5:8000/v1')
+  expect(own.code).toBe(0)
+  expect(own.json()).toMatchObject({ provider: 'my-llm', kind: 'openai-compatible', baseUrl: 'http://10.0.0.5:8000/v1' })
+  const noUrl = gw('provider', 'set', 'my-other', '--org', 'acme')
+  expect(noUrl.code).toBe(1)
+  expect(noUrl.err).toContain('baseUrl is required')
+})
+
 test('bad input: a clear message and a non-zero exit', () => {
   const dup = gw('org', 'create', '--name', 'Acme', '--id', 'acme')
   expect(dup.code).toBe(1)

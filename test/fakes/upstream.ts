@@ -4,6 +4,7 @@ import { anthropic } from './anthropic.ts'
 import { isObj, planReply, sleep, untilAborted } from './common.ts'
 import { google } from './google.ts'
 import { mistral } from './mistral.ts'
+import { ollama } from './ollama.ts'
 import { openai } from './openai.ts'
 import type {
   Behavior,
@@ -33,7 +34,7 @@ export type {
   UsageSpec,
 } from './types.ts'
 
-const PROVIDERS: Record<FakeProvider, ProviderImpl> = { openai, anthropic, google, mistral }
+const PROVIDERS: Record<FakeProvider | 'ollama', ProviderImpl> = { openai, anthropic, google, mistral, ollama }
 
 /** Gap between the chunks of a `raw` behaviour given as an array. */
 const RAW_CHUNK_GAP_MS = 15
@@ -319,7 +320,8 @@ class Fake implements FakeUpstream {
   }
 }
 
-export async function startFake(provider: FakeProvider, opts?: { apiKey?: string }): Promise<FakeUpstream> {
+/** `ollama`: an OpenAI-compatible upstream speaking OpenAI's format with Ollama's differences (test/fakes/ollama.ts). */
+export async function startFake(provider: FakeProvider | 'ollama', opts?: { apiKey?: string }): Promise<FakeUpstream> {
   const impl = PROVIDERS[provider]
-  return new Fake(provider, opts?.apiKey ?? `test-${provider}-key`, impl)
+  return new Fake(impl.id, opts?.apiKey ?? `test-${provider}-key`, impl)
 }

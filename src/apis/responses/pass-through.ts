@@ -5,6 +5,7 @@
 
 import type { ProviderAdapter, StreamPart, StreamTranslator, UpstreamCompletion, UpstreamRequest } from '../../providers/adapter'
 import { openai } from '../../providers/openai'
+import { openAIHeaders } from '../../providers/openai-compatible'
 import type { ChunkChoice, ChunkDelta, FinishReason, ToolCall, Usage } from '../../providers/openai-types'
 import { clip, isRecord, parseJson } from '../../providers/upstream-errors'
 import type { SseEvent } from '../../sse/parse'
@@ -129,7 +130,7 @@ export function responsesPassThrough(native: Record<string, unknown>): ProviderA
     ...openai,
     buildRequest: (req, target): UpstreamRequest => ({
       url: `${target.baseUrl}/responses`,
-      headers: { authorization: `Bearer ${target.apiKey}`, 'content-type': 'application/json' },
+      headers: openAIHeaders(target),
       // The org's maxTokens is the output limit of a request that sets none (PRODUCT §6).
       body: withModel(native.max_output_tokens == null && req.max_tokens !== undefined ? { ...native, max_output_tokens: req.max_tokens } : native, target.model.id),
     }),

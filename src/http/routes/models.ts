@@ -9,7 +9,9 @@ import { parseModelRef } from '../../pipeline/chat-input'
 import type { AuthedContext, Deps } from '../../pipeline/context'
 import type { Route } from '../../domain/org'
 import { modelUnavailable } from '../../policy/model-access'
+import { ModelDiscovery } from '../../providers/model-discovery'
 import { PROVIDER_IDS } from '../../providers/provider-id'
+import { resolveModel } from '../../pipeline/3-route'
 import { ModelAnswer, ModelList } from '../../schemas/admin-answers'
 import { operationRoutes, ownOperations } from '../operation-routes'
 import { contextFor } from '../request-context'
@@ -40,13 +42,28 @@ export const MODEL_OPERATIONS = ownOperations('client', [
   { id: 'getModel', method: 'GET', path: '/v1/models/*', summary: 'One model or route, by `provider/model` (one encoded segment or two) or route name', answer: ModelAnswer },
 ])
 
-export const modelRoutes = (deps: Deps) =>
-  operationRoutes('model-routes', MODEL_OPERATIONS, {
+/** An OpenAI-compatible provider's model: its record's `models`, then what its own `GET /models` lists. */
+const compatEntry = (provider: string, id: string) => ({ id: `${provider}/${id}`, object: 'model', created: 0, owned_by: provider, endpoints: endpointsServing('chat', 'openai') })
+
+export const modelRoutes = (deps: Deps) => {
+  const discovery = new ModelDiscovery(deps.fetch)
+  /** Each OpenAI-compatible provider of the org the caller may use, with its models (PRODUCT §17). */
+  const compatEntries = async (ctx: AuthedContext) => {
+    const lists = [...ctx.org.providers.entries()].map(async ([provider, keys]) => {
+      const rec = keys.find((k) => k.enabled && k.compat)
+      if (!rec?.compat) return []
+      const ids = new Set([...rec.compat.models, ...(await discovery.models(ctx.org.org.id, rec, rec.baseUrl ?? ''))])
+      return [...ids].map((id) => compatEntry(provider, id)).filter((e) => !modelUnavailable(ctx.org, { provider, name: e.id }))
+    })
+    return (await Promise.all(lists)).flat()
+  }
+  return operationRoutes('model-routes', MODEL_OPERATIONS, {
     listModels: ({ request, path }) =>
       handleApiRequest(deps, contextFor(request, path), async (authenticate) => {
         const ctx = await authenticate()
         const data: object[] = [...ctx.org.routes.values()].map(routeEntry)
         for (const provider of PROVIDER_IDS) for (const m of deps.catalog.list(provider)) if (!modelUnavailable(ctx.org, m)) data.push(entry(m))
+        data.push(...(await compatEntries(ctx)))
         return json(ctx, { object: 'list', data })
       }),
     getModel: ({ request, path, params }) =>
@@ -57,8 +74,10 @@ export const modelRoutes = (deps: Deps) =>
         const route = id.includes('/') ? undefined : ctx.org.routes.get(id)
         if (route) return json(ctx, routeEntry(route))
         const ref = parseModelRef(id)
-        const m = deps.catalog.resolve(ref.provider, ref.id)
-        if (!m.known || modelUnavailable(ctx.org, ref)) throw notFound(`The model "${id.slice(0, 64)}" does not exist or is not available to this org`)
+        const m = resolveModel(deps.catalog, ctx.org, ref)
+        const listed = ref.kind === 'openai-compatible' && (await compatEntries(ctx)).some((e) => e.id === ref.name)
+        if (!(m.known || listed) || modelUnavailable(ctx.org, ref)) throw notFound(`The model "${id.slice(0, 64)}" does not exist or is not available to this org`)
         return json(ctx, entry(m))
       }),
   })
+}

@@ -3,6 +3,7 @@
 
 import type { ProviderAdapter, Target, UpstreamFailure, UpstreamRequest } from '../adapter'
 import { closeObjects, jsonRequest, strictCompatible, withJsonHint } from '../json-output'
+import { applyQuirks, openAIHeaders } from '../openai-compatible'
 import type { ChatMessage, ChatRequest, RequestResponseFormat } from '../openai-types'
 import { fitToolId } from '../tool-ids'
 import { clip, failure, isRecord, parseJson } from '../upstream-errors'
@@ -51,11 +52,9 @@ function toOpenAIRequest(req: ChatRequest, target: Target): UpstreamRequest {
     delete body.stream
     delete body.stream_options
   }
-  return {
-    url: `${target.baseUrl}/chat/completions`,
-    headers: { authorization: `Bearer ${target.apiKey}`, 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-  }
+  // An OpenAI-compatible provider (PRODUCT §17): the request adapted to its quirks.
+  if (target.compat) applyQuirks(body, target.compat.quirks, target.stream)
+  return { url: `${target.baseUrl}/chat/completions`, headers: openAIHeaders(target), body: JSON.stringify(body) }
 }
 
 /** OpenAI error body: `{"error":{"message","type","param","code"}}`. */

@@ -81,6 +81,7 @@ function toPg(
   if (table === 'routes') row.spec = JSON.parse(String(r.spec))
   if (table === 'orgs') row.policy = JSON.parse(String(r.policy))
   if (table === 'provider_keys') row.enabled = r.enabled === 1
+  if (table === 'provider_keys' && r.compat != null) row.compat = JSON.parse(String(r.compat))
   if (table === 'service_keys') row.key_hash = Buffer.from(r.key_hash as Uint8Array)
   if (table === 'prompt_versions') row.variables = JSON.parse(String(r.variables))
   return row

@@ -2,8 +2,7 @@
 
 import type { SQL } from 'bun'
 import { type SecretBox, sealedFor } from '../../crypto/secret-box'
-import type { ProviderId } from '../../providers/provider-id'
-import { type OrgRow, type ProviderRow, toOrg, toProvider } from '../rows'
+import { compatColumn, type OrgRow, type ProviderRow, sealedKey, toOrg, toProvider } from '../rows'
 import type { Org, Policy, ProviderRecord } from '../../domain/org'
 import type { OrgStore } from '../types'
 import { q } from './errors'
@@ -37,20 +36,21 @@ export class PgOrgStore implements OrgStore {
   }
 
   async putProvider(orgId: string, rec: Omit<ProviderRecord, 'updatedAt'>): Promise<ProviderRecord> {
-    const enc = this.box.seal(rec.apiKey, sealedFor.providerKey(orgId, rec.provider, rec.name))
+    const enc = this.box.seal(sealedKey(rec), sealedFor.providerKey(orgId, rec.provider, rec.name))
+    const compat = compatColumn(rec)
     const at = new Date().toISOString()
     const [row] = await q<ProviderRow[]>(this.sql`
-      INSERT INTO provider_keys (org_id, provider, name, api_key_enc, base_url, enabled, weight, updated_at)
-      VALUES (${orgId}, ${rec.provider}, ${rec.name}, ${enc}, ${rec.baseUrl ?? null}, ${rec.enabled}, ${rec.weight}, ${at})
+      INSERT INTO provider_keys (org_id, provider, name, api_key_enc, base_url, enabled, weight, updated_at, compat)
+      VALUES (${orgId}, ${rec.provider}, ${rec.name}, ${enc}, ${rec.baseUrl ?? null}, ${rec.enabled}, ${rec.weight}, ${at}, ${compat}::jsonb)
       ON CONFLICT (org_id, provider, name) DO UPDATE
         SET api_key_enc = excluded.api_key_enc, base_url = excluded.base_url, enabled = excluded.enabled,
-            weight = excluded.weight, updated_at = excluded.updated_at
+            weight = excluded.weight, updated_at = excluded.updated_at, compat = excluded.compat
       RETURNING *`)
     if (!row) throw new Error('upsert returned nothing')
     return toProvider(this.box, row)
   }
 
-  async deleteProviderKey(orgId: string, provider: ProviderId, name: string): Promise<boolean> {
+  async deleteProviderKey(orgId: string, provider: string, name: string): Promise<boolean> {
     return (await q(this.sql`DELETE FROM provider_keys WHERE org_id = ${orgId} AND provider = ${provider} AND name = ${name}`)).count > 0
   }
 

@@ -2,8 +2,7 @@
 
 import type { Database } from 'bun:sqlite'
 import { type SecretBox, sealedFor } from '../../crypto/secret-box'
-import type { ProviderId } from '../../providers/provider-id'
-import { type OrgRow, type ProviderRow, toOrg, toProvider } from '../rows'
+import { compatColumn, type OrgRow, type ProviderRow, sealedKey, toOrg, toProvider } from '../rows'
 import type { Org, Policy, ProviderRecord } from '../../domain/org'
 import type { OrgStore } from '../types'
 import { insertOnce } from './errors'
@@ -21,10 +20,10 @@ export class SqliteOrgStore implements OrgStore {
       get: db.query<OrgRow, [string]>('SELECT * FROM orgs WHERE id = ?1'),
       list: db.query<OrgRow, []>('SELECT * FROM orgs ORDER BY id'),
       policy: db.query<null, [string, string]>('UPDATE orgs SET policy = ?2 WHERE id = ?1'),
-      putProvider: db.query<ProviderRow, [string, string, string, string, string | null, number, number, string]>(
-        `INSERT INTO provider_keys (org_id, provider, name, api_key_enc, base_url, enabled, weight, updated_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
-         ON CONFLICT (org_id, provider, name) DO UPDATE SET api_key_enc = ?4, base_url = ?5, enabled = ?6, weight = ?7, updated_at = ?8
+      putProvider: db.query<ProviderRow, [string, string, string, string, string | null, number, number, string, string | null]>(
+        `INSERT INTO provider_keys (org_id, provider, name, api_key_enc, base_url, enabled, weight, updated_at, compat)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
+         ON CONFLICT (org_id, provider, name) DO UPDATE SET api_key_enc = ?4, base_url = ?5, enabled = ?6, weight = ?7, updated_at = ?8, compat = ?9
          RETURNING *`,
       ),
       providers: db.query<ProviderRow, [string]>('SELECT * FROM provider_keys WHERE org_id = ?1 ORDER BY provider, name'),
@@ -56,11 +55,12 @@ export class SqliteOrgStore implements OrgStore {
       orgId,
       rec.provider,
       rec.name,
-      this.box.seal(rec.apiKey, sealedFor.providerKey(orgId, rec.provider, rec.name)),
+      this.box.seal(sealedKey(rec), sealedFor.providerKey(orgId, rec.provider, rec.name)),
       rec.baseUrl ?? null,
       rec.enabled ? 1 : 0,
       rec.weight,
       new Date().toISOString(),
+      rec.compat ? JSON.stringify(compatColumn(rec)) : null,
     )
     if (!row) throw new Error('upsert returned nothing')
     return toProvider(this.box, row)
@@ -70,7 +70,7 @@ export class SqliteOrgStore implements OrgStore {
     return this.q.providers.all(orgId).map((r) => toProvider(this.box, r))
   }
 
-  async deleteProviderKey(orgId: string, provider: ProviderId, name: string): Promise<boolean> {
+  async deleteProviderKey(orgId: string, provider: string, name: string): Promise<boolean> {
     return this.q.deleteKey.run(orgId, provider, name).changes > 0
   }
 }

@@ -1,0 +1,133 @@
+// OpenAI-compatible providers as data (PRODUCT §17): their record's quirks, the presets, and how the
+// OpenAI adapter's request is adapted to what such an upstream lacks. One adapter serves them all.
+
+import type { Target } from './adapter'
+import type { ChatMessage, ChatRequest } from './openai-types'
+import { textOf } from './content'
+
+/** What an OpenAI-compatible upstream lacks (docs/providers.md, "OpenAI-compatible providers"). */
+export interface Quirks {
+  /** false: `stream_options.include_usage` is not sent, gw counts the tokens itself (logged as estimated). */
+  streamUsage: boolean
+  /** false: a request with tools is refused with 400 before it is sent. */
+  tools: boolean
+  /** `json_schema`: passed on; `json_object`: a schema becomes JSON mode (gw still checks the answer); `none`: refused with 400. */
+  jsonSchema: 'json_schema' | 'json_object' | 'none'
+  /** The field the upstream reads the output limit from; the other spelling is renamed to it. */
+  maxTokensField: 'max_tokens' | 'max_completion_tokens'
+  /** `user`: system messages are merged into the first user message. */
+  systemRole: 'system' | 'user'
+}
+
+export const DEFAULT_QUIRKS: Quirks = { streamUsage: true, tools: true, jsonSchema: 'json_schema', maxTokensField: 'max_tokens', systemRole: 'system' }
+
+/** USD per million tokens for an OpenAI-compatible provider's models. */
+export interface CompatPrice {
+  input: number
+  output: number
+}
+
+/** The part of an OpenAI-compatible provider's record that native providers do not have. */
+export interface CompatSettings {
+  kind: 'openai-compatible'
+  /** Sent with every request (sealed at rest like the key: they may carry credentials). */
+  headers: Record<string, string>
+  /** Model ids listed by /v1/models before (or besides) discovery. */
+  models: string[]
+  quirks: Quirks
+  /** 0 for local presets; undefined: unknown (cost null) unless the record gives prices. */
+  price: CompatPrice | undefined
+}
+
+export interface Preset {
+  baseUrl: string
+  /** A local server: no key needed, and its answers cost 0. */
+  local: boolean
+  /** The variable holding its key (`GROQ_API_KEY`). */
+  keyEnv: string
+  label: string
+  quirks?: Partial<Quirks>
+}
+
+/** Presets: a provider of this name needs only a key (or nothing); public base URLs from each vendor's docs. */
+export const PRESETS = {
+  ollama: { baseUrl: 'http://127.0.0.1:11434/v1', local: true, keyEnv: 'OLLAMA_API_KEY', label: 'Ollama', quirks: { streamUsage: false } },
+  vllm: { baseUrl: 'http://127.0.0.1:8000/v1', local: true, keyEnv: 'VLLM_API_KEY', label: 'vLLM' },
+  llamacpp: { baseUrl: 'http://127.0.0.1:8080/v1', local: true, keyEnv: 'LLAMACPP_API_KEY', label: "llama.cpp's server" },
+  lmstudio: { baseUrl: 'http://127.0.0.1:1234/v1', local: true, keyEnv: 'LMSTUDIO_API_KEY', label: 'LM Studio' },
+  openrouter: { baseUrl: 'https://openrouter.ai/api/v1', local: false, keyEnv: 'OPENROUTER_API_KEY', label: 'OpenRouter' },
+  groq: { baseUrl: 'https://api.groq.com/openai/v1', local: false, keyEnv: 'GROQ_API_KEY', label: 'Groq' },
+  deepseek: { baseUrl: 'https://api.deepseek.com/v1', local: false, keyEnv: 'DEEPSEEK_API_KEY', label: 'DeepSeek' },
+  xai: { baseUrl: 'https://api.x.ai/v1', local: false, keyEnv: 'XAI_API_KEY', label: 'xAI' },
+  together: { baseUrl: 'https://api.together.xyz/v1', local: false, keyEnv: 'TOGETHER_API_KEY', label: 'Together AI' },
+  fireworks: { baseUrl: 'https://api.fireworks.ai/inference/v1', local: false, keyEnv: 'FIREWORKS_API_KEY', label: 'Fireworks AI' },
+  cerebras: { baseUrl: 'https://api.cerebras.ai/v1', local: false, keyEnv: 'CEREBRAS_API_KEY', label: 'Cerebras' },
+} as const satisfies Record<string, Preset>
+
+export type PresetName = keyof typeof PRESETS
+export const PRESET_NAMES = Object.keys(PRESETS) as PresetName[]
+
+export function presetOf(name: string): Preset | undefined {
+  return Object.hasOwn(PRESETS, name) ? PRESETS[name as PresetName] : undefined
+}
+
+/** A record's settings, completed: a preset's quirks under the record's own, a local preset's price 0. */
+export function compatSettings(name: string, given: { headers?: Record<string, string>; models?: string[]; quirks?: Partial<Quirks>; price?: CompatPrice }): CompatSettings {
+  const preset = presetOf(name)
+  return {
+    kind: 'openai-compatible',
+    headers: given.headers ?? {},
+    models: given.models ?? [],
+    quirks: { ...DEFAULT_QUIRKS, ...preset?.quirks, ...given.quirks },
+    price: given.price ?? (preset?.local ? { input: 0, output: 0 } : undefined),
+  }
+}
+
+/** Why a request cannot go to this provider as it is (a 400 names it), or undefined. */
+export function quirkRefusal(req: ChatRequest, name: string, q: Quirks): string | undefined {
+  if (!q.tools && (req.tools?.length || req.tool_choice !== undefined || req.messages.some((m) => m.role === 'tool')))
+    return `${name} does not take tools (its quirks say "tools": false)`
+  const format = req.response_format?.type
+  if (q.jsonSchema === 'none' && (format === 'json_schema' || format === 'json_object'))
+    return `${name} does not take structured output (its quirks say "jsonSchema": "none")`
+  return undefined
+}
+
+/** System messages folded into the first user message, for upstreams without a system role. */
+function withoutSystemRole(messages: ChatMessage[]): ChatMessage[] {
+  const system = messages.filter((m) => m.role === 'system' || m.role === 'developer')
+  if (!system.length) return messages
+  const rest = messages.filter((m) => m.role !== 'system' && m.role !== 'developer')
+  const preamble = system.map((m) => textOf(m, 'openai')).join('\n\n')
+  const first = rest.findIndex((m) => m.role === 'user')
+  if (first < 0) return [{ role: 'user', content: preamble }, ...rest]
+  const user = rest[first] as ChatMessage
+  const content = typeof user.content === 'string' || user.content == null
+    ? `${preamble}\n\n${user.content ?? ''}`
+    : [{ type: 'text' as const, text: preamble }, ...user.content]
+  return rest.map((m, i) => (i === first ? ({ ...user, content } as ChatMessage) : m))
+}
+
+/** The OpenAI request body adapted to the upstream's quirks (after the OpenAI adapter built it). */
+export function applyQuirks(body: Record<string, unknown>, q: Quirks, stream: boolean): void {
+  const other = q.maxTokensField === 'max_tokens' ? 'max_completion_tokens' : 'max_tokens'
+  if (body[other] !== undefined) {
+    body[q.maxTokensField] ??= body[other]
+    delete body[other]
+  }
+  if (stream && !q.streamUsage) delete body.stream_options
+  if (q.jsonSchema === 'json_object' && isJsonSchema(body.response_format)) body.response_format = { type: 'json_object' }
+  if (q.systemRole === 'user') body.messages = withoutSystemRole(body.messages as ChatMessage[])
+}
+
+const isJsonSchema = (f: unknown): boolean => typeof f === 'object' && f !== null && (f as { type?: unknown }).type === 'json_schema'
+
+/**
+ * The headers of a request in OpenAI's format: JSON, the key as Bearer, and for an OpenAI-compatible
+ * provider its own headers (its key left out when it has none: a local server needs none).
+ */
+export function openAIHeaders(target: Pick<Target, 'apiKey' | 'compat'>): Record<string, string> {
+  const headers: Record<string, string> = { 'content-type': 'application/json', ...target.compat?.headers }
+  if (target.apiKey || !target.compat) headers.authorization = `Bearer ${target.apiKey}`
+  return headers
+}
