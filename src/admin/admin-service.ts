@@ -5,13 +5,14 @@ import { oidcUrlProblem } from '../auth/oidc'
 import { newServiceKey } from '../auth/service-keys'
 import { MAX_TTL_SECONDS, signToken } from '../auth/signed-tokens'
 import { badRequest, echo, GatewayError, notFound } from '../errors'
-import { compatSettings, presetOf } from '../providers/openai-compatible'
+import { compatSettings, DEFAULT_QUIRKS, presetOf } from '../providers/openai-compatible'
 import { isCompatName, type ProviderId, toProviderId } from '../providers/provider-id'
 import {
   checkOidcBody,
   checkOrgBody,
   checkPolicyBody,
   checkCompatProviderBody,
+  checkAzureProviderBody,
   checkProviderBody,
   checkRouteBody,
   checkServiceKeyBody,
@@ -59,6 +60,7 @@ function publicProvider(p: ProviderRecord) {
     ...(p.compat
       ? { kind: p.compat.kind, headers: Object.keys(p.compat.headers), models: p.compat.models, quirks: p.compat.quirks, price: p.compat.price ?? null }
       : {}),
+    ...(p.compat?.azure ? { deployments: p.compat.azure.deployments, apiVersion: p.compat.azure.apiVersion ?? null } : {}),
   }
 }
 
@@ -89,7 +91,7 @@ const checkBaseUrl = (baseUrl: string | undefined) => {
 export function checkProviderKey(providerName: string, name: string, raw: unknown): Omit<ProviderRecord, 'updatedAt'> {
   if (!KEY_NAME.test(name)) throw badRequest(`Invalid key name ${echo(name)}: letters, digits, ".", "_" and "-", at most 64`)
   const compat = typeof raw === 'object' && raw !== null && 'kind' in raw
-  if (compat) return checkCompatProvider(providerName, name, raw)
+  if (compat) return (raw as { kind?: unknown }).kind === 'azure' ? checkAzureProvider(providerName, name, raw) : checkCompatProvider(providerName, name, raw)
   const provider = providerOf(providerName)
   const body = checkProviderBody(raw)
   return {
@@ -121,6 +123,22 @@ function checkCompatProvider(providerName: string, name: string, raw: unknown): 
     enabled: body.enabled ?? true,
     weight: body.weight ?? 1,
     compat: compatSettings(providerName, body),
+  }
+}
+
+/** Azure OpenAI (docs/providers.md "Azure OpenAI"): named like an OpenAI-compatible provider, its key in `api-key`. */
+function checkAzureProvider(providerName: string, name: string, raw: unknown): Omit<ProviderRecord, 'updatedAt'> {
+  if (!isCompatName(providerName))
+    throw badRequest(`Invalid provider name ${echo(providerName)} for Azure OpenAI: [a-z][a-z0-9-]{0,31}, not a native provider's name`)
+  const body = checkAzureProviderBody(raw)
+  return {
+    provider: providerName,
+    name,
+    apiKey: body.apiKey,
+    baseUrl: checkBaseUrl(body.baseUrl) as string,
+    enabled: body.enabled ?? true,
+    weight: body.weight ?? 1,
+    compat: { kind: 'azure', headers: {}, models: body.models ?? [], quirks: DEFAULT_QUIRKS, price: body.price, azure: { deployments: body.deployments ?? {}, apiVersion: body.apiVersion } },
   }
 }
 

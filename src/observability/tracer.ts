@@ -57,7 +57,7 @@ export class AttemptSpan {
     const operation = this.trace.operation ?? 'chat'
     const a: Record<string, AttrValue> = {
       'gen_ai.operation.name': operation,
-      'gen_ai.provider.name': f.target.compat ? f.target.compat.name : GENAI_PROVIDER[f.target.provider],
+      'gen_ai.provider.name': f.target.compat?.azure ? 'azure.ai.openai' : f.target.compat ? f.target.compat.name : GENAI_PROVIDER[f.target.provider],
       'gen_ai.request.model': f.target.model.id,
       'gw.attempt.outcome': f.record.outcome,
     }

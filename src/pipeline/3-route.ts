@@ -40,6 +40,11 @@ export function resolveModel(catalog: Catalog, org: OrgContext, ref: ModelRef): 
   const native = toProviderId(ref.provider)
   if (native) return catalog.resolve(native, ref.id)
   const compat = org.providers.get(ref.provider)?.find((k) => k.compat)?.compat
+  // Azure OpenAI serves OpenAI's models: a model id the catalog lists for openai takes its entry and price (docs/providers.md "Azure OpenAI").
+  if (compat?.kind === 'azure') {
+    const m = catalog.resolve('openai', ref.id)
+    return { ...m, name: ref.name, info: { ...m.info, price: compat.price ?? (m.known ? m.info.price : null) } }
+  }
   return outsideCatalog(wireOf(ref.kind), ref.name, ref.id, compat?.price)
 }
 
@@ -57,7 +62,7 @@ function toCandidate(deps: Deps, org: OrgContext, ref: ModelRef, stream: boolean
       keyName: k.name,
       keyRevision: k.updatedAt,
       stream,
-      ...(k.compat ? { compat: { name: ref.provider, headers: k.compat.headers, quirks: k.compat.quirks } } : {}),
+      ...(k.compat ? { compat: { name: ref.provider, headers: k.compat.headers, quirks: k.compat.quirks, ...(k.compat.azure ? { azure: k.compat.azure } : {}) } } : {}),
     }),
   )
   return { ref, target: targets[0], spareKeys: targets.slice(1), unavailable, triggers }

@@ -11,8 +11,8 @@ import type { Candidate } from './3-route'
 import { type Answer, UpstreamAttempt } from './5-attempt'
 import type { AuthedContext, ChatInput, Deps } from './context'
 
-/** The adapter that speaks to a provider for this endpoint; undefined when the provider does not serve it. */
-export type AdapterLookup = (provider: ProviderId) => ProviderAdapter | undefined
+/** The adapter that speaks to a provider for this endpoint (the target says which record, e.g. Azure); undefined when it does not serve it. */
+export type AdapterLookup = (provider: ProviderId, target?: Target) => ProviderAdapter | undefined
 
 export const NO_FALLBACK: Fallback = Object.freeze({ used: false, reason: null, model: null })
 
@@ -97,7 +97,7 @@ export async function dispatch(
       continue
     }
     const firedBy = i > 0 ? (kind ?? null) : null
-    const adapter = adapters(c.target.provider)
+    const adapter = adapters(c.target.provider, c.target)
     if (!adapter) {
       skip(c, `provider "${c.ref.provider}" does not serve ${ctx.endpoint}`)
       continue

@@ -3,6 +3,7 @@
 import type { ResolvedModel } from '../catalog/catalog'
 import type { SseEvent } from '../sse/parse'
 import type { ChatRequest, Choice, ChunkChoice, Usage } from './openai-types'
+import type { AzureSettings } from './azure'
 import type { Quirks } from './openai-compatible'
 import type { ProviderId } from './provider-id'
 
@@ -70,6 +71,8 @@ export interface CompatTarget {
   name: string
   headers: Record<string, string>
   quirks: Quirks
+  /** Azure OpenAI: its URL form and deployments (the key then goes in `api-key`). */
+  azure?: AzureSettings
 }
 
 export interface UpstreamRequest {

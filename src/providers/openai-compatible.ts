@@ -2,6 +2,7 @@
 // OpenAI adapter's request is adapted to what such an upstream lacks. One adapter serves them all.
 
 import type { Target } from './adapter'
+import { type AzureSettings, azureEndpoint } from './azure'
 import type { ChatMessage, ChatRequest } from './openai-types'
 import { textOf } from './content'
 
@@ -29,7 +30,10 @@ export interface CompatPrice {
 
 /** The part of an OpenAI-compatible provider's record that native providers do not have. */
 export interface CompatSettings {
-  kind: 'openai-compatible'
+  /** `azure`: Azure OpenAI (docs/providers.md "Azure OpenAI"), the OpenAI wire at Azure's URLs with an `api-key` header. */
+  kind: 'openai-compatible' | 'azure'
+  /** Set when `kind` is `azure`. */
+  azure?: AzureSettings
   /** Sent with every request (sealed at rest like the key: they may carry credentials). */
   headers: Record<string, string>
   /** Model ids listed by /v1/models before (or besides) discovery. */
@@ -128,6 +132,14 @@ const isJsonSchema = (f: unknown): boolean => typeof f === 'object' && f !== nul
  */
 export function openAIHeaders(target: Pick<Target, 'apiKey' | 'compat'>): Record<string, string> {
   const headers: Record<string, string> = { 'content-type': 'application/json', ...target.compat?.headers }
+  // Azure takes its key in `api-key`, never as Bearer.
+  if (target.compat?.azure) return { ...headers, 'api-key': target.apiKey }
   if (target.apiKey || !target.compat) headers.authorization = `Bearer ${target.apiKey}`
   return headers
+}
+
+/** The URL of an OpenAI API path (`chat/completions`, `embeddings`) for the target, and the `model` its body names (none: leave it out). */
+export function openAIEndpoint(target: Pick<Target, 'baseUrl' | 'compat' | 'model'>, path: string): { url: string; model: string | undefined } {
+  if (target.compat?.azure) return azureEndpoint(target.baseUrl, target.compat.azure, target.model.id, path)
+  return { url: `${target.baseUrl}/${path}`, model: target.model.id }
 }

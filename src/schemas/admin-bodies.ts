@@ -99,8 +99,24 @@ export const CompatProviderBody = t.Object(
   { additionalProperties: false, title: 'CompatProviderBody' },
 )
 export const checkCompatProviderBody = validator(CompatProviderBody)
-/** What PUT /admin/orgs/:org/providers/:provider takes: a native provider's key, or an OpenAI-compatible provider. */
-export const AnyProviderBody = t.Union([ProviderBody, CompatProviderBody], { title: 'AnyProviderBody' })
+/** Azure OpenAI (PRODUCT §17, docs/providers.md "Azure OpenAI"); `:provider` is its name (the model prefix). */
+export const AzureProviderBody = t.Object(
+  {
+    kind: t.Literal('azure'),
+    baseUrl: t.String({ description: 'the resource endpoint, https://<resource>.openai.azure.com (…/openai/v1 also taken)', maxLength: 2048 }),
+    apiKey: t.String({ minLength: 1, description: 'sent as the api-key header' }),
+    apiVersion: t.Optional(t.String({ pattern: '^[A-Za-z0-9._-]{1,64}$', description: 'set: the deployment API (…/openai/deployments/{deployment}/…?api-version=); unset: the v1 API' })),
+    deployments: t.Optional(t.Record(t.String({ minLength: 1, maxLength: 256 }), t.String({ pattern: '^[A-Za-z0-9._-]{1,64}$' }), { maxProperties: 1000, description: 'model id → deployment name (a model not listed is deployed under its own id)' })),
+    models: t.Optional(t.Array(t.String({ minLength: 1, maxLength: 256 }), { maxItems: 1000 })),
+    price: t.Optional(t.Object({ input: t.Number({ minimum: 0 }), output: t.Number({ minimum: 0 }) }, { additionalProperties: false, description: "USD per million tokens; else the catalog's openai price for the same model id, else unknown" })),
+    enabled: t.Optional(t.Boolean()),
+    weight: t.Optional(t.Number({ exclusiveMinimum: 0, maximum: 1e6 })),
+  },
+  { additionalProperties: false, title: 'AzureProviderBody' },
+)
+export const checkAzureProviderBody = validator(AzureProviderBody)
+/** What PUT /admin/orgs/:org/providers/:provider takes: a native provider's key, an OpenAI-compatible provider, or Azure OpenAI. */
+export const AnyProviderBody = t.Union([ProviderBody, CompatProviderBody, AzureProviderBody], { title: 'AnyProviderBody' })
 export const ServiceKeyBody = t.Object(
   { name: t.Optional(t.String({ maxLength: 200 })), requestsPerMinute: t.Optional(positive), tokensPerMinute: t.Optional(positive) },
   { additionalProperties: false, title: 'NewServiceKey' },

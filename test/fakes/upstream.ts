@@ -1,6 +1,7 @@
 // Fake upstream servers for gateway tests: one Bun.serve per provider speaking the provider's native HTTP protocol, scripted by queued behaviours.
 
 import { anthropic } from './anthropic.ts'
+import { azure } from './azure.ts'
 import { isObj, planReply, sleep, untilAborted } from './common.ts'
 import { google } from './google.ts'
 import { mistral } from './mistral.ts'
@@ -34,7 +35,7 @@ export type {
   UsageSpec,
 } from './types.ts'
 
-const PROVIDERS: Record<FakeProvider | 'ollama', ProviderImpl> = { openai, anthropic, google, mistral, ollama }
+const PROVIDERS: Record<FakeProvider | 'ollama' | 'azure', ProviderImpl> = { openai, anthropic, google, mistral, ollama, azure }
 
 /** Gap between the chunks of a `raw` behaviour given as an array. */
 const RAW_CHUNK_GAP_MS = 15
@@ -320,8 +321,11 @@ class Fake implements FakeUpstream {
   }
 }
 
-/** `ollama`: an OpenAI-compatible upstream speaking OpenAI's format with Ollama's differences (test/fakes/ollama.ts). */
-export async function startFake(provider: FakeProvider | 'ollama', opts?: { apiKey?: string }): Promise<FakeUpstream> {
+/**
+ * `ollama`: an OpenAI-compatible upstream speaking OpenAI's format with Ollama's differences (test/fakes/ollama.ts);
+ * `azure`: Azure OpenAI's URL forms and `api-key` header (test/fakes/azure.ts).
+ */
+export async function startFake(provider: FakeProvider | 'ollama' | 'azure', opts?: { apiKey?: string }): Promise<FakeUpstream> {
   const impl = PROVIDERS[provider]
   return new Fake(impl.id, opts?.apiKey ?? `test-${provider}-key`, impl)
 }

@@ -8,7 +8,7 @@ import { badRequest } from '../../errors'
 import { google } from '../../providers/google'
 import { mistral } from '../../providers/mistral'
 import { openai } from '../../providers/openai'
-import { openAIHeaders } from '../../providers/openai-compatible'
+import { openAIEndpoint, openAIHeaders } from '../../providers/openai-compatible'
 import type { AnswerShape } from '../../pipeline/6-normalise'
 import type { ProviderAdapter, Target, UpstreamCompletion, UpstreamRequest } from '../../providers/adapter'
 import type { Usage } from '../../providers/openai-types'
@@ -67,8 +67,11 @@ function vectorsOf(data: unknown): number[][] {
 function openAIEmbeddings(req: EmbeddingsRequest): ProviderAdapter {
   return {
     ...openai,
-    buildRequest: (_chat, target) =>
-      json(`${target.baseUrl}/embeddings`, openAIHeaders(target), { ...req.native, model: target.model.id }),
+    buildRequest: (_chat, target) => {
+      const { url, model } = openAIEndpoint(target, 'embeddings')
+      const { model: _, ...rest } = req.native
+      return json(url, openAIHeaders(target), model === undefined ? rest : { ...rest, model })
+    },
     parseResponse: (body) => {
       if (!isRecord(body) || !Array.isArray(body.data)) throw new Error('answer has no data array')
       return answer(body, readUsage(body.usage))

@@ -35,7 +35,8 @@ export const responses: EndpointDeclaration = {
     return {
       input,
       shape: responsesShape(body),
-      adapters: (p) => (p === 'openai' ? (rebuilt ? adapterFor(p) : passThrough) : openAIState ? undefined : adapterFor(p)),
+      // Azure OpenAI is reached through the chat translators (docs/providers.md "Azure OpenAI").
+      adapters: (p, t) => (p === 'openai' && !t?.compat?.azure ? (rebuilt ? adapterFor(p) : passThrough) : openAIState ? undefined : adapterFor(p)),
     }
   },
 }

@@ -52,7 +52,9 @@ export const modelRoutes = (deps: Deps) => {
     const lists = [...ctx.org.providers.entries()].map(async ([provider, keys]) => {
       const rec = keys.find((k) => k.enabled && k.compat)
       if (!rec?.compat) return []
-      const ids = new Set([...rec.compat.models, ...(await discovery.models(ctx.org.org.id, rec, rec.baseUrl ?? ''))])
+      // Azure: the record's models and deployments (its `GET /models` lists the resource's base models, not what it deploys).
+      const found = rec.compat.azure ? Object.keys(rec.compat.azure.deployments) : await discovery.models(ctx.org.org.id, rec, rec.baseUrl ?? '')
+      const ids = new Set([...rec.compat.models, ...found])
       return [...ids].map((id) => compatEntry(provider, id)).filter((e) => !modelUnavailable(ctx.org, { provider, name: e.id }))
     })
     return (await Promise.all(lists)).flat()

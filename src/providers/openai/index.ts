@@ -3,7 +3,8 @@
 
 import type { ProviderAdapter, Target, UpstreamFailure, UpstreamRequest } from '../adapter'
 import { closeObjects, jsonRequest, strictCompatible, withJsonHint } from '../json-output'
-import { applyQuirks, openAIHeaders } from '../openai-compatible'
+import { isContentFilterError } from '../azure'
+import { applyQuirks, openAIEndpoint, openAIHeaders } from '../openai-compatible'
 import type { ChatMessage, ChatRequest, RequestResponseFormat } from '../openai-types'
 import { fitToolId } from '../tool-ids'
 import { clip, failure, isRecord, parseJson } from '../upstream-errors'
@@ -39,7 +40,9 @@ function structuredOutput(req: ChatRequest, messages: ChatMessage[]): { format?:
 /** Reasoning models refuse `max_tokens`; everything else is forwarded as the client sent it. */
 function toOpenAIRequest(req: ChatRequest, target: Target): UpstreamRequest {
   const { format, messages } = structuredOutput(req, fitToolIds(req.messages))
-  const body: Record<string, unknown> = { ...req, model: target.model.id, messages }
+  const endpoint = openAIEndpoint(target, 'chat/completions')
+  const body: Record<string, unknown> = { ...req, model: endpoint.model, messages }
+  if (endpoint.model === undefined) delete body.model
   if (format) body.response_format = format
   if (target.model.info.reasoning && body.max_tokens !== undefined) {
     body.max_completion_tokens ??= body.max_tokens
@@ -54,16 +57,16 @@ function toOpenAIRequest(req: ChatRequest, target: Target): UpstreamRequest {
   }
   // An OpenAI-compatible provider (PRODUCT §17): the request adapted to its quirks.
   if (target.compat) applyQuirks(body, target.compat.quirks, target.stream)
-  return { url: `${target.baseUrl}/chat/completions`, headers: openAIHeaders(target), body: JSON.stringify(body) }
+  return { url: endpoint.url, headers: openAIHeaders(target), body: JSON.stringify(body) }
 }
 
-/** OpenAI error body: `{"error":{"message","type","param","code"}}`. */
+/** OpenAI error body: `{"error":{"message","type","param","code"}}`; Azure's content filter's 400 is a refusal. */
 export function parseOpenAIError(status: number, text: string, headers: Headers): UpstreamFailure {
   const json = parseJson(text)
   const e = isRecord(json) && isRecord(json.error) ? json.error : undefined
   const message = typeof e?.message === 'string' ? e.message : clip(text) || `HTTP ${status}`
   const contextLimit = e?.code === 'context_length_exceeded' || /maximum context length|context window/i.test(message)
-  return failure(status, message, headers, contextLimit ? 'context_limit' : undefined)
+  return failure(status, message, headers, contextLimit ? 'context_limit' : isContentFilterError(e) ? 'refusal_detected' : undefined)
 }
 
 export const openai: ProviderAdapter = {
