@@ -257,3 +257,18 @@ test('the Messages, Responses and embeddings endpoints get the GenAI attributes 
   const embedAttempt = byKind(receiver.spans, 3).find((s) => s.name === 'embeddings text-embedding-3-small')
   expect(embedAttempt?.attributes).toMatchObject({ 'gen_ai.operation.name': 'embeddings', 'gen_ai.provider.name': 'openai' })
 })
+
+test("an Azure OpenAI attempt is named azure.ai.openai (GenAI conventions), and its key is in no span", async () => {
+  const key = 'azure-span-SECRET-0123456789abcdef'
+  const azure = await startFake('azure', { apiKey: key })
+  try {
+    expect((await gw.admin('PUT', '/orgs/default/providers/azure', { kind: 'azure', baseUrl: azure.url, apiKey: key })).status).toBe(200)
+    expect((await gw.chat({ model: 'azure/gpt-4o-mini', messages: hello })).status).toBe(200)
+    const [client] = byKind(await receiver.waitFor(2), 3)
+    expect(client?.attributes).toMatchObject({ 'gen_ai.provider.name': 'azure.ai.openai', 'gen_ai.request.model': 'gpt-4o-mini', 'gw.attempt.outcome': 'ok' })
+    expect(JSON.stringify(receiver.spans, (_k, v) => (typeof v === 'bigint' ? String(v) : v))).not.toContain(key)
+  } finally {
+    await gw.admin('DELETE', '/orgs/default/providers/azure')
+    await azure.stop()
+  }
+})
