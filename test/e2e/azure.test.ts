@@ -3,6 +3,9 @@
 // and the key kept secret.
 
 import { afterAll, beforeAll, beforeEach, expect, test } from 'bun:test'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { AZURE_CONTENT_FILTER_400 } from '../fakes/azure'
 import { startFake, type FakeUpstream } from '../fakes/upstream'
 import { readSse, startTestGateway, type TestGateway } from '../helpers/gateway'
@@ -116,6 +119,39 @@ test("Azure's content filter is a refusal: its 400 is logged as refusal_detected
   expect(cut.status).toBe(200)
   expect(((await cut.json()) as any).choices[0].finish_reason).toBe('content_filter')
   expect((await gw.log(requestId(cut))).attempts).toEqual([expect.objectContaining({ outcome: 'refusal_detected', status: 200 })])
+})
+
+test('a streamed answer the content filter cut is logged as refusal_detected', async () => {
+  azure.enqueue({ kind: 'reply', finish: 'content_filter', text: '' })
+  const res = await gw.chat({ model: 'azure-dep/gpt-4o-mini', messages: hello, stream: true })
+  expect(res.status).toBe(200)
+  const events = (await readSse(res)).slice(0, -1) as Record<string, any>[]
+  expect(events.some((c) => c.choices[0]?.finish_reason === 'content_filter')).toBe(true)
+  expect((await gw.log(requestId(res))).attempts).toEqual([expect.objectContaining({ outcome: 'refusal_detected' })])
+})
+
+test("/v1/models lists an Azure record's deployments (Azure itself is not asked)", async () => {
+  const res = await gw.fetch('/v1/models')
+  expect(res.status).toBe(200)
+  const ids = ((await res.json()) as { data: { id: string }[] }).data.map((m) => m.id)
+  expect(ids).toEqual(expect.arrayContaining(['azure/gpt-4o', 'azure-dep/gpt-4o-mini', 'azure-dep/text-embedding-3-small']))
+  expect((await gw.fetch(`/v1/models/${encodeURIComponent('azure-dep/gpt-4o-mini')}`)).status).toBe(200)
+  expect(azure.requests).toHaveLength(0)
+})
+
+test('a config file (GW_CONFIG) sets an Azure record like the admin API', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'gw-azure-config-'))
+  const path = join(dir, 'gw.yaml')
+  writeFileSync(path, `providers:\n  azure:\n    - name: default\n      kind: azure\n      baseUrl: ${azure.url}\n      apiKey: ${SECRET}\n      apiVersion: ${API_VERSION}\n`)
+  const other = await startTestGateway({}, { GW_CONFIG: path })
+  try {
+    const res = await other.chat({ model: 'azure/gpt-4o', messages: hello })
+    expect(res.status).toBe(200)
+    expect(azure.requests[0]?.path).toBe(`/openai/deployments/gpt-4o/chat/completions?api-version=${API_VERSION}`)
+  } finally {
+    await other.stop()
+    rmSync(dir, { recursive: true, force: true })
+  }
 })
 
 test('a 500 from Azure falls back to openai', async () => {
