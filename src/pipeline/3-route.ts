@@ -40,10 +40,11 @@ export function resolveModel(catalog: Catalog, org: OrgContext, ref: ModelRef): 
   const native = toProviderId(ref.provider)
   if (native) return catalog.resolve(native, ref.id)
   const compat = org.providers.get(ref.provider)?.find((k) => k.compat)?.compat
-  // Azure OpenAI serves OpenAI's models: a model id the catalog lists for openai takes its entry and price (docs/providers.md "Azure OpenAI").
+  // Azure OpenAI serves OpenAI's models: a model id the catalog lists for openai takes its entry and price (docs/providers.md
+  // "Azure OpenAI"); it stays unknown (`known: false`) like every org-named provider's, so metrics label it `other`.
   if (compat?.kind === 'azure') {
     const m = catalog.resolve('openai', ref.id)
-    return { ...m, name: ref.name, info: { ...m.info, price: compat.price ?? (m.known ? m.info.price : null) } }
+    return { ...m, name: ref.name, known: false, info: { ...m.info, price: compat.price ?? (m.known ? m.info.price : null) } }
   }
   return outsideCatalog(wireOf(ref.kind), ref.name, ref.id, compat?.price)
 }

@@ -308,3 +308,21 @@ test('gw_requests_in_flight counts a stream until its end, and one whose client 
     await openai.stop()
   }
 })
+
+test("an Azure OpenAI record's models are labelled other (org-chosen names stay out of the labels), priced from the catalog", async () => {
+  const azure = await startFake('azure')
+  const gw = await startTestGateway({})
+  try {
+    expect((await gw.admin('PUT', '/orgs/default/providers/my-azure', { kind: 'azure', baseUrl: azure.url, apiKey: azure.apiKey })).status).toBe(200)
+    const res = await gw.chat({ model: 'my-azure/gpt-4o', messages: hello })
+    expect(res.status).toBe(200)
+    expect(Number(res.headers.get('x-gw-cost-usd'))).toBeGreaterThan(0)
+    const m = await scrape(gw)
+    expect(m.value('gw_requests_total', { endpoint: CHAT, provider: '', model: 'other', status: '200', code: '' })).toBe(1)
+    const text = await (await fetch(`${gw.url}/metrics`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).text()
+    expect(text).not.toContain('my-azure')
+  } finally {
+    await gw.stop()
+    await azure.stop()
+  }
+})
