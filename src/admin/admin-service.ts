@@ -6,12 +6,14 @@ import { newServiceKey } from '../auth/service-keys'
 import { MAX_TTL_SECONDS, signToken } from '../auth/signed-tokens'
 import { badRequest, echo, GatewayError, notFound } from '../errors'
 import { compatSettings, presetOf } from '../providers/openai-compatible'
+import { parseServiceAccountKey } from '../providers/vertex/token-source'
 import { isCompatName, type ProviderId, toProviderId } from '../providers/provider-id'
 import {
   checkOidcBody,
   checkOrgBody,
   checkPolicyBody,
   checkCompatProviderBody,
+  checkVertexProviderBody,
   checkProviderBody,
   checkRouteBody,
   checkServiceKeyBody,
@@ -50,7 +52,7 @@ function publicProvider(p: ProviderRecord) {
   return {
     provider: p.provider,
     name: p.name,
-    apiKey: maskKey(p.apiKey),
+    apiKey: maskKey(p.vertex ? '' : p.apiKey),
     baseUrl: p.baseUrl ?? null,
     enabled: p.enabled,
     weight: p.weight,
@@ -59,6 +61,8 @@ function publicProvider(p: ProviderRecord) {
     ...(p.compat
       ? { kind: p.compat.kind, headers: Object.keys(p.compat.headers), models: p.compat.models, quirks: p.compat.quirks, price: p.compat.price ?? null }
       : {}),
+    // A Vertex AI provider's settings; its service-account key is never shown, not even masked.
+    ...(p.vertex ? { kind: p.vertex.kind, project: p.vertex.project, location: p.vertex.location } : {}),
   }
 }
 
@@ -89,6 +93,7 @@ const checkBaseUrl = (baseUrl: string | undefined) => {
 export function checkProviderKey(providerName: string, name: string, raw: unknown): Omit<ProviderRecord, 'updatedAt'> {
   if (!KEY_NAME.test(name)) throw badRequest(`Invalid key name ${echo(name)}: letters, digits, ".", "_" and "-", at most 64`)
   const compat = typeof raw === 'object' && raw !== null && 'kind' in raw
+  if (compat && (raw as { kind: unknown }).kind === 'vertex') return checkVertexProvider(providerName, name, raw)
   if (compat) return checkCompatProvider(providerName, name, raw)
   const provider = providerOf(providerName)
   const body = checkProviderBody(raw)
@@ -121,6 +126,30 @@ function checkCompatProvider(providerName: string, name: string, raw: unknown): 
     enabled: body.enabled ?? true,
     weight: body.weight ?? 1,
     compat: compatSettings(providerName, body),
+  }
+}
+
+function checkVertexProvider(providerName: string, name: string, raw: unknown): Omit<ProviderRecord, 'updatedAt'> {
+  if (!isCompatName(providerName))
+    throw badRequest(`Invalid provider name ${echo(providerName)} for a Vertex AI provider: [a-z][a-z0-9-]{0,31}, not a native provider's name`)
+  const body = checkVertexProviderBody(raw)
+  let json: unknown = body.serviceAccountKey
+  if (typeof json === 'string') {
+    try {
+      json = JSON.parse(json)
+    } catch {
+      throw fieldError(['serviceAccountKey'], 'Invalid serviceAccountKey: not JSON', 'not JSON')
+    }
+  }
+  const key = parseServiceAccountKey(json)
+  return {
+    provider: providerName,
+    name,
+    apiKey: JSON.stringify(key),
+    baseUrl: checkBaseUrl(body.baseUrl),
+    enabled: body.enabled ?? true,
+    weight: body.weight ?? 1,
+    vertex: { kind: 'vertex', project: body.project, location: body.location },
   }
 }
 
