@@ -20,7 +20,7 @@ import {
 import type { ChatRequest } from '../providers/openai-types'
 import { clip, parseUpstreamJson } from '../providers/upstream-errors'
 import { SseDecoder } from '../sse/parse'
-import { toVertexRequest, vertexToken } from '../providers/vertex/vertex'
+import { forgetVertexToken, toVertexRequest, vertexToken } from '../providers/vertex/vertex'
 import type { AttemptSpan } from '../observability/tracer'
 import type { Attempt } from '../domain/log-entry'
 import type { AuthedContext, Deps, ModelRef } from './context'
@@ -177,7 +177,10 @@ export class UpstreamAttempt {
       res.body?.cancel().catch(() => {})
       return this.fail({ kind: 'provider_error', status: res.status, message: `${providerName(target)}: redirected (HTTP ${res.status}); redirects are not followed` })
     }
-    if (!res.ok) return this.fail(adapter.parseError(res.status, await res.text(), res.headers))
+    if (!res.ok) {
+      if (target.vertex && res.status === 401) forgetVertexToken(deps, target)
+      return this.fail(adapter.parseError(res.status, await res.text(), res.headers))
+    }
 
     if (!target.stream) {
       this.arm(this.timeoutMs, 'headers')

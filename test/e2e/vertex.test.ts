@@ -145,6 +145,21 @@ test('429 RESOURCE_EXHAUSTED is a rate limit, the key\'s failure', async () => {
   expect((log.attempts as Record<string, unknown>[])[0]).toMatchObject({ outcome: 'rate_limit', class: 'key', status: 429 })
 })
 
+test('a token Vertex refuses (401) is a key failure and is not reused: once the key is back, a new token is fetched', async () => {
+  vertex.revokeAll()
+  const res = await gw.chat({ model: 'vertex/gemini-2.5-pro', messages: hello })
+  expect(res.status).toBe(502)
+  expect(await res.text()).toContain('UNAUTHENTICATED')
+  const log = await gw.log(res.headers.get('x-gw-request-id') as string)
+  expect((log.attempts as Record<string, unknown>[])[0]).toMatchObject({ class: 'key', status: 401 })
+  // The record set again (a benched key comes back when it changes): the same service account, a new token.
+  expect((await gw.admin('PUT', '/orgs/default/providers/vertex', provider(pem))).status).toBe(200)
+  const again = await gw.chat({ model: 'vertex/gemini-2.5-pro', messages: hello })
+  expect(again.status).toBe(200)
+  expect(oauth.issued).toHaveLength(2)
+  expect(lastRequest()?.headers.authorization).toBe(`Bearer ${oauth.issued[1]}`)
+})
+
 test('a foreign key (grant signed by another key) fails as a key failure without leaking the key, and falls back to openai', async () => {
   const res = await gw.chat({ model: 'vertex-foreign/gemini-2.5-flash', messages: hello })
   expect(res.status).toBe(502)

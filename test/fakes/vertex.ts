@@ -24,6 +24,8 @@ export interface FakeVertex {
   requests: FakeVertexRequest[]
   /** The next answers are these errors (status and google.rpc.Status), in order. */
   failNext(...statuses: number[]): void
+  /** The tokens issued so far are refused from now on (401), as after a revocation. */
+  revokeAll(): void
   stop(): Promise<void>
 }
 
@@ -43,6 +45,7 @@ function answer(impl: ProviderImpl, ctx: RequestCtx): Response {
 export function startFakeVertex(opts: { project: string; location: string; tokens: () => readonly string[] }): FakeVertex {
   const requests: FakeVertexRequest[] = []
   const failures: number[] = []
+  const revoked = new Set<string>()
   const server = Bun.serve({
     hostname: '127.0.0.1',
     port: 0,
@@ -60,7 +63,7 @@ export function startFakeVertex(opts: { project: string; location: string; token
       const m = ROUTE.exec(url.pathname)
       if (req.method !== 'POST' || !m) return reply(googleError(404, `Method not found: ${req.method} ${url.pathname}`))
       const token = /^Bearer (.+)$/.exec(headers.authorization ?? '')?.[1]
-      if (!token || !opts.tokens().includes(token))
+      if (!token || !opts.tokens().includes(token) || revoked.has(token))
         return reply(googleError(401, 'Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential.'))
       const [, project, location, publisher, model, method] = m as unknown as [string, string, string, string, string, string]
       if (decodeURIComponent(project) !== opts.project) return reply(googleError(403, `Permission denied on resource project ${project}.`))
@@ -89,6 +92,9 @@ export function startFakeVertex(opts: { project: string; location: string; token
     url: `http://127.0.0.1:${server.port}`,
     requests,
     failNext: (...statuses) => failures.push(...statuses),
+    revokeAll: () => {
+      for (const t of opts.tokens()) revoked.add(t)
+    },
     stop: () => server.stop(true),
   }
 }

@@ -48,6 +48,11 @@ export const MAX_TOKEN_SOURCES = 256
 
 const sources = new WeakMap<object, Map<string, ServiceAccountTokenSource>>()
 
+/** Vertex refused the token (401): the next request asks for a new one (a revoked token is not reused). */
+export function forgetVertexToken(owner: object, target: Target): void {
+  sources.get(owner)?.get(target.apiKey)?.invalidate()
+}
+
 /**
  * An access token for the target's service-account key (its sealed `apiKey`): one token source per key
  * and gateway (`owner`), so the token is fetched once per expiry, not per request. A failure is an
