@@ -180,3 +180,15 @@ test('a foreign key (grant signed by another key) fails as a key failure without
   const logs = await (await gw.fetch('/v1/logs?limit=100')).text()
   expectNoKey(logs)
 })
+
+test('a token endpoint that cannot be reached is a provider_error of the provider, never the key\'s, and names no key', async () => {
+  const down = { ...provider(pem), serviceAccountKey: { ...serviceAccountKey(pem), token_uri: 'http://127.0.0.1:1/token' } }
+  expect((await gw.admin('PUT', '/orgs/default/providers/vertex-down', down)).status).toBe(200)
+  const res = await gw.chat({ model: 'vertex-down/gemini-2.5-flash', messages: hello })
+  expect(res.status).toBe(502)
+  const error = await res.text()
+  expect(error).toContain('could not be reached')
+  const log = await gw.log(res.headers.get('x-gw-request-id') as string)
+  expect((log.attempts as Record<string, unknown>[])[0]).toMatchObject({ outcome: 'provider_error', class: 'provider' })
+  expectNoKey(error + JSON.stringify(log))
+})
