@@ -6,6 +6,7 @@ import { newServiceKey } from '../auth/service-keys'
 import { MAX_TTL_SECONDS, signToken } from '../auth/signed-tokens'
 import { badRequest, echo, GatewayError, notFound } from '../errors'
 import { compatSettings, DEFAULT_QUIRKS, presetOf } from '../providers/openai-compatible'
+import { parseServiceAccountKey } from '../providers/vertex/token-source'
 import { isCompatName, type ProviderId, toProviderId } from '../providers/provider-id'
 import {
   checkOidcBody,
@@ -13,6 +14,7 @@ import {
   checkPolicyBody,
   checkCompatProviderBody,
   checkAzureProviderBody,
+  checkVertexProviderBody,
   checkProviderBody,
   checkRouteBody,
   checkServiceKeyBody,
@@ -51,7 +53,7 @@ function publicProvider(p: ProviderRecord) {
   return {
     provider: p.provider,
     name: p.name,
-    apiKey: maskKey(p.apiKey),
+    apiKey: maskKey(p.vertex ? '' : p.apiKey),
     baseUrl: p.baseUrl ?? null,
     enabled: p.enabled,
     weight: p.weight,
@@ -61,6 +63,8 @@ function publicProvider(p: ProviderRecord) {
       ? { kind: p.compat.kind, headers: Object.keys(p.compat.headers), models: p.compat.models, quirks: p.compat.quirks, price: p.compat.price ?? null }
       : {}),
     ...(p.compat?.azure ? { deployments: p.compat.azure.deployments, apiVersion: p.compat.azure.apiVersion ?? null } : {}),
+    // A Vertex AI provider's settings; its service-account key is never shown, not even masked.
+    ...(p.vertex ? { kind: p.vertex.kind, project: p.vertex.project, location: p.vertex.location } : {}),
   }
 }
 
@@ -91,7 +95,9 @@ const checkBaseUrl = (baseUrl: string | undefined) => {
 export function checkProviderKey(providerName: string, name: string, raw: unknown): Omit<ProviderRecord, 'updatedAt'> {
   if (!KEY_NAME.test(name)) throw badRequest(`Invalid key name ${echo(name)}: letters, digits, ".", "_" and "-", at most 64`)
   const compat = typeof raw === 'object' && raw !== null && 'kind' in raw
-  if (compat) return (raw as { kind?: unknown }).kind === 'azure' ? checkAzureProvider(providerName, name, raw) : checkCompatProvider(providerName, name, raw)
+  if (compat && (raw as { kind: unknown }).kind === 'vertex') return checkVertexProvider(providerName, name, raw)
+  if (compat && (raw as { kind: unknown }).kind === 'azure') return checkAzureProvider(providerName, name, raw)
+  if (compat) return checkCompatProvider(providerName, name, raw)
   const provider = providerOf(providerName)
   const body = checkProviderBody(raw)
   return {
@@ -139,6 +145,30 @@ function checkAzureProvider(providerName: string, name: string, raw: unknown): O
     enabled: body.enabled ?? true,
     weight: body.weight ?? 1,
     compat: { kind: 'azure', headers: {}, models: body.models ?? [], quirks: DEFAULT_QUIRKS, price: body.price, azure: { deployments: body.deployments ?? {}, apiVersion: body.apiVersion } },
+  }
+}
+
+function checkVertexProvider(providerName: string, name: string, raw: unknown): Omit<ProviderRecord, 'updatedAt'> {
+  if (!isCompatName(providerName))
+    throw badRequest(`Invalid provider name ${echo(providerName)} for a Vertex AI provider: [a-z][a-z0-9-]{0,31}, not a native provider's name`)
+  const body = checkVertexProviderBody(raw)
+  let json: unknown = body.serviceAccountKey
+  if (typeof json === 'string') {
+    try {
+      json = JSON.parse(json)
+    } catch {
+      throw fieldError(['serviceAccountKey'], 'Invalid serviceAccountKey: not JSON', 'not JSON')
+    }
+  }
+  const key = parseServiceAccountKey(json)
+  return {
+    provider: providerName,
+    name,
+    apiKey: JSON.stringify(key),
+    baseUrl: checkBaseUrl(body.baseUrl),
+    enabled: body.enabled ?? true,
+    weight: body.weight ?? 1,
+    vertex: { kind: 'vertex', project: body.project, location: body.location },
   }
 }
 

@@ -2,6 +2,7 @@
 
 import type { Static } from '@sinclair/typebox'
 import type { CompatSettings } from '../providers/openai-compatible'
+import type { VertexSettings } from '../providers/vertex/vertex'
 import type { PolicyBody } from '../schemas/admin-bodies'
 
 /**
@@ -38,6 +39,8 @@ export interface ProviderRecord {
   enabled: boolean
   /** Set for OpenAI-compatible providers (PRODUCT §17): headers, models, quirks, price. */
   compat?: CompatSettings
+  /** Set for Vertex AI providers (PRODUCT §17): project and location; `apiKey` is the service-account JSON key. */
+  vertex?: VertexSettings
   updatedAt: string
 }
 

@@ -5,6 +5,7 @@
 import { type Catalog, outsideCatalog, type ResolvedModel } from '../catalog/catalog'
 import type { FailureKind, Target } from '../providers/adapter'
 import { toProviderId, wireOf } from '../providers/provider-id'
+import { vertexBaseUrl, vertexWire } from '../providers/vertex/vertex'
 import type { ProviderRecord } from '../domain/org'
 import type { ChatInput, Deps, ModelRef, OrgContext } from './context'
 import { modelUnavailable } from '../policy/model-access'
@@ -39,6 +40,9 @@ function orderKeys(keys: readonly ProviderRecord[], healthy: (k: ProviderRecord)
 export function resolveModel(catalog: Catalog, org: OrgContext, ref: ModelRef): ResolvedModel {
   const native = toProviderId(ref.provider)
   if (native) return catalog.resolve(native, ref.id)
+  // A Vertex AI provider's model, named as the client named it, with the catalog's entry of the same
+  // model (Vertex's `claude-sonnet-4@20250514` is `claude-sonnet-4-20250514`).
+  if (org.providers.get(ref.provider)?.some((k) => k.vertex)) return { ...catalog.resolve(vertexWire(ref.id), ref.id.replace('@', '-')), id: ref.id, name: ref.name }
   const compat = org.providers.get(ref.provider)?.find((k) => k.compat)?.compat
   // Azure OpenAI serves OpenAI's models: a model id the catalog lists for openai takes its entry and price (docs/providers.md
   // "Azure OpenAI"); it stays unknown (`known: false`) like every org-named provider's, so metrics label it `other`.
@@ -53,17 +57,18 @@ function toCandidate(deps: Deps, org: OrgContext, ref: ModelRef, stream: boolean
   const unavailable = modelUnavailable(org, ref)
   const model = resolveModel(deps.catalog, org, ref)
   const keys = unavailable ? [] : orderKeys(org.providers.get(ref.provider) ?? [], (k) => deps.health.available(org.org.id, ref.name, { name: k.name, revision: k.updatedAt }))
-  const wire = wireOf(ref.kind)
+  const wire = keys.some((k) => k.vertex) ? vertexWire(ref.id) : wireOf(ref.kind)
   const targets = keys.map(
     (k): Target => ({
       provider: wire,
       model,
-      baseUrl: k.baseUrl ?? deps.config.baseUrls[wire],
+      baseUrl: k.baseUrl ?? (k.vertex ? vertexBaseUrl(k.vertex.location) : deps.config.baseUrls[wire]),
       apiKey: k.apiKey,
       keyName: k.name,
       keyRevision: k.updatedAt,
       stream,
       ...(k.compat ? { compat: { name: ref.provider, headers: k.compat.headers, quirks: k.compat.quirks, ...(k.compat.azure ? { azure: k.compat.azure } : {}) } } : {}),
+      ...(k.vertex ? { vertex: { name: ref.provider, project: k.vertex.project, location: k.vertex.location, model: ref.id } } : {}),
     }),
   )
   return { ref, target: targets[0], spareKeys: targets.slice(1), unavailable, triggers }

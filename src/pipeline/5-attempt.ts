@@ -20,6 +20,7 @@ import {
 import type { ChatRequest } from '../providers/openai-types'
 import { clip, parseUpstreamJson } from '../providers/upstream-errors'
 import { SseDecoder } from '../sse/parse'
+import { forgetVertexToken, toVertexRequest, vertexToken } from '../providers/vertex/vertex'
 import type { AttemptSpan } from '../observability/tracer'
 import type { Attempt } from '../domain/log-entry'
 import type { AuthedContext, Deps, ModelRef } from './context'
@@ -155,7 +156,14 @@ export class UpstreamAttempt {
           message: `the prompt (about ${tokens} tokens) exceeds the ${target.model.info.contextWindow}-token context window`,
         })
     }
-    const req = adapter.buildRequest(body, target)
+    let req = adapter.buildRequest(body, target)
+    if (target.vertex) {
+      // Vertex AI (PRODUCT §17): an access token from the service-account key, fetched once per expiry;
+      // shared by concurrent requests, so bounded by the attempt timeout rather than by one client.
+      const auth = await vertexToken(deps, target, (url, init) => deps.fetch(url, { ...init, signal: AbortSignal.timeout(this.timeoutMs), redirect: 'manual' }))
+      if (!auth.ok) return this.fail(auth.failure)
+      req = toVertexRequest(req, target, target.vertex, auth.token)
+    }
     this.span = deps.observer.attemptSpan(ctx)
     const headers = this.span ? { ...req.headers, ...this.span.headers() } : req.headers
     ctx.signal.addEventListener('abort', this.onClientAbort, { once: true })
@@ -169,7 +177,10 @@ export class UpstreamAttempt {
       res.body?.cancel().catch(() => {})
       return this.fail({ kind: 'provider_error', status: res.status, message: `${providerName(target)}: redirected (HTTP ${res.status}); redirects are not followed` })
     }
-    if (!res.ok) return this.fail(adapter.parseError(res.status, await res.text(), res.headers))
+    if (!res.ok) {
+      if (target.vertex && res.status === 401) forgetVertexToken(deps, target)
+      return this.fail(adapter.parseError(res.status, await res.text(), res.headers))
+    }
 
     if (!target.stream) {
       this.arm(this.timeoutMs, 'headers')

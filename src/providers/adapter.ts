@@ -6,6 +6,7 @@ import type { ChatRequest, Choice, ChunkChoice, Usage } from './openai-types'
 import type { AzureSettings } from './azure'
 import type { Quirks } from './openai-compatible'
 import type { ProviderId } from './provider-id'
+import type { VertexTarget } from './vertex/vertex'
 
 /** Why an upstream attempt did not produce a usable answer (PRODUCT §4a). */
 export type FailureKind = 'rate_limit' | 'provider_error' | 'timeout' | 'context_limit' | 'refusal_detected'
@@ -60,10 +61,12 @@ export interface Target {
   stream: boolean
   /** Set when the provider is one of the org's OpenAI-compatible ones (`provider` is then `openai`, the adapter spoken). */
   compat?: CompatTarget
+  /** Set when the provider is one of the org's Vertex AI ones (`provider` is then `google` or `anthropic`, the adapter spoken; `apiKey` the service-account key). */
+  vertex?: VertexTarget
 }
 
 /** The provider's name as logs, errors and spans show it: the OpenAI-compatible provider's own, else the native id. */
-export const providerName = (t: Target): string => t.compat?.name ?? t.provider
+export const providerName = (t: Target): string => t.compat?.name ?? t.vertex?.name ?? t.provider
 
 /** What the OpenAI adapter needs to speak to an OpenAI-compatible provider (PRODUCT §17). */
 export interface CompatTarget {

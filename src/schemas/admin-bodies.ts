@@ -115,8 +115,22 @@ export const AzureProviderBody = t.Object(
   { additionalProperties: false, title: 'AzureProviderBody' },
 )
 export const checkAzureProviderBody = validator(AzureProviderBody)
-/** What PUT /admin/orgs/:org/providers/:provider takes: a native provider's key, an OpenAI-compatible provider, or Azure OpenAI. */
-export const AnyProviderBody = t.Union([ProviderBody, CompatProviderBody, AzureProviderBody], { title: 'AnyProviderBody' })
+/** A Google Vertex AI provider (PRODUCT §17, docs/providers.md "Google Vertex AI"); `:provider` is its name. */
+export const VertexProviderBody = t.Object(
+  {
+    kind: t.Literal('vertex'),
+    project: t.String({ pattern: '^[a-z0-9][a-z0-9-]{0,62}$', description: 'the Google Cloud project id' }),
+    location: t.String({ pattern: '^[a-z0-9-]{1,40}$', description: 'the region, e.g. us-central1 (or global)' }),
+    serviceAccountKey: t.Unknown({ description: "the service account's JSON key (an object, or its text); sealed, never shown back" }),
+    baseUrl: t.Optional(t.String({ description: 'default https://{location}-aiplatform.googleapis.com', maxLength: 2048 })),
+    enabled: t.Optional(t.Boolean()),
+    weight: t.Optional(t.Number({ exclusiveMinimum: 0, maximum: 1e6 })),
+  },
+  { additionalProperties: false, title: 'VertexProviderBody' },
+)
+export const checkVertexProviderBody = validator(VertexProviderBody)
+/** What PUT /admin/orgs/:org/providers/:provider takes: a native provider's key, an OpenAI-compatible, an Azure OpenAI or a Vertex AI provider. */
+export const AnyProviderBody = t.Union([ProviderBody, CompatProviderBody, AzureProviderBody, VertexProviderBody], { title: 'AnyProviderBody' })
 export const ServiceKeyBody = t.Object(
   { name: t.Optional(t.String({ maxLength: 200 })), requestsPerMinute: t.Optional(positive), tokensPerMinute: t.Optional(positive) },
   { additionalProperties: false, title: 'NewServiceKey' },

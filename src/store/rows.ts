@@ -2,6 +2,7 @@
 
 import { type SecretBox, sealedFor } from '../crypto/secret-box'
 import type { CompatSettings } from '../providers/openai-compatible'
+import type { VertexSettings } from '../providers/vertex/vertex'
 import { isCompatName, toProviderId } from '../providers/provider-id'
 import type { OidcConfig, Org, Policy, ProviderRecord, RateLimits, ServiceKeyRecord, SigningSecretRecord } from '../domain/org'
 import type { PromptRecord, PromptVersion, VariableDef } from '../domain/prompt'
@@ -28,9 +29,12 @@ export interface ProviderRow {
   /** 0/1 in SQLite, a boolean in PostgreSQL. */
   enabled: number | boolean
   /** An OpenAI-compatible provider's models, quirks and price (its headers are sealed with the key); null for native ones. */
-  compat: Json<Omit<CompatSettings, 'headers'>> | null
+  compat: Json<CompatColumn> | null
   updated_at: string
 }
+
+/** The `compat` column: an OpenAI-compatible provider's settings but its headers, or a Vertex AI provider's (PRODUCT §17). */
+type CompatColumn = Omit<CompatSettings, 'headers'> | VertexSettings
 
 /** What `api_key_enc` seals: the key, or for an OpenAI-compatible provider the key and its headers (they may carry credentials). */
 export function sealedKey(rec: Pick<ProviderRecord, 'apiKey' | 'compat'>): string {
@@ -38,7 +42,8 @@ export function sealedKey(rec: Pick<ProviderRecord, 'apiKey' | 'compat'>): strin
 }
 
 /** The `compat` column's value for a record (headers left out: they are sealed). */
-export function compatColumn(rec: Pick<ProviderRecord, 'compat'>): Omit<CompatSettings, 'headers'> | null {
+export function compatColumn(rec: Pick<ProviderRecord, 'compat' | 'vertex'>): CompatColumn | null {
+  if (rec.vertex) return rec.vertex
   if (!rec.compat) return null
   const { headers: _, ...rest } = rec.compat
   return rest
@@ -50,10 +55,13 @@ export function toProvider(box: SecretBox, r: ProviderRow): ProviderRecord {
   const opened = box.open(r.api_key_enc, sealedFor.providerKey(r.org_id, r.provider, r.name))
   let apiKey = opened
   let compat: CompatSettings | undefined
-  if (r.compat !== null) {
+  let vertex: VertexSettings | undefined
+  const column = r.compat === null ? null : parsed(r.compat)
+  if (column?.kind === 'vertex') vertex = column
+  else if (column !== null) {
     const secret = JSON.parse(opened) as { apiKey: string; headers: Record<string, string> }
     apiKey = secret.apiKey
-    compat = { ...parsed(r.compat), headers: secret.headers }
+    compat = { ...column, headers: secret.headers }
   }
   return {
     provider,
@@ -63,6 +71,7 @@ export function toProvider(box: SecretBox, r: ProviderRow): ProviderRecord {
     baseUrl: r.base_url ?? undefined,
     enabled: r.enabled === 1 || r.enabled === true,
     compat,
+    ...(vertex ? { vertex } : {}),
     updatedAt: r.updated_at,
   }
 }

@@ -34,6 +34,9 @@ export interface TokenSourceOptions {
   scope?: string
 }
 
+/** How a refused grant's message begins (a foreign or revoked key: the key's failure, PRODUCT §4a). */
+export const GRANT_REFUSED = 'the token endpoint refused the service account grant'
+
 const fail = (message: string) => new GatewayError(502, 'provider_error', `vertex: ${message}`)
 
 const clip = (s: string, max = 200) => (s.length > max ? `${s.slice(0, max)}…` : s)
@@ -128,7 +131,7 @@ export class ServiceAccountTokenSource {
     }
     if (!res.ok) {
       const what = [body.error, body.error_description].filter((v) => typeof v === 'string').join(': ')
-      throw fail(`the token endpoint refused the service account grant (HTTP ${res.status}${what ? ` ${clip(what)}` : ''})`)
+      throw fail(`${GRANT_REFUSED} (HTTP ${res.status}${what ? ` ${clip(what)}` : ''})`)
     }
     const token = body.access_token
     const expiresIn = Number(body.expires_in)

@@ -1,0 +1,194 @@
+// Google Vertex AI as a provider kind (PRODUCT §17): Gemini and Anthropic on Vertex behind a service-account
+// key, the access token fetched once per expiry, a foreign key as a key failure, fallback, and the key kept secret.
+
+import { afterAll, beforeAll, expect, test } from 'bun:test'
+import { exportPKCS8, generateKeyPair } from 'jose'
+import { type FakeGoogleOAuth, startFakeGoogleOAuth } from '../fakes/google-oauth'
+import { startFake, type FakeUpstream } from '../fakes/upstream'
+import { type FakeVertex, startFakeVertex } from '../fakes/vertex'
+import { readSse, startTestGateway, type TestGateway } from '../helpers/gateway'
+import { assertChatChunk, assertChatCompletion } from '../helpers/openai-schema'
+
+const EMAIL = 'gw-test@example-project.iam.gserviceaccount.com'
+const PROJECT = 'example-project'
+const LOCATION = 'us-central1'
+const hello = [{ role: 'user', content: 'Say hi please' }]
+
+let oauth: FakeGoogleOAuth
+let vertex: FakeVertex
+let openai: FakeUpstream
+let gw: TestGateway
+let pem = ''
+let foreignPem = ''
+
+const serviceAccountKey = (privateKey: string) => ({
+  type: 'service_account',
+  project_id: PROJECT,
+  private_key_id: 'a1b2c3d4e5f6',
+  private_key: privateKey,
+  client_email: EMAIL,
+  token_uri: oauth.tokenUri,
+})
+const provider = (privateKey: string) => ({ kind: 'vertex', project: PROJECT, location: LOCATION, serviceAccountKey: serviceAccountKey(privateKey), baseUrl: vertex.url })
+
+/** The lines of a PEM key's body: none of them may appear anywhere. */
+const keyLines = (p: string) => p.split('\n').filter((l) => l && !l.startsWith('-----'))
+function expectNoKey(text: string) {
+  for (const k of [pem, foreignPem]) for (const line of keyLines(k)) expect(text).not.toContain(line)
+  expect(text).not.toContain('PRIVATE KEY')
+}
+
+beforeAll(async () => {
+  const pair = await generateKeyPair('RS256', { extractable: true })
+  pem = await exportPKCS8(pair.privateKey)
+  foreignPem = await exportPKCS8((await generateKeyPair('RS256', { extractable: true })).privateKey)
+  oauth = startFakeGoogleOAuth({ clientEmail: EMAIL, publicKey: pair.publicKey, keyId: 'a1b2c3d4e5f6', expiresIn: 3600 })
+  vertex = startFakeVertex({ project: PROJECT, location: LOCATION, tokens: () => oauth.issued })
+  openai = await startFake('openai')
+  gw = await startTestGateway({ openai })
+  expect((await gw.admin('PUT', '/orgs/default/providers/vertex', provider(pem))).status).toBe(200)
+  expect((await gw.admin('PUT', '/orgs/default/providers/vertex-foreign', provider(foreignPem))).status).toBe(200)
+})
+afterAll(async () => {
+  await gw.stop()
+  await Promise.all([oauth.stop(), vertex.stop(), openai.stop()])
+})
+
+/** A streamed answer's text, each chunk checked and the stream ended by [DONE]. */
+async function streamedText(res: Response): Promise<string> {
+  expect(res.status).toBe(200)
+  const events = await readSse(res)
+  expect(events.at(-1)).toBe('[DONE]')
+  const chunks = events.filter((e) => e !== '[DONE]') as Record<string, any>[]
+  for (const c of chunks) assertChatChunk(c)
+  return chunks.map((c) => c.choices[0]?.delta?.content ?? '').join('')
+}
+
+const lastRequest = () => vertex.requests.at(-1)
+const base = `/v1/projects/${PROJECT}/locations/${LOCATION}/publishers`
+
+test('the admin API answers a Vertex provider with its project and location, never its service-account key', async () => {
+  const put = await gw.admin('PUT', '/orgs/default/providers/vertex', provider(pem))
+  expect(put.status).toBe(200)
+  const shown = (await put.json()) as Record<string, unknown>
+  expect(shown).toMatchObject({ provider: 'vertex', kind: 'vertex', project: PROJECT, location: LOCATION, apiKey: '****' })
+  const listing = await (await gw.admin('GET', '/orgs/default')).text()
+  expect(listing).toContain('"vertex-foreign"')
+  expectNoKey(JSON.stringify(shown) + listing)
+  // A key that is not one is refused without repeating it.
+  const bad = await gw.admin('PUT', '/orgs/default/providers/vertex-bad', { ...provider(pem), serviceAccountKey: { ...serviceAccountKey(pem), private_key: 'not a key' } })
+  expect(bad.status).toBe(400)
+  const text = await bad.text()
+  expect(text).toContain('private_key')
+  expect(text).not.toContain('not a key')
+})
+
+test('vertex/gemini-2.5-flash: generateContent on the Vertex URL with a Bearer token the token endpoint issued', async () => {
+  const res = await gw.chat({ model: 'vertex/gemini-2.5-flash', messages: hello })
+  expect(res.status).toBe(200)
+  const body = (await res.json()) as Record<string, any>
+  assertChatCompletion(body)
+  expect(body.model).toBe('vertex/gemini-2.5-flash')
+  expect(body.choices[0].message.content).toContain('fake-google')
+  const sent = lastRequest()
+  expect(sent?.path).toBe(`${base}/google/models/gemini-2.5-flash:generateContent`)
+  expect(sent?.headers.authorization).toBe(`Bearer ${oauth.issued[0]}`)
+  expect(sent?.headers['x-goog-api-key']).toBeUndefined()
+  expect(sent?.body).toMatchObject({ contents: [{ role: 'user', parts: [{ text: 'Say hi please' }] }] })
+  const log = await gw.log(res.headers.get('x-gw-request-id') as string)
+  expect(log.provider).toBe('vertex')
+})
+
+test('vertex/gemini-2.5-flash streams through streamGenerateContent?alt=sse', async () => {
+  const res = await gw.chat({ model: 'vertex/gemini-2.5-flash', messages: hello, stream: true })
+  expect(await streamedText(res)).toContain('fake-google')
+  expect(lastRequest()?.path).toBe(`${base}/google/models/gemini-2.5-flash:streamGenerateContent?alt=sse`)
+})
+
+test('vertex/claude-sonnet-4@20250514: rawPredict with anthropic_version vertex-2023-10-16 and no model in the body', async () => {
+  const res = await gw.chat({ model: 'vertex/claude-sonnet-4@20250514', messages: hello, max_tokens: 50 })
+  expect(res.status).toBe(200)
+  const body = (await res.json()) as Record<string, any>
+  assertChatCompletion(body)
+  expect(body.model).toBe('vertex/claude-sonnet-4@20250514')
+  expect(body.choices[0].message.content).toContain('fake-anthropic')
+  const sent = lastRequest()
+  expect(sent?.path).toBe(`${base}/anthropic/models/claude-sonnet-4%4020250514:rawPredict`)
+  expect(sent?.headers.authorization).toStartWith('Bearer ya29.fake-')
+  expect(sent?.body).toMatchObject({ anthropic_version: 'vertex-2023-10-16', max_tokens: 50 })
+  expect((sent?.body as Record<string, unknown>).model).toBeUndefined()
+  expect(sent?.headers['x-api-key']).toBeUndefined()
+})
+
+test('Anthropic on Vertex streams through streamRawPredict', async () => {
+  const res = await gw.chat({ model: 'vertex/claude-sonnet-4@20250514', messages: hello, stream: true })
+  expect(await streamedText(res)).toContain('fake-anthropic')
+  expect(lastRequest()?.path).toBe(`${base}/anthropic/models/claude-sonnet-4%4020250514:streamRawPredict`)
+})
+
+test('the access token is fetched once for many requests, concurrent or not', async () => {
+  const models = ['vertex/gemini-2.5-flash', 'vertex/claude-sonnet-4@20250514']
+  const answers = await Promise.all(Array.from({ length: 8 }, (_, i) => gw.chat({ model: models[i % 2], messages: hello, max_tokens: 50 })))
+  for (const r of answers) expect(r.status).toBe(200)
+  expect((await gw.chat({ model: 'vertex/gemini-2.5-flash', messages: hello })).status).toBe(200)
+  // One grant for the good key over every request of this file so far (the foreign key has not been used yet).
+  expect(oauth.grants.filter((g) => g.status === 200)).toHaveLength(1)
+  expect(oauth.issued).toHaveLength(1)
+})
+
+test('429 RESOURCE_EXHAUSTED is a rate limit, the key\'s failure', async () => {
+  vertex.failNext(429)
+  const res = await gw.chat({ model: 'vertex/gemini-2.5-flash', messages: hello })
+  expect(res.status).toBe(502)
+  expect(await res.text()).toContain('RESOURCE_EXHAUSTED')
+  const log = await gw.log(res.headers.get('x-gw-request-id') as string)
+  expect((log.attempts as Record<string, unknown>[])[0]).toMatchObject({ outcome: 'rate_limit', class: 'key', status: 429 })
+})
+
+test('a token Vertex refuses (401) is a key failure and is not reused: once the key is back, a new token is fetched', async () => {
+  vertex.revokeAll()
+  const res = await gw.chat({ model: 'vertex/gemini-2.5-pro', messages: hello })
+  expect(res.status).toBe(502)
+  expect(await res.text()).toContain('UNAUTHENTICATED')
+  const log = await gw.log(res.headers.get('x-gw-request-id') as string)
+  expect((log.attempts as Record<string, unknown>[])[0]).toMatchObject({ class: 'key', status: 401 })
+  // The record set again (a benched key comes back when it changes): the same service account, a new token.
+  expect((await gw.admin('PUT', '/orgs/default/providers/vertex', provider(pem))).status).toBe(200)
+  const again = await gw.chat({ model: 'vertex/gemini-2.5-pro', messages: hello })
+  expect(again.status).toBe(200)
+  expect(oauth.issued).toHaveLength(2)
+  expect(lastRequest()?.headers.authorization).toBe(`Bearer ${oauth.issued[1]}`)
+})
+
+test('a foreign key (grant signed by another key) fails as a key failure without leaking the key, and falls back to openai', async () => {
+  const res = await gw.chat({ model: 'vertex-foreign/gemini-2.5-flash', messages: hello })
+  expect(res.status).toBe(502)
+  const error = await res.text()
+  expect(error).toContain('invalid_grant')
+  const log = await gw.log(res.headers.get('x-gw-request-id') as string)
+  expect((log.attempts as Record<string, unknown>[])[0]).toMatchObject({ outcome: 'provider_error', class: 'key' })
+  expectNoKey(error + JSON.stringify(log))
+  // Nothing reached Vertex with it.
+  expect(vertex.requests.filter((r) => r.path.includes('gemini') && !oauth.issued.some((t) => r.headers.authorization === `Bearer ${t}`))).toHaveLength(0)
+
+  const openaiBefore = openai.requests.length
+  const fell = await gw.chat({ model: 'vertex-foreign/gemini-2.5-flash', messages: hello, fallback_chain: [{ model: 'openai/gpt-4o-mini' }] })
+  expect(fell.status).toBe(200)
+  expect(fell.headers.get('x-gw-fallback-reason')).toBe('provider_error')
+  expect(((await fell.json()) as any).model).toBe('openai/gpt-4o-mini')
+  expect(openai.requests.length).toBe(openaiBefore + 1)
+  const logs = await (await gw.fetch('/v1/logs?limit=100')).text()
+  expectNoKey(logs)
+})
+
+test('a token endpoint that cannot be reached is a provider_error of the provider, never the key\'s, and names no key', async () => {
+  const down = { ...provider(pem), serviceAccountKey: { ...serviceAccountKey(pem), token_uri: 'http://127.0.0.1:1/token' } }
+  expect((await gw.admin('PUT', '/orgs/default/providers/vertex-down', down)).status).toBe(200)
+  const res = await gw.chat({ model: 'vertex-down/gemini-2.5-flash', messages: hello })
+  expect(res.status).toBe(502)
+  const error = await res.text()
+  expect(error).toContain('could not be reached')
+  const log = await gw.log(res.headers.get('x-gw-request-id') as string)
+  expect((log.attempts as Record<string, unknown>[])[0]).toMatchObject({ outcome: 'provider_error', class: 'provider' })
+  expectNoKey(error + JSON.stringify(log))
+})

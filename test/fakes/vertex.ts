@@ -1,0 +1,100 @@
+// A fake Google Vertex AI endpoint: Gemini generateContent / streamGenerateContent and Anthropic rawPredict / streamRawPredict, behind OAuth Bearer tokens.
+//
+// After Google's Vertex AI REST reference (https://cloud.google.com/vertex-ai/docs/reference/rest/v1/projects.locations.publishers.models):
+// `POST /v1/projects/{project}/locations/{location}/publishers/google/models/{model}:generateContent`
+// (`:streamGenerateContent?alt=sse` streams) takes the Gemini body; `publishers/anthropic/models/{model}:rawPredict`
+// (`:streamRawPredict`) takes Anthropic's Messages body with `anthropic_version: "vertex-2023-10-16"` and
+// the model in the URL, not the body. Every call needs `Authorization: Bearer <access token>`; an
+// unknown token is 401 UNAUTHENTICATED, a quota refusal 429 RESOURCE_EXHAUSTED (google.rpc.Status).
+// The bodies are checked and answered by the Gemini and Anthropic fakes (test/fakes/google.ts, anthropic.ts).
+
+import { anthropic } from './anthropic.ts'
+import { isObj, planReply } from './common.ts'
+import { google, googleError } from './google.ts'
+import type { NativeReply, ProviderImpl, RequestCtx } from './types.ts'
+
+export interface FakeVertexRequest {
+  path: string
+  headers: Record<string, string>
+  body: unknown
+}
+
+export interface FakeVertex {
+  url: string
+  requests: FakeVertexRequest[]
+  /** The next answers are these errors (status and google.rpc.Status), in order. */
+  failNext(...statuses: number[]): void
+  /** The tokens issued so far are refused from now on (401), as after a revocation. */
+  revokeAll(): void
+  stop(): Promise<void>
+}
+
+const ROUTE = /^\/v1\/projects\/([^/]+)\/locations\/([^/]+)\/publishers\/(google|anthropic)\/models\/([^/:]+):(generateContent|streamGenerateContent|rawPredict|streamRawPredict)$/
+const VERTEX_ANTHROPIC_VERSION = 'vertex-2023-10-16'
+
+const reply = (r: NativeReply) => new Response(r.body, { status: r.status, headers: r.headers })
+
+function answer(impl: ProviderImpl, ctx: RequestCtx): Response {
+  const planned = planReply(impl.id, impl.refusalText, { kind: 'reply' }, ctx)
+  if (ctx.stream === false) return reply(impl.complete(planned, ctx))
+  const plan = impl.stream(planned, ctx)
+  return new Response([...plan.events, plan.end].join(''), { status: 200, headers: plan.headers })
+}
+
+/** `tokens()`: the access tokens the token endpoint issued (the only ones accepted). */
+export function startFakeVertex(opts: { project: string; location: string; tokens: () => readonly string[] }): FakeVertex {
+  const requests: FakeVertexRequest[] = []
+  const failures: number[] = []
+  const revoked = new Set<string>()
+  const server = Bun.serve({
+    hostname: '127.0.0.1',
+    port: 0,
+    async fetch(req) {
+      const url = new URL(req.url)
+      const headers = Object.fromEntries(req.headers)
+      const text = await req.text()
+      let body: unknown
+      try {
+        body = JSON.parse(text)
+      } catch {
+        body = text
+      }
+      requests.push({ path: url.pathname + url.search, headers, body })
+      const m = ROUTE.exec(url.pathname)
+      if (req.method !== 'POST' || !m) return reply(googleError(404, `Method not found: ${req.method} ${url.pathname}`))
+      const token = /^Bearer (.+)$/.exec(headers.authorization ?? '')?.[1]
+      if (!token || !opts.tokens().includes(token) || revoked.has(token))
+        return reply(googleError(401, 'Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential.'))
+      const [, project, location, publisher, model, method] = m as unknown as [string, string, string, string, string, string]
+      if (decodeURIComponent(project) !== opts.project) return reply(googleError(403, `Permission denied on resource project ${project}.`))
+      if (decodeURIComponent(location) !== opts.location) return reply(googleError(404, `Location ${location} is not found.`))
+      const failure = failures.shift()
+      if (failure !== undefined) return reply(googleError(failure, failure === 429 ? 'Quota exceeded for aiplatform.googleapis.com/generate_content_requests_per_minute_per_project_per_base_model.' : 'Internal error encountered.'))
+      const id = decodeURIComponent(model)
+
+      if (publisher === 'google') {
+        if (method !== 'generateContent' && method !== 'streamGenerateContent') return reply(googleError(400, `${method} is not supported for publisher google.`))
+        const streamMode = method === 'generateContent' ? undefined : url.searchParams.get('alt') === 'sse' ? 'sse' : 'json-array'
+        const v = google.validate(body, true, { model: id, streamMode }, headers)
+        return v.ok ? answer(google, v.ctx) : reply(v.reply)
+      }
+      if (method !== 'rawPredict' && method !== 'streamRawPredict') return reply(googleError(400, `${method} is not supported for publisher anthropic.`))
+      if (!isObj(body)) return reply(googleError(400, 'Invalid JSON payload received.'))
+      const { anthropic_version: version, ...rest } = body
+      if (version !== VERTEX_ANTHROPIC_VERSION) return reply(googleError(400, `anthropic_version: expected "${VERTEX_ANTHROPIC_VERSION}", got ${JSON.stringify(version)}`))
+      if ('model' in rest) return reply(googleError(400, 'model: the model is named in the URL, not in the body'))
+      if ((method === 'streamRawPredict') !== (rest.stream === true)) return reply(googleError(400, `${method} and "stream": ${JSON.stringify(rest.stream)} do not agree`))
+      const v = anthropic.validate({ ...rest, model: id }, true, {}, { 'anthropic-version': '2023-06-01' })
+      return v.ok ? answer(anthropic, v.ctx) : reply(v.reply)
+    },
+  })
+  return {
+    url: `http://127.0.0.1:${server.port}`,
+    requests,
+    failNext: (...statuses) => failures.push(...statuses),
+    revokeAll: () => {
+      for (const t of opts.tokens()) revoked.add(t)
+    },
+    stop: () => server.stop(true),
+  }
+}
