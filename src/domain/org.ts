@@ -1,6 +1,7 @@
 // An org and what it owns: policy (limits, budgets), provider keys, routes, service keys, signing secrets, OIDC.
 
 import type { Static } from '@sinclair/typebox'
+import type { BedrockSettings } from '../providers/bedrock/settings'
 import type { CompatSettings } from '../providers/openai-compatible'
 import type { PolicyBody } from '../schemas/admin-bodies'
 
@@ -38,6 +39,8 @@ export interface ProviderRecord {
   enabled: boolean
   /** Set for OpenAI-compatible providers (PRODUCT §17): headers, models, quirks, price. */
   compat?: CompatSettings
+  /** Set for Bedrock providers (PRODUCT §17): the region, and AWS access keys (sealed like the key) unless `apiKey` is a Bedrock API key. */
+  bedrock?: BedrockSettings
   updatedAt: string
 }
 

@@ -6,6 +6,8 @@ import { type Catalog, outsideCatalog, type ResolvedModel } from '../catalog/cat
 import type { FailureKind, Target } from '../providers/adapter'
 import { toProviderId, wireOf } from '../providers/provider-id'
 import type { ProviderRecord } from '../domain/org'
+import { bedrockBaseUrl } from '../providers/bedrock/converse'
+import { bedrockTarget } from '../providers/bedrock/settings'
 import type { ChatInput, Deps, ModelRef, OrgContext } from './context'
 import { modelUnavailable } from '../policy/model-access'
 
@@ -58,6 +60,7 @@ function toCandidate(deps: Deps, org: OrgContext, ref: ModelRef, stream: boolean
       keyRevision: k.updatedAt,
       stream,
       ...(k.compat ? { compat: { name: ref.provider, headers: k.compat.headers, quirks: k.compat.quirks } } : {}),
+      ...(k.bedrock ? { baseUrl: k.baseUrl ?? bedrockBaseUrl(k.bedrock.region), bedrock: bedrockTarget(ref.provider, k) } : {}),
     }),
   )
   return { ref, target: targets[0], spareKeys: targets.slice(1), unavailable, triggers }

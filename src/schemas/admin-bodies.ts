@@ -99,8 +99,24 @@ export const CompatProviderBody = t.Object(
   { additionalProperties: false, title: 'CompatProviderBody' },
 )
 export const checkCompatProviderBody = validator(CompatProviderBody)
-/** What PUT /admin/orgs/:org/providers/:provider takes: a native provider's key, or an OpenAI-compatible provider. */
-export const AnyProviderBody = t.Union([ProviderBody, CompatProviderBody], { title: 'AnyProviderBody' })
+/** An AWS Bedrock provider (PRODUCT §17, docs/providers.md "AWS Bedrock"); `:provider` is its name (the model prefix). */
+export const BedrockProviderBody = t.Object(
+  {
+    kind: t.Literal('bedrock'),
+    region: t.String({ pattern: '^[a-z]{2}(-[a-z]+)+-[0-9]{1,2}$', description: 'e.g. us-east-1' }),
+    accessKeyId: t.Optional(t.String({ minLength: 16, maxLength: 128, pattern: '^[A-Z0-9]+$' })),
+    secretAccessKey: t.Optional(t.String({ minLength: 1, maxLength: 256, description: 'never shown again' })),
+    sessionToken: t.Optional(t.String({ minLength: 1, maxLength: 8192, description: 'temporary (STS) credentials' })),
+    apiKey: t.Optional(t.String({ minLength: 1, maxLength: 8192, description: 'a Bedrock API key, sent as Authorization: Bearer, instead of access keys' })),
+    baseUrl: t.Optional(t.String({ description: 'default https://bedrock-runtime.{region}.amazonaws.com', maxLength: 2048 })),
+    enabled: t.Optional(t.Boolean()),
+    weight: t.Optional(t.Number({ exclusiveMinimum: 0, maximum: 1e6 })),
+  },
+  { additionalProperties: false, title: 'BedrockProviderBody' },
+)
+export const checkBedrockProviderBody = validator(BedrockProviderBody)
+/** What PUT /admin/orgs/:org/providers/:provider takes: a native provider's key, an OpenAI-compatible or a Bedrock provider. */
+export const AnyProviderBody = t.Union([ProviderBody, CompatProviderBody, BedrockProviderBody], { title: 'AnyProviderBody' })
 export const ServiceKeyBody = t.Object(
   { name: t.Optional(t.String({ maxLength: 200 })), requestsPerMinute: t.Optional(positive), tokensPerMinute: t.Optional(positive) },
   { additionalProperties: false, title: 'NewServiceKey' },

@@ -1,6 +1,8 @@
 // Row shapes both stores read (SQLite and PostgreSQL name columns alike) and their mapping to records.
 
 import { type SecretBox, sealedFor } from '../crypto/secret-box'
+import type { BedrockSettings } from '../providers/bedrock/settings'
+import type { AwsCredentials } from '../providers/bedrock/sigv4'
 import type { CompatSettings } from '../providers/openai-compatible'
 import { isCompatName, toProviderId } from '../providers/provider-id'
 import type { OidcConfig, Org, Policy, ProviderRecord, RateLimits, ServiceKeyRecord, SigningSecretRecord } from '../domain/org'
@@ -28,17 +30,25 @@ export interface ProviderRow {
   /** 0/1 in SQLite, a boolean in PostgreSQL. */
   enabled: number | boolean
   /** An OpenAI-compatible provider's models, quirks and price (its headers are sealed with the key); null for native ones. */
-  compat: Json<Omit<CompatSettings, 'headers'>> | null
+  compat: Json<Omit<CompatSettings, 'headers'> | BedrockColumn> | null
   updated_at: string
 }
 
-/** What `api_key_enc` seals: the key, or for an OpenAI-compatible provider the key and its headers (they may carry credentials). */
-export function sealedKey(rec: Pick<ProviderRecord, 'apiKey' | 'compat'>): string {
+/** A Bedrock provider's row keeps `{kind: "bedrock", region}` in the `compat` column; its AWS keys are sealed with the key. */
+type BedrockColumn = Omit<BedrockSettings, 'credentials'>
+
+/**
+ * What `api_key_enc` seals: the key, or for an OpenAI-compatible provider the key and its headers (they may
+ * carry credentials), or for a Bedrock provider the key and its AWS access keys.
+ */
+export function sealedKey(rec: Pick<ProviderRecord, 'apiKey' | 'compat' | 'bedrock'>): string {
+  if (rec.bedrock) return JSON.stringify({ apiKey: rec.apiKey, aws: rec.bedrock.credentials ?? null })
   return rec.compat ? JSON.stringify({ apiKey: rec.apiKey, headers: rec.compat.headers }) : rec.apiKey
 }
 
-/** The `compat` column's value for a record (headers left out: they are sealed). */
-export function compatColumn(rec: Pick<ProviderRecord, 'compat'>): Omit<CompatSettings, 'headers'> | null {
+/** The `compat` column's value for a record (headers and AWS keys left out: they are sealed). */
+export function compatColumn(rec: Pick<ProviderRecord, 'compat' | 'bedrock'>): Omit<CompatSettings, 'headers'> | BedrockColumn | null {
+  if (rec.bedrock) return { kind: 'bedrock', region: rec.bedrock.region }
   if (!rec.compat) return null
   const { headers: _, ...rest } = rec.compat
   return rest
@@ -50,10 +60,16 @@ export function toProvider(box: SecretBox, r: ProviderRow): ProviderRecord {
   const opened = box.open(r.api_key_enc, sealedFor.providerKey(r.org_id, r.provider, r.name))
   let apiKey = opened
   let compat: CompatSettings | undefined
-  if (r.compat !== null) {
+  let bedrock: BedrockSettings | undefined
+  const column = r.compat === null ? null : parsed(r.compat)
+  if (column?.kind === 'bedrock') {
+    const secret = JSON.parse(opened) as { apiKey: string; aws: AwsCredentials | null }
+    apiKey = secret.apiKey
+    bedrock = { kind: 'bedrock', region: column.region, credentials: secret.aws ?? undefined }
+  } else if (column !== null) {
     const secret = JSON.parse(opened) as { apiKey: string; headers: Record<string, string> }
     apiKey = secret.apiKey
-    compat = { ...parsed(r.compat), headers: secret.headers }
+    compat = { ...column, headers: secret.headers }
   }
   return {
     provider,
@@ -63,6 +79,7 @@ export function toProvider(box: SecretBox, r: ProviderRow): ProviderRecord {
     baseUrl: r.base_url ?? undefined,
     enabled: r.enabled === 1 || r.enabled === true,
     compat,
+    ...(bedrock ? { bedrock } : {}),
     updatedAt: r.updated_at,
   }
 }

@@ -3,8 +3,7 @@
 import { afterAll, describe, expect, test } from 'bun:test'
 import { failureClass, type StreamPart } from '../../src/providers/adapter'
 import { parseBedrockError, parseConverse } from '../../src/providers/bedrock/converse'
-import { ConverseStream } from '../../src/providers/bedrock/converse-stream'
-import { EventStreamDecoder } from '../../src/providers/bedrock/event-stream'
+import { ConverseStream, EventStreamEvents } from '../../src/providers/bedrock/converse-stream'
 import { type BedrockAuth, bedrockRequest } from '../../src/providers/bedrock/request'
 import type { ChatRequest } from '../../src/providers/openai-types'
 import { startFakeBedrock } from '../fakes/bedrock'
@@ -17,12 +16,12 @@ const MODEL = 'anthropic.claude-3-5-sonnet-20240620-v1:0'
 const good: BedrockAuth = { kind: 'sigv4', credentials: { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: SECRET } }
 
 async function call(req: ChatRequest, stream = false, auth: BedrockAuth = good): Promise<Response> {
-  const r = bedrockRequest(req, { region: 'us-east-1', baseUrl: fake.url, modelId: MODEL, stream, auth }, Date.now())
+  const r = bedrockRequest(req, { region: 'us-east-1', baseUrl: fake.url, stream, auth }, Date.now())
   return fetch(r.url, { method: 'POST', headers: r.headers, body: r.body })
 }
 
 async function streamParts(res: Response): Promise<StreamPart[]> {
-  const decoder = new EventStreamDecoder()
+  const decoder = new EventStreamEvents()
   const tr = new ConverseStream()
   const parts: StreamPart[] = []
   for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) for (const f of decoder.push(chunk)) parts.push(...tr.push(f))

@@ -1,14 +1,47 @@
 // ConverseStream's event-stream frames (messageStart … messageStop, metadata) → OpenAI chunks, as they arrive.
-// Tool calls get their own 0-based indexes; the answer is complete once messageStop and metadata (usage) came.
+// Frames reach the translator as events (`EventStreamEvents`: the event type, the payload's text); tool
+// calls get their own 0-based indexes; the answer is complete once messageStop and metadata (usage) came.
 
-import type { StreamPart } from '../adapter'
+import type { SseEvent } from '../../sse/parse'
+import type { StreamDecoder, StreamPart, StreamTranslator } from '../adapter'
 import type { ChunkDelta, FinishReason } from '../openai-types'
 import { clip, isRecord, parseJson } from '../upstream-errors'
 import { bedrockFailure, finishReason, toUsage } from './converse'
-import type { EventStreamFrame } from './event-stream'
+import { EventStreamDecoder, type EventStreamFrame } from './event-stream'
 
 const text = new TextDecoder()
 const NO_HEADERS = new Headers()
+
+/** Names for the frames that are not events; an event frame's name is its `:event-type` (lower camel case, never these). */
+const EXCEPTION = '!exception'
+const ERROR = '!error'
+const FAULT = '!fault'
+
+function toEvent(f: EventStreamFrame): SseEvent {
+  switch (f.type) {
+    case 'event':
+      return { event: f.eventType, data: text.decode(f.payload) }
+    case 'exception':
+      return { event: EXCEPTION, data: JSON.stringify({ type: f.exceptionType, payload: text.decode(f.payload) }) }
+    case 'error':
+      return { event: ERROR, data: `${f.errorCode}: ${f.errorMessage}` }
+    case 'fault':
+      return { event: FAULT, data: f.message }
+  }
+}
+
+/** The body of a ConverseStream answer (`application/vnd.amazon.eventstream`) as events for ConverseStream. */
+export class EventStreamEvents implements StreamDecoder {
+  private readonly frames = new EventStreamDecoder()
+  /** Never set: a frame over the decoder's bounds is a fault event, which the translator fails on. */
+  readonly tooLarge: string | undefined = undefined
+  push(chunk: Uint8Array): SseEvent[] {
+    return this.frames.push(chunk).map(toEvent)
+  }
+  end(): SseEvent[] {
+    return this.frames.end().map(toEvent)
+  }
+}
 
 const delta = (d: ChunkDelta, finish: FinishReason | null = null): StreamPart => ({
   type: 'choices',
@@ -20,25 +53,26 @@ const fail = (message: string): StreamPart => ({ type: 'failure', failure: { kin
 /** Exception names in a stream are lower camel case (`throttlingException`); as error types they are upper. */
 const upperFirst = (s: string) => s.charAt(0).toUpperCase() + s.slice(1)
 
-export class ConverseStream {
+export class ConverseStream implements StreamTranslator {
   /** Bedrock content block index → OpenAI tool-call index. */
   private readonly toolIndex = new Map<number, number>()
   private stopped = false
   private ended = false
 
-  /** The parts one decoded frame gives. */
-  push(frame: EventStreamFrame): StreamPart[] {
+  /** The parts one frame gives. */
+  push(ev: SseEvent): StreamPart[] {
     if (this.ended) return []
-    if (frame.type === 'fault') return [fail(`malformed event stream: ${frame.message}`)]
-    if (frame.type === 'error') return [fail(`stream error ${frame.errorCode}: ${clip(frame.errorMessage, 300)}`)]
-    const payload = text.decode(frame.payload)
-    const json = parseJson(payload)
-    if (frame.type === 'exception') {
-      const message = isRecord(json) && typeof json.message === 'string' ? json.message : payload
-      return [{ type: 'failure', failure: { ...bedrockFailure(0, upperFirst(frame.exceptionType), message, NO_HEADERS), status: undefined } }]
+    if (ev.event === FAULT) return [fail(`malformed event stream: ${ev.data}`)]
+    if (ev.event === ERROR) return [fail(`stream error ${clip(ev.data, 300)}`)]
+    if (ev.event === EXCEPTION) {
+      const e = parseJson(ev.data) as { type: string; payload: string }
+      const body = parseJson(e.payload)
+      const message = isRecord(body) && typeof body.message === 'string' ? body.message : e.payload
+      return [{ type: 'failure', failure: { ...bedrockFailure(0, upperFirst(e.type), message, NO_HEADERS), status: undefined } }]
     }
-    if (!isRecord(json)) return [fail(`malformed stream event ${frame.eventType}: ${clip(payload, 200)}`)]
-    switch (frame.eventType) {
+    const json = parseJson(ev.data)
+    if (!isRecord(json)) return [fail(`malformed stream event ${ev.event}: ${clip(ev.data, 200)}`)]
+    switch (ev.event) {
       case 'messageStart':
         return [delta({ role: 'assistant', content: '' })]
       case 'contentBlockStart':

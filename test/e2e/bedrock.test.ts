@@ -1,0 +1,120 @@
+// AWS Bedrock providers (PRODUCT §17, docs/providers.md "AWS Bedrock"): set through the admin API, chat JSON and
+// streams over Converse/ConverseStream with every request SigV4-signed, tools, fallback, key failures, the secret kept.
+
+import { afterAll, beforeAll, expect, test } from 'bun:test'
+import { startFakeBedrock, type FakeBedrock } from '../fakes/bedrock'
+import { startFake, type FakeUpstream } from '../fakes/upstream'
+import { readSse, startTestGateway, type TestGateway } from '../helpers/gateway'
+import { assertChatChunk, assertChatCompletion } from '../helpers/openai-schema'
+
+const SECRET = 'bEdRoCkSeCrEt/K7MDENG/bPxRfiCYEXAMPLEKEY'
+const WRONG = 'wRoNgSeCrEt/K7MDENG/bPxRfiCYEXAMPLEKEY00'
+const SESSION = 'FwoGZXIvYXdzEBYaDSESSIONTOKEN0123456789'
+const MODEL = 'anthropic.claude-3-5-sonnet-20240620-v1:0'
+const hello = [{ role: 'user', content: 'Say hi please' }]
+
+let aws: FakeBedrock
+let openai: FakeUpstream
+let gw: TestGateway
+
+beforeAll(async () => {
+  aws = startFakeBedrock({ region: 'eu-west-1', keys: { AKIAFAKEBEDROCK0001: { secretAccessKey: SECRET }, ASIAFAKEBEDROCK0002: { secretAccessKey: SECRET, sessionToken: SESSION } } })
+  openai = await startFake('openai')
+  gw = await startTestGateway({ openai })
+  const put = await gw.admin('PUT', '/orgs/default/providers/bedrock', { kind: 'bedrock', region: 'eu-west-1', accessKeyId: 'AKIAFAKEBEDROCK0001', secretAccessKey: SECRET, baseUrl: aws.url })
+  expect(put.status).toBe(200)
+})
+afterAll(async () => {
+  await gw.stop()
+  aws.stop()
+  await openai.stop()
+})
+
+test('chat JSON: the Converse call is signed and names the model in its path; the answer, finish reason and usage (cache tokens too) in OpenAI terms', async () => {
+  aws.plan({ kind: 'text', text: 'Hi there!' })
+  const res = await gw.chat({ model: `bedrock/${MODEL}`, messages: [{ role: 'system', content: 'Be brief.' }, ...hello], temperature: 0.2, max_tokens: 40 })
+  expect(res.status).toBe(200)
+  const body = (await res.json()) as Record<string, any>
+  assertChatCompletion(body)
+  expect(body.model).toBe(`bedrock/${MODEL}`)
+  expect(body.choices[0].message.content).toBe('Hi there!')
+  expect(body.choices[0].finish_reason).toBe('stop')
+  expect(body.usage).toMatchObject({ prompt_tokens: 19, completion_tokens: 7, total_tokens: 26, prompt_tokens_details: { cached_tokens: 5, cache_write_tokens: 3 } })
+  const seen = aws.seen.at(-1)
+  expect(seen?.signer).toBe('AKIAFAKEBEDROCK0001')
+  expect(seen?.modelId).toBe(MODEL)
+  expect(seen?.stream).toBe(false)
+  expect(seen?.body).toEqual({ messages: [{ role: 'user', content: [{ text: 'Say hi please' }] }], system: [{ text: 'Be brief.' }], inferenceConfig: { maxTokens: 40, temperature: 0.2 } })
+  const log = await gw.log(res.headers.get('x-gw-request-id') as string)
+  expect(log.provider).toBe('bedrock')
+})
+
+test('a stream: ConverseStream frames become chat chunks, with the finish reason and usage, then [DONE]', async () => {
+  aws.plan({ kind: 'text', text: 'one two three', stopReason: 'max_tokens' })
+  const res = await gw.chat({ model: `bedrock/${MODEL}`, messages: hello, stream: true, stream_options: { include_usage: true } })
+  expect(res.status).toBe(200)
+  expect(res.headers.get('content-type')).toContain('text/event-stream')
+  const events = await readSse(res)
+  expect(events.at(-1)).toBe('[DONE]')
+  const chunks = events.filter((e): e is Record<string, any> => e !== '[DONE]')
+  for (const c of chunks) assertChatChunk(c)
+  expect(chunks.map((c) => c.choices[0]?.delta?.content ?? '').join('')).toBe('one two three')
+  expect(chunks.flatMap((c) => (c.choices[0]?.finish_reason ? [c.choices[0].finish_reason] : []))).toEqual(['length'])
+  expect(chunks.find((c) => c.usage)?.usage).toMatchObject({ prompt_tokens: 19, completion_tokens: 7 })
+  expect(aws.seen.at(-1)?.stream).toBe(true)
+})
+
+test('tools: toolConfig sent, the toolUse answer as tool_calls, and the tool result sent back as a toolResult', async () => {
+  aws.plan({ kind: 'tool', name: 'weather', input: { city: 'Paris' } })
+  const tools = [{ type: 'function', function: { name: 'weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } } }]
+  const res = await gw.chat({ model: `bedrock/${MODEL}`, messages: hello, tools })
+  const body = (await res.json()) as Record<string, any>
+  expect(body.choices[0].finish_reason).toBe('tool_calls')
+  expect(body.choices[0].message.tool_calls).toEqual([{ id: 'tooluse_fake1', type: 'function', function: { name: 'weather', arguments: '{"city":"Paris"}' } }])
+  expect(aws.seen.at(-1)?.body.toolConfig).toMatchObject({ tools: [{ toolSpec: { name: 'weather' } }], toolChoice: { auto: {} } })
+  const again = await gw.chat({
+    model: `bedrock/${MODEL}`,
+    messages: [...hello, body.choices[0].message, { role: 'tool', tool_call_id: 'tooluse_fake1', content: 'Sunny' }],
+    tools,
+  })
+  expect(again.status).toBe(200)
+  expect((aws.seen.at(-1)?.body.messages as unknown[]).at(-1)).toEqual({ role: 'user', content: [{ toolResult: { toolUseId: 'tooluse_fake1', content: [{ text: 'Sunny' }] } }] })
+})
+
+test('a ThrottlingException falls back to openai as a rate limit', async () => {
+  aws.plan({ kind: 'error', status: 429, type: 'ThrottlingException', message: 'Too many requests, please wait before trying again.' })
+  const res = await gw.chat({ model: `bedrock/${MODEL}`, messages: hello, fallback_chain: [{ model: 'openai/gpt-4o-mini' }] })
+  expect(res.status).toBe(200)
+  expect(res.headers.get('x-gw-fallback-reason')).toBe('rate_limit')
+  expect(((await res.json()) as Record<string, any>).model).toBe('openai/gpt-4o-mini')
+})
+
+test('temporary credentials: the session token is sent and signed', async () => {
+  expect((await gw.admin('PUT', '/orgs/default/providers/aws-sts', { kind: 'bedrock', region: 'eu-west-1', accessKeyId: 'ASIAFAKEBEDROCK0002', secretAccessKey: SECRET, sessionToken: SESSION, baseUrl: aws.url })).status).toBe(200)
+  const res = await gw.chat({ model: `aws-sts/${MODEL}`, messages: hello })
+  expect(res.status).toBe(200)
+  expect(aws.seen.at(-1)?.headers.get('x-amz-security-token')).toBe(SESSION)
+})
+
+test('a wrong secret: the fake refuses the signature, a key failure (502), and neither secret appears in an admin answer, the error or the log', async () => {
+  const put = await gw.admin('PUT', '/orgs/default/providers/aws-bad', { kind: 'bedrock', region: 'eu-west-1', accessKeyId: 'AKIAFAKEBEDROCK0001', secretAccessKey: WRONG, baseUrl: aws.url })
+  expect(put.status).toBe(200)
+  const answers = [await put.text(), await (await gw.admin('GET', '/orgs/default')).text()]
+  expect(answers[1]).toContain('aws-bad')
+  const res = await gw.chat({ model: `aws-bad/${MODEL}`, messages: hello })
+  expect(res.status).toBe(502)
+  const error = await res.text()
+  expect(error).toContain('InvalidSignatureException')
+  const log = await gw.log(res.headers.get('x-gw-request-id') as string)
+  expect(JSON.stringify(log.attempts)).toContain('"class":"key"')
+  for (const text of [...answers, error, JSON.stringify(log)]) {
+    for (const s of [SECRET, WRONG, SESSION]) expect(text).not.toContain(s.slice(0, 12))
+  }
+})
+
+test('a Bedrock provider record is checked: a region, and access keys or an API key', async () => {
+  const bad = await gw.admin('PUT', '/orgs/default/providers/aws-x', { kind: 'bedrock', region: 'eu-west-1', accessKeyId: 'AKIAFAKEBEDROCK0001' })
+  expect(bad.status).toBe(400)
+  expect(await bad.text()).toContain('secretAccessKey')
+  expect((await gw.admin('PUT', '/orgs/default/providers/aws-x', { kind: 'bedrock', accessKeyId: 'AKIAFAKEBEDROCK0001', secretAccessKey: SECRET })).status).toBe(400)
+})
