@@ -99,8 +99,8 @@ export async function dispatch(
     }
     const firedBy = i > 0 ? (kind ?? null) : null
     const wired = adapters(c.target.provider)
-    // A Bedrock provider (PRODUCT §17) is spoken to by its own adapter wherever the endpoint takes chat adapters.
-    const adapter = wired && c.target.bedrock ? bedrock : wired
+    // A Bedrock provider (PRODUCT §17) is spoken to by its own chat adapter; it has no embeddings here.
+    const adapter = c.target.bedrock ? (wired && ctx.operation !== 'embeddings' ? bedrock : undefined) : wired
     if (!adapter) {
       skip(c, `provider "${c.ref.provider}" does not serve ${ctx.endpoint}`)
       continue

@@ -10,6 +10,7 @@ import { assertChatChunk, assertChatCompletion } from '../helpers/openai-schema'
 const SECRET = 'bEdRoCkSeCrEt/K7MDENG/bPxRfiCYEXAMPLEKEY'
 const WRONG = 'wRoNgSeCrEt/K7MDENG/bPxRfiCYEXAMPLEKEY00'
 const SESSION = 'FwoGZXIvYXdzEBYaDSESSIONTOKEN0123456789'
+const API_KEY = 'ABSKQmVkcm9ja0FQSUtleS1FWEFNUExFMDEyMzQ1Njc4OQ'
 const MODEL = 'anthropic.claude-3-5-sonnet-20240620-v1:0'
 const hello = [{ role: 'user', content: 'Say hi please' }]
 
@@ -18,7 +19,11 @@ let openai: FakeUpstream
 let gw: TestGateway
 
 beforeAll(async () => {
-  aws = startFakeBedrock({ region: 'eu-west-1', keys: { AKIAFAKEBEDROCK0001: { secretAccessKey: SECRET }, ASIAFAKEBEDROCK0002: { secretAccessKey: SECRET, sessionToken: SESSION } } })
+  aws = startFakeBedrock({
+    region: 'eu-west-1',
+    keys: { AKIAFAKEBEDROCK0001: { secretAccessKey: SECRET }, ASIAFAKEBEDROCK0002: { secretAccessKey: SECRET, sessionToken: SESSION } },
+    apiKeys: [API_KEY],
+  })
   openai = await startFake('openai')
   gw = await startTestGateway({ openai })
   const put = await gw.admin('PUT', '/orgs/default/providers/bedrock', { kind: 'bedrock', region: 'eu-west-1', accessKeyId: 'AKIAFAKEBEDROCK0001', secretAccessKey: SECRET, baseUrl: aws.url })
@@ -117,4 +122,46 @@ test('a Bedrock provider record is checked: a region, and access keys or an API 
   expect(bad.status).toBe(400)
   expect(await bad.text()).toContain('secretAccessKey')
   expect((await gw.admin('PUT', '/orgs/default/providers/aws-x', { kind: 'bedrock', accessKeyId: 'AKIAFAKEBEDROCK0001', secretAccessKey: SECRET })).status).toBe(400)
+})
+
+test('a throttlingException frame before any content of a stream falls back to openai', async () => {
+  aws.plan({ kind: 'stream-exception', type: 'throttlingException', message: 'Too many tokens, please wait before trying again.' })
+  const res = await gw.chat({ model: `bedrock/${MODEL}`, messages: hello, stream: true, fallback_chain: [{ model: 'openai/gpt-4o-mini' }] })
+  expect(res.status).toBe(200)
+  expect(res.headers.get('x-gw-fallback-reason')).toBe('rate_limit')
+  const events = await readSse(res)
+  expect(events.at(-1)).toBe('[DONE]')
+  expect((events[0] as Record<string, any>).model).toBe('openai/gpt-4o-mini')
+})
+
+test('a Bedrock API key is sent as Authorization: Bearer, unsigned, and never shown by the admin API', async () => {
+  const put = await gw.admin('PUT', '/orgs/default/providers/aws-key', { kind: 'bedrock', region: 'eu-west-1', apiKey: API_KEY, baseUrl: aws.url })
+  expect(put.status).toBe(200)
+  expect(await put.json()).toMatchObject({ kind: 'bedrock', region: 'eu-west-1', auth: 'apiKey' })
+  const res = await gw.chat({ model: `aws-key/${MODEL}`, messages: hello })
+  expect(res.status).toBe(200)
+  expect(aws.seen.at(-1)?.signer).toBe('bearer')
+  expect(aws.seen.at(-1)?.headers.get('authorization')).toBe(`Bearer ${API_KEY}`)
+  expect(await (await gw.admin('GET', '/orgs/default')).text()).not.toContain(API_KEY.slice(0, 12))
+})
+
+test('the Messages API and the Responses API reach a Bedrock model through the same adapter', async () => {
+  aws.plan({ kind: 'text', text: 'Hello from Messages' }, { kind: 'text', text: 'Hello from Responses' })
+  const post = (path: string, body: unknown) => gw.fetch(path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })
+  const messages = await post('/v1/messages', { model: `bedrock/${MODEL}`, max_tokens: 30, messages: hello })
+  expect(messages.status).toBe(200)
+  expect(((await messages.json()) as Record<string, any>).content[0].text).toBe('Hello from Messages')
+  expect(aws.seen.at(-1)?.body.inferenceConfig).toEqual({ maxTokens: 30 })
+  const responses = await post('/v1/responses', { model: `bedrock/${MODEL}`, input: 'Say hi please' })
+  expect(responses.status).toBe(200)
+  expect(JSON.stringify(await responses.json())).toContain('Hello from Responses')
+  expect(aws.seen.at(-1)?.signer).toBe('AKIAFAKEBEDROCK0001')
+})
+
+test('embeddings are not sent to a Bedrock provider: 400, nothing reaches AWS', async () => {
+  const before = aws.seen.length
+  const res = await gw.fetch('/v1/embeddings', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'bedrock/amazon.titan-embed-text-v2:0', input: 'hi' }) })
+  expect(res.status).toBe(400)
+  expect(await res.text()).toContain('Bedrock embeddings are not supported')
+  expect(aws.seen.length).toBe(before)
 })
