@@ -2,6 +2,9 @@
 // streams over Converse/ConverseStream with every request SigV4-signed, tools, fallback, key failures, the secret kept.
 
 import { afterAll, beforeAll, expect, test } from 'bun:test'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { startFakeBedrock, type FakeBedrock } from '../fakes/bedrock'
 import { startFake, type FakeUpstream } from '../fakes/upstream'
 import { readSse, startTestGateway, type TestGateway } from '../helpers/gateway'
@@ -164,4 +167,21 @@ test('embeddings are not sent to a Bedrock provider: 400, nothing reaches AWS', 
   expect(res.status).toBe(400)
   expect(await res.text()).toContain('Bedrock embeddings are not supported')
   expect(aws.seen.length).toBe(before)
+})
+
+test('a config file (GW_CONFIG) sets a Bedrock provider like the admin API does', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'gw-bedrock-config-'))
+  const path = join(dir, 'gw.yaml')
+  writeFileSync(path, `providers:\n  bedrock:\n    - name: default\n      kind: bedrock\n      region: eu-west-1\n      accessKeyId: AKIAFAKEBEDROCK0001\n      secretAccessKey: ${SECRET}\n      baseUrl: ${aws.url}\n`)
+  const other = await startTestGateway({}, { GW_CONFIG: path })
+  try {
+    aws.plan({ kind: 'text', text: 'From the config file' })
+    const res = await other.chat({ model: `bedrock/${MODEL}`, messages: hello })
+    expect(res.status).toBe(200)
+    expect(((await res.json()) as Record<string, any>).choices[0].message.content).toBe('From the config file')
+    expect(aws.seen.at(-1)?.signer).toBe('AKIAFAKEBEDROCK0001')
+  } finally {
+    await other.stop()
+    rmSync(dir, { recursive: true, force: true })
+  }
 })

@@ -2,7 +2,7 @@
 
 import { badRequest } from '../../errors'
 import type { UpstreamCompletion, UpstreamFailure } from '../adapter'
-import { imageSource, pieces, textOf } from '../content'
+import { type ImageSource, pieces, textOf } from '../content'
 import type { ChatMessage, ChatRequest, FinishReason, ToolCall, Usage } from '../openai-types'
 import { clip, failure, isRecord, parseJson } from '../upstream-errors'
 
@@ -22,8 +22,7 @@ export function converseUrl(baseUrl: string, modelId: string, stream: boolean): 
 
 const IMAGE_FORMATS: Record<string, string> = { 'image/png': 'png', 'image/jpeg': 'jpeg', 'image/gif': 'gif', 'image/webp': 'webp' }
 
-function imageBlock(url: string): Block {
-  const source = imageSource(url, 'bedrock')
+function imageBlock(source: ImageSource): Block {
   const format = IMAGE_FORMATS[source.mediaType ?? '']
   if (source.kind !== 'inline' || !format)
     throw badRequest('Images for bedrock must be data: URLs (base64) of PNG, JPEG, GIF or WebP')
@@ -31,9 +30,7 @@ function imageBlock(url: string): Block {
 }
 
 function userBlocks(m: ChatMessage): Block[] {
-  return pieces(m, 'bedrock').map((p) =>
-    p.kind === 'text' ? { text: p.text } : imageBlock(p.source.kind === 'inline' ? `data:${p.source.mediaType};base64,${p.source.data}` : p.source.url),
-  )
+  return pieces(m, 'bedrock').map((p) => (p.kind === 'text' ? { text: p.text } : imageBlock(p.source)))
 }
 
 /** Tool-call arguments as the JSON object Converse wants; anything else becomes `{}`. */
