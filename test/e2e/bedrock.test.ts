@@ -125,6 +125,14 @@ test('a Bedrock provider record is checked: a region, and access keys or an API 
   expect(bad.status).toBe(400)
   expect(await bad.text()).toContain('secretAccessKey')
   expect((await gw.admin('PUT', '/orgs/default/providers/aws-x', { kind: 'bedrock', accessKeyId: 'AKIAFAKEBEDROCK0001', secretAccessKey: SECRET })).status).toBe(400)
+  // A refused record never repeats a secret it was given.
+  const long = `${SECRET}${'x'.repeat(300)}`
+  const refused = await gw.admin('PUT', '/orgs/default/providers/aws-x', { kind: 'bedrock', region: 'eu-west-1', accessKeyId: 'AKIAFAKEBEDROCK0001', secretAccessKey: long, sessionToken: 5 })
+  expect(refused.status).toBe(400)
+  expect(await refused.text()).not.toContain(SECRET.slice(0, 12))
+  const both = await gw.admin('PUT', '/orgs/default/providers/aws-x', { kind: 'bedrock', region: 'eu-west-1', accessKeyId: 'AKIAFAKEBEDROCK0001', secretAccessKey: SECRET, apiKey: API_KEY })
+  expect(both.status).toBe(400)
+  expect(await both.text()).not.toContain(API_KEY.slice(0, 12))
 })
 
 test('a throttlingException frame before any content of a stream falls back to openai', async () => {
@@ -184,4 +192,18 @@ test('a config file (GW_CONFIG) sets a Bedrock provider like the admin API does'
     await other.stop()
     rmSync(dir, { recursive: true, force: true })
   }
+})
+
+test('a key whose signature is refused moves the request to the provider\'s next key, signed with that key\'s secret', async () => {
+  const put = (name: string, secretAccessKey: string, weight: number) =>
+    gw.admin('PUT', `/orgs/default/providers/aws-two/keys/${name}`, { kind: 'bedrock', region: 'eu-west-1', accessKeyId: 'AKIAFAKEBEDROCK0001', secretAccessKey, baseUrl: aws.url, weight })
+  expect((await put('bad', WRONG, 1e6)).status).toBe(200)
+  expect((await put('good', SECRET, 1e-6)).status).toBe(200)
+  const res = await gw.chat({ model: `aws-two/${MODEL}`, messages: hello })
+  expect(res.status).toBe(200)
+  const log = await gw.log(res.headers.get('x-gw-request-id') as string)
+  expect(log.attempts).toEqual([
+    expect.objectContaining({ key: 'bad', status: 403, class: 'key' }),
+    expect.objectContaining({ key: 'good', outcome: 'ok' }),
+  ])
 })
