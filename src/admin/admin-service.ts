@@ -12,6 +12,7 @@ import {
   checkOidcBody,
   checkOrgBody,
   checkPolicyBody,
+  checkBedrockProviderBody,
   checkCompatProviderBody,
   checkAzureProviderBody,
   checkVertexProviderBody,
@@ -65,6 +66,10 @@ function publicProvider(p: ProviderRecord) {
     ...(p.compat?.azure ? { deployments: p.compat.azure.deployments, apiVersion: p.compat.azure.apiVersion ?? null } : {}),
     // A Vertex AI provider's settings; its service-account key is never shown, not even masked.
     ...(p.vertex ? { kind: p.vertex.kind, project: p.vertex.project, location: p.vertex.location } : {}),
+    // A Bedrock provider: its region and which credentials it has, never the secret or the session token.
+    ...(p.bedrock
+      ? { kind: p.bedrock.kind, region: p.bedrock.region, auth: p.bedrock.credentials ? 'sigv4' : 'apiKey', accessKeyId: p.bedrock.credentials ? maskKey(p.bedrock.credentials.accessKeyId) : null }
+      : {}),
   }
 }
 
@@ -97,6 +102,7 @@ export function checkProviderKey(providerName: string, name: string, raw: unknow
   const compat = typeof raw === 'object' && raw !== null && 'kind' in raw
   if (compat && (raw as { kind: unknown }).kind === 'vertex') return checkVertexProvider(providerName, name, raw)
   if (compat && (raw as { kind: unknown }).kind === 'azure') return checkAzureProvider(providerName, name, raw)
+  if (compat && (raw as { kind: unknown }).kind === 'bedrock') return checkBedrockProvider(providerName, name, raw)
   if (compat) return checkCompatProvider(providerName, name, raw)
   const provider = providerOf(providerName)
   const body = checkProviderBody(raw)
@@ -112,6 +118,29 @@ export function checkProviderKey(providerName: string, name: string, raw: unknow
 
 /** Headers a record may not set: the request's framing is gw's (the key goes in `apiKey`, or `authorization` when it is not Bearer). */
 const RESERVED_HEADERS: ReadonlySet<string> = new Set(['host', 'content-length', 'content-type', 'transfer-encoding', 'connection'])
+
+function checkBedrockProvider(providerName: string, name: string, raw: unknown): Omit<ProviderRecord, 'updatedAt'> {
+  if (!isCompatName(providerName))
+    throw badRequest(`Invalid provider name ${echo(providerName)} for a Bedrock provider: [a-z][a-z0-9-]{0,31}, not a native provider's name`)
+  const body = checkBedrockProviderBody(raw)
+  const keys = body.accessKeyId !== undefined || body.secretAccessKey !== undefined || body.sessionToken !== undefined
+  if (keys && body.apiKey !== undefined) throw fieldError(['apiKey'], 'Give either accessKeyId and secretAccessKey or apiKey, not both', 'not with access keys')
+  if (keys && (body.accessKeyId === undefined || body.secretAccessKey === undefined))
+    throw fieldError([body.accessKeyId === undefined ? 'accessKeyId' : 'secretAccessKey'], 'accessKeyId and secretAccessKey go together', 'required')
+  if (!keys && body.apiKey === undefined) throw fieldError(['accessKeyId'], 'A Bedrock provider needs accessKeyId and secretAccessKey, or apiKey', 'required')
+  const credentials = body.accessKeyId !== undefined && body.secretAccessKey !== undefined
+    ? { accessKeyId: body.accessKeyId, secretAccessKey: body.secretAccessKey, ...(body.sessionToken ? { sessionToken: body.sessionToken } : {}) }
+    : undefined
+  return {
+    provider: providerName,
+    name,
+    apiKey: body.apiKey ?? '',
+    baseUrl: checkBaseUrl(body.baseUrl),
+    enabled: body.enabled ?? true,
+    weight: body.weight ?? 1,
+    bedrock: { kind: 'bedrock', region: body.region, credentials },
+  }
+}
 
 function checkCompatProvider(providerName: string, name: string, raw: unknown): Omit<ProviderRecord, 'updatedAt'> {
   if (!isCompatName(providerName))

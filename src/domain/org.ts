@@ -1,6 +1,7 @@
 // An org and what it owns: policy (limits, budgets), provider keys, routes, service keys, signing secrets, OIDC.
 
 import type { Static } from '@sinclair/typebox'
+import type { BedrockSettings } from '../providers/bedrock/settings'
 import type { CompatSettings } from '../providers/openai-compatible'
 import type { VertexSettings } from '../providers/vertex/vertex'
 import type { PolicyBody } from '../schemas/admin-bodies'
@@ -41,6 +42,8 @@ export interface ProviderRecord {
   compat?: CompatSettings
   /** Set for Vertex AI providers (PRODUCT §17): project and location; `apiKey` is the service-account JSON key. */
   vertex?: VertexSettings
+  /** Set for Bedrock providers (PRODUCT §17): the region, and AWS access keys (sealed like the key) unless `apiKey` is a Bedrock API key. */
+  bedrock?: BedrockSettings
   updatedAt: string
 }
 

@@ -7,6 +7,8 @@ import type { FailureKind, Target } from '../providers/adapter'
 import { toProviderId, wireOf } from '../providers/provider-id'
 import { vertexBaseUrl, vertexWire } from '../providers/vertex/vertex'
 import type { ProviderRecord } from '../domain/org'
+import { bedrockBaseUrl } from '../providers/bedrock/converse'
+import { bedrockTarget } from '../providers/bedrock/settings'
 import type { ChatInput, Deps, ModelRef, OrgContext } from './context'
 import { modelUnavailable } from '../policy/model-access'
 
@@ -69,6 +71,7 @@ function toCandidate(deps: Deps, org: OrgContext, ref: ModelRef, stream: boolean
       stream,
       ...(k.compat ? { compat: { name: ref.provider, headers: k.compat.headers, quirks: k.compat.quirks, ...(k.compat.azure ? { azure: k.compat.azure } : {}) } } : {}),
       ...(k.vertex ? { vertex: { name: ref.provider, project: k.vertex.project, location: k.vertex.location, model: ref.id } } : {}),
+      ...(k.bedrock ? { baseUrl: k.baseUrl ?? bedrockBaseUrl(k.bedrock.region), bedrock: bedrockTarget(ref.provider, k) } : {}),
     }),
   )
   return { ref, target: targets[0], spareKeys: targets.slice(1), unavailable, triggers }

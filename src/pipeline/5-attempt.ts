@@ -11,6 +11,7 @@ import {
   failureClass,
   providerName,
   type ProviderAdapter,
+  type StreamDecoder,
   type StreamPart,
   type StreamTranslator,
   type Target,
@@ -99,7 +100,7 @@ export class UpstreamAttempt {
   private firstContentBy = Infinity
   private timedOut: 'headers' | 'first-content' | 'stall' | undefined
   private reader: ReadableStreamDefaultReader<Uint8Array> | undefined
-  private decoder: SseDecoder | undefined
+  private decoder: StreamDecoder | undefined
   private translator: StreamTranslator | undefined
   private ended = false
   private readonly onClientAbort = () => this.ac.abort()
@@ -198,12 +199,13 @@ export class UpstreamAttempt {
     }
 
     const contentType = res.headers.get('content-type') ?? ''
-    if (!res.body || !contentType.includes('text/event-stream')) {
+    const framing = adapter.streamFraming
+    if (!res.body || !contentType.includes(framing?.contentType ?? 'text/event-stream')) {
       const text = await res.text().catch(() => '')
       return this.fail({ kind: 'provider_error', status: res.status, message: `expected an event stream, got "${contentType}": ${clip(text, 200)}` })
     }
     this.reader = res.body.getReader()
-    this.decoder = new SseDecoder()
+    this.decoder = framing ? framing.decoder() : new SseDecoder()
     this.translator = adapter.createStream(target, body)
     // The first content byte must come within the limit too, even if the upstream sends pings.
     this.firstContentBy = performance.now() + this.timeoutMs
@@ -285,7 +287,7 @@ export class UpstreamAttempt {
   /** Translated parts from the next upstream bytes that produce any, or null at the body's end. */
   private async read(): Promise<StreamPart[] | null> {
     const reader = this.reader as ReadableStreamDefaultReader<Uint8Array>
-    const decoder = this.decoder as SseDecoder
+    const decoder = this.decoder as StreamDecoder
     const translator = this.translator as StreamTranslator
     for (;;) {
       this.arm(this.firstContentBy === Infinity ? this.timeoutMs : Math.min(this.timeoutMs, this.firstContentBy - performance.now()), 'stall')

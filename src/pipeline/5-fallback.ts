@@ -4,6 +4,7 @@
 import { GatewayError } from '../errors'
 import { type FailureKind, failureClass, type ProviderAdapter, type Target, type UpstreamFailure } from '../providers/adapter'
 import type { ProviderId } from '../providers/provider-id'
+import { bedrock } from '../providers/bedrock'
 import { adapterFor } from '../providers/registry'
 import type { Attempt, Fallback, RequestWarning } from '../domain/log-entry'
 import { clamp } from './4-clamp'
@@ -97,7 +98,9 @@ export async function dispatch(
       continue
     }
     const firedBy = i > 0 ? (kind ?? null) : null
-    const adapter = adapters(c.target.provider, c.target)
+    const wired = adapters(c.target.provider, c.target)
+    // A Bedrock provider (PRODUCT §17) is spoken to by its own chat adapter; it has no embeddings here.
+    const adapter = c.target.bedrock ? (wired && ctx.operation !== 'embeddings' ? bedrock : undefined) : wired
     if (!adapter) {
       skip(c, `provider "${c.ref.provider}" does not serve ${ctx.endpoint}`)
       continue

@@ -28,7 +28,7 @@ export function modelUnavailable(org: OrgContext, ref: Pick<ModelRef, 'provider'
     return `model ${echo(ref.name)} is not in the allowed models of org "${org.org.id}"`
   const keys = org.providers.get(ref.provider)
   // An OpenAI-compatible provider may need no key (a local server): its record is what makes it usable.
-  if (keys?.some((k) => k.compat)) return keys.some((k) => k.enabled) ? undefined : `provider "${ref.provider}" is disabled for org "${org.org.id}"`
+  if (keys?.some((k) => k.compat || k.bedrock)) return keys.some((k) => k.enabled) ? undefined : `provider "${ref.provider}" is disabled for org "${org.org.id}"`
   if (!keys?.length) return `no ${ref.provider} API key is configured for org "${org.org.id}"`
   if (!keys.some((k) => k.enabled)) return `provider "${ref.provider}" is disabled for org "${org.org.id}"`
   return undefined

@@ -4,6 +4,7 @@ import type { ResolvedModel } from '../catalog/catalog'
 import type { SseEvent } from '../sse/parse'
 import type { ChatRequest, Choice, ChunkChoice, Usage } from './openai-types'
 import type { AzureSettings } from './azure'
+import type { BedrockAuth } from './bedrock/request'
 import type { Quirks } from './openai-compatible'
 import type { ProviderId } from './provider-id'
 import type { VertexTarget } from './vertex/vertex'
@@ -63,10 +64,19 @@ export interface Target {
   compat?: CompatTarget
   /** Set when the provider is one of the org's Vertex AI ones (`provider` is then `google` or `anthropic`, the adapter spoken; `apiKey` the service-account key). */
   vertex?: VertexTarget
+  /** Set when the provider is one of the org's Bedrock ones (PRODUCT §17): spoken to by the bedrock adapter. */
+  bedrock?: BedrockTarget
 }
 
-/** The provider's name as logs, errors and spans show it: the OpenAI-compatible provider's own, else the native id. */
-export const providerName = (t: Target): string => t.compat?.name ?? t.vertex?.name ?? t.provider
+/** The provider's name as logs, errors and spans show it: the org's own name for it, else the native id. */
+export const providerName = (t: Target): string => t.compat?.name ?? t.vertex?.name ?? t.bedrock?.name ?? t.provider
+
+/** What the bedrock adapter needs: the provider's name, its region and credentials (the model id is the request's). */
+export interface BedrockTarget {
+  name: string
+  region: string
+  auth: BedrockAuth
+}
 
 /** What the OpenAI adapter needs to speak to an OpenAI-compatible provider (PRODUCT §17). */
 export interface CompatTarget {
@@ -112,6 +122,14 @@ export type StreamPart =
   /** One upstream event as it came (pass-through endpoints relay it byte for byte). */
   | { type: 'relay'; event: string | undefined; text: string }
 
+/** Turns a streamed answer's bytes into events for the translator (SseDecoder unless the adapter has its own). */
+export interface StreamDecoder {
+  push(chunk: Uint8Array): SseEvent[]
+  end(): SseEvent[]
+  /** Why decoding stopped (an event over the bounds), if it did. */
+  readonly tooLarge: string | undefined
+}
+
 export interface StreamTranslator {
   push(event: SseEvent): StreamPart[]
   /** The upstream body closed. Protocols without an end marker (Gemini) report `end` here when complete. */
@@ -148,4 +166,6 @@ export interface ProviderAdapter {
   parseResponse(json: unknown, target: Target, req: ChatRequest): UpstreamCompletion
   createStream(target: Target, req: ChatRequest): StreamTranslator
   parseError(status: number, bodyText: string, headers: Headers): UpstreamFailure
+  /** A stream that is not SSE (Bedrock's event stream): its content type and its decoder. */
+  streamFraming?: { contentType: string; decoder(): StreamDecoder }
 }

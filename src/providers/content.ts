@@ -3,7 +3,6 @@
 
 import { badRequest, echo } from '../errors'
 import type { ChatMessage, ContentPart } from './openai-types'
-import type { ProviderId } from './provider-id'
 import { isRecord } from './upstream-errors'
 
 export type ImageSource =
@@ -24,7 +23,7 @@ const EXTENSION_TYPES: Record<string, string> = {
 }
 
 /** `data:<type>;base64,<data>` → inline data; `http(s)://…` → a link (media type guessed from the extension). */
-export function imageSource(url: string, provider: ProviderId): ImageSource {
+export function imageSource(url: string, provider: string): ImageSource {
   const data = /^data:([^;,]+);base64,(.*)$/s.exec(url)
   if (data?.[1] && data[2] !== undefined) return { kind: 'inline', mediaType: data[1], data: data[2] }
   const link = /^https?:\/\//i.test(url) ? URL.parse(url) : null
@@ -35,7 +34,7 @@ export function imageSource(url: string, provider: ProviderId): ImageSource {
   throw badRequest(`Unsupported image_url for ${provider}: expected a data: URL (base64) or an http(s) URL`)
 }
 
-function piece(part: ContentPart, provider: ProviderId, role: string): Piece {
+function piece(part: ContentPart, provider: string, role: string): Piece {
   if (part.type === 'text' && typeof part.text === 'string') return { kind: 'text', text: part.text }
   if (part.type === 'image_url' && role === 'user' && isRecord(part.image_url) && typeof part.image_url.url === 'string')
     return { kind: 'image', source: imageSource(part.image_url.url, provider) }
@@ -43,7 +42,7 @@ function piece(part: ContentPart, provider: ProviderId, role: string): Piece {
 }
 
 /** The message's content as pieces; empty text is left out (Anthropic and Gemini refuse it). */
-export function pieces(m: ChatMessage, provider: ProviderId): Piece[] {
+export function pieces(m: ChatMessage, provider: string): Piece[] {
   const c = m.content
   if (typeof c === 'string') return c ? [{ kind: 'text', text: c }] : []
   if (!Array.isArray(c)) return []
@@ -51,7 +50,7 @@ export function pieces(m: ChatMessage, provider: ProviderId): Piece[] {
 }
 
 /** The text of a message (system, developer, assistant, tool): string content, or its text parts one per line. */
-export function textOf(m: ChatMessage, provider: ProviderId): string {
+export function textOf(m: ChatMessage, provider: string): string {
   return pieces(m, provider)
     .map((p) => (p.kind === 'text' ? p.text : ''))
     .join('\n')

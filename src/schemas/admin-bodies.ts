@@ -129,8 +129,24 @@ export const VertexProviderBody = t.Object(
   { additionalProperties: false, title: 'VertexProviderBody' },
 )
 export const checkVertexProviderBody = validator(VertexProviderBody)
-/** What PUT /admin/orgs/:org/providers/:provider takes: a native provider's key, an OpenAI-compatible, an Azure OpenAI or a Vertex AI provider. */
-export const AnyProviderBody = t.Union([ProviderBody, CompatProviderBody, AzureProviderBody, VertexProviderBody], { title: 'AnyProviderBody' })
+/** An AWS Bedrock provider (PRODUCT §17, docs/providers.md "AWS Bedrock"); `:provider` is its name (the model prefix). */
+export const BedrockProviderBody = t.Object(
+  {
+    kind: t.Literal('bedrock'),
+    region: t.String({ pattern: '^[a-z]{2}(-[a-z]+)+-[0-9]{1,2}$', description: 'e.g. us-east-1' }),
+    accessKeyId: t.Optional(t.String({ minLength: 16, maxLength: 128, pattern: '^[A-Z0-9]+$' })),
+    secretAccessKey: t.Optional(t.String({ minLength: 1, maxLength: 256, description: 'never shown again' })),
+    sessionToken: t.Optional(t.String({ minLength: 1, maxLength: 8192, description: 'temporary (STS) credentials' })),
+    apiKey: t.Optional(t.String({ minLength: 1, maxLength: 8192, description: 'a Bedrock API key, sent as Authorization: Bearer, instead of access keys' })),
+    baseUrl: t.Optional(t.String({ description: 'default https://bedrock-runtime.{region}.amazonaws.com', maxLength: 2048 })),
+    enabled: t.Optional(t.Boolean()),
+    weight: t.Optional(t.Number({ exclusiveMinimum: 0, maximum: 1e6 })),
+  },
+  { additionalProperties: false, title: 'BedrockProviderBody' },
+)
+export const checkBedrockProviderBody = validator(BedrockProviderBody)
+/** What PUT /admin/orgs/:org/providers/:provider takes: a native provider's key, an OpenAI-compatible, an Azure OpenAI, a Vertex AI or a Bedrock provider. */
+export const AnyProviderBody = t.Union([ProviderBody, CompatProviderBody, AzureProviderBody, VertexProviderBody, BedrockProviderBody], { title: 'AnyProviderBody' })
 export const ServiceKeyBody = t.Object(
   { name: t.Optional(t.String({ maxLength: 200 })), requestsPerMinute: t.Optional(positive), tokensPerMinute: t.Optional(positive) },
   { additionalProperties: false, title: 'NewServiceKey' },

@@ -1,6 +1,8 @@
 // Row shapes both stores read (SQLite and PostgreSQL name columns alike) and their mapping to records.
 
 import { type SecretBox, sealedFor } from '../crypto/secret-box'
+import type { BedrockSettings } from '../providers/bedrock/settings'
+import type { AwsCredentials } from '../providers/bedrock/sigv4'
 import type { CompatSettings } from '../providers/openai-compatible'
 import type { VertexSettings } from '../providers/vertex/vertex'
 import { isCompatName, toProviderId } from '../providers/provider-id'
@@ -33,17 +35,25 @@ export interface ProviderRow {
   updated_at: string
 }
 
-/** The `compat` column: an OpenAI-compatible provider's settings but its headers, or a Vertex AI provider's (PRODUCT §17). */
-type CompatColumn = Omit<CompatSettings, 'headers'> | VertexSettings
+/** A Bedrock provider's row keeps `{kind: "bedrock", region}` in the `compat` column; its AWS keys are sealed with the key. */
+type BedrockColumn = Omit<BedrockSettings, 'credentials'>
 
-/** What `api_key_enc` seals: the key, or for an OpenAI-compatible provider the key and its headers (they may carry credentials). */
-export function sealedKey(rec: Pick<ProviderRecord, 'apiKey' | 'compat'>): string {
+/** The `compat` column: an OpenAI-compatible provider's settings but its headers, a Vertex AI provider's, or a Bedrock provider's (PRODUCT §17). */
+type CompatColumn = Omit<CompatSettings, 'headers'> | VertexSettings | BedrockColumn
+
+/**
+ * What `api_key_enc` seals: the key, or for an OpenAI-compatible provider the key and its headers (they may
+ * carry credentials), or for a Bedrock provider the key and its AWS access keys.
+ */
+export function sealedKey(rec: Pick<ProviderRecord, 'apiKey' | 'compat' | 'bedrock'>): string {
+  if (rec.bedrock) return JSON.stringify({ apiKey: rec.apiKey, aws: rec.bedrock.credentials ?? null })
   return rec.compat ? JSON.stringify({ apiKey: rec.apiKey, headers: rec.compat.headers }) : rec.apiKey
 }
 
-/** The `compat` column's value for a record (headers left out: they are sealed). */
-export function compatColumn(rec: Pick<ProviderRecord, 'compat' | 'vertex'>): CompatColumn | null {
+/** The `compat` column's value for a record (headers and AWS keys left out: they are sealed). */
+export function compatColumn(rec: Pick<ProviderRecord, 'compat' | 'vertex' | 'bedrock'>): CompatColumn | null {
   if (rec.vertex) return rec.vertex
+  if (rec.bedrock) return { kind: 'bedrock', region: rec.bedrock.region }
   if (!rec.compat) return null
   const { headers: _, ...rest } = rec.compat
   return rest
@@ -56,9 +66,14 @@ export function toProvider(box: SecretBox, r: ProviderRow): ProviderRecord {
   let apiKey = opened
   let compat: CompatSettings | undefined
   let vertex: VertexSettings | undefined
+  let bedrock: BedrockSettings | undefined
   const column = r.compat === null ? null : parsed(r.compat)
   if (column?.kind === 'vertex') vertex = column
-  else if (column !== null) {
+  else if (column?.kind === 'bedrock') {
+    const secret = JSON.parse(opened) as { apiKey: string; aws: AwsCredentials | null }
+    apiKey = secret.apiKey
+    bedrock = { kind: 'bedrock', region: column.region, credentials: secret.aws ?? undefined }
+  } else if (column !== null) {
     const secret = JSON.parse(opened) as { apiKey: string; headers: Record<string, string> }
     apiKey = secret.apiKey
     compat = { ...column, headers: secret.headers }
@@ -72,6 +87,7 @@ export function toProvider(box: SecretBox, r: ProviderRow): ProviderRecord {
     enabled: r.enabled === 1 || r.enabled === true,
     compat,
     ...(vertex ? { vertex } : {}),
+    ...(bedrock ? { bedrock } : {}),
     updatedAt: r.updated_at,
   }
 }

@@ -25,6 +25,8 @@ export const embeddings: EndpointDeclaration = {
     await applyGatewayHeaders(deps, ctx, input)
     if (input.model.provider === 'anthropic')
       throw badRequest(`Anthropic has no embeddings models ("${input.model.name.slice(0, 64)}"): use openai/, mistral/ or google/`)
+    if (ctx.org.providers.get(input.model.provider)?.some((k) => k.bedrock))
+      throw badRequest(`Bedrock embeddings are not supported ("${input.model.name.slice(0, 64)}"): use openai/, mistral/ or google/`)
     return { input, shape: EMBEDDINGS_SHAPE, adapters: embeddingsAdapters(request) }
   },
 }

@@ -60,7 +60,7 @@ export class SqliteOrgStore implements OrgStore {
       rec.enabled ? 1 : 0,
       rec.weight,
       new Date().toISOString(),
-      rec.compat || rec.vertex ? JSON.stringify(compatColumn(rec)) : null,
+      rec.compat || rec.vertex || rec.bedrock ? JSON.stringify(compatColumn(rec)) : null,
     )
     if (!row) throw new Error('upsert returned nothing')
     return toProvider(this.box, row)

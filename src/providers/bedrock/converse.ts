@@ -1,0 +1,190 @@
+// Bedrock's Converse API ↔ OpenAI chat: the request body, the answer, and error answers as failure kinds. Pure: no fetch.
+
+import { badRequest } from '../../errors'
+import type { UpstreamCompletion, UpstreamFailure } from '../adapter'
+import { type ImageSource, pieces, textOf } from '../content'
+import type { ChatMessage, ChatRequest, FinishReason, ToolCall, Usage } from '../openai-types'
+import { clip, failure, isRecord, parseJson } from '../upstream-errors'
+
+type Block = Record<string, unknown>
+interface BedrockMessage {
+  role: 'user' | 'assistant'
+  content: Block[]
+}
+
+/** `https://bedrock-runtime.{region}.amazonaws.com`: where a record without `baseUrl` is sent. */
+export const bedrockBaseUrl = (region: string): string => `https://bedrock-runtime.${region}.amazonaws.com`
+
+/** The URL of a Converse (or ConverseStream) call: the model id is one path segment, `:` sent as `%3A`. */
+export function converseUrl(baseUrl: string, modelId: string, stream: boolean): string {
+  return `${baseUrl.replace(/\/+$/, '')}/model/${encodeURIComponent(modelId)}/${stream ? 'converse-stream' : 'converse'}`
+}
+
+const IMAGE_FORMATS: Record<string, string> = { 'image/png': 'png', 'image/jpeg': 'jpeg', 'image/gif': 'gif', 'image/webp': 'webp' }
+
+function imageBlock(source: ImageSource): Block {
+  const format = IMAGE_FORMATS[source.mediaType ?? '']
+  if (source.kind !== 'inline' || !format)
+    throw badRequest('Images for bedrock must be data: URLs (base64) of PNG, JPEG, GIF or WebP')
+  return { image: { format, source: { bytes: source.data } } }
+}
+
+function userBlocks(m: ChatMessage): Block[] {
+  return pieces(m, 'bedrock').map((p) => (p.kind === 'text' ? { text: p.text } : imageBlock(p.source)))
+}
+
+/** Tool-call arguments as the JSON object Converse wants; anything else becomes `{}`. */
+function toolInput(args: string | undefined): Record<string, unknown> {
+  const v = parseJson(args ?? '')
+  return isRecord(v) ? v : {}
+}
+
+function assistantBlocks(m: ChatMessage): Block[] {
+  const text = textOf(m, 'bedrock')
+  const blocks: Block[] = text ? [{ text }] : []
+  for (const tc of m.tool_calls ?? [])
+    blocks.push({ toolUse: { toolUseId: tc.id, name: tc.function.name, input: toolInput(tc.function.arguments) } })
+  return blocks
+}
+
+/** Messages in Converse's shape: tool results are user turns, and consecutive turns of one role are merged. */
+function converseMessages(messages: ChatMessage[]): BedrockMessage[] {
+  const out: BedrockMessage[] = []
+  const add = (role: BedrockMessage['role'], content: Block[]) => {
+    if (!content.length) return
+    const last = out[out.length - 1]
+    if (last?.role === role) last.content.push(...content)
+    else out.push({ role, content })
+  }
+  for (const m of messages) {
+    if (m.role === 'system' || m.role === 'developer') continue
+    if (m.role === 'user') add('user', userBlocks(m))
+    else if (m.role === 'assistant') add('assistant', assistantBlocks(m))
+    else if (m.role === 'tool')
+      add('user', [{ toolResult: { toolUseId: String(m.tool_call_id ?? ''), content: [{ text: textOf(m, 'bedrock') }] } }])
+    else throw badRequest(`Messages with role ${String(m.role)} are not supported for bedrock`)
+  }
+  return out
+}
+
+function toolConfig(req: ChatRequest): Block | undefined {
+  const fns = (req.tools ?? []).flatMap((t) => (t.type === 'function' && t.function ? [t.function] : []))
+  if (!fns.length || req.tool_choice === 'none') return undefined
+  const specs = fns.map((f) => ({
+    toolSpec: {
+      name: f.name,
+      ...(f.description ? { description: f.description } : {}),
+      inputSchema: { json: f.parameters ?? { type: 'object', properties: {} } },
+    },
+  }))
+  const c = req.tool_choice
+  const named = typeof c === 'object' && c !== null ? c.function?.name : undefined
+  const choice = c === 'required' ? { any: {} } : named ? { tool: { name: named } } : { auto: {} }
+  return { tools: specs, toolChoice: choice }
+}
+
+/** The Converse request body for an OpenAI chat request (the model id goes in the URL, not the body). */
+export function converseBody(req: ChatRequest): Record<string, unknown> {
+  if (req.response_format && req.response_format.type !== 'text')
+    throw badRequest('response_format is not supported for bedrock yet')
+  const system = req.messages.filter((m) => m.role === 'system' || m.role === 'developer').map((m) => textOf(m, 'bedrock')).filter(Boolean)
+  const inference: Record<string, unknown> = {}
+  const max = req.max_completion_tokens ?? req.max_tokens
+  if (max != null) inference.maxTokens = max
+  if (req.temperature != null) inference.temperature = req.temperature
+  if (req.top_p != null) inference.topP = req.top_p
+  if (req.stop != null) inference.stopSequences = typeof req.stop === 'string' ? [req.stop] : req.stop
+  const tools = toolConfig(req)
+  return {
+    messages: converseMessages(req.messages),
+    ...(system.length ? { system: system.map((text) => ({ text })) } : {}),
+    ...(Object.keys(inference).length ? { inferenceConfig: inference } : {}),
+    ...(tools ? { toolConfig: tools } : {}),
+  }
+}
+
+/** Converse's `stopReason` as an OpenAI finish reason. */
+export function finishReason(stop: unknown): FinishReason {
+  switch (stop) {
+    case 'tool_use':
+      return 'tool_calls'
+    case 'max_tokens':
+    case 'model_context_window_exceeded':
+      return 'length'
+    case 'guardrail_intervened':
+    case 'content_filtered':
+      return 'content_filter'
+    default:
+      return 'stop'
+  }
+}
+
+const num = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) ? v : 0)
+
+/** Converse's usage → OpenAI's: `inputTokens` excludes cache reads and writes, `prompt_tokens` includes them. */
+export function toUsage(u: unknown): Usage {
+  const r = isRecord(u) ? u : {}
+  const read = num(r.cacheReadInputTokens)
+  const write = num(r.cacheWriteInputTokens)
+  const prompt = num(r.inputTokens) + read + write
+  const completion = num(r.outputTokens)
+  return {
+    prompt_tokens: prompt,
+    completion_tokens: completion,
+    total_tokens: prompt + completion,
+    prompt_tokens_details: write ? { cached_tokens: read, cache_write_tokens: write } : { cached_tokens: read },
+  }
+}
+
+/** A Converse answer in OpenAI terms; throws on an answer that is not Converse's shape. */
+export function parseConverse(json: unknown): UpstreamCompletion {
+  const output = isRecord(json) && isRecord(json.output) ? json.output : undefined
+  const message = output && isRecord(output.message) ? output.message : undefined
+  if (!isRecord(json) || !message || !Array.isArray(message.content)) throw new Error('Bedrock answer without output.message.content')
+  let text = ''
+  const toolCalls: ToolCall[] = []
+  for (const b of message.content) {
+    if (!isRecord(b)) continue
+    if (typeof b.text === 'string') text += b.text
+    else if (isRecord(b.toolUse))
+      toolCalls.push({ id: String(b.toolUse.toolUseId ?? ''), type: 'function', function: { name: String(b.toolUse.name ?? ''), arguments: JSON.stringify(b.toolUse.input ?? {}) } })
+  }
+  return {
+    choices: [
+      {
+        index: 0,
+        message: { role: 'assistant', content: text || (toolCalls.length ? null : ''), refusal: null, ...(toolCalls.length ? { tool_calls: toolCalls } : {}) },
+        finish_reason: finishReason(json.stopReason),
+        logprobs: null,
+      },
+    ],
+    usage: toUsage(json.usage),
+  }
+}
+
+/** Bedrock's error type: `x-amzn-errortype` (`ThrottlingException:http://…`), else the body's `__type`. */
+function errorType(headers: Headers, body: unknown): string {
+  const raw = headers.get('x-amzn-errortype') ?? (isRecord(body) && typeof body.__type === 'string' ? body.__type : '')
+  return raw.split(':')[0]?.split('#').pop() ?? ''
+}
+
+const KEY_ERRORS = new Set(['AccessDeniedException', 'UnrecognizedClientException', 'InvalidSignatureException', 'MissingAuthenticationTokenException', 'ExpiredTokenException', 'IncompleteSignatureException'])
+const CONTEXT_LIMIT = /too long|too many tokens|context (length|window)|input is too large|maximum context/i
+
+/** A failure kind for a Bedrock error, by its type (exceptions in streams too): throttling, the key, the request, the provider. */
+export function bedrockFailure(status: number, type: string, message: string, headers: Headers): UpstreamFailure {
+  const text = `${type || `HTTP ${status}`}: ${clip(message || '(no message)')}`
+  if (type === 'ModelNotReadyException') return failure(status, text, headers, 'provider_error')
+  if (type === 'ThrottlingException' || type === 'ServiceQuotaExceededException' || status === 429)
+    return { ...failure(429, text, headers, 'rate_limit'), status }
+  if (KEY_ERRORS.has(type)) return { kind: 'provider_error', status, message: text, keyRejected: true }
+  if (type === 'ValidationException' && CONTEXT_LIMIT.test(message)) return failure(status, text, headers, 'context_limit')
+  return failure(status, text, headers, 'provider_error')
+}
+
+/** An error answer (`{"message": …}` with `x-amzn-errortype`) as a failure kind. */
+export function parseBedrockError(status: number, bodyText: string, headers: Headers): UpstreamFailure {
+  const body = parseJson(bodyText)
+  const message = isRecord(body) && typeof (body.message ?? body.Message) === 'string' ? String(body.message ?? body.Message) : bodyText
+  return bedrockFailure(status, errorType(headers, body), message, headers)
+}

@@ -1,0 +1,209 @@
+// AWS Bedrock providers (PRODUCT §17, docs/providers.md "AWS Bedrock"): set through the admin API, chat JSON and
+// streams over Converse/ConverseStream with every request SigV4-signed, tools, fallback, key failures, the secret kept.
+
+import { afterAll, beforeAll, expect, test } from 'bun:test'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { startFakeBedrock, type FakeBedrock } from '../fakes/bedrock'
+import { startFake, type FakeUpstream } from '../fakes/upstream'
+import { readSse, startTestGateway, type TestGateway } from '../helpers/gateway'
+import { assertChatChunk, assertChatCompletion } from '../helpers/openai-schema'
+
+const SECRET = 'bEdRoCkSeCrEt/K7MDENG/bPxRfiCYEXAMPLEKEY'
+const WRONG = 'wRoNgSeCrEt/K7MDENG/bPxRfiCYEXAMPLEKEY00'
+const SESSION = 'FwoGZXIvYXdzEBYaDSESSIONTOKEN0123456789'
+const API_KEY = 'ABSKQmVkcm9ja0FQSUtleS1FWEFNUExFMDEyMzQ1Njc4OQ'
+const MODEL = 'anthropic.claude-3-5-sonnet-20240620-v1:0'
+const hello = [{ role: 'user', content: 'Say hi please' }]
+
+let aws: FakeBedrock
+let openai: FakeUpstream
+let gw: TestGateway
+
+beforeAll(async () => {
+  aws = startFakeBedrock({
+    region: 'eu-west-1',
+    keys: { AKIAFAKEBEDROCK0001: { secretAccessKey: SECRET }, ASIAFAKEBEDROCK0002: { secretAccessKey: SECRET, sessionToken: SESSION } },
+    apiKeys: [API_KEY],
+  })
+  openai = await startFake('openai')
+  gw = await startTestGateway({ openai })
+  const put = await gw.admin('PUT', '/orgs/default/providers/bedrock', { kind: 'bedrock', region: 'eu-west-1', accessKeyId: 'AKIAFAKEBEDROCK0001', secretAccessKey: SECRET, baseUrl: aws.url })
+  expect(put.status).toBe(200)
+})
+afterAll(async () => {
+  await gw.stop()
+  aws.stop()
+  await openai.stop()
+})
+
+test('chat JSON: the Converse call is signed and names the model in its path; the answer, finish reason and usage (cache tokens too) in OpenAI terms', async () => {
+  aws.plan({ kind: 'text', text: 'Hi there!' })
+  const res = await gw.chat({ model: `bedrock/${MODEL}`, messages: [{ role: 'system', content: 'Be brief.' }, ...hello], temperature: 0.2, max_tokens: 40 })
+  expect(res.status).toBe(200)
+  const body = (await res.json()) as Record<string, any>
+  assertChatCompletion(body)
+  expect(body.model).toBe(`bedrock/${MODEL}`)
+  expect(body.choices[0].message.content).toBe('Hi there!')
+  expect(body.choices[0].finish_reason).toBe('stop')
+  expect(body.usage).toMatchObject({ prompt_tokens: 19, completion_tokens: 7, total_tokens: 26, prompt_tokens_details: { cached_tokens: 5, cache_write_tokens: 3 } })
+  const seen = aws.seen.at(-1)
+  expect(seen?.signer).toBe('AKIAFAKEBEDROCK0001')
+  expect(seen?.modelId).toBe(MODEL)
+  expect(seen?.stream).toBe(false)
+  expect(seen?.body).toEqual({ messages: [{ role: 'user', content: [{ text: 'Say hi please' }] }], system: [{ text: 'Be brief.' }], inferenceConfig: { maxTokens: 40, temperature: 0.2 } })
+  const log = await gw.log(res.headers.get('x-gw-request-id') as string)
+  expect(log.provider).toBe('bedrock')
+})
+
+test('a stream: ConverseStream frames become chat chunks, with the finish reason and usage, then [DONE]', async () => {
+  aws.plan({ kind: 'text', text: 'one two three', stopReason: 'max_tokens' })
+  const res = await gw.chat({ model: `bedrock/${MODEL}`, messages: hello, stream: true, stream_options: { include_usage: true } })
+  expect(res.status).toBe(200)
+  expect(res.headers.get('content-type')).toContain('text/event-stream')
+  const events = await readSse(res)
+  expect(events.at(-1)).toBe('[DONE]')
+  const chunks = events.filter((e): e is Record<string, any> => e !== '[DONE]')
+  for (const c of chunks) assertChatChunk(c)
+  expect(chunks.map((c) => c.choices[0]?.delta?.content ?? '').join('')).toBe('one two three')
+  expect(chunks.flatMap((c) => (c.choices[0]?.finish_reason ? [c.choices[0].finish_reason] : []))).toEqual(['length'])
+  expect(chunks.find((c) => c.usage)?.usage).toMatchObject({ prompt_tokens: 19, completion_tokens: 7 })
+  expect(aws.seen.at(-1)?.stream).toBe(true)
+})
+
+test('tools: toolConfig sent, the toolUse answer as tool_calls, and the tool result sent back as a toolResult', async () => {
+  aws.plan({ kind: 'tool', name: 'weather', input: { city: 'Paris' } })
+  const tools = [{ type: 'function', function: { name: 'weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } } }]
+  const res = await gw.chat({ model: `bedrock/${MODEL}`, messages: hello, tools })
+  const body = (await res.json()) as Record<string, any>
+  expect(body.choices[0].finish_reason).toBe('tool_calls')
+  expect(body.choices[0].message.tool_calls).toEqual([{ id: 'tooluse_fake1', type: 'function', function: { name: 'weather', arguments: '{"city":"Paris"}' } }])
+  expect(aws.seen.at(-1)?.body.toolConfig).toMatchObject({ tools: [{ toolSpec: { name: 'weather' } }], toolChoice: { auto: {} } })
+  const again = await gw.chat({
+    model: `bedrock/${MODEL}`,
+    messages: [...hello, body.choices[0].message, { role: 'tool', tool_call_id: 'tooluse_fake1', content: 'Sunny' }],
+    tools,
+  })
+  expect(again.status).toBe(200)
+  expect((aws.seen.at(-1)?.body.messages as unknown[]).at(-1)).toEqual({ role: 'user', content: [{ toolResult: { toolUseId: 'tooluse_fake1', content: [{ text: 'Sunny' }] } }] })
+})
+
+test('a ThrottlingException falls back to openai as a rate limit', async () => {
+  aws.plan({ kind: 'error', status: 429, type: 'ThrottlingException', message: 'Too many requests, please wait before trying again.' })
+  const res = await gw.chat({ model: `bedrock/${MODEL}`, messages: hello, fallback_chain: [{ model: 'openai/gpt-4o-mini' }] })
+  expect(res.status).toBe(200)
+  expect(res.headers.get('x-gw-fallback-reason')).toBe('rate_limit')
+  expect(((await res.json()) as Record<string, any>).model).toBe('openai/gpt-4o-mini')
+})
+
+test('temporary credentials: the session token is sent and signed', async () => {
+  expect((await gw.admin('PUT', '/orgs/default/providers/aws-sts', { kind: 'bedrock', region: 'eu-west-1', accessKeyId: 'ASIAFAKEBEDROCK0002', secretAccessKey: SECRET, sessionToken: SESSION, baseUrl: aws.url })).status).toBe(200)
+  const res = await gw.chat({ model: `aws-sts/${MODEL}`, messages: hello })
+  expect(res.status).toBe(200)
+  expect(aws.seen.at(-1)?.headers.get('x-amz-security-token')).toBe(SESSION)
+})
+
+test('a wrong secret: the fake refuses the signature, a key failure (502), and neither secret appears in an admin answer, the error or the log', async () => {
+  const put = await gw.admin('PUT', '/orgs/default/providers/aws-bad', { kind: 'bedrock', region: 'eu-west-1', accessKeyId: 'AKIAFAKEBEDROCK0001', secretAccessKey: WRONG, baseUrl: aws.url })
+  expect(put.status).toBe(200)
+  const answers = [await put.text(), await (await gw.admin('GET', '/orgs/default')).text()]
+  expect(answers[1]).toContain('aws-bad')
+  const res = await gw.chat({ model: `aws-bad/${MODEL}`, messages: hello })
+  expect(res.status).toBe(502)
+  const error = await res.text()
+  expect(error).toContain('InvalidSignatureException')
+  const log = await gw.log(res.headers.get('x-gw-request-id') as string)
+  expect(JSON.stringify(log.attempts)).toContain('"class":"key"')
+  for (const text of [...answers, error, JSON.stringify(log)]) {
+    for (const s of [SECRET, WRONG, SESSION]) expect(text).not.toContain(s.slice(0, 12))
+  }
+})
+
+test('a Bedrock provider record is checked: a region, and access keys or an API key', async () => {
+  const bad = await gw.admin('PUT', '/orgs/default/providers/aws-x', { kind: 'bedrock', region: 'eu-west-1', accessKeyId: 'AKIAFAKEBEDROCK0001' })
+  expect(bad.status).toBe(400)
+  expect(await bad.text()).toContain('secretAccessKey')
+  expect((await gw.admin('PUT', '/orgs/default/providers/aws-x', { kind: 'bedrock', accessKeyId: 'AKIAFAKEBEDROCK0001', secretAccessKey: SECRET })).status).toBe(400)
+  // A refused record never repeats a secret it was given.
+  const long = `${SECRET}${'x'.repeat(300)}`
+  const refused = await gw.admin('PUT', '/orgs/default/providers/aws-x', { kind: 'bedrock', region: 'eu-west-1', accessKeyId: 'AKIAFAKEBEDROCK0001', secretAccessKey: long, sessionToken: 5 })
+  expect(refused.status).toBe(400)
+  expect(await refused.text()).not.toContain(SECRET.slice(0, 12))
+  const both = await gw.admin('PUT', '/orgs/default/providers/aws-x', { kind: 'bedrock', region: 'eu-west-1', accessKeyId: 'AKIAFAKEBEDROCK0001', secretAccessKey: SECRET, apiKey: API_KEY })
+  expect(both.status).toBe(400)
+  expect(await both.text()).not.toContain(API_KEY.slice(0, 12))
+})
+
+test('a throttlingException frame before any content of a stream falls back to openai', async () => {
+  aws.plan({ kind: 'stream-exception', type: 'throttlingException', message: 'Too many tokens, please wait before trying again.' })
+  const res = await gw.chat({ model: `bedrock/${MODEL}`, messages: hello, stream: true, fallback_chain: [{ model: 'openai/gpt-4o-mini' }] })
+  expect(res.status).toBe(200)
+  expect(res.headers.get('x-gw-fallback-reason')).toBe('rate_limit')
+  const events = await readSse(res)
+  expect(events.at(-1)).toBe('[DONE]')
+  expect((events[0] as Record<string, any>).model).toBe('openai/gpt-4o-mini')
+})
+
+test('a Bedrock API key is sent as Authorization: Bearer, unsigned, and never shown by the admin API', async () => {
+  const put = await gw.admin('PUT', '/orgs/default/providers/aws-key', { kind: 'bedrock', region: 'eu-west-1', apiKey: API_KEY, baseUrl: aws.url })
+  expect(put.status).toBe(200)
+  expect(await put.json()).toMatchObject({ kind: 'bedrock', region: 'eu-west-1', auth: 'apiKey' })
+  const res = await gw.chat({ model: `aws-key/${MODEL}`, messages: hello })
+  expect(res.status).toBe(200)
+  expect(aws.seen.at(-1)?.signer).toBe('bearer')
+  expect(aws.seen.at(-1)?.headers.get('authorization')).toBe(`Bearer ${API_KEY}`)
+  expect(await (await gw.admin('GET', '/orgs/default')).text()).not.toContain(API_KEY.slice(0, 12))
+})
+
+test('the Messages API and the Responses API reach a Bedrock model through the same adapter', async () => {
+  aws.plan({ kind: 'text', text: 'Hello from Messages' }, { kind: 'text', text: 'Hello from Responses' })
+  const post = (path: string, body: unknown) => gw.fetch(path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })
+  const messages = await post('/v1/messages', { model: `bedrock/${MODEL}`, max_tokens: 30, messages: hello })
+  expect(messages.status).toBe(200)
+  expect(((await messages.json()) as Record<string, any>).content[0].text).toBe('Hello from Messages')
+  expect(aws.seen.at(-1)?.body.inferenceConfig).toEqual({ maxTokens: 30 })
+  const responses = await post('/v1/responses', { model: `bedrock/${MODEL}`, input: 'Say hi please' })
+  expect(responses.status).toBe(200)
+  expect(JSON.stringify(await responses.json())).toContain('Hello from Responses')
+  expect(aws.seen.at(-1)?.signer).toBe('AKIAFAKEBEDROCK0001')
+})
+
+test('embeddings are not sent to a Bedrock provider: 400, nothing reaches AWS', async () => {
+  const before = aws.seen.length
+  const res = await gw.fetch('/v1/embeddings', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'bedrock/amazon.titan-embed-text-v2:0', input: 'hi' }) })
+  expect(res.status).toBe(400)
+  expect(await res.text()).toContain('Bedrock embeddings are not supported')
+  expect(aws.seen.length).toBe(before)
+})
+
+test('a config file (GW_CONFIG) sets a Bedrock provider like the admin API does', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'gw-bedrock-config-'))
+  const path = join(dir, 'gw.yaml')
+  writeFileSync(path, `providers:\n  bedrock:\n    - name: default\n      kind: bedrock\n      region: eu-west-1\n      accessKeyId: AKIAFAKEBEDROCK0001\n      secretAccessKey: ${SECRET}\n      baseUrl: ${aws.url}\n`)
+  const other = await startTestGateway({}, { GW_CONFIG: path })
+  try {
+    aws.plan({ kind: 'text', text: 'From the config file' })
+    const res = await other.chat({ model: `bedrock/${MODEL}`, messages: hello })
+    expect(res.status).toBe(200)
+    expect(((await res.json()) as Record<string, any>).choices[0].message.content).toBe('From the config file')
+    expect(aws.seen.at(-1)?.signer).toBe('AKIAFAKEBEDROCK0001')
+  } finally {
+    await other.stop()
+    rmSync(dir, { recursive: true, force: true })
+  }
+})
+
+test('a key whose signature is refused moves the request to the provider\'s next key, signed with that key\'s secret', async () => {
+  const put = (name: string, secretAccessKey: string, weight: number) =>
+    gw.admin('PUT', `/orgs/default/providers/aws-two/keys/${name}`, { kind: 'bedrock', region: 'eu-west-1', accessKeyId: 'AKIAFAKEBEDROCK0001', secretAccessKey, baseUrl: aws.url, weight })
+  expect((await put('bad', WRONG, 1e6)).status).toBe(200)
+  expect((await put('good', SECRET, 1e-6)).status).toBe(200)
+  const res = await gw.chat({ model: `aws-two/${MODEL}`, messages: hello })
+  expect(res.status).toBe(200)
+  const log = await gw.log(res.headers.get('x-gw-request-id') as string)
+  expect(log.attempts).toEqual([
+    expect.objectContaining({ key: 'bad', status: 403, class: 'key' }),
+    expect.objectContaining({ key: 'good', outcome: 'ok' }),
+  ])
+})
