@@ -1,7 +1,7 @@
 // `bun bench/ab.ts <scenario>[,<scenario>…] <tree> <tree> …`: CPU per request of gw source trees
 // (e.g. `git archive <commit>` unpacked, node_modules linked), alternating AB_ROUNDS (default 3) rounds
 // of 5 s of wrk (64 connections) over every scenario and tree, gw pinned to CPU 0, wrk and the fake upstream to CPU 1.
-// Scenarios: <openai|anthropic>-<json|stream> on chat completions, messages-<json|stream> on
+// Scenarios: <openai|anthropic|compat>-<json|stream> on chat completions (compat: an OpenAI-compatible provider), messages-<json|stream> on
 // /v1/messages relayed to Anthropic (gw metadata as a header). Alternating rounds see the same
 // background load, so the difference holds on a shared machine when the absolute figures do not; the
 // last lines give each one's fastest round (other programs only ever slow a round down).

@@ -218,7 +218,8 @@ export function freePort(): number {
  * header since the body's metadata is Anthropic's), `json` or `stream`.
  */
 export function scenarioRequest(provider: string, kind: string, gw: string, key: string): Target {
-  const model = provider === 'openai' ? 'openai/gpt-4o-mini' : 'anthropic/claude-haiku-4-5'
+  // `compat`: the same OpenAI model through an OpenAI-compatible provider (the vllm preset, PRODUCT §17).
+  const model = provider === 'openai' ? 'openai/gpt-4o-mini' : provider === 'compat' ? 'vllm/gpt-4o-mini' : 'anthropic/claude-haiku-4-5'
   const messages = [{ role: 'user', content: 'Say hello to the benchmark.' }]
   const stream = kind === 'stream' ? { stream: true } : {}
   if (provider === 'messages')
@@ -271,6 +272,7 @@ export function benchGwEnv(upstream: string, work: string): Record<string, strin
     GW_PROMPTS_DIR: work,
     GW_OPENAI_BASE_URL: `${upstream}/v1`,
     GW_ANTHROPIC_BASE_URL: `${upstream}/v1`,
+    GW_VLLM_BASE_URL: `${upstream}/v1`,
     OPENAI_API_KEY: 'sk-bench-openai',
     ANTHROPIC_API_KEY: 'sk-ant-bench',
   }
