@@ -21,14 +21,7 @@ let gw: TestGateway
 let pem = ''
 let foreignPem = ''
 
-const serviceAccountKey = (privateKey: string) => ({
-  type: 'service_account',
-  project_id: PROJECT,
-  private_key_id: 'a1b2c3d4e5f6',
-  private_key: privateKey,
-  client_email: EMAIL,
-  token_uri: oauth.tokenUri,
-})
+const serviceAccountKey = (privateKey: string) => oauth.serviceAccountKey(privateKey, PROJECT)
 const provider = (privateKey: string) => ({ kind: 'vertex', project: PROJECT, location: LOCATION, serviceAccountKey: serviceAccountKey(privateKey), baseUrl: vertex.url })
 
 /** The lines of a PEM key's body: none of them may appear anywhere. */

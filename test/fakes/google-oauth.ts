@@ -35,6 +35,8 @@ export interface FakeGoogleOAuth {
   grants: FakeGoogleOAuthGrant[]
   /** Access tokens issued, in order. */
   issued: string[]
+  /** A service account's JSON key (as Google's console gives it) naming this endpoint, for `privateKey`. */
+  serviceAccountKey(privateKey: string, projectId: string): Record<string, string>
   stop(): Promise<void>
 }
 
@@ -94,5 +96,13 @@ export function startFakeGoogleOAuth(opts: FakeGoogleOAuthOptions): FakeGoogleOA
     return Response.json({ access_token: token, expires_in: opts.expiresIn ?? 3599, token_type: 'Bearer' })
   }
 
-  return { tokenUri, grants, issued, stop: () => server.stop(true) }
+  const serviceAccountKey = (privateKey: string, projectId: string) => ({
+    type: 'service_account',
+    project_id: projectId,
+    private_key_id: opts.keyId ?? 'a1b2c3d4e5f6',
+    private_key: privateKey,
+    client_email: opts.clientEmail,
+    token_uri: tokenUri,
+  })
+  return { tokenUri, grants, issued, serviceAccountKey, stop: () => server.stop(true) }
 }

@@ -97,6 +97,8 @@ export interface OtlpReceiver {
   /** Content types of the export requests received. */
   contentTypes: string[]
   headers: Headers[]
+  /** The export bodies as received, as text (readable with OTEL_EXPORTER_OTLP_PROTOCOL=http/json). */
+  bodies: string[]
   /** Resolves once at least `n` spans have arrived. */
   waitFor(n: number, ms?: number): Promise<ReceivedSpan[]>
   stop(): Promise<void>
@@ -106,6 +108,7 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
   const spans: ReceivedSpan[] = []
   const contentTypes: string[] = []
   const headers: Headers[] = []
+  const bodies: string[] = []
   const server = Bun.serve({
     hostname: '127.0.0.1',
     port: 0,
@@ -114,7 +117,9 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
       const type = req.headers.get('content-type') ?? ''
       contentTypes.push(type)
       headers.push(req.headers)
-      spans.push(...decodeOtlp(new Uint8Array(await req.arrayBuffer()), type))
+      const body = new Uint8Array(await req.arrayBuffer())
+      bodies.push(new TextDecoder().decode(body))
+      spans.push(...decodeOtlp(body, type))
       return new Response(type.includes('protobuf') ? new Uint8Array(0) : '{}', { headers: { 'content-type': type } })
     },
   })
@@ -123,6 +128,7 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
     spans,
     contentTypes,
     headers,
+    bodies,
     async waitFor(n, ms = 5000) {
       const deadline = Date.now() + ms
       while (spans.length < n) {
