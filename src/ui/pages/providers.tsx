@@ -37,6 +37,13 @@ function jsonField(label: string, text: string): Record<string, string> | undefi
   }
 }
 
+/** The quirks that differ from what the server would complete (a preset's, else the defaults): a preset keeps its own. */
+function changedQuirks(name: string, q: Quirks): Partial<Quirks> | undefined {
+  const base: Quirks = { ...DEFAULT_QUIRKS, ...presetOf(name)?.quirks }
+  const changed = Object.fromEntries(Object.entries(q).filter(([k, v]) => base[k as keyof Quirks] !== v))
+  return Object.keys(changed).length ? changed : undefined
+}
+
 const listOf = (text: string) =>
   text
     .split(/[,\s]+/)
@@ -129,7 +136,7 @@ function ProviderForm({ org, reload }: { org: string; reload: () => void }) {
     const models = listOf(f.models)
     const common = { kind, enabled }
     if (kind === 'openai-compatible')
-      return { ...common, baseUrl: opt(f.baseUrl), apiKey: opt(secret.apiKey), headers: jsonField('Extra headers', f.headers), models: models.length ? models : undefined, quirks }
+      return { ...common, baseUrl: opt(f.baseUrl), apiKey: opt(secret.apiKey), headers: jsonField('Extra headers', f.headers), models: models.length ? models : undefined, quirks: changedQuirks(f.name.trim(), quirks) }
     if (kind === 'azure')
       return { ...common, baseUrl: f.baseUrl.trim(), apiKey: secret.apiKey, apiVersion: opt(f.apiVersion), deployments: jsonField('Deployments', f.deployments), models: models.length ? models : undefined }
     if (kind === 'bedrock')
