@@ -81,6 +81,19 @@ t('providers set from the page are listed with their secrets masked, answer requ
   expect(sent?.body).toMatchObject({ model: 'acme-large' })
   expect((sent?.body as { messages: { role: string }[] }).messages.map((m) => m.role)).toEqual(['user'])
 
+  // A preset from the list: its name, no key, and its own quirks kept (Ollama reports no stream usage).
+  await form.getByLabel(/^Preset/).selectOption('ollama')
+  expect(await form.getByLabel(/^Name/).inputValue()).toBe('ollama')
+  expect(await form.getByLabel('Reports stream usage').isChecked()).toBe(false)
+  await form.getByLabel(/^Base URL/).fill(compat.url)
+  await form.getByLabel(/^Models/).fill('')
+  await form.getByLabel('System messages as').selectOption('system')
+  await form.getByLabel('Extra headers (JSON)').fill('')
+  await form.getByRole('button', { name: 'Save provider' }).click()
+  await table.getByRole('row').filter({ hasText: 'ollama' }).waitFor()
+  const shown = (await (await gw.admin('GET', '/orgs/default')).json()) as { providers: Record<string, unknown>[] }
+  expect(shown.providers.find((p) => p.provider === 'ollama')).toMatchObject({ kind: 'openai-compatible', apiKey: '****', headers: [], quirks: { streamUsage: false, systemRole: 'system' } })
+
   // A Bedrock provider with access keys and a session token.
   await form.getByLabel('Kind').selectOption('bedrock')
   await form.getByLabel(/^Name/).fill('aws')
