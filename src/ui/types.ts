@@ -31,6 +31,20 @@ export interface ProviderInfo {
   baseUrl: string | null
   enabled: boolean
   updatedAt: string
+  /** Set for a provider record (docs/providers.md); absent for a native provider's key. */
+  kind?: 'openai-compatible' | 'azure' | 'bedrock' | 'vertex'
+  /** OpenAI-compatible and Azure: the model ids listed; header names only, never their values. */
+  models?: string[]
+  headers?: string[]
+  deployments?: Record<string, string>
+  apiVersion?: string | null
+  /** Bedrock: the region, and the access key id masked (null with a Bedrock API key). */
+  region?: string
+  auth?: 'sigv4' | 'apiKey'
+  accessKeyId?: string | null
+  /** Vertex AI. */
+  project?: string
+  location?: string
 }
 
 export interface OrgDetail {

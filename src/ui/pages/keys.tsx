@@ -4,6 +4,7 @@ import { useState } from 'preact/hooks'
 import { api, get, orgPath } from '../api'
 import { Empty, ErrorNote, Field, fmtTime, Section, ShownOnce, useAction, useLoad } from '../components'
 import type { OrgDetail, ServiceKeyInfo } from '../types'
+import { Providers } from './providers'
 
 const PROVIDERS = ['openai', 'anthropic', 'google', 'mistral']
 
@@ -15,6 +16,7 @@ export function KeysPage({ org }: { org: string }) {
       <ErrorNote error={detail.error} />
       <ServiceKeys org={org} />
       {detail.data && <ProviderKeys org={org} detail={detail.data} reload={detail.reload} />}
+      {detail.data && <Providers org={org} detail={detail.data} reload={detail.reload} />}
       {detail.data && <SigningSecrets org={org} detail={detail.data} reload={detail.reload} />}
     </div>
   )
@@ -104,6 +106,8 @@ function ProviderKeys({ org, detail, reload }: { org: string; detail: OrgDetail;
   const [baseUrl, setBaseUrl] = useState('')
   const [enabled, setEnabled] = useState(true)
   const [error, busy, run] = useAction()
+  // Provider records (a `kind`) have their own section (./providers.tsx).
+  const native = detail.providers.filter((p) => !p.kind)
   const save = (e: Event) => {
     e.preventDefault()
     return run(async () => {
@@ -122,7 +126,7 @@ function ProviderKeys({ org, detail, reload }: { org: string; detail: OrgDetail;
   return (
     <Section title="Provider keys">
       <p class="hint">Several keys per provider share its traffic by weight; a key that meets a 429 or keeps failing sits out for a while.</p>
-      {detail.providers.length === 0 ? (
+      {native.length === 0 ? (
         <Empty title="No provider keys for this org yet — add one below (the default org also uses OPENAI_API_KEY etc. from the environment)." />
       ) : (
         <table aria-label="Provider keys">
@@ -139,7 +143,7 @@ function ProviderKeys({ org, detail, reload }: { org: string; detail: OrgDetail;
             </tr>
           </thead>
           <tbody>
-            {detail.providers.map((p) => (
+            {native.map((p) => (
               <tr key={`${p.provider}/${p.name}`}>
                 <td>{p.provider}</td>
                 <td>{p.name}</td>
