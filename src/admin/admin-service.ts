@@ -117,6 +117,7 @@ export function checkProviderKey(providerName: string, name: string, raw: unknow
 }
 
 /** Headers a record may not set: the request's framing is gw's (the key goes in `apiKey`, or `authorization` when it is not Bearer). */
+const HEADER_NAME = /^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,64}$/
 const RESERVED_HEADERS: ReadonlySet<string> = new Set(['host', 'content-length', 'content-type', 'transfer-encoding', 'connection'])
 
 function checkBedrockProvider(providerName: string, name: string, raw: unknown): Omit<ProviderRecord, 'updatedAt'> {
@@ -146,6 +147,9 @@ function checkCompatProvider(providerName: string, name: string, raw: unknown): 
   if (!isCompatName(providerName))
     throw badRequest(`Invalid provider name ${echo(providerName)} for an OpenAI-compatible provider: [a-z][a-z0-9-]{0,31}, not a native provider's name`)
   const body = checkCompatProviderBody(raw)
+  // A header name must be a token (RFC 9110): the schema's key pattern names it, but a record's keys are not checked by it.
+  const malformed = Object.keys(body.headers ?? {}).find((h) => !HEADER_NAME.test(h))
+  if (malformed) throw fieldError(['headers', malformed], `Invalid header name ${echo(malformed)}: letters, digits and !#$%&'*+.^_\`|~- only, at most 64`, 'not a header name')
   const reserved = Object.keys(body.headers ?? {}).find((h) => RESERVED_HEADERS.has(h.toLowerCase()))
   if (reserved) throw fieldError(['headers', reserved], `Invalid header ${echo(reserved)}: gw sets it itself`, 'gw sets this header itself')
   const baseUrl = checkBaseUrl(body.baseUrl) ?? presetOf(providerName)?.baseUrl

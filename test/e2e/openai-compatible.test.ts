@@ -184,13 +184,17 @@ test('a config file (GW_CONFIG) sets an OpenAI-compatible provider like any othe
   }
 })
 
-test('a record is checked: a native name, a missing baseUrl outside the presets, or a header gw sets itself is a 400', async () => {
+test('a record is checked: a native name, a missing baseUrl outside the presets, a header gw sets itself or a header name that is not one is a 400', async () => {
   const put = (name: string, body: object) => gw.admin('PUT', `/orgs/default/providers/${name}`, { kind: 'openai-compatible', ...body })
   expect((await put('openai', { baseUrl: ollama.url })).status).toBe(400)
   expect((await put('somewhere', {})).status).toBe(400)
   const host = await put('somewhere', { baseUrl: ollama.url, headers: { Host: 'elsewhere.example' } })
   expect(host.status).toBe(400)
   expect(((await host.json()) as any).message).toContain('gw sets it itself')
+  // A header name that is not a token could never be sent: refused when the record is set.
+  const spaced = await put('somewhere', { baseUrl: ollama.url, headers: { 'bad header': 'x' } })
+  expect(spaced.status).toBe(400)
+  expect(((await spaced.json()) as any).message).toContain('Invalid header name "bad header"')
   expect((await put('groq', { apiKey: 'gsk-0000000000000000' })).status).toBe(200)
 })
 
