@@ -16,6 +16,17 @@ const GENAI_PROVIDER: Record<ProviderId, string> = {
   mistral: 'mistral_ai',
 }
 
+/**
+ * The gen_ai.provider.name of an attempt's target: the cloud that serves it (Azure OpenAI, Bedrock, Vertex AI
+ * have values of their own in the conventions), an OpenAI-compatible provider's own name, else the native one's.
+ */
+function genAiProvider(t: Target): string {
+  if (t.compat?.azure) return 'azure.ai.openai'
+  if (t.bedrock) return 'aws.bedrock'
+  if (t.vertex) return 'gcp.vertex_ai'
+  return t.compat ? t.compat.name : GENAI_PROVIDER[t.provider]
+}
+
 /** The trace of one API request: its own (SERVER) span and the attempts' spans, exported together. */
 export interface RequestTrace {
   /** GenAI operation of the endpoint (`chat`, `embeddings`), named on the attempts' spans; undefined for one that calls no model. */
@@ -57,7 +68,7 @@ export class AttemptSpan {
     const operation = this.trace.operation ?? 'chat'
     const a: Record<string, AttrValue> = {
       'gen_ai.operation.name': operation,
-      'gen_ai.provider.name': f.target.compat?.azure ? 'azure.ai.openai' : f.target.compat ? f.target.compat.name : GENAI_PROVIDER[f.target.provider],
+      'gen_ai.provider.name': genAiProvider(f.target),
       'gen_ai.request.model': f.target.model.id,
       'gw.attempt.outcome': f.record.outcome,
     }

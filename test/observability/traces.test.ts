@@ -4,6 +4,7 @@
 
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'bun:test'
 import { parseTraceParent } from '../../src/observability/trace-context'
+import { startFakeBedrock } from '../fakes/bedrock'
 import { startFake, type FakeUpstream } from '../fakes/upstream'
 import { readSse, startTestGateway, type TestGateway } from '../helpers/gateway'
 import { type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from '../helpers/otlp-receiver'
@@ -256,6 +257,23 @@ test('the Messages, Responses and embeddings endpoints get the GenAI attributes 
   expect(byRoute('/v1/embeddings')).toMatchObject({ 'gen_ai.operation.name': 'embeddings', 'gen_ai.usage.input_tokens': 2, 'gen_ai.usage.output_tokens': 0 })
   const embedAttempt = byKind(receiver.spans, 3).find((s) => s.name === 'embeddings text-embedding-3-small')
   expect(embedAttempt?.attributes).toMatchObject({ 'gen_ai.operation.name': 'embeddings', 'gen_ai.provider.name': 'openai' })
+})
+
+test('a Bedrock attempt is named aws.bedrock (GenAI conventions), and its AWS secret is in no span', async () => {
+  const secret = 'bedrock-span-SECRET/0123456789abcdefEXAMPLE'
+  const aws = startFakeBedrock({ region: 'us-east-1', keys: { AKIAFAKESPANKEY00001: { secretAccessKey: secret } } })
+  try {
+    const put = await gw.admin('PUT', '/orgs/default/providers/aws', { kind: 'bedrock', region: 'us-east-1', accessKeyId: 'AKIAFAKESPANKEY00001', secretAccessKey: secret, baseUrl: aws.url })
+    expect(put.status).toBe(200)
+    aws.plan({ kind: 'text', text: 'Hi there!' })
+    expect((await gw.chat({ model: 'aws/anthropic.claude-3-5-haiku-20241022-v1:0', messages: hello })).status).toBe(200)
+    const [client] = byKind(await receiver.waitFor(2), 3)
+    expect(client?.attributes).toMatchObject({ 'gen_ai.provider.name': 'aws.bedrock', 'gen_ai.request.model': 'anthropic.claude-3-5-haiku-20241022-v1:0', 'gw.attempt.outcome': 'ok' })
+    expect(JSON.stringify(receiver.spans, (_k, v) => (typeof v === 'bigint' ? String(v) : v))).not.toContain(secret)
+  } finally {
+    await gw.admin('DELETE', '/orgs/default/providers/aws')
+    aws.stop()
+  }
 })
 
 test("an Azure OpenAI attempt is named azure.ai.openai (GenAI conventions), and its key is in no span", async () => {
