@@ -83,6 +83,8 @@ export async function dispatch(
   let kind: FailureKind | undefined
   let last: UpstreamFailure | undefined
   let refused: Dispatched | undefined
+  // The prompt's estimate, worked out once by the request's view and shared by every attempt and the answer.
+  const promptEstimate = () => input.view.promptEstimate()
 
   for (let i = 0; i < candidates.length; i++) {
     const c = candidates[i] as Candidate
@@ -112,7 +114,7 @@ export async function dispatch(
     let r: Awaited<ReturnType<UpstreamAttempt['run']>>
     let target: Target | undefined = c.target
     do {
-      attempt = new UpstreamAttempt(deps, ctx, c.ref, adapter, target, prepared.body, input.view.promptEstimate, timeoutMs)
+      attempt = new UpstreamAttempt(deps, ctx, c.ref, adapter, target, prepared.body, promptEstimate, timeoutMs)
       attempts.push(attempt.record)
       try {
         r = await attempt.run()
@@ -134,7 +136,7 @@ export async function dispatch(
       attempts,
       fallback: i > 0 ? { used: true, reason: firedBy, model: c.ref.name } : NO_FALLBACK,
       warnings: prepared.warnings,
-      promptEstimate: input.view.promptEstimate,
+      promptEstimate,
     }
     drop(refused)
     if (!r.answer.refusal) return done

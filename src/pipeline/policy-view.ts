@@ -45,31 +45,57 @@ export function largestOutputLimit(output: OutputLimit | undefined): number | un
 /**
  * The view of a chat-shaped request, read from `of` when asked (an endpoint may still replace its body
  * before the policy runs): the body as it goes upstream plus the output schema. `generates: false` for
- * a request that is only counted (count_tokens): no output limit.
+ * a request that is only counted (count_tokens): no output limit. One object per request (it is on
+ * every request's path): its own output limit when it generates.
  */
-function conversationView(of: { body: ChatRequest; outputSchema: OutputSchema | undefined }, generates: boolean): PolicyView {
-  const extra = () => of.outputSchema?.schema
-  const output: OutputLimit = {
-    set: () => OUTPUT_LIMIT_FIELDS.flatMap((f) => (of.body[f] === undefined ? [] : [[f, of.body[f]] as [string, number]])),
-    fill: (limit) => {
-      of.body.max_tokens = limit
-    },
+class ConversationView implements PolicyView, OutputLimit {
+  constructor(
+    private readonly of: { body: ChatRequest; outputSchema: OutputSchema | undefined },
+    private readonly generates: boolean,
+  ) {}
+
+  get output(): OutputLimit | undefined {
+    return this.generates ? this : undefined
   }
-  return {
+
+  screened(): unknown[] {
     // The model name is the gateway's routing, not prompt text.
-    screened: () => [{ ...of.body, model: undefined }, extra()],
-    promptEstimate: () => estimatePromptTokens(of.body.messages),
-    promptTokensAtMost: () => promptTokensAtMost(of.body, extra()),
-    countPromptTokens: (opts) => countPromptTokens(of.body, { ...opts, extra: extra() }),
-    output: generates ? output : undefined,
-    costBounds: (raw) => costBounds(of.body, raw, generates ? largestOutputLimit(output) : 0),
-    traced: () => of.body.messages,
+    return [{ ...this.of.body, model: undefined }, this.of.outputSchema?.schema]
+  }
+
+  promptEstimate(): number {
+    return estimatePromptTokens(this.of.body.messages)
+  }
+
+  promptTokensAtMost(): number {
+    return promptTokensAtMost(this.of.body, this.of.outputSchema?.schema)
+  }
+
+  countPromptTokens(opts?: TokenCountOptions): Promise<number> {
+    return countPromptTokens(this.of.body, { ...opts, extra: this.of.outputSchema?.schema })
+  }
+
+  costBounds(raw: RawBody | undefined): CostBounds {
+    return costBounds(this.of.body, raw, this.generates ? largestOutputLimit(this) : 0)
+  }
+
+  traced(): unknown {
+    return this.of.body.messages
+  }
+
+  set(): [field: string, value: number][] {
+    const body = this.of.body
+    return OUTPUT_LIMIT_FIELDS.flatMap((f) => (body[f] === undefined ? [] : [[f, body[f]] as [string, number]]))
+  }
+
+  fill(limit: number): void {
+    this.of.body.max_tokens = limit
   }
 }
 
 /** A ChatInput whose policy view is its conversation (chat completions, prompt runs, Messages, Responses). */
 export function withConversationView(input: Omit<ChatInput, 'view'>, generates = true): ChatInput {
-  return Object.assign(input, { view: conversationView(input, generates) })
+  return Object.assign(input, { view: new ConversationView(input, generates) })
 }
 
 /**
