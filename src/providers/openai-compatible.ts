@@ -1,7 +1,7 @@
 // OpenAI-compatible providers as data (PRODUCT §17): their record's quirks, the presets, and how the
 // OpenAI adapter's request is adapted to what such an upstream lacks. One adapter serves them all.
 
-import { outsideCatalog } from '../catalog/catalog'
+import { isCatalogSection, outsideCatalog } from '../catalog/catalog'
 import type { RequestWarning } from '../domain/log-entry'
 import type { ProviderRecord } from '../domain/org'
 import { badRequest } from '../errors'
@@ -167,7 +167,13 @@ export function fitQuirks(body: ChatRequest, t: Target): RequestWarning[] {
 /** The `openai-compatible` kind (PRODUCT §17): the OpenAI adapter with the record's quirks; priced as its record says. */
 export const compatKind: ProviderKindSpec = {
   locate: (rec, name, _modelId, baseUrls) => compatPlace(rec, name, baseUrls.openai),
-  resolve: (_catalog, ref, rec) => outsideCatalog('openai', ref.name, ref.id, rec?.compat?.price),
+  resolve: (catalog, ref, rec) => {
+    // A provider named as a preset the catalog prices (groq, deepseek, xai) takes its section's entry unless its record sets a price.
+    const price = rec?.compat?.price
+    if (price || !presetOf(ref.provider) || !isCatalogSection(ref.provider)) return outsideCatalog('openai', ref.name, ref.id, price)
+    const m = catalog.resolve(ref.provider, ref.id)
+    return { ...m, name: ref.name, known: false }
+  },
   genAiName: (t) => t.compat?.name ?? 'openai',
   fit: fitQuirks,
 }

@@ -26,7 +26,7 @@ beforeAll(async () => {
   compat = await startFake('openai', { apiKey: SECRET })
   openai = await startFake('openai')
   openrouter = await startFake('openrouter', { apiKey: 'sk-or-v1-SECRET' })
-  gw = await startTestGateway({ openai }, { GW_OLLAMA_BASE_URL: ollama.url, GW_OPENROUTER_BASE_URL: openrouter.url, OPENROUTER_API_KEY: 'sk-or-v1-SECRET' })
+  gw = await startTestGateway({ openai }, { GW_OLLAMA_BASE_URL: ollama.url, GW_OPENROUTER_BASE_URL: openrouter.url, OPENROUTER_API_KEY: 'sk-or-v1-SECRET', GW_GROQ_BASE_URL: compat.url, GROQ_API_KEY: SECRET })
 })
 afterAll(async () => {
   await gw.stop()
@@ -80,6 +80,21 @@ test("OpenRouter's own usage.cost is the request's cost: x-gw-cost-usd, usage.co
   expect(events.at(-1)).toBe('[DONE]')
   const streamLog = await gw.log(streamed.headers.get('x-gw-request-id') as string)
   expect(streamLog).toMatchObject({ stream: true, costUsd: usageChunk?.usage.cost_usd })
+})
+
+test("a remote preset the catalog prices (groq) costs its catalog price; a model the catalog does not list stays unknown", async () => {
+  const res = await gw.chat({ model: 'groq/llama-3.3-70b-versatile', messages: hello })
+  expect(res.status).toBe(200)
+  const body = (await res.json()) as Record<string, any>
+  expect(chatRequests(compat)[0]?.body).toMatchObject({ model: 'llama-3.3-70b-versatile' })
+  // $0.59 input, $0.79 output per million tokens (src/catalog/models.json, groq).
+  const cost = (body.usage.prompt_tokens * 0.59 + body.usage.completion_tokens * 0.79) / 1e6
+  expect(Number(res.headers.get('x-gw-cost-usd'))).toBeCloseTo(cost, 12)
+  expect((await gw.log(res.headers.get('x-gw-request-id') as string)).costUsd).toBeCloseTo(cost, 12)
+  const unknown = await gw.chat({ model: 'groq/some-new-model', messages: hello })
+  expect(unknown.status).toBe(200)
+  expect(unknown.headers.get('x-gw-cost-usd')).toBeNull()
+  expect((await gw.log(unknown.headers.get('x-gw-request-id') as string)).costUsd).toBeNull()
 })
 
 /** A new org with a service key, its own providers and policy. */
