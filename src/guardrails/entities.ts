@@ -21,7 +21,7 @@ export const MAX_ENTITY_CHARS = 256
 // Every quantifier is bounded, so each regex does bounded work per start position: linear in the text.
 const EMAIL = /(?<![\w.%+-])[A-Za-z0-9._%+-]{1,64}@(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.){1,8}[A-Za-z]{2,24}(?![\w-]|\.[A-Za-z0-9])/g
 // International (+ and 8–15 digits, optional single separators) or North American with separators.
-const PHONE_INTL = /(?<![\w+])\+\d{1,3}(?:[ .-]?\(?\d{1,4}\)?){2,6}(?![\w-]|[.-]\d)/g
+const PHONE_INTL = /(?<![\w+])\+\d{1,3}(?:[ .-]?(?:\(\d{1,4}\)|\d{1,4})){2,6}(?![\w-]|[.-]\d)/g
 const PHONE_NANP = /(?<![\w+-])(?:\([2-9]\d{2}\)[ .-]?|[2-9]\d{2}[ .-])[2-9]\d{2}[ .-]\d{4}(?![\w-]|[.-]\d)/g
 const CARD = /(?<![\w-])\d(?:[ -]?\d){12,18}(?!\w)/g
 const IBAN = /(?<![\w])[A-Z]{2}\d{2}(?: ?[A-Z0-9]){11,30}(?!\w)/g
@@ -165,7 +165,7 @@ export function findEntities(text: string, wanted: ReadonlySet<PiiEntity>): Foun
   if (wanted.has('phone')) {
     each(PHONE_INTL, text, 'phone', all, (s) => {
       const n = digitsOf(s).length
-      return n >= 8 && n <= 15 && /\d\)?$/.test(s)
+      return n >= 8 && n <= 15
     }, true)
     each(PHONE_NANP, text, 'phone', all)
   }
