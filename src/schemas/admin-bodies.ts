@@ -2,6 +2,7 @@
 
 import { Type as t } from '@sinclair/typebox'
 import { FallbackEntryBody, validator } from './chat-body'
+import { McpKeyPolicy, McpToolPolicy } from '../mcp/records'
 
 const strings = t.Array(t.String({ minLength: 1 }))
 const positive = t.Integer({ minimum: 1 })
@@ -39,6 +40,8 @@ export const PolicyBody = t.Object(
     ),
     // Under a budget, models without a known price are refused unless this is true.
     allowUnpricedModels: t.Optional(t.Boolean()),
+    // The MCP gateway's tool policy and tool-call rate (PRODUCT §20).
+    mcp: t.Optional(McpToolPolicy),
   },
   { additionalProperties: false, title: 'Policy' },
 )
@@ -148,7 +151,7 @@ export const checkBedrockProviderBody = validator(BedrockProviderBody)
 /** What PUT /admin/orgs/:org/providers/:provider takes: a native provider's key, an OpenAI-compatible, an Azure OpenAI, a Vertex AI or a Bedrock provider. */
 export const AnyProviderBody = t.Union([ProviderBody, CompatProviderBody, AzureProviderBody, VertexProviderBody, BedrockProviderBody], { title: 'AnyProviderBody' })
 export const ServiceKeyBody = t.Object(
-  { name: t.Optional(t.String({ maxLength: 200 })), requestsPerMinute: t.Optional(positive), tokensPerMinute: t.Optional(positive) },
+  { name: t.Optional(t.String({ maxLength: 200 })), requestsPerMinute: t.Optional(positive), tokensPerMinute: t.Optional(positive), mcp: t.Optional(McpKeyPolicy) },
   { additionalProperties: false, title: 'NewServiceKey' },
 )
 export const checkServiceKeyBody = validator(ServiceKeyBody)
