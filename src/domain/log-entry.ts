@@ -82,6 +82,8 @@ export interface LogEntry {
   metadata: Record<string, string | number | boolean>
   /** Structured-output outcome: did the answer parse as JSON and match the schema. */
   structuredOutput: { parsed: boolean; matchesSchema: boolean | null } | null
+  /** A tool call through the MCP gateway (PRODUCT §20): the upstream server and the tool it was asked for. */
+  mcp?: { server: string; tool: string }
   requestBody?: unknown
   responseBody?: unknown
 }
