@@ -1,5 +1,6 @@
 // Admin operations (PRODUCT §6), shared by the HTTP admin API and the `gw` CLI subcommands.
 
+import { checkGuardrails } from '../guardrails/config'
 import { randomBytes } from 'node:crypto'
 import { oidcUrlProblem } from '../auth/oidc'
 import { newServiceKey } from '../auth/service-keys'
@@ -43,6 +44,7 @@ import { ROUTE_NAME_PATTERN } from '../schemas/admin-bodies'
 import { type FieldPath, fieldError } from '../schemas/problems'
 import { parseLogQuery } from './log-query'
 import { PromptAdmin } from './prompt-admin'
+import { McpAdmin } from '../mcp/admin'
 import { parseUsageQuery, usageReport } from './usage-report'
 
 
@@ -230,6 +232,8 @@ export function checkRoute(name: string, raw: unknown, providers?: ReadonlySet<s
 
 export class AdminService {
   readonly prompts: PromptAdmin
+  /** The org's MCP servers (PRODUCT §20). */
+  readonly mcp: McpAdmin
 
   constructor(
     private readonly store: Store,
@@ -237,6 +241,7 @@ export class AdminService {
     private readonly changed: (orgId: string) => void = () => {},
   ) {
     this.prompts = new PromptAdmin(store, (orgId) => this.requireOrg(orgId))
+    this.mcp = new McpAdmin(store, (orgId) => this.requireOrg(orgId), changed)
   }
 
   async requireOrg(orgId: string): Promise<Org> {
@@ -304,6 +309,7 @@ export class AdminService {
   async putPolicy(orgId: string, raw: unknown): Promise<Policy> {
     await this.requireOrg(orgId)
     const policy = checkPolicyBody(raw)
+    checkGuardrails(policy.guardrails)
     await this.store.orgs.putPolicy(orgId, policy)
     this.changed(orgId)
     return policy
@@ -333,6 +339,7 @@ export class AdminService {
     const { requestsPerMinute, tokensPerMinute } = body
     const limits = { ...(requestsPerMinute ? { requestsPerMinute } : {}), ...(tokensPerMinute ? { tokensPerMinute } : {}) }
     await this.store.keys.createServiceKey({ id, orgId, name: body.name, hash, limits })
+    if (body.mcp) await this.store.mcp.putKeyPolicy(orgId, id, body.mcp)
     return { id, key }
   }
 

@@ -6,7 +6,7 @@ import { providerName, type Target } from '../providers/adapter'
 import { providerOfModel } from '../providers/provider-id'
 import type { Usage } from '../providers/openai-types'
 import type { LogBodies } from '../store/log-path'
-import type { Attempt, Fallback, LogEntry, RequestWarning } from '../domain/log-entry'
+import type { Attempt, Fallback, GuardrailRecord, LogEntry, RequestWarning } from '../domain/log-entry'
 import type { AuthedContext, ChatInput, Deps, RequestContext } from './context'
 import { NO_FALLBACK } from './5-fallback'
 
@@ -34,6 +34,8 @@ export interface Outcome {
   responseText?: string
   /** `org` or `key` when gw's own rate limit refused the request. */
   rateLimitScope?: string
+  /** What the org's guardrails did (PRODUCT §19), when it has some. */
+  guardrails?: GuardrailRecord[]
 }
 
 export function failureOutcome(status: number, code: string, message: string, extra: Partial<Outcome> = {}): Outcome {
@@ -110,6 +112,7 @@ export function logEntry(deps: Deps, ctx: RequestContext | AuthedContext, input:
     metadata: input?.metadata ?? {},
     structuredOutput: o.structuredOutput,
   }
+  if (o.guardrails?.length) entry.guardrails = o.guardrails
   return entry
 }
 
@@ -117,9 +120,18 @@ export function logEntry(deps: Deps, ctx: RequestContext | AuthedContext, input:
  * Stage 7: the entry of an authenticated request handed to the log path with its bodies as this
  * thread holds them (the request's text as read, the answer's text as sent, else its value); the log
  * thread caps and stores them. A promise when the log queue is full: the request waits for room.
+ * `fields`: what an entry that is not a model request says of itself (an MCP tool call's server and
+ * tool, PRODUCT §20).
  */
-export function recordRequest(deps: Deps, ctx: AuthedContext, input: ChatInput | undefined, o: Outcome): { entry: LogEntry; room: Promise<void> | undefined } {
+export function recordRequest(
+  deps: Deps,
+  ctx: AuthedContext,
+  input: ChatInput | undefined,
+  o: Outcome,
+  fields?: Partial<LogEntry>,
+): { entry: LogEntry; room: Promise<void> | undefined } {
   const entry = logEntry(deps, ctx, input, o)
+  if (fields) Object.assign(entry, fields)
   const bodies: LogBodies = {}
   if (deps.config.logBodies) {
     const raw = ctx.rawBody
