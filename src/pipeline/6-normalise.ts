@@ -386,6 +386,11 @@ export function streamAnswer(
         case 'relay':
           wrote = write(encoder.relay(p)) || wrote
           break
+        case 'bytes':
+          // Relayed as received (the encoder has been told of each of its events by their `relay` parts).
+          controller?.enqueue(p.bytes)
+          wrote = true
+          break
         case 'usage':
           reported = p.usage
           break

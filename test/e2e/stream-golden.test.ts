@@ -134,3 +134,28 @@ for (const [name, suite] of Object.entries(SUITES)) {
     }
   })
 }
+
+describe('bytes as received', () => {
+  const anthropic = () => new Uint8Array(readFileSync(join(RECORDINGS, 'anthropic', 'stream-text.llm-anthropic.sse')))
+  const send = () => gw.fetch('/v1/messages', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(SUITES.anthropic.body) })
+
+  test.skipIf(!existsSync(RECORDINGS))('Anthropic on /v1/messages: the client gets the upstream bytes unchanged, comments and extra fields included', async () => {
+    const text = new TextDecoder().decode(anthropic())
+    // What a relay that re-encoded each event would drop or rewrite: a comment, an `id:` line, `data:` without its space.
+    const odd = `: keep-alive\n\n${text.replace('event: ping\ndata: {"type": "ping"}', 'event: ping\nid: 7\ndata:{"type": "ping"}')}`
+    replaying = new TextEncoder().encode(odd)
+    const res = await send()
+    expect(res.status).toBe(200)
+    expect(await res.text()).toBe(odd)
+  })
+
+  test.skipIf(!existsSync(RECORDINGS))('CRLF framing (which the byte scan does not follow) gives the client the same events, event by event', async () => {
+    const lf = new TextDecoder().decode(anthropic())
+    replaying = new TextEncoder().encode(lf)
+    const expected = events(await (await send()).text())
+    replaying = new TextEncoder().encode(lf.replaceAll('\n', '\r\n'))
+    const res = await send()
+    expect(res.status).toBe(200)
+    expect(events(await res.text())).toEqual(expected)
+  })
+})
