@@ -430,6 +430,7 @@ class StreamPump implements UnderlyingDefaultSource<Uint8Array> {
         ...(t.toolCalls.length ? { tool_calls: t.toolCalls } : {}),
         finish_reason: t.finish,
       },
+      responseStreamed: true,
     }
   }
 

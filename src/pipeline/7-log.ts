@@ -6,6 +6,7 @@ import { providerName, type Target } from '../providers/adapter'
 import { providerOfModel } from '../providers/provider-id'
 import type { Usage } from '../providers/openai-types'
 import type { LogBodies } from '../store/log-path'
+import type { StreamedAnswer } from '../store/log-sink'
 import type { Attempt, Fallback, GuardrailRecord, LogEntry, RequestWarning } from '../domain/log-entry'
 import type { AuthedContext, ChatInput, Deps, RequestContext } from './context'
 import { NO_FALLBACK } from './5-fallback'
@@ -32,6 +33,8 @@ export interface Outcome {
   responseBody: unknown
   /** responseBody as JSON text, when the caller has serialised it already. */
   responseText?: string
+  /** responseBody is a streamed answer as the log keeps it (its text, tool calls, finish reason). */
+  responseStreamed?: boolean
   /** `org` or `key` when gw's own rate limit refused the request. */
   rateLimitScope?: string
   /** What the org's guardrails did (PRODUCT §19), when it has some. */
@@ -136,7 +139,9 @@ export function recordRequest(
   if (deps.config.logBodies) {
     const raw = ctx.rawBody
     if (raw) bodies.request = { text: raw.text, bytes: raw.bytes }
-    if (o.responseBody !== undefined) bodies.response = o.responseText === undefined ? { value: o.responseBody } : { text: o.responseText }
+    const res = o.responseBody
+    if (res !== undefined)
+      bodies.response = o.responseText !== undefined ? { text: o.responseText } : o.responseStreamed ? { stream: res as StreamedAnswer } : { value: res }
   }
   ctx.rawBody?.release?.()
   return { entry, room: deps.logs.record(entry, bodies) }

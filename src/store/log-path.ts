@@ -11,8 +11,10 @@ import {
   LogSink,
   type LogThreadStore,
   type LogWriterSettings,
+  packItems,
   type SinkStats,
   type ToLogThread,
+  unpackItems,
 } from './log-sink'
 import type { LogStore } from './types'
 
@@ -51,6 +53,11 @@ interface Pending {
   requestId: string
   orgId: string
 }
+
+/** Items are posted to the log thread at most this long after they are recorded… */
+const SEND_MS = 2
+/** …or as soon as this many wait. */
+const SEND_ITEMS = 256
 
 const NO_STATS: SinkStats = { written: 0, dropped: 0, retries: 0, spooled: 0, inSpool: 0, failing: false }
 
@@ -144,7 +151,7 @@ export class LogPath {
       const sink = new LogSink(store, opts.bodyMaxBytes, writer, receive)
       return {
         post: (m) => {
-          if (m.kind === 'items') sink.add(m.items)
+          if (m.kind === 'items') sink.add(unpackItems(m.packed))
           else if (m.kind === 'flush') void sink.flush(m.id)
           else if (m.kind === 'close') void sink.close(m.id)
         },
@@ -175,9 +182,11 @@ export class LogPath {
       return undefined
     }
     this.outbox.push(item)
-    if (!this.sendDue) {
+    // Posted in batches: every SEND_MS, or at once past SEND_ITEMS (each post wakes the log thread).
+    if (this.outbox.length >= SEND_ITEMS) this.send()
+    else if (!this.sendDue) {
       this.sendDue = true
-      setImmediate(this.send)
+      setTimeout(this.send, SEND_MS)
     }
     if (this.unsettled.size < this.maxQueue) return undefined
     return new Promise<void>((resolve) => this.room.push(resolve))
@@ -273,7 +282,7 @@ export class LogPath {
     if (!this.outbox.length || !this.port) return
     const items = this.outbox
     this.outbox = []
-    this.port.post({ kind: 'items', items })
+    this.port.post({ kind: 'items', packed: packItems(items) })
   }
 
   private open(): void {
@@ -287,7 +296,7 @@ export class LogPath {
     // A new thread is handed everything not yet settled, in order, then what waits on it.
     const items = [...this.unsettled.values()].map((p) => p.item)
     this.outbox = []
-    if (items.length) port.post({ kind: 'items', items })
+    if (items.length) port.post({ kind: 'items', packed: packItems(items) })
     for (const [id, w] of this.waiting) port.post({ kind: w.kind, id })
     port.hold(this.waiting.size > 0)
   }

@@ -5,12 +5,23 @@ import { withJsonText } from './json-text'
 import { LogWriter, type LogWriterOptions } from './log-writer'
 import type { LogStore } from './types'
 
-/** A body as the serving thread holds it: its JSON text as read or sent (and its size when known), else the value. */
+/**
+ * A body as the serving thread holds it: its JSON text as read or sent (and its size when known); a
+ * streamed answer as its assembled parts (its text unserialised); else the value.
+ */
 export interface BodyMaterial {
   text?: string
   /** Bytes of the whole body; `text` may hold only the prefix a preview keeps. */
   bytes?: number
+  stream?: StreamedAnswer
   value?: unknown
+}
+
+/** What the log keeps of a streamed answer (PRODUCT §11: the assembled text, tool calls and finish reason). */
+export interface StreamedAnswer {
+  content: string
+  tool_calls?: unknown[]
+  finish_reason: string | null
 }
 
 /**
@@ -28,7 +39,8 @@ export interface LogItem {
 /** Serving thread → log thread. */
 export type ToLogThread =
   | { kind: 'start'; store: LogThreadStore; writer: LogWriterSettings; bodyMaxBytes: number }
-  | { kind: 'items'; items: LogItem[] }
+  /** Items packed into one string (packItems): one copy per batch instead of a structured clone per object. */
+  | { kind: 'items'; packed: string }
   | { kind: 'ready' }
   | { kind: 'flush'; id: number }
   | { kind: 'close'; id: number }
@@ -62,6 +74,7 @@ export interface SinkStats {
  * keeps the JSON text it came as, so the store does not serialise it again.
  */
 export function cappedBody(b: BodyMaterial, max: number): unknown {
+  if (b.stream) return b.stream
   const text = b.text
   const size = b.bytes ?? (text === undefined ? undefined : Buffer.byteLength(text))
   if (size === undefined || size <= max) return text === undefined ? b.value : withJsonText(JSON.parse(text), text)
@@ -165,4 +178,63 @@ export class LogSink {
     this.settledSeqs = []
     return seqs
   }
+}
+
+/**
+ * Items as one string: each field length-prefixed (`<length>:<text>`), so bodies cross to the log
+ * thread as the text they are, never serialised again. A body is `-` (none), `t<bytes>` or `t` and
+ * its text, `s`, the answer's text, finish reason and tool calls (JSON, `` when none), or `v` and its
+ * value as JSON (a value without text: a count, an MCP result).
+ */
+export function packItems(items: readonly LogItem[]): string {
+  let out = ''
+  for (const it of items) out += `${field(String(it.seq))}${field(it.head)}${packBody(it.request)}${packBody(it.response)}`
+  return out
+}
+
+const field = (s: string) => `${s.length}:${s}`
+
+function packBody(b: BodyMaterial | undefined): string {
+  if (!b) return field('-')
+  if (b.text !== undefined) return field(b.bytes === undefined ? 't' : `t${b.bytes}`) + field(b.text)
+  if (b.stream) {
+    const a = b.stream
+    return field('s') + field(a.content) + field(a.finish_reason ?? '') + field(a.tool_calls ? JSON.stringify(a.tool_calls) : '')
+  }
+  return field('v') + field(JSON.stringify(b.value) ?? 'null')
+}
+
+export function unpackItems(packed: string): LogItem[] {
+  let at = 0
+  const next = (): string => {
+    const colon = packed.indexOf(':', at)
+    const len = Number(packed.slice(at, colon))
+    at = colon + 1 + len
+    return packed.slice(colon + 1, at)
+  }
+  const body = (): BodyMaterial | undefined => {
+    const kind = next()
+    if (kind === '-') return undefined
+    if (kind[0] === 't') return kind.length > 1 ? { text: next(), bytes: Number(kind.slice(1)) } : { text: next() }
+    if (kind === 's') {
+      const content = next()
+      const finish = next()
+      const tools = next()
+      const stream: StreamedAnswer = { content, finish_reason: finish || null }
+      if (tools) stream.tool_calls = JSON.parse(tools) as unknown[]
+      // The key order of the answer gw always logged: content, tool_calls, finish_reason.
+      return { stream: tools ? { content, tool_calls: stream.tool_calls, finish_reason: stream.finish_reason } : stream }
+    }
+    return { value: JSON.parse(next()) }
+  }
+  const items: LogItem[] = []
+  while (at < packed.length) {
+    const item: LogItem = { seq: Number(next()), head: next() }
+    const request = body()
+    const response = body()
+    if (request) item.request = request
+    if (response) item.response = response
+    items.push(item)
+  }
+  return items
 }

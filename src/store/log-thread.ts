@@ -4,7 +4,7 @@ import { connect } from './postgres/open'
 import { PgLogStore } from './postgres/logs'
 import { openDatabase } from './sqlite/open'
 import { SqliteLogStore } from './sqlite/logs'
-import { LogSink, type FromLogThread, type LogThreadStore, type ToLogThread } from './log-sink'
+import { LogSink, type FromLogThread, type LogThreadStore, type ToLogThread, unpackItems } from './log-sink'
 import { LogSpool } from './log-spool'
 import type { LogStore } from './types'
 
@@ -52,7 +52,7 @@ scope.onmessage = (ev: MessageEvent<ToLogThread>) => {
         ready = true
         return
       case 'items':
-        sink?.add(m.items)
+        sink?.add(unpackItems(m.packed))
         return
       case 'flush':
         sink?.flush(m.id).catch(fatal)
