@@ -91,23 +91,6 @@ test('a stream: ConverseStream frames become chat chunks, with the finish reason
   expect(aws.seen.at(-1)?.stream).toBe(true)
 })
 
-test('tools: toolConfig sent, the toolUse answer as tool_calls, and the tool result sent back as a toolResult', async () => {
-  aws.plan({ kind: 'tool', name: 'weather', input: { city: 'Paris' } })
-  const tools = [{ type: 'function', function: { name: 'weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } } }]
-  const res = await gw.chat({ model: `bedrock/${MODEL}`, messages: hello, tools })
-  const body = (await res.json()) as Record<string, any>
-  expect(body.choices[0].finish_reason).toBe('tool_calls')
-  expect(body.choices[0].message.tool_calls).toEqual([{ id: 'tooluse_fake1', type: 'function', function: { name: 'weather', arguments: '{"city":"Paris"}' } }])
-  expect(aws.seen.at(-1)?.body.toolConfig).toMatchObject({ tools: [{ toolSpec: { name: 'weather' } }], toolChoice: { auto: {} } })
-  const again = await gw.chat({
-    model: `bedrock/${MODEL}`,
-    messages: [...hello, body.choices[0].message, { role: 'tool', tool_call_id: 'tooluse_fake1', content: 'Sunny' }],
-    tools,
-  })
-  expect(again.status).toBe(200)
-  expect((aws.seen.at(-1)?.body.messages as unknown[]).at(-1)).toEqual({ role: 'user', content: [{ toolResult: { toolUseId: 'tooluse_fake1', content: [{ text: 'Sunny' }] } }] })
-})
-
 test('a ThrottlingException falls back to openai as a rate limit', async () => {
   aws.plan({ kind: 'error', status: 429, type: 'ThrottlingException', message: 'Too many requests, please wait before trying again.' })
   const res = await gw.chat({ model: `bedrock/${MODEL}`, messages: hello, fallback_chain: [{ model: 'openai/gpt-4o-mini' }] })

@@ -68,7 +68,9 @@ export class ConverseStream implements StreamTranslator {
       const e = parseJson(ev.data) as { type: string; payload: string }
       const body = parseJson(e.payload)
       const message = isRecord(body) && typeof body.message === 'string' ? body.message : e.payload
-      return [{ type: 'failure', failure: { ...bedrockFailure(0, upperFirst(e.type), message, NO_HEADERS), status: undefined } }]
+      // Named as the other providers' stream errors are (an exception frame is Bedrock's error event).
+      const f = bedrockFailure(0, upperFirst(e.type), message, NO_HEADERS)
+      return [{ type: 'failure', failure: { ...f, message: `error event in stream: ${f.message}`, status: undefined } }]
     }
     const json = parseJson(ev.data)
     if (!isRecord(json)) return [fail(`malformed stream event ${ev.event}: ${clip(ev.data, 200)}`)]
