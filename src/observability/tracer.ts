@@ -145,6 +145,7 @@ export class Tracer {
     // An OpenAI-compatible provider is named by its own name (PRODUCT §17).
     if (provider) a['gen_ai.provider.name'] = GENAI_PROVIDER[provider as ProviderId] ?? provider
     if (e.errorCode) a['error.type'] = e.errorCode
+    if (e.guardrails?.length) a['gw.guardrails'] = e.guardrails.map((g) => `${g.name}:${g.action}${g.entities.length ? `:${g.entities.join(',')}` : ''}`)
     if (e.fallback.used) {
       a['gw.fallback.reason'] = e.fallback.reason ?? ''
       if (e.fallback.model) a['gw.fallback.model'] = e.fallback.model
