@@ -59,9 +59,6 @@ export function signatureIn(id: string): string {
   return Buffer.from(b64url, 'base64url').toString('base64')
 }
 
-/** A scenario of the matrix a provider kind does not run (its reason is on the spec). */
-export type Scenario = 'jsonObject' | 'jsonSchema'
-
 export interface ProviderSpec {
   /** The matrix entry's name: a native provider, or a provider kind (PRODUCT §17). */
   name: string
@@ -79,7 +76,6 @@ export interface ProviderSpec {
   record?(fake: FakeUpstream): Promise<object>
   /** How the fake's "refusal" reaches the client: its finish, whether the log sees a refusal, whether `refusal` text is given (default: as logged). */
   refusal: { finish: string; logged: boolean; text?: boolean }
-  skip?: Scenario[]
   path(stream: boolean): string
   /** The credential header the upstream got. */
   auth(fake: FakeUpstream): Record<string, string>
@@ -353,6 +349,7 @@ const BEDROCK_MODEL = 'anthropic.claude-3-5-haiku-20241022-v1:0'
 const BEDROCK_TOOLS = [{ toolSpec: { name: 'get_weather', description: 'Current weather in a city', inputSchema: { json: WEATHER_PARAMS } } }]
 const converseText = (text: string) => ({ role: 'user', content: [{ text }] })
 const CONVERSE_HELLO = { messages: [converseText('Say hi please')] }
+const jsonTool = (schema: object) => ({ toolSpec: { name: 'json_response', description: expect.any(String), inputSchema: { json: schema } } })
 
 /** AWS Bedrock: Converse and ConverseStream (binary event-stream frames), every request SigV4-signed and checked by the fake. */
 const bedrock: ProviderSpec = {
@@ -372,8 +369,6 @@ const bedrock: ProviderSpec = {
   // A guardrail's intervention: its blocked message as content, finish content_filter, logged as a refusal.
   refusal: { finish: 'content_filter', logged: true, text: false },
   errorStatuses: [400, 403, 429, 500, 503],
-  // Structured output is not translated for Converse yet (docs/providers.md "AWS Bedrock").
-  skip: ['jsonObject', 'jsonSchema'],
   sent: {
     text: () => CONVERSE_HELLO,
     stream: () => CONVERSE_HELLO,
@@ -396,8 +391,9 @@ const bedrock: ProviderSpec = {
     }),
     // Converse has no parallel_tool_calls: dropped.
     parallelOff: () => ({ ...CONVERSE_HELLO, toolConfig: { tools: BEDROCK_TOOLS, toolChoice: { auto: {} } } }),
-    jsonObject: () => undefined,
-    jsonSchema: () => undefined,
+    // Structured output through a forced tool whose input schema is the schema; its input is the answer.
+    jsonObject: () => ({ ...CONVERSE_HELLO, toolConfig: { tools: [jsonTool({ type: 'object' })], toolChoice: { tool: { name: 'json_response' } } } }),
+    jsonSchema: () => ({ ...CONVERSE_HELLO, toolConfig: { tools: [jsonTool(SCHEMA)], toolChoice: { tool: { name: 'json_response' } } } }),
     length: () => ({ ...CONVERSE_HELLO, inferenceConfig: { maxTokens: 2 } }),
   },
 }
