@@ -171,11 +171,49 @@ test('the Messages API and the Responses API reach a Bedrock model through the s
   expect(aws.seen.at(-1)?.signer).toBe('AKIAFAKEBEDROCK0001')
 })
 
-test('embeddings are not sent to a Bedrock provider: 400, nothing reaches AWS', async () => {
+const embed = (body: unknown) => gw.fetch('/v1/embeddings', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })
+
+test('Titan embeddings: a signed InvokeModel call with inputText and dimensions, the vector and its token count in OpenAI terms, priced', async () => {
+  const res = await embed({ model: 'bedrock/amazon.titan-embed-text-v2:0', input: 'the quick brown fox', dimensions: 256 })
+  expect(res.status).toBe(200)
+  const body = (await res.json()) as Record<string, any>
+  expect(body).toMatchObject({ object: 'list', model: 'amazon.titan-embed-text-v2:0', usage: { prompt_tokens: 4, total_tokens: 4 } })
+  expect(body.data).toHaveLength(1)
+  expect(body.data[0]).toMatchObject({ object: 'embedding', index: 0 })
+  expect(body.data[0].embedding).toHaveLength(256)
+  const seen = aws.seen.at(-1)
+  expect(seen).toMatchObject({ modelId: 'amazon.titan-embed-text-v2:0', action: 'invoke', signer: 'AKIAFAKEBEDROCK0001', body: { inputText: 'the quick brown fox', dimensions: 256 } })
+  // $0.02 per million input tokens (the catalog's bedrock section).
+  expect(Number(res.headers.get('x-gw-cost-usd'))).toBeCloseTo((4 * 0.02) / 1e6, 15)
+  const log = await gw.log(res.headers.get('x-gw-request-id') as string)
+  expect(log).toMatchObject({ provider: 'bedrock', endpoint: '/v1/embeddings', usage: { promptTokens: 4, estimated: false } })
+})
+
+test('Cohere embeddings: all inputs in one call as texts with input_type, base64 if asked; Cohere counts no tokens, so gw estimates them', async () => {
+  const res = await embed({ model: 'bedrock/cohere.embed-english-v3', input: ['first text', 'second one here'], encoding_format: 'base64' })
+  expect(res.status).toBe(200)
+  const body = (await res.json()) as Record<string, any>
+  expect(body.data.map((d: { index: number }) => d.index)).toEqual([0, 1])
+  // base64 of 1024 little-endian float32 values.
+  expect(Buffer.from(body.data[1].embedding, 'base64')).toHaveLength(4096)
+  expect(aws.seen.at(-1)).toMatchObject({ modelId: 'cohere.embed-english-v3', action: 'invoke', body: { texts: ['first text', 'second one here'], input_type: 'search_document' } })
+  const log = await gw.log(res.headers.get('x-gw-request-id') as string)
+  expect(log).toMatchObject({ usage: { estimated: true } })
+  expect(Number(res.headers.get('x-gw-cost-usd'))).toBeGreaterThan(0)
+})
+
+test('what a Bedrock embeddings model cannot take is a 400 before anything is sent: two inputs to Titan, a size it lacks, a chat model', async () => {
   const before = aws.seen.length
-  const res = await gw.fetch('/v1/embeddings', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'bedrock/amazon.titan-embed-text-v2:0', input: 'hi' }) })
-  expect(res.status).toBe(400)
-  expect(await res.text()).toContain('Bedrock embeddings are not supported')
+  for (const [body, says] of [
+    [{ model: 'bedrock/amazon.titan-embed-text-v2:0', input: ['a', 'b'] }, 'one text per call'],
+    [{ model: 'bedrock/amazon.titan-embed-text-v2:0', input: 'a', dimensions: 300 }, '256, 512, 1024'],
+    [{ model: 'bedrock/cohere.embed-english-v3', input: 'a', dimensions: 256 }, 'one size'],
+    [{ model: `bedrock/${MODEL}`, input: 'a' }, 'not a Bedrock embeddings model'],
+  ] as const) {
+    const res = await embed(body)
+    expect(res.status).toBe(400)
+    expect(((await res.json()) as Record<string, string>).message).toContain(says)
+  }
   expect(aws.seen.length).toBe(before)
 })
 

@@ -1,4 +1,4 @@
-// Fake Amazon Bedrock Runtime: Converse (JSON) and ConverseStream (event-stream frames), every request's SigV4 checked.
+// Fake Amazon Bedrock Runtime: Converse (JSON), ConverseStream (event-stream frames) and InvokeModel for Titan and Cohere embeddings, every request's SigV4 checked.
 //
 // Shapes from AWS's public "Amazon Bedrock Runtime API Reference" (actions Converse and ConverseStream:
 // request members messages/system/inferenceConfig/toolConfig, the answer's output.message, stopReason and
@@ -21,6 +21,8 @@ export type BedrockPlan =
 
 export interface SeenRequest {
   modelId: string
+  /** Which action: Converse, ConverseStream, or InvokeModel (embeddings). */
+  action: 'converse' | 'converse-stream' | 'invoke'
   stream: boolean
   body: Record<string, unknown>
   headers: Headers
@@ -87,6 +89,44 @@ function jsonOf(plan: Exclude<BedrockPlan, { kind: 'error' | 'stream-exception' 
   return Response.json({ output: { message: { role: 'assistant', content } }, stopReason, usage: USAGE, metrics: { latencyMs: 42 } })
 }
 
+/** A vector of `n` floats, made from the text (the same text always embeds the same). */
+function vectorOf(text: string, n: number): number[] {
+  const seed = [...text].reduce((h, c) => (h * 31 + c.charCodeAt(0)) >>> 0, 7)
+  return Array.from({ length: n }, (_, i) => Math.round(Math.sin(seed + i) * 1e6) / 1e6)
+}
+
+const TITAN_KEYS = ['inputText', 'dimensions', 'normalize', 'embeddingTypes']
+const COHERE_KEYS = ['texts', 'input_type', 'truncate', 'embedding_types', 'output_dimension', 'images', 'inputs', 'max_tokens']
+const COHERE_INPUT_TYPES = ['search_document', 'search_query', 'classification', 'clustering']
+
+/**
+ * InvokeModel for the embeddings models, after the Bedrock user guide's model parameters: Titan Text Embeddings
+ * (`{inputText, dimensions?, normalize?}` → `{embedding, inputTextTokenCount}`, V2 sizes 256/512/1024, default 1024;
+ * V1 1536) and Cohere Embed (`{texts, input_type}` → `{embeddings, id, response_type, texts}`, 1024 floats, no token count).
+ */
+function invokeEmbeddings(modelId: string, body: unknown): Response {
+  if (!isObj(body)) return awsError(400, 'ValidationException', 'Malformed input request, please reformat your input and try again.')
+  if (modelId.startsWith('amazon.titan-embed-text')) {
+    const extra = Object.keys(body).find((k) => !TITAN_KEYS.includes(k))
+    if (extra) return awsError(400, 'ValidationException', `Malformed input request: extraneous key [${extra}] is not permitted, please reformat your input and try again.`)
+    if (typeof body.inputText !== 'string' || !body.inputText) return awsError(400, 'ValidationException', 'Malformed input request: #/inputText: expected minLength: 1, please reformat your input and try again.')
+    const v2 = modelId.startsWith('amazon.titan-embed-text-v2')
+    if (body.dimensions !== undefined && (!v2 || ![256, 512, 1024].includes(body.dimensions as number)))
+      return awsError(400, 'ValidationException', 'Malformed input request: #/dimensions: 100 is not a valid enum value, please reformat your input and try again.')
+    const size = v2 ? ((body.dimensions as number | undefined) ?? 1024) : 1536
+    return Response.json({ embedding: vectorOf(body.inputText, size), inputTextTokenCount: body.inputText.split(/\s+/).filter(Boolean).length })
+  }
+  if (modelId.startsWith('cohere.embed-')) {
+    const extra = Object.keys(body).find((k) => !COHERE_KEYS.includes(k))
+    if (extra) return awsError(400, 'ValidationException', `Malformed input request: extraneous key [${extra}] is not permitted, please reformat your input and try again.`)
+    if (!Array.isArray(body.texts) || body.texts.length === 0 || body.texts.length > 96 || !body.texts.every((t) => typeof t === 'string'))
+      return awsError(400, 'ValidationException', 'Malformed input request: #/texts: expected 1 to 96 strings, please reformat your input and try again.')
+    if (!COHERE_INPUT_TYPES.includes(body.input_type as string)) return awsError(400, 'ValidationException', 'Malformed input request: #/input_type: expected one of search_document, search_query, classification, clustering')
+    return Response.json({ embeddings: body.texts.map((t) => vectorOf(t as string, 1024)), id: crypto.randomUUID(), response_type: 'embeddings_floats', texts: body.texts })
+  }
+  return awsError(400, 'ValidationException', `The provided model identifier is invalid for InvokeModel: ${modelId}`)
+}
+
 /** Starts the fake on a free port; `keys` are the access keys it knows, `apiKeys` the Bedrock API keys. */
 export function startFakeBedrock(opts: { region: string; keys: Record<string, FakeAwsKey>; apiKeys?: string[] }): FakeBedrock {
   const seen: SeenRequest[] = []
@@ -105,17 +145,19 @@ export function startFakeBedrock(opts: { region: string; keys: Record<string, Fa
         if (!verdict.ok) return sigV4Refusal(verdict)
         signer = verdict.accessKeyId
       }
-      const m = /^\/model\/([^/]+)\/(converse|converse-stream)$/.exec(new URL(req.url).pathname)
+      const m = /^\/model\/([^/]+)\/(converse|converse-stream|invoke)$/.exec(new URL(req.url).pathname)
       if (req.method !== 'POST' || !m?.[1]) return awsError(404, 'UnknownOperationException', 'Unknown operation')
       const modelId = decodeURIComponent(m[1])
-      const stream = m[2] === 'converse-stream'
+      const action = m[2] as SeenRequest['action']
+      const stream = action === 'converse-stream'
       let body: unknown
       try {
         body = JSON.parse(new TextDecoder().decode(bytes))
       } catch {
         return awsError(400, 'SerializationException', 'Unexpected character')
       }
-      seen.push({ modelId, stream, body: isObj(body) ? body : {}, headers: req.headers, signer })
+      seen.push({ modelId, action, stream, body: isObj(body) ? body : {}, headers: req.headers, signer })
+      if (action === 'invoke') return invokeEmbeddings(modelId, body)
       const invalid = validate(body)
       if (invalid) return awsError(400, 'ValidationException', invalid)
       const plan = plans.shift() ?? { kind: 'text', text: `Hello from ${modelId}` }
