@@ -171,6 +171,21 @@ test('the Messages API and the Responses API reach a Bedrock model through the s
   expect(aws.seen.at(-1)?.signer).toBe('AKIAFAKEBEDROCK0001')
 })
 
+test("/v1/models lists the catalog's Bedrock models under the provider's name, each with the endpoints it serves; AWS is not asked", async () => {
+  const before = aws.seen.length
+  const res = await gw.fetch('/v1/models')
+  expect(res.status).toBe(200)
+  const data = ((await res.json()) as { data: { id: string; owned_by: string; endpoints: string[] }[] }).data
+  expect(data.find((m) => m.id === 'bedrock/amazon.nova-pro-v1:0')).toMatchObject({ owned_by: 'bedrock', endpoints: expect.arrayContaining(['/v1/chat/completions', '/v1/messages']) })
+  expect(data.find((m) => m.id === 'bedrock/amazon.titan-embed-text-v2:0')).toMatchObject({ endpoints: ['/v1/embeddings'] })
+  expect(data.find((m) => m.id === `bedrock/${MODEL}`)).toBeDefined()
+  expect(new Set(data.map((m) => m.id)).size).toBe(data.length)
+  const one = await gw.fetch(`/v1/models/${encodeURIComponent('bedrock/amazon.nova-pro-v1:0')}`)
+  expect(one.status).toBe(200)
+  expect(await one.json()).toMatchObject({ id: 'bedrock/amazon.nova-pro-v1:0', owned_by: 'bedrock' })
+  expect(aws.seen.length).toBe(before)
+})
+
 const embed = (body: unknown) => gw.fetch('/v1/embeddings', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })
 
 test('Titan embeddings: a signed InvokeModel call with inputText and dimensions, the vector and its token count in OpenAI terms, priced', async () => {

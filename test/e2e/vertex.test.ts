@@ -64,6 +64,18 @@ test('the admin API answers a Vertex provider with its project and location, nev
   expect(text).not.toContain('not a key')
 })
 
+test("/v1/models lists Gemini's and Claude's catalog models under the Vertex provider's name, Claude as Vertex versions it", async () => {
+  const grants = oauth.grants.length
+  const res = await gw.fetch('/v1/models')
+  expect(res.status).toBe(200)
+  const ids = ((await res.json()) as { data: { id: string; owned_by: string }[] }).data.filter((m) => m.owned_by === 'vertex').map((m) => m.id)
+  expect(ids).toEqual(expect.arrayContaining(['vertex/gemini-2.5-flash', 'vertex/claude-sonnet-4-5@20250929', 'vertex/claude-sonnet-4@20250514']))
+  expect(ids).not.toContain('vertex/gemini-embedding-001')
+  expect((await gw.fetch(`/v1/models/${encodeURIComponent('vertex/claude-sonnet-4@20250514')}`)).status).toBe(200)
+  // Listing asks Google nothing.
+  expect(oauth.grants.length).toBe(grants)
+})
+
 test('the access token is fetched once for many requests, concurrent or not', async () => {
   const models = ['vertex/gemini-2.5-flash', 'vertex/claude-sonnet-4@20250514']
   const answers = await Promise.all(Array.from({ length: 8 }, (_, i) => gw.chat({ model: models[i % 2], messages: hello, max_tokens: 50 })))

@@ -14,6 +14,7 @@ export const bedrockKind: ProviderKindSpec = {
   // Priced from the catalog's bedrock section; an inference profile (`us.`, `eu.`, `apac.`, `global.` before the model id) as its model.
   resolve: (catalog, ref) => ({ ...catalog.resolve('bedrock', foundationModel(ref.id)), id: ref.id, name: ref.name }),
   genAiName: () => 'aws.bedrock',
+  catalogIds: (catalog) => catalog.list('bedrock').map((m) => m.id),
   // Signed per attempt (a retry on another key, or later, signs again).
   authorize: async (req, t) =>
     t.bedrock
