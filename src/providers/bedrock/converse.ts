@@ -3,6 +3,7 @@
 import { badRequest } from '../../errors'
 import type { UpstreamCompletion, UpstreamFailure } from '../adapter'
 import { type ImageSource, pieces, textOf } from '../content'
+import { JSON_TOOL, JSON_TOOL_HINT, type JsonRequest, jsonRequest } from '../json-output'
 import type { ChatMessage, ChatRequest, FinishReason, ToolCall, Usage } from '../openai-types'
 import { clip, failure, isRecord, parseJson } from '../upstream-errors'
 
@@ -67,9 +68,12 @@ function converseMessages(messages: ChatMessage[]): BedrockMessage[] {
   return out
 }
 
-function toolConfig(req: ChatRequest): Block | undefined {
-  const fns = (req.tools ?? []).flatMap((t) => (t.type === 'function' && t.function ? [t.function] : []))
-  if (!fns.length || req.tool_choice === 'none') return undefined
+/**
+ * The tools and the choice among them. Structured output (`response_format`) is the JSON tool, its input
+ * schema the requested schema (docs/providers.md "AWS Bedrock"): forced when the client has no tools of its own.
+ */
+function toolConfig(req: ChatRequest, json: JsonRequest | undefined): Block | undefined {
+  const fns = req.tool_choice === 'none' ? [] : (req.tools ?? []).flatMap((t) => (t.type === 'function' && t.function ? [t.function] : []))
   const specs = fns.map((f) => ({
     toolSpec: {
       name: f.name,
@@ -79,22 +83,26 @@ function toolConfig(req: ChatRequest): Block | undefined {
   }))
   const c = req.tool_choice
   const named = typeof c === 'object' && c !== null ? c.function?.name : undefined
-  const choice = c === 'required' ? { any: {} } : named ? { tool: { name: named } } : { auto: {} }
-  return { tools: specs, toolChoice: choice }
+  let choice: Block = c === 'required' ? { any: {} } : named ? { tool: { name: named } } : { auto: {} }
+  if (json) {
+    if (!specs.length) choice = { tool: { name: JSON_TOOL } }
+    specs.push({ toolSpec: { name: JSON_TOOL, description: 'Gives the final answer as JSON.', inputSchema: { json: json.mode === 'json_schema' ? json.schema : { type: 'object' } } } })
+  }
+  return specs.length ? { tools: specs, toolChoice: choice } : undefined
 }
 
 /** The Converse request body for an OpenAI chat request (the model id goes in the URL, not the body). */
 export function converseBody(req: ChatRequest): Record<string, unknown> {
-  if (req.response_format && req.response_format.type !== 'text')
-    throw badRequest('response_format is not supported for bedrock yet')
+  const json = jsonRequest(req)
   const system = req.messages.filter((m) => m.role === 'system' || m.role === 'developer').map((m) => textOf(m, 'bedrock')).filter(Boolean)
+  if (json && req.tools?.length && req.tool_choice !== 'none') system.push(JSON_TOOL_HINT)
   const inference: Record<string, unknown> = {}
   const max = req.max_completion_tokens ?? req.max_tokens
   if (max != null) inference.maxTokens = max
   if (req.temperature != null) inference.temperature = req.temperature
   if (req.top_p != null) inference.topP = req.top_p
   if (req.stop != null) inference.stopSequences = typeof req.stop === 'string' ? [req.stop] : req.stop
-  const tools = toolConfig(req)
+  const tools = toolConfig(req, json)
   return {
     messages: converseMessages(req.messages),
     ...(system.length ? { system: system.map((text) => ({ text })) } : {}),
@@ -136,16 +144,18 @@ export function toUsage(u: unknown): Usage {
   }
 }
 
-/** A Converse answer in OpenAI terms; throws on an answer that is not Converse's shape. */
-export function parseConverse(json: unknown): UpstreamCompletion {
+/** A Converse answer in OpenAI terms (`jsonTool`: the JSON tool's input is the answer); throws on an answer that is not Converse's shape. */
+export function parseConverse(json: unknown, jsonTool = false): UpstreamCompletion {
   const output = isRecord(json) && isRecord(json.output) ? json.output : undefined
   const message = output && isRecord(output.message) ? output.message : undefined
   if (!isRecord(json) || !message || !Array.isArray(message.content)) throw new Error('Bedrock answer without output.message.content')
   let text = ''
+  let jsonAnswer: string | undefined
   const toolCalls: ToolCall[] = []
   for (const b of message.content) {
     if (!isRecord(b)) continue
     if (typeof b.text === 'string') text += b.text
+    else if (jsonTool && isRecord(b.toolUse) && b.toolUse.name === JSON_TOOL) jsonAnswer = JSON.stringify(b.toolUse.input ?? {})
     else if (isRecord(b.toolUse))
       toolCalls.push({ id: String(b.toolUse.toolUseId ?? ''), type: 'function', function: { name: String(b.toolUse.name ?? ''), arguments: JSON.stringify(b.toolUse.input ?? {}) } })
   }
@@ -153,8 +163,9 @@ export function parseConverse(json: unknown): UpstreamCompletion {
     choices: [
       {
         index: 0,
-        message: { role: 'assistant', content: text || (toolCalls.length ? null : ''), refusal: null, ...(toolCalls.length ? { tool_calls: toolCalls } : {}) },
-        finish_reason: finishReason(json.stopReason),
+        message: { role: 'assistant', content: jsonAnswer ?? (text || (toolCalls.length ? null : '')), refusal: null, ...(toolCalls.length ? { tool_calls: toolCalls } : {}) },
+        // The JSON tool's call is the answer, not a call for the client to make.
+        finish_reason: jsonAnswer !== undefined && !toolCalls.length && json.stopReason === 'tool_use' ? 'stop' : finishReason(json.stopReason),
         logprobs: null,
       },
     ],
