@@ -1,5 +1,6 @@
 // Admin operations (PRODUCT §6), shared by the HTTP admin API and the `gw` CLI subcommands.
 
+import { checkGuardrails } from '../guardrails/config'
 import { randomBytes } from 'node:crypto'
 import { oidcUrlProblem } from '../auth/oidc'
 import { newServiceKey } from '../auth/service-keys'
@@ -308,6 +309,7 @@ export class AdminService {
   async putPolicy(orgId: string, raw: unknown): Promise<Policy> {
     await this.requireOrg(orgId)
     const policy = checkPolicyBody(raw)
+    checkGuardrails(policy.guardrails)
     await this.store.orgs.putPolicy(orgId, policy)
     this.changed(orgId)
     return policy

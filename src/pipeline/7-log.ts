@@ -6,7 +6,7 @@ import { providerName, type Target } from '../providers/adapter'
 import { providerOfModel } from '../providers/provider-id'
 import type { Usage } from '../providers/openai-types'
 import { withJsonText } from '../store/json-text'
-import type { Attempt, Fallback, LogEntry, RequestWarning } from '../domain/log-entry'
+import type { Attempt, Fallback, GuardrailRecord, LogEntry, RequestWarning } from '../domain/log-entry'
 import type { AuthedContext, ChatInput, Deps, RequestContext } from './context'
 import { NO_FALLBACK } from './5-fallback'
 
@@ -34,6 +34,8 @@ export interface Outcome {
   responseText?: string
   /** `org` or `key` when gw's own rate limit refused the request. */
   rateLimitScope?: string
+  /** What the org's guardrails did (PRODUCT §19), when it has some. */
+  guardrails?: GuardrailRecord[]
 }
 
 export function failureOutcome(status: number, code: string, message: string, extra: Partial<Outcome> = {}): Outcome {
@@ -125,6 +127,7 @@ export function logEntry(deps: Deps, ctx: RequestContext | AuthedContext, input:
     metadata: input?.metadata ?? {},
     structuredOutput: o.structuredOutput,
   }
+  if (o.guardrails?.length) entry.guardrails = o.guardrails
   return entry
 }
 
