@@ -19,6 +19,8 @@ export interface FakeAuthServer {
   verify(token: string): IssuedToken | undefined
   /** Seconds an access token lasts. */
   accessTtlSeconds: number
+  /** Forgets every refresh token (a revoked grant): refreshing is then invalid_grant. */
+  revokeRefreshTokens(): void
   stop(): void
 }
 
@@ -44,6 +46,7 @@ export function startAuthServer(): FakeAuthServer {
       const t = tokens.get(token)
       return t && t.expiresAt > Date.now() ? t : undefined
     },
+    revokeRefreshTokens: () => refresh.clear(),
     stop: () => server.stop(true),
   }
   const refuse = (error: string, status = 400) => {

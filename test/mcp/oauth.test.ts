@@ -122,7 +122,7 @@ describe('per-user OAuth', () => {
     expect(as.log.filter((l) => l.kind === 'register')).toHaveLength(1)
   })
 
-  test('an expired access token is refreshed and the call goes through', async () => {
+  test('an expired access token is refreshed and the call goes through; a refused refresh asks the user again', async () => {
     as.accessTtlSeconds = 1
     const c = await asUser('carol')
     try {
@@ -135,6 +135,11 @@ describe('per-user OAuth', () => {
       const second = crm.requests.filter((r) => r.rpc === 'tools/call').at(-1)?.headers.authorization
       expect(second).toMatch(/^Bearer at-carol-/)
       expect(second).not.toBe(first)
+      // A grant the authorization server no longer honours: the user is asked again.
+      as.revokeRefreshTokens()
+      await Bun.sleep(1100)
+      const url = await needsAuthorisation(c)
+      expect(stateOf(url).u).toBe('carol')
     } finally {
       as.accessTtlSeconds = 3600
       await c.close()
