@@ -18,6 +18,7 @@
 // Stages 4 and 5 run once per attempt inside dispatch, because every fallback model gets its own
 // clamping. A stream is settled when it ends, fails or the client leaves.
 
+import { cachedAnswer, cacheUse, keep, lookUp } from '../cache/response-cache'
 import { GatewayError } from '../errors'
 import { type Guard, guardFor } from '../guardrails/guard'
 import { GuardedStream } from '../guardrails/stream'
@@ -86,18 +87,29 @@ async function runAuthenticated(deps: Deps, e: EndpointDeclaration, ctx: AuthedC
     if (plan.answerHere) return await plan.answerHere(settlement.finish)
     const guard = (settlement.guard = ctx.operation === 'chat' ? guardFor(run.org.org.policy.guardrails, deps.fetch) : undefined)
     const adapters = guard ? await guardInput(guard, plan, input, ctx.signal) : plan.adapters
+    // An answer the guardrails changed is never kept: it holds this request's values or placeholders.
+    const cache = ctx.operation && !guard?.hides && !guard?.readsAnswer ? cacheUse(ctx, input, plan) : undefined
+    if (cache?.read) {
+      const kept = await lookUp(deps, ctx, cache)
+      if (kept) return await cachedAnswer(deps, ctx, input, kept, plan.shape, settlement.finish)
+    }
     const d = (dispatched = await dispatch(deps, run, input, route(deps, run.org, input), adapters))
     if (!d.ok) {
       const { status, code, message } = d.error
       await settlement.finish(failureOutcome(status, code, message, { attempts: d.attempts, model: d.lastModel }))
       throw d.error
     }
+    if (cache) settlement.cached(cache.read ? 'miss' : 'refresh', (o) => keep(deps, ctx, cache, o, d.answer.kind === 'json' ? d.answer.completion : undefined))
+    let res: Response
     if (d.answer.kind === 'json') {
       guard?.answer(d.answer.completion.choices)
-      return await jsonAnswer(deps, ctx, d, settlement.finish, plan.shape)
+      res = await jsonAnswer(deps, ctx, d, settlement.finish, plan.shape)
+    } else {
+      const transform = guard?.readsAnswer ? new GuardedStream(guard).transform : undefined
+      res = streamAnswer(deps, ctx, d, settlement.finish, plan.shape, settlement.countTokens, transform)
     }
-    const transform = guard?.readsAnswer ? new GuardedStream(guard).transform : undefined
-    return streamAnswer(deps, ctx, d, settlement.finish, plan.shape, settlement.countTokens, transform)
+    if (ctx.operation) res.headers.set('x-gw-cache', cache ? 'miss' : 'off')
+    return res
   } catch (err) {
     // An answer that failed on gw's side after the provider answered still names who answered.
     await settlement.fail(err, dispatched?.ok ? { attempts: dispatched.attempts, target: dispatched.attempt.target } : {})

@@ -10,6 +10,7 @@ import { connect, connectionFailure, migratePostgres } from './open'
 import { PgOrgStore } from './orgs'
 import { PgPromptStore } from './prompts'
 import { PgRouteStore } from './routes'
+import { PgResponseCache } from './response-cache'
 import { PgSessionStore } from './sessions'
 
 /**
@@ -46,6 +47,7 @@ export function createPostgresStore(url: string, box: SecretBox, opts: { onRetry
     prompts: new PgPromptStore(sql),
     routes: new PgRouteStore(sql),
     sessions: new PgSessionStore(sql),
+    cache: new PgResponseCache(sql),
     logs: new PgLogStore(sql, () => ready),
     get ready() {
       return ready

@@ -12,6 +12,7 @@ import { SqliteOrgStore } from './orgs'
 import { SqlitePromptStore } from './prompts'
 import { startReadThread } from './read-thread'
 import { SqliteRouteStore } from './routes'
+import { SqliteResponseCache } from './response-cache'
 import { SqliteSessionStore } from './sessions'
 
 export function createSqliteStore(path: string, box: SecretBox): Store {
@@ -34,6 +35,7 @@ export function createSqliteStore(path: string, box: SecretBox): Store {
     prompts: new SqlitePromptStore(db),
     routes: new SqliteRouteStore(db),
     sessions: new SqliteSessionStore(db),
+    cache: new SqliteResponseCache(db),
     logs: new SqliteLogStore(db, writeDb, reads),
     ready: true,
     whenReady: Promise.resolve(),
