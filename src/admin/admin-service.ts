@@ -44,6 +44,7 @@ import { ROUTE_NAME_PATTERN } from '../schemas/admin-bodies'
 import { type FieldPath, fieldError } from '../schemas/problems'
 import { parseLogQuery } from './log-query'
 import { PromptAdmin } from './prompt-admin'
+import { McpAdmin } from '../mcp/admin'
 import { parseUsageQuery, usageReport } from './usage-report'
 
 
@@ -231,6 +232,8 @@ export function checkRoute(name: string, raw: unknown, providers?: ReadonlySet<s
 
 export class AdminService {
   readonly prompts: PromptAdmin
+  /** The org's MCP servers (PRODUCT §20). */
+  readonly mcp: McpAdmin
 
   constructor(
     private readonly store: Store,
@@ -238,6 +241,7 @@ export class AdminService {
     private readonly changed: (orgId: string) => void = () => {},
   ) {
     this.prompts = new PromptAdmin(store, (orgId) => this.requireOrg(orgId))
+    this.mcp = new McpAdmin(store, (orgId) => this.requireOrg(orgId), changed)
   }
 
   async requireOrg(orgId: string): Promise<Org> {
@@ -335,6 +339,7 @@ export class AdminService {
     const { requestsPerMinute, tokensPerMinute } = body
     const limits = { ...(requestsPerMinute ? { requestsPerMinute } : {}), ...(tokensPerMinute ? { tokensPerMinute } : {}) }
     await this.store.keys.createServiceKey({ id, orgId, name: body.name, hash, limits })
+    if (body.mcp) await this.store.mcp.putKeyPolicy(orgId, id, body.mcp)
     return { id, key }
   }
 

@@ -88,6 +88,8 @@ export interface LogEntry {
   costSavedUsd?: number | null
   /** The org's guardrails that acted on the request or its answer (PRODUCT §19). */
   guardrails?: GuardrailRecord[]
+  /** A tool call through the MCP gateway (PRODUCT §20): the upstream server and the tool it was asked for. */
+  mcp?: { server: string; tool: string }
   requestBody?: unknown
   responseBody?: unknown
 }

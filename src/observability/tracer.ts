@@ -3,29 +3,17 @@
 
 import type { Target } from '../providers/adapter'
 import type { ProviderId } from '../providers/provider-id'
+import { GENAI_PROVIDER, kindOf } from '../providers/registry'
 import type { Attempt, LogEntry } from '../domain/log-entry'
 import { type AttrValue, SPAN_KIND, type SpanData, STATUS_CODE } from './otlp-encode'
 import { cleanTraceState, formatTraceParent, newSpanId, newTraceId, parseTraceParent } from './trace-context'
 import type { TraceExporter } from './trace-exporter'
 
-/** gen_ai.provider.name values of the GenAI conventions. */
-const GENAI_PROVIDER: Record<ProviderId, string> = {
-  openai: 'openai',
-  anthropic: 'anthropic',
-  google: 'gcp.gemini',
-  mistral: 'mistral_ai',
-}
-
 /**
- * The gen_ai.provider.name of an attempt's target: the cloud that serves it (Azure OpenAI, Bedrock, Vertex AI
- * have values of their own in the conventions), an OpenAI-compatible provider's own name, else the native one's.
+ * The gen_ai.provider.name of an attempt's target, as its kind names it: the cloud that serves it (Azure OpenAI,
+ * Bedrock, Vertex AI have values of their own in the conventions), an OpenAI-compatible provider's own name, else the native one's.
  */
-function genAiProvider(t: Target): string {
-  if (t.compat?.azure) return 'azure.ai.openai'
-  if (t.bedrock) return 'aws.bedrock'
-  if (t.vertex) return 'gcp.vertex_ai'
-  return t.compat ? t.compat.name : GENAI_PROVIDER[t.provider]
-}
+const genAiProvider = (t: Target): string => kindOf(t).genAiName(t)
 
 /** The trace of one API request: its own (SERVER) span and the attempts' spans, exported together. */
 export interface RequestTrace {
@@ -129,6 +117,11 @@ export class Tracer {
       startNs: toNs(start),
       attempts: [],
     }
+  }
+
+  /** Spans made outside a request's trace (an MCP tool call's, PRODUCT §20), exported with the others. */
+  export(spans: SpanData[]): void {
+    this.exporter.add(spans)
   }
 
   attempt(trace: RequestTrace): AttemptSpan {

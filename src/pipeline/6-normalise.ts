@@ -73,8 +73,8 @@ function estimateUsage(d: Dispatched, completionText: string): Usage {
   return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion }
 }
 
-/** What the answer cost at the catalog's prices (PRODUCT §11); null when the model's price is unknown. */
-const costOf = (d: Dispatched, usage: Usage) => costUsd(d.attempt.target.model, usageTokens(usage))
+/** What the answer cost: the upstream's own charge when it reports one (OpenRouter), else at the catalog's prices (PRODUCT §11); null when unknown. */
+const costOf = (d: Dispatched, usage: Usage) => usage.cost ?? costUsd(d.attempt.target.model, usageTokens(usage))
 
 function baseOutcome(d: Dispatched): Omit<Outcome, 'usage' | 'usageEstimated' | 'costUsd' | 'responseBody'> {
   return {

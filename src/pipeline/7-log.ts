@@ -137,9 +137,13 @@ export function logEntry(deps: Deps, ctx: RequestContext | AuthedContext, input:
   return entry
 }
 
-/** Stage 7: the entry of an authenticated request, with its bodies, queued for the writer. */
-export function recordRequest(deps: Deps, ctx: AuthedContext, input: ChatInput | undefined, o: Outcome): LogEntry {
+/**
+ * Stage 7: the entry of an authenticated request, with its bodies, queued for the writer. `fields`: what an
+ * entry that is not a model request says of itself (an MCP tool call's server and tool, PRODUCT §20).
+ */
+export function recordRequest(deps: Deps, ctx: AuthedContext, input: ChatInput | undefined, o: Outcome, fields?: Partial<LogEntry>): LogEntry {
   const entry = logEntry(deps, ctx, input, o)
+  if (fields) Object.assign(entry, fields)
   if (deps.config.logBodies) {
     const max = deps.config.logBodyMaxBytes
     if (ctx.rawBody) entry.requestBody = capped(ctx.rawBody.value, ctx.rawBody.text, ctx.rawBody.bytes, max)

@@ -3,6 +3,7 @@
 import { Type as t } from '@sinclair/typebox'
 import { PII_ENTITIES } from '../guardrails/entities'
 import { FallbackEntryBody, validator } from './chat-body'
+import { McpKeyPolicy, McpToolPolicy } from '../mcp/records'
 
 const strings = t.Array(t.String({ minLength: 1 }))
 const positive = t.Integer({ minimum: 1 })
@@ -102,6 +103,8 @@ export const PolicyBody = t.Object(
     promptCaching: t.Optional(t.Union([t.Literal('off'), t.Literal('auto')])),
     // Checks on what goes to providers and what comes back (PRODUCT §19; docs/policy.md, "Guardrails").
     guardrails: t.Optional(t.Array(GuardrailBody, { maxItems: 20 })),
+    // The MCP gateway's tool policy and tool-call rate (PRODUCT §20).
+    mcp: t.Optional(McpToolPolicy),
   },
   { additionalProperties: false, title: 'Policy' },
 )
@@ -211,7 +214,7 @@ export const checkBedrockProviderBody = validator(BedrockProviderBody)
 /** What PUT /admin/orgs/:org/providers/:provider takes: a native provider's key, an OpenAI-compatible, an Azure OpenAI, a Vertex AI or a Bedrock provider. */
 export const AnyProviderBody = t.Union([ProviderBody, CompatProviderBody, AzureProviderBody, VertexProviderBody, BedrockProviderBody], { title: 'AnyProviderBody' })
 export const ServiceKeyBody = t.Object(
-  { name: t.Optional(t.String({ maxLength: 200 })), requestsPerMinute: t.Optional(positive), tokensPerMinute: t.Optional(positive) },
+  { name: t.Optional(t.String({ maxLength: 200 })), requestsPerMinute: t.Optional(positive), tokensPerMinute: t.Optional(positive), mcp: t.Optional(McpKeyPolicy) },
   { additionalProperties: false, title: 'NewServiceKey' },
 )
 export const checkServiceKeyBody = validator(ServiceKeyBody)

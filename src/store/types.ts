@@ -5,6 +5,7 @@ import type { LogEntry } from '../domain/log-entry'
 import type { Org, OidcConfig, Policy, ProviderRecord, RateLimits, Route, ServiceKeyRecord, SigningSecretRecord } from '../domain/org'
 import type { PromptRecord, PromptVersion, PromptVersionContent } from '../domain/prompt'
 import type { UsageQuery, UsageRow } from './usage-rollup'
+import type { McpStore } from '../mcp/store'
 
 export interface OrgStore {
   createOrg(org: { id: string; name: string }): Promise<Org>
@@ -151,6 +152,8 @@ export interface Store {
   readonly routes: RouteStore
   readonly sessions: SessionStore
   readonly logs: LogStore
+  /** The MCP gateway's servers, users' tokens and key tool policies (PRODUCT §20). */
+  readonly mcp: McpStore
   /** The exact response cache (PRODUCT §19), when Redis does not hold it. */
   readonly cache: ResponseCacheStore
   /** Migrations are done: the store can serve (false while a database down at start is awaited). */

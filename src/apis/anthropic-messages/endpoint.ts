@@ -1,7 +1,7 @@
 // POST /v1/messages and /v1/messages/count_tokens, declared (PRODUCT §12, §16): Anthropic's Messages
 // API; Anthropic answers relayed as they came, the other providers translated.
 
-import type { ProviderId } from '../../providers/provider-id'
+import type { Wire } from '../../providers/provider-id'
 import { adapterFor } from '../../providers/registry'
 import { withHeaderFields } from '../../pipeline/chat-input'
 import type { EndpointDeclaration } from '../../pipeline/endpoint'
@@ -29,7 +29,7 @@ export const messages: EndpointDeclaration = {
     const { input, native, thinking } = parseMessagesInput(withHeaderFields(body.value, ctx.headers), routeOf)
     await applyGatewayHeaders(deps, ctx, input)
     const passThrough = anthropicPassThrough(native, ctx.headers)
-    const translating = (p: ProviderId) => (thinking ? thinkingAdapter(p, thinking) : adapterFor(p))
+    const translating = (p: Wire) => (thinking ? thinkingAdapter(p, thinking) : adapterFor(p))
     return {
       input,
       shape: MESSAGES_SHAPE,

@@ -6,6 +6,7 @@ import { PgAuthStore } from './auth'
 import { q } from './errors'
 import { PgKeyStore } from './keys'
 import { PgLogStore } from './logs'
+import { PgMcpStore } from './mcp'
 import { connect, connectionFailure, migratePostgres } from './open'
 import { PgOrgStore } from './orgs'
 import { PgPromptStore } from './prompts'
@@ -47,6 +48,7 @@ export function createPostgresStore(url: string, box: SecretBox, opts: { onRetry
     prompts: new PgPromptStore(sql),
     routes: new PgRouteStore(sql),
     sessions: new PgSessionStore(sql),
+    mcp: new PgMcpStore(sql, box),
     cache: new PgResponseCache(sql),
     logs: new PgLogStore(sql, () => ready),
     get ready() {

@@ -7,6 +7,7 @@ import { SqliteAuthStore } from './auth'
 import { startCheckpointer } from './checkpointer'
 import { SqliteKeyStore } from './keys'
 import { SqliteLogStore } from './logs'
+import { SqliteMcpStore } from './mcp'
 import { openDatabase } from './open'
 import { SqliteOrgStore } from './orgs'
 import { SqlitePromptStore } from './prompts'
@@ -35,6 +36,7 @@ export function createSqliteStore(path: string, box: SecretBox): Store {
     prompts: new SqlitePromptStore(db),
     routes: new SqliteRouteStore(db),
     sessions: new SqliteSessionStore(db),
+    mcp: new SqliteMcpStore(db, box),
     cache: new SqliteResponseCache(db),
     logs: new SqliteLogStore(db, writeDb, reads),
     ready: true,
