@@ -8,7 +8,7 @@ import { converseRequest } from './request'
 export const bedrock: ProviderAdapter = {
   id: 'bedrock',
   capabilities: { requiresMaxTokens: false, temperatureMax: 1 },
-  buildRequest: (req, target) => converseRequest(req, target.baseUrl, target.stream),
+  buildRequest: (req, target) => converseRequest(req, target.baseUrl, target.stream, !!target.promptCaching),
   parseResponse: (json) => parseConverse(json),
   createStream: () => new ConverseStream(),
   parseError: parseBedrockError,
