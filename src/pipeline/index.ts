@@ -102,8 +102,7 @@ async function runAuthenticated(deps: Deps, e: EndpointDeclaration, ctx: AuthedC
     if (cache) settlement.cached(cache.read ? 'miss' : 'refresh', (o) => keep(deps, ctx, cache, o, d.answer.kind === 'json' ? d.answer.completion : undefined))
     let res: Response
     if (d.answer.kind === 'json') {
-      guard?.answer(d.answer.completion.choices)
-      res = await jsonAnswer(deps, ctx, d, settlement.finish, plan.shape)
+      res = await jsonAnswer(deps, ctx, d, settlement.finish, plan.shape, guard && ((c) => guard.answer(c.choices)))
     } else {
       const transform = guard?.readsAnswer ? new GuardedStream(guard).transform : undefined
       res = streamAnswer(deps, ctx, d, settlement.finish, plan.shape, settlement.countTokens, transform)

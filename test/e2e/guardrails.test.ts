@@ -196,10 +196,20 @@ test('redact on input and on output; output block ends a stream with an error ev
   expect(s.status).toBe(200)
   const raw = await s.text()
   expect(raw).not.toContain('AKIAIOSFODNN7EXAMPLE')
-  expect(raw).toContain('Guardrail \\"no-keys\\" blocked the answer: it contains a secret')
+  const events = raw.split('\n\n').filter((e) => e.startsWith('data: {')).map((e) => JSON.parse(e.slice(6)))
+  expect(events.at(-1)).toEqual({ error: true, code: 'guardrail_blocked', message: 'Guardrail "no-keys" blocked the answer: it contains a secret (an API key or private key)', requestId: s.headers.get('x-gw-request-id') })
+  expect(raw.endsWith('data: [DONE]\n\n')).toBe(true)
   const entry = await org.log(s)
   expect(entry).toMatchObject({ errorCode: 'guardrail_blocked', incomplete: true })
   expect(JSON.stringify(entry)).not.toContain('AKIAIOSFODNN7EXAMPLE')
+  // The same answer as JSON: 400, the upstream's usage and cost still logged.
+  const j = await org.chat(text)
+  expect(j.status).toBe(400)
+  expect(await j.json()).toMatchObject({ code: 'guardrail_blocked', message: 'Guardrail "no-keys" blocked the answer: it contains a secret (an API key or private key)' })
+  const jEntry = await org.log(j)
+  expect(jEntry).toMatchObject({ status: 400, errorCode: 'guardrail_blocked', model: 'openai/gpt-4o-mini', usage: { promptTokens: 10, completionTokens: 5 } })
+  expect(jEntry.costUsd).toBeGreaterThan(0)
+  expect(JSON.stringify(jEntry)).not.toContain('AKIAIOSFODNN7EXAMPLE')
 })
 
 test('webhook: allow, deny with its reason, rewrite in order, and down or slow following failOpen', async () => {
