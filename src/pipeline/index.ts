@@ -85,7 +85,7 @@ async function runAuthenticated(deps: Deps, e: EndpointDeclaration, ctx: AuthedC
     const run = plan.context ?? ctx
     settlement.hold(await enforcePolicy(deps, run.identity, run.org, input, endUserId(ctx, input), ctx.signal, ctx.rawBody))
     if (plan.answerHere) return await plan.answerHere(settlement.finish)
-    const guard = (settlement.guard = ctx.operation === 'chat' ? guardFor(run.org.org.policy.guardrails, deps.fetch) : undefined)
+    const guard = (settlement.guard = ctx.operation ? guardFor(run.org.org.policy.guardrails, deps.fetch) : undefined)
     const adapters = guard ? await guardInput(guard, plan, input, ctx.signal) : plan.adapters
     // An answer the guardrails changed is never kept: it holds this request's values or placeholders.
     const cache = ctx.operation && !guard?.hides && !guard?.readsAnswer ? cacheUse(ctx, input, plan) : undefined
@@ -121,6 +121,11 @@ async function runAuthenticated(deps: Deps, e: EndpointDeclaration, ctx: AuthedC
  * ones that send `input.body` as the guardrails left it and read the answer's texts.
  */
 async function guardInput(guard: Guard, plan: Plan, input: ChatInput, signal: AbortSignal): Promise<AdapterLookup | undefined> {
+  // Embeddings: their adapters send the inputs the guardrails leave; the answer (vectors) has no text.
+  if (plan.texts) {
+    await guard.screenTexts(plan.texts, signal)
+    return plan.adapters
+  }
   if (plan.adapters && !plan.translating)
     throw new GatewayError(400, 'policy_violation', "This request cannot be read by the org's guardrails (a conversation the provider keeps): send the whole conversation")
   await guard.screenInput(input.body, signal)
