@@ -35,8 +35,12 @@ async function verifyServiceKey(deps: Deps, key: string): Promise<Identity> {
   const rec = await deps.orgs.serviceKey(serviceKeyId(key))
   if (!rec || !keyMatches(key, rec.hash)) throw unauthorized('Invalid service key')
   if (rec.revokedAt) throw unauthorized('Service key has been revoked')
-  deps.store.keys.touchServiceKey(rec.id, Date.now())
+  const now = Date.now()
+  // Checked on every request against the clock, so a key stops at its expiry (or its rotation's grace) to the millisecond, cached or not.
+  if (rec.expiresAt !== undefined && Date.parse(rec.expiresAt) <= now) throw unauthorized('Service key has expired')
+  deps.store.keys.touchServiceKey(rec.id, now)
   const identity: Identity = { orgId: rec.orgId, authMode: 'GwKey', subject: rec.id }
+  if (rec.scopes) identity.scopes = rec.scopes
   if (rec.limits.requestsPerMinute !== undefined || rec.limits.tokensPerMinute !== undefined) identity.keyLimits = rec.limits
   return identity
 }

@@ -2,6 +2,7 @@
 
 import { Type as t } from '@sinclair/typebox'
 import { FallbackEntryBody, validator } from './chat-body'
+import { KeyScopesBody } from './people-bodies'
 
 const strings = t.Array(t.String({ minLength: 1 }))
 const positive = t.Integer({ minimum: 1 })
@@ -148,7 +149,14 @@ export const checkBedrockProviderBody = validator(BedrockProviderBody)
 /** What PUT /admin/orgs/:org/providers/:provider takes: a native provider's key, an OpenAI-compatible, an Azure OpenAI, a Vertex AI or a Bedrock provider. */
 export const AnyProviderBody = t.Union([ProviderBody, CompatProviderBody, AzureProviderBody, VertexProviderBody, BedrockProviderBody], { title: 'AnyProviderBody' })
 export const ServiceKeyBody = t.Object(
-  { name: t.Optional(t.String({ maxLength: 200 })), requestsPerMinute: t.Optional(positive), tokensPerMinute: t.Optional(positive) },
+  {
+    name: t.Optional(t.String({ maxLength: 200 })),
+    requestsPerMinute: t.Optional(positive),
+    tokensPerMinute: t.Optional(positive),
+    /** When the key stops working: an ISO 8601 time in the future (PRODUCT §18). */
+    expiresAt: t.Optional(t.String({ maxLength: 64 })),
+    scopes: t.Optional(KeyScopesBody),
+  },
   { additionalProperties: false, title: 'NewServiceKey' },
 )
 export const checkServiceKeyBody = validator(ServiceKeyBody)
