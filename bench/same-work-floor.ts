@@ -75,7 +75,7 @@ async function handle(req: Request): Promise<Response> {
   if (!SKIP.has('limits') && !(await limiter.admit(checks, at)).ok) return error(429, 'rate limit')
   const adapter = adapterFor(provider)
   const stream = body.stream === true
-  const target: Target = { provider, model, baseUrl: `${upstream}/v1`, apiKey: 'sk-bench', keyName: 'default', keyRevision: '', stream }
+  const target: Target = { provider, kind: 'native', model, baseUrl: `${upstream}/v1`, apiKey: 'sk-bench', keyName: 'default', keyRevision: '', stream }
   const up = adapter.buildRequest(body, target)
   const abort = new AbortController()
   // A client that leaves before the answer has begun aborts the upstream call (docs/fallbacks.md).

@@ -11,6 +11,9 @@ import { methodsByPath, type RouteLike } from './http/methods'
 import { markArrival, withRequestId } from './http/request-context'
 import { ADMIN_OPERATIONS, AdminGuard, adminRoutes } from './http/routes/admin'
 import { endpointRoutes } from './http/routes/endpoints'
+import { MCP_ADMIN_OPERATIONS, mcpAdminRoutes } from './http/routes/mcp-admin'
+import { MCP_OPERATIONS, mcpRoutes } from './http/routes/mcp'
+import { McpGateway } from './mcp/gateway'
 import { HEALTH_OPERATIONS, healthRoutes } from './http/routes/health'
 import { LOG_OPERATIONS, logRoutes } from './http/routes/logs'
 import { METRICS_OPERATIONS, metricsRoutes } from './http/routes/metrics'
@@ -63,10 +66,12 @@ export function createApp(deps: Deps, admin = new AdminService(deps.store, (org)
     .use(clients ? endpointRoutes(deps) : off())
     .use(clients ? modelRoutes(deps) : off())
     .use(clients ? logRoutes(deps) : off())
+    .use(clients ? mcpRoutes(new McpGateway(deps)) : off())
     .use(operators ? adminRoutes(deps, admin, guard) : off())
+    .use(operators ? mcpAdminRoutes(admin, guard) : off())
     .use(operators ? uiRoutes(guard, deps.config.dev) : off())
     // The document lists what this listener serves of the declared operations.
-    .use(openApiRoutes(() => servedOperations(routes(), [...ENDPOINTS, ...HEALTH_OPERATIONS, ...METRICS_OPERATIONS, ...MODEL_OPERATIONS, ...LOG_OPERATIONS, ...ADMIN_OPERATIONS], !!token)))
+    .use(openApiRoutes(() => servedOperations(routes(), [...ENDPOINTS, ...HEALTH_OPERATIONS, ...METRICS_OPERATIONS, ...MODEL_OPERATIONS, ...LOG_OPERATIONS, ...ADMIN_OPERATIONS, ...MCP_ADMIN_OPERATIONS, ...MCP_OPERATIONS], !!token)))
   const routes = (): readonly RouteLike[] => app.routes
   const allowedMethods = methodsByPath(app.routes.filter((r) => deps.config.adminToken || !r.path.startsWith('/admin')))
   return app

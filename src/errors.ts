@@ -15,6 +15,7 @@ export const ERROR_CODES = [
   'token_limit_exceeded',
   'budget_exceeded',
   'provider_error',
+  'guardrail_blocked',
 ] as const
 export type ErrorCode = (typeof ERROR_CODES)[number]
 

@@ -189,6 +189,13 @@ export const SETTINGS = {
     default: [],
     help: 'origins browsers may call gw from (preflights answered, x-gw-* headers exposed)',
   }),
+  publicUrl: setting({
+    env: 'GW_PUBLIC_URL',
+    flag: true,
+    kind: httpUrl(),
+    default: undefined,
+    help: "gw's address as users' browsers reach it, for the MCP gateway's OAuth callback (unset: the address MCP clients connect to)",
+  }),
   trustedProxies: setting({
     env: 'GW_TRUSTED_PROXIES',
     flag: false,

@@ -1,5 +1,6 @@
 // Admin operations (PRODUCT §6), shared by the HTTP admin API and the `gw` CLI subcommands.
 
+import { checkGuardrails } from '../guardrails/config'
 import { randomBytes } from 'node:crypto'
 import { oidcUrlProblem } from '../auth/oidc'
 import { newServiceKey } from '../auth/service-keys'
@@ -46,6 +47,7 @@ import { parseLogQuery } from './log-query'
 import { AuditLog } from './audit'
 import { PromptAdmin } from './prompt-admin'
 import { UserAdmin } from './user-admin'
+import { McpAdmin } from '../mcp/admin'
 import { parseUsageQuery, usageReport } from './usage-report'
 
 
@@ -237,6 +239,8 @@ export class AdminService {
   /** Every change below appends its entry here (PRODUCT §18; docs/architecture.md, "Roles and the audit log"). */
   readonly audit: AuditLog
   readonly users: UserAdmin
+  /** The org's MCP servers (PRODUCT §20). */
+  readonly mcp: McpAdmin
 
   constructor(
     private readonly store: Store,
@@ -246,6 +250,7 @@ export class AdminService {
     this.audit = new AuditLog(store.audit)
     this.prompts = new PromptAdmin(store, (orgId) => this.requireOrg(orgId), this.audit)
     this.users = new UserAdmin(store, this.audit)
+    this.mcp = new McpAdmin(store, (orgId) => this.requireOrg(orgId), changed, this.audit)
   }
 
   async requireOrg(orgId: string): Promise<Org> {
@@ -314,6 +319,7 @@ export class AdminService {
   async putPolicy(orgId: string, raw: unknown): Promise<Policy> {
     const before = (await this.requireOrg(orgId)).policy
     const policy = checkPolicyBody(raw)
+    checkGuardrails(policy.guardrails)
     await this.store.orgs.putPolicy(orgId, policy)
     this.changed(orgId)
     await this.audit.record({ action: 'policy.set', org: orgId, target: 'policy', before, after: policy })
@@ -362,6 +368,7 @@ export class AdminService {
     }
     const scopes = body.scopes && (body.scopes.endpoints || body.scopes.models) ? body.scopes : undefined
     const rec = await this.store.keys.createServiceKey({ id, orgId, name: body.name, hash, limits, expiresAt, scopes })
+    if (body.mcp) await this.store.mcp.putKeyPolicy(orgId, id, body.mcp)
     await this.audit.record({ action: 'service-key.create', org: orgId, target: `service-key:${id}`, before: null, after: publicKey(rec) })
     return { id, key }
   }

@@ -3,7 +3,6 @@
 
 import type { GenAiOperation } from '../pipeline/context'
 import type { EndpointDeclaration } from '../pipeline/endpoint'
-import type { ProviderId } from '../providers/provider-id'
 import { countTokens, messages } from './anthropic-messages/endpoint'
 import { chatCompletions } from './chat/endpoint'
 import { embeddings } from './embeddings/endpoint'
@@ -13,7 +12,7 @@ import { responses } from './responses/endpoint'
 export const ENDPOINTS: readonly EndpointDeclaration[] = [chatCompletions, promptRun, messages, countTokens, responses, embeddings]
 
 /** The paths /v1/models names beside a model (or a route, whose provider varies): the listed endpoints of its kind (no embeddings from Anthropic). */
-export function endpointsServing(kind: GenAiOperation, provider?: ProviderId): string[] {
+export function endpointsServing(kind: GenAiOperation, provider?: string): string[] {
   if (kind === 'embeddings' && provider === 'anthropic') return []
   return ENDPOINTS.filter((e) => e.listed && e.operation === kind).map((e) => e.path)
 }

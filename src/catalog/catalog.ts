@@ -53,8 +53,17 @@ export interface ModelInfo {
   deprecated?: string
 }
 
+/**
+ * The catalog's sections: the four's, Bedrock's (model ids as Bedrock names them), and the remote presets
+ * whose prices gw lists (docs/spend.md, "Prices of the other providers").
+ */
+export const CATALOG_SECTIONS = [...PROVIDER_IDS, 'bedrock', 'groq', 'deepseek', 'xai'] as const
+export type CatalogSection = (typeof CATALOG_SECTIONS)[number]
+
+export const isCatalogSection = (name: string): name is CatalogSection => (CATALOG_SECTIONS as readonly string[]).includes(name)
+
 export interface ResolvedModel {
-  provider: ProviderId
+  provider: CatalogSection
   id: string
   /** `provider/model-id` (modelName). */
   name: string
@@ -75,9 +84,9 @@ export interface UsageForCost {
 }
 
 export interface Catalog {
-  resolve(provider: ProviderId, modelId: string): ResolvedModel
+  resolve(provider: CatalogSection, modelId: string): ResolvedModel
   /** The listed models of a provider, in file order. */
-  list(provider: ProviderId): ResolvedModel[]
+  list(provider: CatalogSection): ResolvedModel[]
   readonly checked: string
   /** Version of the price table (built-in, plus GW_CATALOG's when it sets one); stored on every log entry. */
   readonly priceVersion: string
@@ -162,12 +171,12 @@ function checkPrices(price: unknown, at: string): Fields {
 }
 
 /** Merges a catalog document (built-in or a user's) into the sections. */
-function mergeDocument(sections: Map<ProviderId, ProviderSection>, doc: unknown, name: string): void {
+function mergeDocument(sections: Map<CatalogSection, ProviderSection>, doc: unknown, name: string): void {
   if (!isObject(doc) || !isObject(doc.providers)) throw new Error(`${name}: expected {"providers": {…}}`)
   for (const [p, raw] of Object.entries(doc.providers)) {
     const at = `${name}: providers.${p}`
-    const section = sections.get(p as ProviderId)
-    if (!section) throw new Error(`${at}: unknown provider (${PROVIDER_IDS.join(', ')})`)
+    const section = sections.get(p as CatalogSection)
+    if (!section) throw new Error(`${at}: unknown provider (${CATALOG_SECTIONS.join(', ')})`)
     if (!isObject(raw)) throw new Error(`${at} must be an object`)
     if (raw.defaults !== undefined) {
       if (!isObject(raw.defaults)) throw new Error(`${at}.defaults must be an object`)
@@ -197,8 +206,8 @@ function globRegExp(pattern: string): RegExp {
 }
 
 export function loadCatalog(extra?: unknown): Catalog {
-  const sections = new Map<ProviderId, ProviderSection>(
-    PROVIDER_IDS.map((p) => [p, { defaults: {}, families: [], models: new Map() }]),
+  const sections = new Map<CatalogSection, ProviderSection>(
+    CATALOG_SECTIONS.map((p) => [p, { defaults: {}, families: [], models: new Map() }]),
   )
   mergeDocument(sections, builtin, 'built-in catalog')
   let priceVersion = builtin.priceVersion
@@ -219,7 +228,7 @@ export function loadCatalog(extra?: unknown): Catalog {
     return { ...ownFields(section, aliasOf as string, seen), ...rest }
   }
 
-  const resolve = (provider: ProviderId, id: string): ResolvedModel => {
+  const resolve = (provider: CatalogSection, id: string): ResolvedModel => {
     const key = modelName(provider, id)
     const hit = cache.get(key)
     if (hit) return hit

@@ -18,6 +18,7 @@ import { parseAuditQuery } from '../admin/log-query'
 import { MemoryBudgetLedger } from '../policy/budget-ledger'
 import type { LogEntry } from '../domain/log-entry'
 import type { Route } from '../domain/org'
+import type { publicMcpServer } from '../mcp/records'
 import type { UsageRow } from '../store/usage-rollup'
 import { PolicyBody } from '../schemas/admin-bodies'
 import { schemaFieldLines } from './schema-help'
@@ -61,6 +62,9 @@ const USAGES = [
   'gw route set NAME --targets P/MODEL[=WEIGHT],… [--strategy weighted|lowest-latency] [--fallback P/MODEL,…] [--org ID]',
   'gw route list [--org ID]',
   'gw route delete NAME [--org ID]',
+  'gw mcp set NAME --url URL [--header NAME=VALUE,…] [--auth none|bearer|oauth] [--token -] [--scope S] [--client-id ID] [--client-secret -] [--disabled] [--org ID]',
+  'gw mcp list [--org ID]',
+  'gw mcp remove NAME [--org ID]',
   'gw budget set --scope org|key|endUser --period day|month|total --usd N [--org ID]',
   'gw budget remove --scope org|key|endUser --period day|month|total [--org ID]',
   'gw budget list [--org ID]        (spent, reserved and remaining in the current period)',
@@ -130,6 +134,14 @@ const FLAG_HELP: Record<string, string> = {
   targets: 'provider/model entries with an optional =weight, comma-separated',
   strategy: 'weighted (the default) or lowest-latency',
   fallback: 'provider/model entries tried in order when the targets fail, comma-separated',
+  url: "the MCP server's Streamable HTTP endpoint",
+  header: 'headers sent on every request to the server, comma-separated NAME=VALUE (stored encrypted)',
+  auth: 'none (the default), bearer (a stored secret: --token -) or oauth (each end user authorises gw)',
+  token: 'only "-": the bearer secret is read from stdin',
+  'client-id': 'an OAuth client registered by hand (default: dynamic client registration)',
+  'client-secret': "only \"-\": the OAuth client's secret is read from stdin",
+  'mcp set --scope': 'the OAuth scope to ask for',
+  'mcp set --disabled': 'store the server switched off',
   scope: "whose spend the budget counts: the org's, each key's or each end user's",
   period: 'the period it counts over',
   usd: 'the budget in US dollars',
@@ -356,6 +368,33 @@ const COMMANDS: Record<string, Command> = {
     })
   },
   'route list': async (admin, argv) => admin.listRoutes(orgOf(parseArgs(argv))),
+  'mcp set': async (admin, argv) => {
+    const a = parseArgs(argv, ['disabled'])
+    const kind = flag(a, 'auth') ?? 'none'
+    const token = flag(a, 'token')
+    const clientSecret = flag(a, 'client-secret')
+    const headers = Object.fromEntries(
+      (flag(a, 'header') ?? '').split(',').filter(Boolean).map((h) => {
+        const eq = h.indexOf('=')
+        if (eq < 1) throw new Error(`--header ${h.slice(0, 64)}: expected NAME=VALUE`)
+        return [h.slice(0, eq), h.slice(eq + 1)]
+      }),
+    )
+    const auth =
+      kind === 'bearer'
+        ? { kind, token: secretArg('token', token ?? '', 'use --auth oauth or none') }
+        : kind === 'oauth'
+          ? { kind, ...pick({ scope: flag(a, 'scope'), clientId: flag(a, 'client-id'), clientSecret: clientSecret === undefined ? undefined : secretArg('client-secret', clientSecret, 'leave it out') }) }
+          : { kind }
+    return admin.mcp.put(orgOf(a), positional(a, 'which MCP server name?'), { url: requireFlag(a, 'url'), headers, auth, enabled: !a.flags.has('disabled') })
+  },
+  'mcp list': async (admin, argv) => admin.mcp.list(orgOf(parseArgs(argv))),
+  'mcp remove': async (admin, argv) => {
+    const a = parseArgs(argv)
+    const name = positional(a, 'which MCP server name?')
+    await admin.mcp.delete(orgOf(a), name)
+    return { removed: name }
+  },
   'route delete': async (admin, argv) => {
     const a = parseArgs(argv)
     const name = positional(a, 'which route name?')
@@ -470,6 +509,11 @@ const TABLES: Record<string, (out: never, argv: string[]) => string> = {
         r.fallback.map((f) => f.model).join(', ') || null,
         r.updatedAt,
       ]),
+    ),
+  'mcp list': (servers: { data: ReturnType<typeof publicMcpServer>[] }) =>
+    formatTable(
+      ['name', 'url', 'auth', 'headers', 'enabled', 'updated'],
+      servers.data.map((s) => [s.name, s.url, s.auth.kind, s.headers.join(', ') || null, s.enabled ? 'yes' : 'no', s.updatedAt]),
     ),
   'logs list': (page: { data: LogEntry[]; nextCursor: string | null }) =>
     `${formatTable(

@@ -82,6 +82,18 @@ export interface LogEntry {
   metadata: Record<string, string | number | boolean>
   /** Structured-output outcome: did the answer parse as JSON and match the schema. */
   structuredOutput: { parsed: boolean; matchesSchema: boolean | null } | null
+  /** The org's guardrails that acted on the request or its answer (PRODUCT §19). */
+  guardrails?: GuardrailRecord[]
+  /** A tool call through the MCP gateway (PRODUCT §20): the upstream server and the tool it was asked for. */
+  mcp?: { server: string; tool: string }
   requestBody?: unknown
   responseBody?: unknown
+}
+
+/** What one guardrail did: block, redact, mask; a webhook's allow, deny, rewrite, fail_open or fail_closed. */
+export interface GuardrailRecord {
+  name: string
+  action: string
+  /** The kinds of value it found (`email`, …, `regex`); none for a webhook. */
+  entities: string[]
 }

@@ -80,7 +80,7 @@ const ERROR_BODY: Record<ErrorStyle, Json> = {
 
 /** The statuses of PRODUCT §5. */
 const ERROR_STATUS: Record<number, string> = {
-  400: 'The request is invalid (gateway_error, token_limit_exceeded)',
+  400: 'The request is invalid (gateway_error, token_limit_exceeded) or an org guardrail refused it (guardrail_blocked)',
   401: 'Missing, malformed, invalid, revoked or expired credential (unauthorized)',
   403: 'The credential may not do this (forbidden, model_not_allowed, policy_violation)',
   404: 'No such resource',

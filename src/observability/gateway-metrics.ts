@@ -51,6 +51,7 @@ export class GatewayMetrics {
   private readonly tokens
   private readonly cost
   private readonly rateLimited
+  private readonly guardrails
   private readonly lag = new EventLoopLag()
   /** API requests started and not yet finished (a stream until its end). */
   inFlight = 0
@@ -81,6 +82,10 @@ export class GatewayMetrics {
     ])
     this.cost = r.counter('gw_cost_usd_total', 'Cost in USD at catalog prices (requests with a known price).', ['provider', 'model', ...org])
     this.rateLimited = r.counter('gw_rate_limited_total', "Requests refused by gw's own rate limits.", ['scope'])
+    this.guardrails = r.counter('gw_guardrail_actions_total', "What the orgs' guardrails did (block, redact, mask; a webhook's allow, deny, rewrite, fail_open, fail_closed).", [
+      'name',
+      'action',
+    ])
     r.collected('gw_requests_in_flight', 'API requests being answered (streams until their end).', 'gauge', [], () => [[[], this.inFlight]])
     r.collected('gw_circuit_open', 'Open circuit breakers per model (how many org and provider-key pairs have it open).', 'gauge', ['provider', 'model'], () =>
       this.circuits(sources),
@@ -128,6 +133,7 @@ export class GatewayMetrics {
     for (const a of e.attempts) this.attempt(a)
     if (e.fallback.used) this.fallbacks.inc([e.fallback.reason ?? 'provider_error'])
     if (s.rateLimitScope) this.rateLimited.inc([s.rateLimitScope])
+    for (const g of e.guardrails ?? []) this.guardrails.inc([g.name, g.action])
     const u = e.usage
     if (u.totalTokens > 0 && provider) {
       // Disjoint kinds, split as costUsd() splits them (prompt tokens include cached and written ones).

@@ -3,29 +3,17 @@
 
 import type { Target } from '../providers/adapter'
 import type { ProviderId } from '../providers/provider-id'
+import { GENAI_PROVIDER, kindOf } from '../providers/registry'
 import type { Attempt, LogEntry } from '../domain/log-entry'
 import { type AttrValue, SPAN_KIND, type SpanData, STATUS_CODE } from './otlp-encode'
 import { cleanTraceState, formatTraceParent, newSpanId, newTraceId, parseTraceParent } from './trace-context'
 import type { TraceExporter } from './trace-exporter'
 
-/** gen_ai.provider.name values of the GenAI conventions. */
-const GENAI_PROVIDER: Record<ProviderId, string> = {
-  openai: 'openai',
-  anthropic: 'anthropic',
-  google: 'gcp.gemini',
-  mistral: 'mistral_ai',
-}
-
 /**
- * The gen_ai.provider.name of an attempt's target: the cloud that serves it (Azure OpenAI, Bedrock, Vertex AI
- * have values of their own in the conventions), an OpenAI-compatible provider's own name, else the native one's.
+ * The gen_ai.provider.name of an attempt's target, as its kind names it: the cloud that serves it (Azure OpenAI,
+ * Bedrock, Vertex AI have values of their own in the conventions), an OpenAI-compatible provider's own name, else the native one's.
  */
-function genAiProvider(t: Target): string {
-  if (t.compat?.azure) return 'azure.ai.openai'
-  if (t.bedrock) return 'aws.bedrock'
-  if (t.vertex) return 'gcp.vertex_ai'
-  return t.compat ? t.compat.name : GENAI_PROVIDER[t.provider]
-}
+const genAiProvider = (t: Target): string => kindOf(t).genAiName(t)
 
 /** The trace of one API request: its own (SERVER) span and the attempts' spans, exported together. */
 export interface RequestTrace {
@@ -131,6 +119,11 @@ export class Tracer {
     }
   }
 
+  /** Spans made outside a request's trace (an MCP tool call's, PRODUCT §20), exported with the others. */
+  export(spans: SpanData[]): void {
+    this.exporter.add(spans)
+  }
+
   attempt(trace: RequestTrace): AttemptSpan {
     const span = new AttemptSpan(trace)
     trace.attempts.push(span)
@@ -157,6 +150,7 @@ export class Tracer {
     // An OpenAI-compatible provider is named by its own name (PRODUCT §17).
     if (provider) a['gen_ai.provider.name'] = GENAI_PROVIDER[provider as ProviderId] ?? provider
     if (e.errorCode) a['error.type'] = e.errorCode
+    if (e.guardrails?.length) a['gw.guardrails'] = e.guardrails.map((g) => `${g.name}:${g.action}${g.entities.length ? `:${g.entities.join(',')}` : ''}`)
     if (e.fallback.used) {
       a['gw.fallback.reason'] = e.fallback.reason ?? ''
       if (e.fallback.model) a['gw.fallback.model'] = e.fallback.model

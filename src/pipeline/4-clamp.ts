@@ -1,9 +1,8 @@
 // Stage 4: fit the request to one target — drop what the model refuses, clamp into its ranges,
 // fill what the provider requires — and express structured output as OpenAI `response_format`.
 
-import { badRequest } from '../errors'
 import type { ProviderAdapter, Target } from '../providers/adapter'
-import { quirkRefusal } from '../providers/openai-compatible'
+import { kindOf } from '../providers/registry'
 import type { ChatRequest, ResponseFormat } from '../providers/openai-types'
 import type { RequestWarning } from '../domain/log-entry'
 import type { ChatInput, OutputSchema } from './context'
@@ -28,13 +27,9 @@ export function clamp(input: ChatInput, target: Target, adapter: ProviderAdapter
   if (input.outputSchema) body.response_format = toResponseFormat(input.outputSchema)
   if (input.stream) body.stream = true
   else delete body.stream
-  if (target.compat) {
-    // What an OpenAI-compatible provider lacks is refused, never silently dropped (docs/providers.md).
-    const refusal = quirkRefusal(body, target.compat.name, target.compat.quirks)
-    if (refusal) throw badRequest(`${refusal}: send the request to a provider that takes it, or without it`)
-    if (target.compat.quirks.jsonSchema === 'json_object' && body.response_format?.type === 'json_schema')
-      warnings.push({ type: 'param_relaxed', setting: 'response_format', detail: `response_format json_schema relaxed to json_object for ${name} (its quirks say "jsonSchema": "json_object")` })
-  }
+  // What the provider's kind cannot take is refused or relaxed (an OpenAI-compatible provider's quirks).
+  const fit = kindOf(target).fit
+  if (fit) warnings.push(...fit(body, target))
 
   // gpt-5.1+ and gpt-6 take sampling parameters again when reasoning is switched off.
   const samplingBack = info.samplingWithReasoningNone && body.reasoning_effort === 'none'

@@ -15,13 +15,14 @@ import {
   type StreamPart,
   type StreamTranslator,
   type Target,
+  type TransportEnv,
   type UpstreamCompletion,
   type UpstreamFailure,
 } from '../providers/adapter'
 import type { ChatRequest } from '../providers/openai-types'
 import { clip, parseUpstreamJson } from '../providers/upstream-errors'
 import { SseDecoder } from '../sse/parse'
-import { forgetVertexToken, toVertexRequest, vertexToken } from '../providers/vertex/vertex'
+import { kindOf } from '../providers/registry'
 import type { AttemptSpan } from '../observability/tracer'
 import type { Attempt } from '../domain/log-entry'
 import type { AuthedContext, Deps, ModelRef } from './context'
@@ -158,12 +159,13 @@ export class UpstreamAttempt {
         })
     }
     let req = adapter.buildRequest(body, target)
-    if (target.vertex) {
-      // Vertex AI (PRODUCT §17): an access token from the service-account key, fetched once per expiry;
-      // shared by concurrent requests, so bounded by the attempt timeout rather than by one client.
-      const auth = await vertexToken(deps, target, (url, init) => deps.fetch(url, { ...init, signal: AbortSignal.timeout(this.timeoutMs), redirect: 'manual' }))
+    const kind = kindOf(target)
+    if (kind.authorize) {
+      // The provider kind's credentials (a SigV4 signature, a Vertex access token shared by concurrent requests,
+      // so its fetch is bounded by the attempt timeout rather than by one client).
+      const auth = await kind.authorize(req, target, this.transport())
       if (!auth.ok) return this.fail(auth.failure)
-      req = toVertexRequest(req, target, target.vertex, auth.token)
+      req = auth.request
     }
     this.span = deps.observer.attemptSpan(ctx)
     const headers = this.span ? { ...req.headers, ...this.span.headers() } : req.headers
@@ -179,7 +181,7 @@ export class UpstreamAttempt {
       return this.fail({ kind: 'provider_error', status: res.status, message: `${providerName(target)}: redirected (HTTP ${res.status}); redirects are not followed` })
     }
     if (!res.ok) {
-      if (target.vertex && res.status === 401) forgetVertexToken(deps, target)
+      if (res.status === 401) kind.unauthorized?.(target, this.transport())
       return this.fail(adapter.parseError(res.status, await res.text(), res.headers))
     }
 
@@ -329,6 +331,12 @@ export class UpstreamAttempt {
     if (this.timedOut === 'first-content') return 'no content before the deadline'
     if (this.timedOut === 'stall') return `upstream stream stalled: no data for ${this.timeoutMs} ms`
     return `no answer within ${this.timeoutMs} ms`
+  }
+
+  /** What a provider kind's transport may use: the gateway (owner of cached tokens) and a fetch bounded by the attempt's limit. */
+  private transport(): TransportEnv {
+    const { deps, timeoutMs } = this
+    return { owner: deps, fetch: (url, init) => deps.fetch(url, { ...init, signal: AbortSignal.timeout(timeoutMs), redirect: 'manual' }) }
   }
 
   private elapsed(): number {

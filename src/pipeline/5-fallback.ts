@@ -3,8 +3,7 @@
 
 import { GatewayError } from '../errors'
 import { type FailureKind, failureClass, type ProviderAdapter, type Target, type UpstreamFailure } from '../providers/adapter'
-import type { ProviderId } from '../providers/provider-id'
-import { bedrock } from '../providers/bedrock'
+import type { Wire } from '../providers/provider-id'
 import { adapterFor } from '../providers/registry'
 import type { Attempt, Fallback, RequestWarning } from '../domain/log-entry'
 import { clamp } from './4-clamp'
@@ -12,8 +11,8 @@ import type { Candidate } from './3-route'
 import { type Answer, UpstreamAttempt } from './5-attempt'
 import type { AuthedContext, ChatInput, Deps } from './context'
 
-/** The adapter that speaks to a provider for this endpoint (the target says which record, e.g. Azure); undefined when it does not serve it. */
-export type AdapterLookup = (provider: ProviderId, target?: Target) => ProviderAdapter | undefined
+/** The adapter that speaks a wire for this endpoint (the target says which record, e.g. Azure); undefined when it does not serve it. */
+export type AdapterLookup = (wire: Wire, target?: Target) => ProviderAdapter | undefined
 
 export const NO_FALLBACK: Fallback = Object.freeze({ used: false, reason: null, model: null })
 
@@ -100,9 +99,7 @@ export async function dispatch(
       continue
     }
     const firedBy = i > 0 ? (kind ?? null) : null
-    const wired = adapters(c.target.provider, c.target)
-    // A Bedrock provider (PRODUCT §17) is spoken to by its own chat adapter; it has no embeddings here.
-    const adapter = c.target.bedrock ? (wired && ctx.operation !== 'embeddings' ? bedrock : undefined) : wired
+    const adapter = adapters(c.target.provider, c.target)
     if (!adapter) {
       skip(c, `provider "${c.ref.provider}" does not serve ${ctx.endpoint}`)
       continue

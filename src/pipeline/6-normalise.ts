@@ -2,7 +2,7 @@
 // stream — in the endpoint's shape (its AnswerShape: the encoders are in src/apis/), then hand the
 // outcome to the request's settlement.
 
-import { type ErrorShape, errorShapeFor } from '../errors'
+import { type ErrorCode, type ErrorShape, errorShapeFor, GatewayError } from '../errors'
 import { costUsd, usageTokens } from '../catalog/catalog'
 import type { StreamPart, UpstreamCompletion, UpstreamFailure } from '../providers/adapter'
 import type { ChunkChoice, FinishReason, ToolCall, Usage } from '../providers/openai-types'
@@ -73,8 +73,8 @@ function estimateUsage(d: Dispatched, completionText: string): Usage {
   return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion }
 }
 
-/** What the answer cost at the catalog's prices (PRODUCT §11); null when the model's price is unknown. */
-const costOf = (d: Dispatched, usage: Usage) => costUsd(d.attempt.target.model, usageTokens(usage))
+/** What the answer cost: the upstream's own charge when it reports one (OpenRouter), else at the catalog's prices (PRODUCT §11); null when unknown. */
+const costOf = (d: Dispatched, usage: Usage) => usage.cost ?? costUsd(d.attempt.target.model, usageTokens(usage))
 
 function baseOutcome(d: Dispatched): Omit<Outcome, 'usage' | 'usageEstimated' | 'costUsd' | 'responseBody'> {
   return {
@@ -180,7 +180,14 @@ function chunkChoices(json: string): ChunkChoice[] {
  * How a stream ends: its answer complete, a failure after its first byte (the upstream's, or gw cutting
  * it at shutdown), or the client gone (it disconnected, or stopped reading).
  */
-type Ending = { kind: 'complete' } | { kind: 'failed'; failure: UpstreamFailure } | { kind: 'left'; why: string }
+type Ending = { kind: 'complete' } | { kind: 'failed'; failure: UpstreamFailure; code?: ErrorCode } | { kind: 'left'; why: string }
+
+/**
+ * A change the request's guardrails make to the parsed parts on their way to the encoder (PRODUCT §19,
+ * src/guardrails/stream.ts): given each read (null once the upstream is over) and may hold text back,
+ * returning it later; may throw a GatewayError that ends the stream with its message.
+ */
+export type PartsTransform = (parts: StreamPart[] | null) => StreamPart[] | null
 
 /**
  * A client that stops reading holds the upstream connection: once it has taken nothing for
@@ -233,6 +240,7 @@ export function streamAnswer(
   finish: Finish,
   shape: AnswerShape,
   countTokens: CountTokens,
+  transform?: PartsTransform,
 ): Response {
   if (d.answer.kind !== 'stream') throw new Error('streamAnswer needs a stream answer')
   const { attempt } = d.answer
@@ -307,11 +315,11 @@ export function streamAnswer(
 
   /** The closing events of a complete answer, or its error event; an answer whose end cannot be written (a bug) ends with the error event. */
   function writeClosing(how: Exclude<Ending, { kind: 'left' }>): Ending {
-    const failed = (failure: UpstreamFailure) =>
-      encoder.fail(shuttingDown ? failure.message : `The upstream stream failed after the answer had started (${failure.kind}): ${failure.message}`)
+    const failed = (failure: UpstreamFailure, gw = false) =>
+      encoder.fail(shuttingDown || gw ? failure.message : `The upstream stream failed after the answer had started (${failure.kind}): ${failure.message}`)
     let text: string
     try {
-      text = how.kind === 'complete' ? encoder.end(usageAndCost().usage, usageAndCost().cost, transcript.finish) : failed(how.failure)
+      text = how.kind === 'complete' ? encoder.end(usageAndCost().usage, usageAndCost().cost, transcript.finish) : failed(how.failure, how.code !== undefined)
     } catch (err) {
       how = { kind: 'failed', failure: { kind: 'provider_error', message: err instanceof Error ? err.message : String(err) } }
       text = failed(how.failure)
@@ -339,7 +347,7 @@ export function streamAnswer(
     return {
       ...baseOutcome(d),
       structuredOutput: await checkStructuredOutput(attempt.body, transcript.content),
-      errorCode: failure ? 'provider_error' : null,
+      errorCode: failure ? (how.kind === 'failed' && how.code) || 'provider_error' : null,
       errorMessage: failure?.message ?? (how.kind === 'left' ? how.why : null),
       incomplete: how.kind !== 'complete',
       usage: usageAndCost().usage,
@@ -399,8 +407,9 @@ export function streamAnswer(
       watch.reading()
       try {
         for (;;) {
-          const parts: StreamPart[] | null = pending ?? (await attempt.next())
+          let parts: StreamPart[] | null = pending ?? (await attempt.next())
           pending = null
+          if (transform) parts = transform(parts)
           if (ended) return
           if (parts === null)
             return await end(
@@ -411,7 +420,8 @@ export function streamAnswer(
           if (pumped) return watch.waiting()
         }
       } catch (err) {
-        await end({ kind: 'failed', failure: { kind: 'provider_error', message: err instanceof Error ? err.message : String(err) } })
+        const code = err instanceof GatewayError ? err.code : undefined
+        await end({ kind: 'failed', failure: { kind: 'provider_error', message: err instanceof Error ? err.message : String(err) }, code })
       }
     },
     cancel() {

@@ -6,7 +6,7 @@ import { providerName, type Target } from '../providers/adapter'
 import { providerOfModel } from '../providers/provider-id'
 import type { Usage } from '../providers/openai-types'
 import { withJsonText } from '../store/json-text'
-import type { Attempt, Fallback, LogEntry, RequestWarning } from '../domain/log-entry'
+import type { Attempt, Fallback, GuardrailRecord, LogEntry, RequestWarning } from '../domain/log-entry'
 import type { AuthedContext, ChatInput, Deps, RequestContext } from './context'
 import { NO_FALLBACK } from './5-fallback'
 
@@ -34,6 +34,8 @@ export interface Outcome {
   responseText?: string
   /** `org` or `key` when gw's own rate limit refused the request. */
   rateLimitScope?: string
+  /** What the org's guardrails did (PRODUCT §19), when it has some. */
+  guardrails?: GuardrailRecord[]
 }
 
 export function failureOutcome(status: number, code: string, message: string, extra: Partial<Outcome> = {}): Outcome {
@@ -125,12 +127,17 @@ export function logEntry(deps: Deps, ctx: RequestContext | AuthedContext, input:
     metadata: input?.metadata ?? {},
     structuredOutput: o.structuredOutput,
   }
+  if (o.guardrails?.length) entry.guardrails = o.guardrails
   return entry
 }
 
-/** Stage 7: the entry of an authenticated request, with its bodies, queued for the writer. */
-export function recordRequest(deps: Deps, ctx: AuthedContext, input: ChatInput | undefined, o: Outcome): LogEntry {
+/**
+ * Stage 7: the entry of an authenticated request, with its bodies, queued for the writer. `fields`: what an
+ * entry that is not a model request says of itself (an MCP tool call's server and tool, PRODUCT §20).
+ */
+export function recordRequest(deps: Deps, ctx: AuthedContext, input: ChatInput | undefined, o: Outcome, fields?: Partial<LogEntry>): LogEntry {
   const entry = logEntry(deps, ctx, input, o)
+  if (fields) Object.assign(entry, fields)
   if (deps.config.logBodies) {
     const max = deps.config.logBodyMaxBytes
     if (ctx.rawBody) entry.requestBody = capped(ctx.rawBody.value, ctx.rawBody.text, ctx.rawBody.bytes, max)

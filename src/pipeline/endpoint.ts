@@ -28,6 +28,12 @@ export interface Plan {
   shape: AnswerShape
   /** The adapter that talks to each provider; default, the chat translators. A provider without one is skipped. */
   adapters?: AdapterLookup
+  /**
+   * When `adapters` relays the client's own body or the provider's bytes: the adapters that build the
+   * request from `input.body` and read the answer into choices, used when the org's guardrails read or
+   * change texts (PRODUCT §19). Absent with `adapters` set: such a request cannot be guarded (400).
+   */
+  translating?: AdapterLookup
   /** The context stage 2 and the dispatch run under, when not the request's own (a count is charged no tokens or cost). */
   context?: AuthedContext
   /** An answer made without an upstream once the policy passed; it ends the request through `finish`. */

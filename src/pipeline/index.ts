@@ -18,15 +18,18 @@
 // Stages 4 and 5 run once per attempt inside dispatch, because every fallback model gets its own
 // clamping. A stream is settled when it ends, fails or the client leaves.
 
+import { GatewayError } from '../errors'
+import { type Guard, guardFor } from '../guardrails/guard'
+import { GuardedStream } from '../guardrails/stream'
 import { authenticate } from './1-auth'
 import { enforcePolicy } from './2-policy'
 import { route } from './3-route'
-import { type DispatchFailed, type Dispatched, dispatch } from './5-fallback'
+import { type AdapterLookup, type DispatchFailed, type Dispatched, dispatch } from './5-fallback'
 import { jsonAnswer, streamAnswer } from './6-normalise'
 import { answeredOutcome, endUserId, failureOutcome, type Outcome } from './7-log'
 import { checkEndUserHeader, type RouteResolver } from './chat-input'
-import type { AuthedContext, Deps, OrgContext, RawBody, RequestContext } from './context'
-import type { EndpointDeclaration } from './endpoint'
+import type { AuthedContext, ChatInput, Deps, OrgContext, RawBody, RequestContext } from './context'
+import type { EndpointDeclaration, Plan } from './endpoint'
 import { chooseRoute } from './route-choice'
 import { failureOf, observeUnlogged, Settlement } from './settlement'
 
@@ -81,19 +84,36 @@ async function runAuthenticated(deps: Deps, e: EndpointDeclaration, ctx: AuthedC
     const run = plan.context ?? ctx
     settlement.hold(await enforcePolicy(deps, run.identity, run.org, input, endUserId(ctx, input), ctx.signal, ctx.rawBody))
     if (plan.answerHere) return await plan.answerHere(settlement.finish)
-    const d = (dispatched = await dispatch(deps, run, input, route(deps, run.org, input), plan.adapters))
+    const guard = (settlement.guard = ctx.operation === 'chat' ? guardFor(run.org.org.policy.guardrails, deps.fetch) : undefined)
+    const adapters = guard ? await guardInput(guard, plan, input, ctx.signal) : plan.adapters
+    const d = (dispatched = await dispatch(deps, run, input, route(deps, run.org, input), adapters))
     if (!d.ok) {
       const { status, code, message } = d.error
       await settlement.finish(failureOutcome(status, code, message, { attempts: d.attempts, model: d.lastModel }))
       throw d.error
     }
-    if (d.answer.kind === 'json') return await jsonAnswer(deps, ctx, d, settlement.finish, plan.shape)
-    return streamAnswer(deps, ctx, d, settlement.finish, plan.shape, settlement.countTokens)
+    if (d.answer.kind === 'json') {
+      guard?.answer(d.answer.completion.choices)
+      return await jsonAnswer(deps, ctx, d, settlement.finish, plan.shape)
+    }
+    const transform = guard?.readsAnswer ? new GuardedStream(guard).transform : undefined
+    return streamAnswer(deps, ctx, d, settlement.finish, plan.shape, settlement.countTokens, transform)
   } catch (err) {
     // An answer that failed on gw's side after the provider answered still names who answered.
     await settlement.fail(err, dispatched?.ok ? { attempts: dispatched.attempts, target: dispatched.attempt.target } : {})
     throw err
   }
+}
+
+/**
+ * The org's input guardrails over the request (PRODUCT §19), and the adapters it then goes through:
+ * ones that send `input.body` as the guardrails left it and read the answer's texts.
+ */
+async function guardInput(guard: Guard, plan: Plan, input: ChatInput, signal: AbortSignal): Promise<AdapterLookup | undefined> {
+  if (plan.adapters && !plan.translating)
+    throw new GatewayError(400, 'policy_violation', "This request cannot be read by the org's guardrails (a conversation the provider keeps): send the whole conversation")
+  await guard.screenInput(input.body, signal)
+  return plan.translating ?? plan.adapters
 }
 
 /**

@@ -4,6 +4,7 @@
 
 import { GatewayError } from '../errors'
 import type { LogEntry } from '../domain/log-entry'
+import type { Guard } from '../guardrails/guard'
 import { type Charge, settleCharge, settleTokens } from './2-policy'
 import { clientGone } from './5-attempt'
 import { failureOutcome, logEntry, type Outcome, recordRequest } from './7-log'
@@ -14,6 +15,8 @@ export class Settlement {
   private done = false
   /** The request as parsed, once it is (the log entry names its model, metadata, …). */
   input: ChatInput | undefined
+  /** The request's guardrails, when the org has some: what they did goes on the log entry, and no value they hid does. */
+  guard: Guard | undefined
 
   constructor(
     private readonly deps: Deps,
@@ -33,6 +36,7 @@ export class Settlement {
   readonly finish = (o: Outcome): Promise<void> | undefined => {
     if (this.done) return undefined
     this.done = true
+    if (this.guard) o = guarded(this.guard, this.ctx, o)
     let cost: number | null = null
     let counted: Promise<void> | undefined
     try {
@@ -50,6 +54,24 @@ export class Settlement {
   /** Ends the request with a throw, unless it has ended already (`answered`: what the attempt that answered left). */
   async fail(err: unknown, answered: Partial<Outcome> = {}): Promise<void> {
     if (!this.done) await this.finish({ ...failureOf(err, this.ctx.signal), ...answered })
+  }
+}
+
+/**
+ * What the log keeps of a guarded request: the guardrails that acted, and its bodies with every value
+ * they masked, redacted or refused replaced by its placeholder or label (PRODUCT §19).
+ */
+function guarded(guard: Guard, ctx: AuthedContext, o: Outcome): Outcome {
+  const raw = ctx.rawBody
+  if (raw && guard.hides) {
+    const value = guard.scrub(raw.value)
+    ctx.rawBody = { ...raw, value, text: JSON.stringify(value) }
+  }
+  return {
+    ...o,
+    guardrails: guard.acted,
+    responseBody: guard.scrub(o.responseBody),
+    responseText: guard.hides ? undefined : o.responseText,
   }
 }
 

@@ -1,12 +1,14 @@
 // The contract every provider adapter implements: a pure translator between OpenAI chat and one native API.
 
-import type { ResolvedModel } from '../catalog/catalog'
+import type { Catalog, ResolvedModel } from '../catalog/catalog'
+import type { RequestWarning } from '../domain/log-entry'
+import type { ProviderRecord } from '../domain/org'
 import type { SseEvent } from '../sse/parse'
 import type { ChatRequest, Choice, ChunkChoice, Usage } from './openai-types'
 import type { AzureSettings } from './azure'
 import type { BedrockAuth } from './bedrock/request'
 import type { Quirks } from './openai-compatible'
-import type { ProviderId } from './provider-id'
+import type { ProviderId, Wire } from './provider-id'
 import type { VertexTarget } from './vertex/vertex'
 
 /** Why an upstream attempt did not produce a usable answer (PRODUCT §4a). */
@@ -49,9 +51,18 @@ export interface UpstreamFailure {
   keyRejected?: boolean
 }
 
+/**
+ * How a provider is reached (PRODUCT §17, docs/providers.md "Provider kinds"): one of the four as it is,
+ * or one of the org's providers of a kind; each kind is an entry of the registry (src/providers/registry.ts).
+ */
+export type TargetKind = 'native' | 'openai-compatible' | 'azure' | 'bedrock' | 'vertex'
+
 /** Where and how one attempt is sent: resolved by the route stage. */
 export interface Target {
-  provider: ProviderId
+  /** The native API spoken, which picks the adapter (Bedrock's Converse, or one of the four's). */
+  provider: Wire
+  /** The provider's kind: what it adds to its wire's adapter (URLs, credentials, quirks). */
+  kind: TargetKind
   model: ResolvedModel
   baseUrl: string
   apiKey: string
@@ -60,11 +71,11 @@ export interface Target {
   /** When that key's record last changed: a key benched after a 401/403 comes back when it does. */
   keyRevision: string
   stream: boolean
-  /** Set when the provider is one of the org's OpenAI-compatible ones (`provider` is then `openai`, the adapter spoken). */
+  /** Set when the provider is one of the org's OpenAI-compatible ones or Azure (`provider` is then `openai`, the adapter spoken). */
   compat?: CompatTarget
   /** Set when the provider is one of the org's Vertex AI ones (`provider` is then `google` or `anthropic`, the adapter spoken; `apiKey` the service-account key). */
   vertex?: VertexTarget
-  /** Set when the provider is one of the org's Bedrock ones (PRODUCT §17): spoken to by the bedrock adapter. */
+  /** Set when the provider is one of the org's Bedrock ones (PRODUCT §17; `provider` is then `bedrock`). */
   bedrock?: BedrockTarget
 }
 
@@ -154,7 +165,7 @@ export interface ProviderCapabilities {
 }
 
 export interface ProviderAdapter {
-  readonly id: ProviderId
+  readonly id: Wire
   readonly capabilities: ProviderCapabilities
   /** May throw a GatewayError (400) for input the provider cannot take at all (e.g. an audio part). */
   buildRequest(req: ChatRequest, target: Target): UpstreamRequest
@@ -168,4 +179,38 @@ export interface ProviderAdapter {
   parseError(status: number, bodyText: string, headers: Headers): UpstreamFailure
   /** A stream that is not SSE (Bedrock's event stream): its content type and its decoder. */
   streamFraming?: { contentType: string; decoder(): StreamDecoder }
+}
+
+/** The part of a target its provider's kind decides from one of the org's records. */
+export type TargetPlace = Pick<Target, 'provider' | 'baseUrl' | 'compat' | 'vertex' | 'bedrock'>
+
+/** What the transport of an attempt lends a kind's `authorize`: the gateway that owns cached tokens, and a fetch bounded by the attempt. */
+export interface TransportEnv {
+  owner: object
+  fetch(url: string, init: RequestInit): Promise<Response>
+}
+
+export type Authorized = { ok: true; request: UpstreamRequest } | { ok: false; failure: UpstreamFailure }
+
+/**
+ * A provider kind (src/providers/registry.ts): what it adds to the adapter of its wire, which stays a
+ * pure translator. The stages ask the target's kind and never branch on it themselves.
+ */
+export interface ProviderKindSpec {
+  /** The target fields of one of the org's records of this kind, for a model of the provider `name`. */
+  locate(rec: ProviderRecord, name: string, modelId: string, baseUrls: Readonly<Record<ProviderId, string>>): TargetPlace
+  /** The model's catalog entry (limits, price) for a provider of this kind; `rec` is one of its records when the org has one. */
+  resolve(catalog: Catalog, ref: { provider: string; id: string; name: string }, rec: ProviderRecord | undefined): ResolvedModel
+  /** gen_ai.provider.name of an attempt (GenAI conventions). */
+  genAiName(t: Target): string
+  /** Before the request is built: throws a GatewayError (400) for what the provider cannot take; warns of what is relaxed. */
+  fit?(req: ChatRequest, t: Target): RequestWarning[]
+  /**
+   * Transport: the credentials a built request carries when they are more than a key in a header (a
+   * SigV4 signature made per attempt, an OAuth access token fetched once per expiry, the URL and body
+   * the cloud takes). A failure to get them is the attempt's failure.
+   */
+  authorize?(req: UpstreamRequest, t: Target, env: TransportEnv): Promise<Authorized>
+  /** The upstream answered 401: whatever `authorize` cached for this target is dropped. */
+  unauthorized?(t: Target, env: TransportEnv): void
 }

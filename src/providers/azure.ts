@@ -1,6 +1,8 @@
 // Azure OpenAI (PRODUCT §17, docs/providers.md "Azure OpenAI"): an OpenAI-wire provider with its own URL
 // forms (the v1 API, or the deployment API with an api-version), its `api-key` header, and its content filter.
 
+import type { ProviderKindSpec } from './adapter'
+import { compatPlace, fitQuirks } from './openai-compatible'
 import { isRecord } from './upstream-errors'
 
 /** What an Azure record adds to the OpenAI wire. */
@@ -28,4 +30,19 @@ export function azureEndpoint(baseUrl: string, az: AzureSettings, modelId: strin
 export function isContentFilterError(e: Record<string, unknown> | undefined): boolean {
   if (!e) return false
   return e.code === 'content_filter' || (isRecord(e.innererror) && e.innererror.code === 'ResponsibleAIPolicyViolation')
+}
+
+/**
+ * The `azure` kind: the OpenAI adapter at Azure's URLs with its `api-key` header (openAIEndpoint, openAIHeaders).
+ * Azure serves OpenAI's models: a model id the catalog lists for openai takes its entry and price; it stays
+ * unknown (`known: false`) like every org-named provider's, so metrics label it `other`.
+ */
+export const azureKind: ProviderKindSpec = {
+  locate: (rec, name, _modelId, baseUrls) => compatPlace(rec, name, baseUrls.openai),
+  resolve: (catalog, ref, rec) => {
+    const m = catalog.resolve('openai', ref.id)
+    return { ...m, name: ref.name, known: false, info: { ...m.info, price: rec?.compat?.price ?? (m.known ? m.info.price : null) } }
+  },
+  genAiName: () => 'azure.ai.openai',
+  fit: fitQuirks,
 }

@@ -1,7 +1,11 @@
 // OpenAI-compatible providers as data (PRODUCT §17): their record's quirks, the presets, and how the
 // OpenAI adapter's request is adapted to what such an upstream lacks. One adapter serves them all.
 
-import type { Target } from './adapter'
+import { isCatalogSection, outsideCatalog } from '../catalog/catalog'
+import type { RequestWarning } from '../domain/log-entry'
+import type { ProviderRecord } from '../domain/org'
+import { badRequest } from '../errors'
+import type { ProviderKindSpec, Target, TargetPlace } from './adapter'
 import { type AzureSettings, azureEndpoint } from './azure'
 import type { ChatMessage, ChatRequest } from './openai-types'
 import { textOf } from './content'
@@ -142,4 +146,34 @@ export function openAIHeaders(target: Pick<Target, 'apiKey' | 'compat'>): Record
 export function openAIEndpoint(target: Pick<Target, 'baseUrl' | 'compat' | 'model'>, path: string): { url: string; model: string | undefined } {
   if (target.compat?.azure) return azureEndpoint(target.baseUrl, target.compat.azure, target.model.id, path)
   return { url: `${target.baseUrl}/${path}`, model: target.model.id }
+}
+
+/** Where one of an OpenAI-compatible (or Azure) record's requests go: the OpenAI wire at its base URL, with its headers and quirks. */
+export function compatPlace(rec: ProviderRecord, name: string, baseUrl: string): TargetPlace {
+  const c = rec.compat as CompatSettings
+  return { provider: 'openai', baseUrl: rec.baseUrl ?? baseUrl, compat: { name, headers: c.headers, quirks: c.quirks, ...(c.azure ? { azure: c.azure } : {}) } }
+}
+
+/** What the provider lacks is refused, never silently dropped; a schema relaxed to JSON mode is a warning (docs/providers.md). */
+export function fitQuirks(body: ChatRequest, t: Target): RequestWarning[] {
+  if (!t.compat) return []
+  const refusal = quirkRefusal(body, t.compat.name, t.compat.quirks)
+  if (refusal) throw badRequest(`${refusal}: send the request to a provider that takes it, or without it`)
+  if (t.compat.quirks.jsonSchema === 'json_object' && body.response_format?.type === 'json_schema')
+    return [{ type: 'param_relaxed', setting: 'response_format', detail: `response_format json_schema relaxed to json_object for ${t.model.name} (its quirks say "jsonSchema": "json_object")` }]
+  return []
+}
+
+/** The `openai-compatible` kind (PRODUCT §17): the OpenAI adapter with the record's quirks; priced as its record says. */
+export const compatKind: ProviderKindSpec = {
+  locate: (rec, name, _modelId, baseUrls) => compatPlace(rec, name, baseUrls.openai),
+  resolve: (catalog, ref, rec) => {
+    // A provider named as a preset the catalog prices (groq, deepseek, xai) takes its section's entry unless its record sets a price.
+    const price = rec?.compat?.price
+    if (price || !presetOf(ref.provider) || !isCatalogSection(ref.provider)) return outsideCatalog('openai', ref.name, ref.id, price)
+    const m = catalog.resolve(ref.provider, ref.id)
+    return { ...m, name: ref.name, known: false }
+  },
+  genAiName: (t) => t.compat?.name ?? 'openai',
+  fit: fitQuirks,
 }

@@ -72,6 +72,8 @@ export interface Usage {
   completion_tokens_details?: { reasoning_tokens?: number; [key: string]: unknown }
   /** gw's own, on answers to clients only: the cost in USD at the catalog's prices, null when unknown (PRODUCT §11). */
   cost_usd?: number | null
+  /** What the upstream itself charged for the answer, in USD, when it says (OpenRouter's `usage.cost`, PRODUCT §17): it wins over the catalog's price. */
+  cost?: number
 }
 
 export interface AssistantMessage {

@@ -10,13 +10,14 @@ export type ProviderId = (typeof PROVIDER_IDS)[number]
  */
 export type ProviderKind = ProviderId | 'openai-compatible'
 
+/**
+ * The native API an adapter speaks (src/providers/registry.ts): one of the four's, or Bedrock's Converse
+ * API. Every provider an org names is spoken to in one of these (docs/providers.md, "Provider kinds").
+ */
+export type Wire = ProviderId | 'bedrock'
+
 /** Names of OpenAI-compatible providers: `[a-z][a-z0-9-]{0,31}`, never a native name or alias. */
 export const COMPAT_NAME = /^[a-z][a-z0-9-]{0,31}$/
-
-/** The native adapter family a provider kind is spoken to with. */
-export function wireOf(kind: ProviderKind): ProviderId {
-  return kind === 'openai-compatible' ? 'openai' : kind
-}
 
 /** `provider/model-id`: the one way gw names a model (responses, headers, log entries, the catalog). */
 export function modelName(provider: string, id: string): string {

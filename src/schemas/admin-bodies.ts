@@ -1,11 +1,60 @@
 // TypeBox schemas of the admin API bodies (PRODUCT §6).
 
 import { Type as t } from '@sinclair/typebox'
+import { PII_ENTITIES } from '../guardrails/entities'
 import { FallbackEntryBody, validator } from './chat-body'
 import { KeyScopesBody } from './people-bodies'
+import { McpKeyPolicy, McpToolPolicy } from '../mcp/records'
 
 const strings = t.Array(t.String({ minLength: 1 }))
 const positive = t.Integer({ minimum: 1 })
+
+const guardrailName = t.String({ pattern: '^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$', description: 'named in errors, log entries and metrics' })
+const guardrailOn = t.Union([t.Literal('input'), t.Literal('output'), t.Literal('both')], { description: 'what is checked: the request, the answer or both' })
+const guardrailAction = t.Union([t.Literal('block'), t.Literal('redact'), t.Literal('mask')], {
+  description: 'block: 400 guardrail_blocked; redact: replaced by [KIND]; mask: replaced by [KIND_n] upstream and restored in the answer',
+})
+
+/** One guardrail (PRODUCT §19); checked further by `checkGuardrails` (src/guardrails/config.ts). */
+export const GuardrailBody = t.Union(
+  [
+    t.Object(
+      {
+        name: guardrailName,
+        kind: t.Literal('pii'),
+        on: guardrailOn,
+        action: guardrailAction,
+        entities: t.Array(
+          t.Union(PII_ENTITIES.map((e) => t.Literal(e))),
+          { minItems: 1, uniqueItems: true, description: 'email, phone, credit_card, iban, us_ssn, ip_address, secret' },
+        ),
+      },
+      { additionalProperties: false },
+    ),
+    t.Object(
+      {
+        name: guardrailName,
+        kind: t.Literal('regex'),
+        on: guardrailOn,
+        action: guardrailAction,
+        patterns: t.Array(t.String({ minLength: 1, maxLength: 1000 }), { minItems: 1, maxItems: 50, description: 'RE2 syntax: no backreferences or lookaround' }),
+      },
+      { additionalProperties: false },
+    ),
+    t.Object(
+      {
+        name: guardrailName,
+        kind: t.Literal('webhook'),
+        on: t.Literal('input', { description: 'webhooks check the request' }),
+        url: t.String({ pattern: '^https?://', maxLength: 2048 }),
+        timeoutMs: t.Optional(t.Integer({ minimum: 1, maximum: 30_000, description: 'default 2000' })),
+        failOpen: t.Boolean({ description: 'a webhook that is down, slow or answers badly lets the request through (true) or refuses it (false)' }),
+      },
+      { additionalProperties: false },
+    ),
+  ],
+  { title: 'Guardrail' },
+)
 
 /** An org's policy; its type is the domain's `Policy` (src/domain/org.ts). */
 export const PolicyBody = t.Object(
@@ -40,6 +89,10 @@ export const PolicyBody = t.Object(
     ),
     // Under a budget, models without a known price are refused unless this is true.
     allowUnpricedModels: t.Optional(t.Boolean()),
+    // Checks on what goes to providers and what comes back (PRODUCT §19; docs/policy.md, "Guardrails").
+    guardrails: t.Optional(t.Array(GuardrailBody, { maxItems: 20 })),
+    // The MCP gateway's tool policy and tool-call rate (PRODUCT §20).
+    mcp: t.Optional(McpToolPolicy),
   },
   { additionalProperties: false, title: 'Policy' },
 )
@@ -156,6 +209,7 @@ export const ServiceKeyBody = t.Object(
     /** When the key stops working: an ISO 8601 time in the future (PRODUCT §18). */
     expiresAt: t.Optional(t.String({ maxLength: 64 })),
     scopes: t.Optional(KeyScopesBody),
+    mcp: t.Optional(McpKeyPolicy),
   },
   { additionalProperties: false, title: 'NewServiceKey' },
 )

@@ -6,6 +6,7 @@ import type { KeyScopes, Org, OidcConfig, Policy, ProviderRecord, RateLimits, Ro
 import type { AdminTokenRecord, AuditEntry, Role, User } from '../domain/people'
 import type { PromptRecord, PromptVersion, PromptVersionContent } from '../domain/prompt'
 import type { UsageQuery, UsageRow } from './usage-rollup'
+import type { McpStore } from '../mcp/store'
 
 export interface OrgStore {
   createOrg(org: { id: string; name: string }): Promise<Org>
@@ -197,6 +198,8 @@ export interface Store {
   readonly users: UserStore
   readonly audit: AuditStore
   readonly logs: LogStore
+  /** The MCP gateway's servers, users' tokens and key tool policies (PRODUCT §20). */
+  readonly mcp: McpStore
   /** Migrations are done: the store can serve (false while a database down at start is awaited). */
   readonly ready: boolean
   /** Resolves once `ready` (a PostgreSQL store retries an unreachable database until then); rejects on close. */

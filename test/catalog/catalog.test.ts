@@ -1,9 +1,8 @@
 // The model catalog: resolution order, reasoning families, unknown models, cost, GW_CATALOG merging.
 
 import { describe, expect, test } from 'bun:test'
-import { costUsd, loadCatalog } from '../../src/catalog/catalog'
+import { CATALOG_SECTIONS, costUsd, loadCatalog } from '../../src/catalog/catalog'
 import builtin from '../../src/catalog/models.json'
-import { PROVIDER_IDS } from '../../src/providers/provider-id'
 
 const catalog = loadCatalog()
 
@@ -51,9 +50,9 @@ describe('resolution', () => {
     expect(catalog.resolve('anthropic', 'claude-opus-4-6').info.unsupportedParams).toEqual([])
   })
   test('every listed model has limits and a price', () => {
-    for (const p of PROVIDER_IDS) {
+    for (const p of CATALOG_SECTIONS) {
       const models = catalog.list(p)
-      expect(models.length).toBeGreaterThan(3)
+      expect(models.length).toBeGreaterThan(1)
       for (const m of models) {
         expect(m.info.contextWindow).toBeGreaterThan(0)
         expect(m.info.maxOutput).toBeGreaterThan(0)

@@ -2,6 +2,7 @@
 
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { ADMIN_OPERATIONS } from '../../src/http/routes/admin'
+import { MCP_ADMIN_OPERATIONS } from '../../src/http/routes/mcp-admin'
 import { ADMIN_TOKEN, startTestGateway, type TestGateway } from '../helpers/gateway'
 
 let gw: TestGateway
@@ -37,6 +38,7 @@ beforeAll(async () => {
     await admin('PUT', `/orgs/${org}/providers/openai`, { apiKey: 'sk-role-test-provider-key-0000', baseUrl: 'http://127.0.0.1:9' })
     await admin('POST', `/orgs/${org}/prompts`, { slug: 'greet' })
     await admin('POST', `/orgs/${org}/prompts/greet/versions`, { userTemplate: 'hi', model: 'openai/gpt-4o-mini', publish: true })
+    await admin('PUT', `/orgs/${org}/mcp-servers/tools`, { url: 'http://127.0.0.1:9/mcp' })
   }
   for (const [role, orgs] of [['owner', []], ['admin', ['alpha']], ['viewer', ['alpha']]] as const) {
     const u = await admin('POST', '/users', { email: `${role}@example.com`, role, orgs })
@@ -55,6 +57,8 @@ async function state(): Promise<string> {
     admin('GET', '/orgs/alpha'),
     admin('GET', '/orgs/beta'),
     admin('GET', '/orgs/alpha/prompts/greet'),
+    admin('GET', '/orgs/alpha/mcp-servers'),
+    admin('GET', '/orgs/beta/mcp-servers'),
     admin('GET', '/orgs/beta/prompts/greet'),
     admin('GET', '/users'),
     admin('GET', '/orgs'),
@@ -138,6 +142,19 @@ const CASES: Record<string, Case> = {
   runPromptAsAdmin: { need: 'change', org: true, method: 'POST', path: (o) => `/orgs/${o}/prompts/greet/run`, body: () => ({}), allowed: [502, 504] },
   publishPromptVersion: { need: 'change', org: true, method: 'POST', path: (o) => `/orgs/${o}/prompts/greet/versions/1/publish` },
   putPartial: { need: 'change', org: true, method: 'PUT', path: (o) => `/orgs/${o}/partials/${fresh()}`, body: () => ({ template: 'x' }) },
+  listMcpServers: { need: 'read', org: true, method: 'GET', path: (o) => `/orgs/${o}/mcp-servers` },
+  getMcpServer: { need: 'read', org: true, method: 'GET', path: (o) => `/orgs/${o}/mcp-servers/tools` },
+  putMcpServer: { need: 'change', org: true, method: 'PUT', path: (o) => `/orgs/${o}/mcp-servers/${fresh()}`, body: () => ({ url: 'http://127.0.0.1:9/mcp', auth: { kind: 'bearer', token: 'mcp-secret-token-0123' } }) },
+  deleteMcpServer: {
+    need: 'change',
+    org: true,
+    method: 'DELETE',
+    path: async (o) => {
+      const name = fresh()
+      await admin('PUT', `/orgs/${o}/mcp-servers/${name}`, { url: 'http://127.0.0.1:9/mcp' })
+      return `/orgs/${o}/mcp-servers/${name}`
+    },
+  },
 }
 
 /** Whether a caller may: owners everything; an admin changes its orgs; a viewer reads its orgs; `self` only for oneself. */
@@ -149,7 +166,7 @@ function mayDo(caller: Caller, c: Case, org: string | undefined): boolean {
 }
 
 test('every admin operation is in the matrix', () => {
-  expect(Object.keys(CASES).sort()).toEqual(ADMIN_OPERATIONS.map((o) => o.id).sort())
+  expect(Object.keys(CASES).sort()).toEqual([...ADMIN_OPERATIONS, ...MCP_ADMIN_OPERATIONS].map((o) => o.id).sort())
 })
 
 describe('role matrix', () => {

@@ -116,6 +116,12 @@ describe('every change through the admin API appends exactly one entry', () => {
     await expectOne('prompt.version.create', 'acme', 'prompt:greet/v1', () => adminOk('POST', '/orgs/acme/prompts/greet/versions', { userTemplate: 'hi', model: 'openai/gpt-4o' }))
     await expectOne('prompt.publish', 'acme', 'prompt:greet', () => adminOk('POST', '/orgs/acme/prompts/greet/versions/1/publish'))
     await expectOne('partial.set', 'acme', 'partial:sig', () => adminOk('PUT', '/orgs/acme/partials/sig', { template: '-- Acme' }))
+    secrets.push('mcp-upstream-secret-0123456789')
+    const mcp = await expectOne('mcp-server.set', 'acme', 'mcp-server:tools', () =>
+      adminOk('PUT', '/orgs/acme/mcp-servers/tools', { url: 'http://127.0.0.1:9/mcp', auth: { kind: 'bearer', token: 'mcp-upstream-secret-0123456789' } }),
+    )
+    expect(mcp.e.before).toBeNull()
+    await expectOne('mcp-server.delete', 'acme', 'mcp-server:tools', () => adminOk('DELETE', '/orgs/acme/mcp-servers/tools'))
     const user = await expectOne('user.create', null, /^user:u_/, () => adminOk('POST', '/users', { email: 'Ada@Example.com', role: 'admin', orgs: ['acme'] }))
     expect(user.e.after).toMatchObject({ email: 'ada@example.com', role: 'admin', orgs: ['acme'] })
     await expectOne('user.update', null, `user:${user.body.id}`, () => adminOk('PATCH', `/users/${user.body.id}`, { role: 'viewer' }))

@@ -57,6 +57,25 @@ test('chat JSON: the Converse call is signed and names the model in its path; th
   expect(log.provider).toBe('bedrock')
 })
 
+test("a priced model costs what the catalog's bedrock section says, an inference profile as its model: cache reads and writes at their own prices", async () => {
+  aws.plan({ kind: 'text', text: 'Hi there!' }, { kind: 'text', text: 'Hi there!' })
+  const profile = 'us.anthropic.claude-sonnet-4-5-20250929-v1:0'
+  const res = await gw.chat({ model: `bedrock/${profile}`, messages: hello })
+  expect(res.status).toBe(200)
+  expect(aws.seen.at(-1)?.modelId).toBe(profile)
+  // 11 fresh input × $3 + 5 cache reads × $0.30 + 3 cache writes × $3.75 + 7 output × $15, per million tokens.
+  const cost = (11 * 3 + 5 * 0.3 + 3 * 3.75 + 7 * 15) / 1e6
+  expect(Number(res.headers.get('x-gw-cost-usd'))).toBeCloseTo(cost, 12)
+  const body = (await res.json()) as Record<string, any>
+  expect(body.usage.cost_usd).toBeCloseTo(cost, 12)
+  const log = await gw.log(res.headers.get('x-gw-request-id') as string)
+  expect(log.costUsd).toBeCloseTo(cost, 12)
+  expect(log.priceVersion).toEqual(expect.any(String))
+  // The model's own id is priced the same.
+  const plain = await gw.chat({ model: `bedrock/${MODEL}`, messages: hello })
+  expect(Number(plain.headers.get('x-gw-cost-usd'))).toBeGreaterThan(0)
+})
+
 test('a stream: ConverseStream frames become chat chunks, with the finish reason and usage, then [DONE]', async () => {
   aws.plan({ kind: 'text', text: 'one two three', stopReason: 'max_tokens' })
   const res = await gw.chat({ model: `bedrock/${MODEL}`, messages: hello, stream: true, stream_options: { include_usage: true } })

@@ -7,12 +7,14 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { startFake, type FakeUpstream } from '../fakes/upstream'
 import { OLLAMA_MODELS } from '../fakes/ollama'
+import { openRouterCost } from '../fakes/openrouter'
 import { readSse, startTestGateway, type TestGateway } from '../helpers/gateway'
 import { assertChatChunk, assertChatCompletion } from '../helpers/openai-schema'
 
 let ollama: FakeUpstream
 let compat: FakeUpstream
 let openai: FakeUpstream
+let openrouter: FakeUpstream
 let gw: TestGateway
 
 const SECRET = 'sk-compat-SECRET-0123456789abcdef'
@@ -23,16 +25,18 @@ beforeAll(async () => {
   // An OpenAI-compatible vendor that wants a key (the OpenAI fake checks it) and is set through the admin API.
   compat = await startFake('openai', { apiKey: SECRET })
   openai = await startFake('openai')
-  gw = await startTestGateway({ openai }, { GW_OLLAMA_BASE_URL: ollama.url })
+  openrouter = await startFake('openrouter', { apiKey: 'sk-or-v1-SECRET' })
+  gw = await startTestGateway({ openai }, { GW_OLLAMA_BASE_URL: ollama.url, GW_OPENROUTER_BASE_URL: openrouter.url, OPENROUTER_API_KEY: 'sk-or-v1-SECRET', GW_GROQ_BASE_URL: compat.url, GROQ_API_KEY: SECRET })
 })
 afterAll(async () => {
   await gw.stop()
-  await Promise.all([ollama.stop(), compat.stop(), openai.stop()])
+  await Promise.all([ollama.stop(), compat.stop(), openai.stop(), openrouter.stop()])
 })
 beforeEach(() => {
   ollama.reset()
   compat.reset()
   openai.reset()
+  openrouter.reset()
 })
 
 const chatRequests = (f: FakeUpstream) => f.requests.filter((r) => r.path.endsWith('/chat/completions'))
@@ -50,6 +54,47 @@ test('the ollama preset, set by GW_OLLAMA_BASE_URL alone: the model reaches it u
   const log = await gw.log(res.headers.get('x-gw-request-id') as string)
   expect(log.costUsd).toBe(0)
   expect(log.provider).toBe('ollama')
+})
+
+test("OpenRouter's own usage.cost is the request's cost: x-gw-cost-usd, usage.cost_usd and the log entry, streamed or not", async () => {
+  // The model is in no catalog: without OpenRouter's charge its cost would be unknown (null).
+  const model = 'openrouter/some-lab/some-model'
+  const res = await gw.chat({ model, messages: hello })
+  expect(res.status).toBe(200)
+  const body = (await res.json()) as Record<string, any>
+  assertChatCompletion(body)
+  const cost = openRouterCost(body.usage.prompt_tokens, body.usage.completion_tokens)
+  expect(cost).toBeGreaterThan(0)
+  expect(openrouter.requests[0]?.path).toBe('/api/v1/chat/completions')
+  expect(openrouter.requests[0]?.headers.authorization).toBe('Bearer sk-or-v1-SECRET')
+  expect(Number(res.headers.get('x-gw-cost-usd'))).toBe(cost)
+  expect(body.usage.cost_usd).toBe(cost)
+  const log = await gw.log(res.headers.get('x-gw-request-id') as string)
+  expect(log).toMatchObject({ provider: 'openrouter', costUsd: cost })
+
+  const streamed = await gw.chat({ model, messages: hello, stream: true })
+  expect(streamed.status).toBe(200)
+  const events = (await readSse(streamed)) as (Record<string, any> | string)[]
+  const usageChunk = events.find((e): e is Record<string, any> => typeof e === 'object' && !!e.usage)
+  expect(usageChunk?.usage.cost_usd).toBe(openRouterCost(usageChunk?.usage.prompt_tokens, usageChunk?.usage.completion_tokens))
+  expect(events.at(-1)).toBe('[DONE]')
+  const streamLog = await gw.log(streamed.headers.get('x-gw-request-id') as string)
+  expect(streamLog).toMatchObject({ stream: true, costUsd: usageChunk?.usage.cost_usd })
+})
+
+test("a remote preset the catalog prices (groq) costs its catalog price; a model the catalog does not list stays unknown", async () => {
+  const res = await gw.chat({ model: 'groq/llama-3.3-70b-versatile', messages: hello })
+  expect(res.status).toBe(200)
+  const body = (await res.json()) as Record<string, any>
+  expect(chatRequests(compat)[0]?.body).toMatchObject({ model: 'llama-3.3-70b-versatile' })
+  // $0.59 input, $0.79 output per million tokens (src/catalog/models.json, groq).
+  const cost = (body.usage.prompt_tokens * 0.59 + body.usage.completion_tokens * 0.79) / 1e6
+  expect(Number(res.headers.get('x-gw-cost-usd'))).toBeCloseTo(cost, 12)
+  expect((await gw.log(res.headers.get('x-gw-request-id') as string)).costUsd).toBeCloseTo(cost, 12)
+  const unknown = await gw.chat({ model: 'groq/some-new-model', messages: hello })
+  expect(unknown.status).toBe(200)
+  expect(unknown.headers.get('x-gw-cost-usd')).toBeNull()
+  expect((await gw.log(unknown.headers.get('x-gw-request-id') as string)).costUsd).toBeNull()
 })
 
 /** A new org with a service key, its own providers and policy. */

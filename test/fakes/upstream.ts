@@ -7,6 +7,7 @@ import { google } from './google.ts'
 import { mistral } from './mistral.ts'
 import { ollama } from './ollama.ts'
 import { openai } from './openai.ts'
+import { openrouter } from './openrouter.ts'
 import type {
   Behavior,
   FakeProvider,
@@ -35,7 +36,7 @@ export type {
   UsageSpec,
 } from './types.ts'
 
-const PROVIDERS: Record<FakeProvider | 'ollama' | 'azure', ProviderImpl> = { openai, anthropic, google, mistral, ollama, azure }
+const PROVIDERS: Record<FakeProvider | 'ollama' | 'azure' | 'openrouter', ProviderImpl> = { openai, anthropic, google, mistral, ollama, azure, openrouter }
 
 /** Gap between the chunks of a `raw` behaviour given as an array. */
 const RAW_CHUNK_GAP_MS = 15
@@ -325,7 +326,7 @@ class Fake implements FakeUpstream {
  * `ollama`: an OpenAI-compatible upstream speaking OpenAI's format with Ollama's differences (test/fakes/ollama.ts);
  * `azure`: Azure OpenAI's URL forms and `api-key` header (test/fakes/azure.ts).
  */
-export async function startFake(provider: FakeProvider | 'ollama' | 'azure', opts?: { apiKey?: string }): Promise<FakeUpstream> {
+export async function startFake(provider: FakeProvider | 'ollama' | 'azure' | 'openrouter', opts?: { apiKey?: string }): Promise<FakeUpstream> {
   const impl = PROVIDERS[provider]
   return new Fake(impl.id, opts?.apiKey ?? `test-${provider}-key`, impl)
 }

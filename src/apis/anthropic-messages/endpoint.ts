@@ -1,6 +1,7 @@
 // POST /v1/messages and /v1/messages/count_tokens, declared (PRODUCT §12, §16): Anthropic's Messages
 // API; Anthropic answers relayed as they came, the other providers translated.
 
+import type { Wire } from '../../providers/provider-id'
 import { adapterFor } from '../../providers/registry'
 import { withHeaderFields } from '../../pipeline/chat-input'
 import type { EndpointDeclaration } from '../../pipeline/endpoint'
@@ -28,10 +29,12 @@ export const messages: EndpointDeclaration = {
     const { input, native, thinking } = parseMessagesInput(withHeaderFields(body.value, ctx.headers), routeOf)
     await applyGatewayHeaders(deps, ctx, input)
     const passThrough = anthropicPassThrough(native, ctx.headers)
+    const translating = (p: Wire) => (thinking ? thinkingAdapter(p, thinking) : adapterFor(p))
     return {
       input,
       shape: MESSAGES_SHAPE,
-      adapters: (p) => (p === 'anthropic' ? passThrough : thinking ? thinkingAdapter(p, thinking) : adapterFor(p)),
+      adapters: (p) => (p === 'anthropic' ? passThrough : translating(p)),
+      translating,
     }
   },
 }

@@ -6,7 +6,7 @@ import type { ProviderAdapter, ThinkingOptions } from '../../providers/adapter'
 import { googleThinking } from '../../providers/google'
 import { mistralThinking } from '../../providers/mistral'
 import { openai } from '../../providers/openai'
-import type { ProviderId } from '../../providers/provider-id'
+import type { Wire } from '../../providers/provider-id'
 import { adapterFor } from '../../providers/registry'
 import { isRecord } from '../../providers/upstream-errors'
 
@@ -49,7 +49,7 @@ const mistralEffort = (effort: string) => (effort === 'max' ? 'xhigh' : effort)
  * `reasoning_effort` (others nothing: they have no reasoning control); Mistral `reasoning_effort` and its
  * thinking chunks back; Gemini its thinking budget or level with `includeThoughts`, the thoughts back.
  */
-export function thinkingAdapter(provider: ProviderId, t: MessagesThinking): ProviderAdapter {
+export function thinkingAdapter(provider: Wire, t: MessagesThinking): ProviderAdapter {
   const effort = t.effort
   if (provider === 'openai') {
     if (effort === undefined) return openai

@@ -12,7 +12,7 @@ import { openAIEndpoint, openAIHeaders } from '../../providers/openai-compatible
 import type { AnswerShape } from '../../pipeline/6-normalise'
 import type { ProviderAdapter, Target, UpstreamCompletion, UpstreamRequest } from '../../providers/adapter'
 import type { Usage } from '../../providers/openai-types'
-import type { ProviderId } from '../../providers/provider-id'
+import type { Wire } from '../../providers/provider-id'
 import { isRecord } from '../../providers/upstream-errors'
 import type { EmbeddingsRequest } from './request'
 
@@ -124,8 +124,8 @@ function googleEmbeddings(req: EmbeddingsRequest): ProviderAdapter {
 }
 
 /** The embeddings adapter of each provider that has embeddings. */
-export function embeddingsAdapters(req: EmbeddingsRequest): (p: ProviderId) => ProviderAdapter | undefined {
-  const made: Partial<Record<ProviderId, ProviderAdapter>> = {
+export function embeddingsAdapters(req: EmbeddingsRequest): (p: Wire) => ProviderAdapter | undefined {
+  const made: Partial<Record<Wire, ProviderAdapter>> = {
     openai: openAIEmbeddings(req),
     mistral: mistralEmbeddings(req),
     google: googleEmbeddings(req),

@@ -53,6 +53,7 @@ import {
 import { ChatCompletionAnswer } from '../../schemas/answers'
 import { PromptVersionQuery, RunBody } from '../../schemas/prompt-run-body'
 import type { ClientAddresses, PeerSource } from '../client-address'
+import type { ApiOperation } from '../../schemas/api-operation'
 import { type Handlers, type OperationCall, type OperationHandler, operationRoutes, ownOperations } from '../operation-routes'
 import { contextFor, cookieOf, readJsonBody, requestIdOf, sameOrigin } from '../request-context'
 import { withBody } from './request-body'
@@ -179,14 +180,15 @@ export const ADMIN_OPERATIONS = ownOperations('admin', [
 ])
 
 /** An admin operation: what it needs of the caller's role (by default `read` for GET, else `change`), and whether it changes state. */
-type AdminOperation = (typeof ADMIN_OPERATIONS)[number] & { access?: Access; audited?: boolean }
+type AdminOperation = ApiOperation & { access?: Access; audited?: boolean }
 
 /** What an admin handler gets: the call and who makes it. */
 export interface AdminCall extends OperationCall {
   principal: Principal
 }
 
-type AdminHandlers = { [Id in AdminOperation['id']]: (c: AdminCall) => Response | Promise<Response> }
+/** One handler per declared admin operation, none missing, none extra. */
+export type AdminHandlers<Ops extends readonly AdminOperation[]> = { [Id in Ops[number]['id']]: (c: AdminCall) => Response | Promise<Response> }
 
 const accessOf = (op: AdminOperation): Access => op.access ?? (op.method === 'GET' ? 'read' : 'change')
 
@@ -198,10 +200,10 @@ const accessOf = (op: AdminOperation): Access => op.access ?? (op.method === 'GE
  * A change that appended none (an operation whose service code does not record its own) gets one
  * here: the operation's id as action, its path parameters as target, its answer (secrets masked) as after.
  */
-function guarded(guard: AdminGuard, admin: AdminService, handlers: AdminHandlers): Handlers<typeof ADMIN_OPERATIONS> {
+export function guarded<const Ops extends readonly AdminOperation[]>(operations: Ops, guard: AdminGuard, admin: AdminService, handlers: AdminHandlers<Ops>): Handlers<Ops> {
   const out: Partial<Record<string, OperationHandler>> = {}
-  for (const op of ADMIN_OPERATIONS as readonly AdminOperation[]) {
-    const handle = handlers[op.id as AdminOperation['id']]
+  for (const op of operations) {
+    const handle = (handlers as Record<string, (c: AdminCall) => Response | Promise<Response>>)[op.id] as (c: AdminCall) => Response | Promise<Response>
     const changes = op.method !== 'GET' && op.audited !== false
     out[op.id] = async (call) => {
       const c = { ...call, params: call.params ?? {} }
@@ -219,7 +221,7 @@ function guarded(guard: AdminGuard, admin: AdminService, handlers: AdminHandlers
       }, request)
     }
   }
-  return out as Handlers<typeof ADMIN_OPERATIONS>
+  return out as Handlers<Ops>
 }
 
 const org = (c: OperationCall) => c.params.org as string
@@ -229,7 +231,7 @@ export const adminRoutes = (deps: Deps, admin: AdminService, guard: AdminGuard) 
   operationRoutes(
     'admin-routes',
     ADMIN_OPERATIONS,
-    guarded(guard, admin, {
+    guarded(ADMIN_OPERATIONS, guard, admin, {
       createOrg: async ({ request }) => json(request, await admin.createOrg(await readAdminBody(request)), 201),
       listOrgs: async (c) => {
         const within = orgsOf(c.principal)

@@ -1,4 +1,4 @@
-// One Bedrock Converse attempt as an HTTP request: URL, body, and its credentials (SigV4 per attempt, or a Bedrock API key).
+// One Bedrock Converse attempt as an HTTP request: URL and body (the adapter's), then its credentials (the kind's transport: SigV4 per attempt, or a Bedrock API key).
 
 import type { UpstreamRequest } from '../adapter'
 import type { ChatRequest } from '../openai-types'
@@ -15,15 +15,23 @@ export interface BedrockCall {
   auth: BedrockAuth
 }
 
-/** The request of one attempt (`req.model` is the Bedrock model id), signed at `now`: a retry signs again (AWS refuses a stale signature). */
-export function bedrockRequest(req: ChatRequest, call: BedrockCall, now: number): UpstreamRequest {
-  const url = converseUrl(call.baseUrl, req.model, call.stream)
-  const body = JSON.stringify(converseBody(req))
-  const headers: Record<string, string> = {
-    'content-type': 'application/json',
-    accept: call.stream ? 'application/vnd.amazon.eventstream' : 'application/json',
+/** The unsigned request (`req.model` is the Bedrock model id): what the adapter builds. */
+export function converseRequest(req: ChatRequest, baseUrl: string, stream: boolean): UpstreamRequest {
+  return {
+    url: converseUrl(baseUrl, req.model, stream),
+    body: JSON.stringify(converseBody(req)),
+    headers: { 'content-type': 'application/json', accept: stream ? 'application/vnd.amazon.eventstream' : 'application/json' },
   }
-  if (call.auth.kind === 'apiKey') return { url, body, headers: { ...headers, authorization: `Bearer ${call.auth.apiKey}` } }
-  const signed = signSigV4({ method: 'POST', url, headers, body }, { region: call.region, service: 'bedrock', credentials: call.auth.credentials, now })
-  return { url, body, headers: { ...headers, ...signed } }
+}
+
+/** A built request with its credentials, signed at `now`: a retry signs again (AWS refuses a stale signature). */
+export function withBedrockAuth(r: UpstreamRequest, region: string, auth: BedrockAuth, now: number): UpstreamRequest {
+  if (auth.kind === 'apiKey') return { ...r, headers: { ...r.headers, authorization: `Bearer ${auth.apiKey}` } }
+  const signed = signSigV4({ method: 'POST', url: r.url, headers: r.headers, body: r.body }, { region, service: 'bedrock', credentials: auth.credentials, now })
+  return { ...r, headers: { ...r.headers, ...signed } }
+}
+
+/** The request of one attempt, built and signed. */
+export function bedrockRequest(req: ChatRequest, call: BedrockCall, now: number): UpstreamRequest {
+  return withBedrockAuth(converseRequest(req, call.baseUrl, call.stream), call.region, call.auth, now)
 }

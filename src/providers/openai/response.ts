@@ -70,6 +70,8 @@ export function readUsage(u: unknown): Usage | undefined {
   }
   if (isRecord(u.prompt_tokens_details)) usage.prompt_tokens_details = u.prompt_tokens_details
   if (isRecord(u.completion_tokens_details)) usage.completion_tokens_details = u.completion_tokens_details
+  // OpenRouter reports what it charged (docs/spend.md, "A provider's own cost").
+  if (typeof u.cost === 'number' && Number.isFinite(u.cost) && u.cost >= 0) usage.cost = u.cost
   return usage
 }
 

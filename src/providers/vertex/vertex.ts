@@ -1,7 +1,7 @@
 // Google Vertex AI as a provider kind (PRODUCT §17, docs/providers.md "Google Vertex AI"): Gemini and Anthropic models on Vertex, spoken with the Google and Anthropic adapters, only the URL and the auth differ.
 
 import { GatewayError } from '../../errors'
-import type { Target, UpstreamFailure, UpstreamRequest } from '../adapter'
+import type { ProviderKindSpec, Target, UpstreamFailure, UpstreamRequest } from '../adapter'
 import type { ProviderId } from '../provider-id'
 import { GRANT_REFUSED, parseServiceAccountKey, ServiceAccountTokenSource, type TokenFetch } from './token-source'
 
@@ -73,4 +73,29 @@ export async function vertexToken(owner: object, target: Target, fetch: TokenFet
     const message = err instanceof GatewayError ? err.message : 'vertex: the service account key could not be read'
     return { ok: false, failure: { kind: 'provider_error', message, ...(message.includes(GRANT_REFUSED) ? { keyRejected: true } : {}) } }
   }
+}
+
+/**
+ * The `vertex` kind: Gemini models spoken with the Google adapter, Anthropic's with the Anthropic adapter,
+ * priced from their catalog sections (Vertex's `claude-sonnet-4@20250514` is `claude-sonnet-4-20250514`);
+ * the transport puts the access token on, and the URL and body Vertex takes.
+ */
+export const vertexKind: ProviderKindSpec = {
+  locate: (rec, name, modelId) => {
+    const v = rec.vertex as VertexSettings
+    return {
+      provider: vertexWire(modelId),
+      baseUrl: rec.baseUrl ?? vertexBaseUrl(v.location),
+      vertex: { name, project: v.project, location: v.location, model: modelId },
+    }
+  },
+  resolve: (catalog, ref) => ({ ...catalog.resolve(vertexWire(ref.id), ref.id.replace('@', '-')), id: ref.id, name: ref.name }),
+  genAiName: () => 'gcp.vertex_ai',
+  // The token is fetched once per expiry and shared by concurrent requests (bounded by the attempt's fetch).
+  authorize: async (req, t, env) => {
+    if (!t.vertex) return { ok: false, failure: { kind: 'provider_error', message: 'not a Vertex AI provider' } }
+    const auth = await vertexToken(env.owner, t, env.fetch)
+    return auth.ok ? { ok: true, request: toVertexRequest(req, t, t.vertex, auth.token) } : auth
+  },
+  unauthorized: (t, env) => forgetVertexToken(env.owner, t),
 }

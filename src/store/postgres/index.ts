@@ -7,6 +7,7 @@ import { PgAuthStore } from './auth'
 import { q } from './errors'
 import { PgKeyStore } from './keys'
 import { PgLogStore } from './logs'
+import { PgMcpStore } from './mcp'
 import { connect, connectionFailure, migratePostgres } from './open'
 import { PgOrgStore } from './orgs'
 import { PgPromptStore } from './prompts'
@@ -50,6 +51,7 @@ export function createPostgresStore(url: string, box: SecretBox, opts: { onRetry
     sessions: new PgSessionStore(sql),
     users: new PgUserStore(sql),
     audit: new PgAuditStore(sql),
+    mcp: new PgMcpStore(sql, box),
     logs: new PgLogStore(sql, () => ready),
     get ready() {
       return ready

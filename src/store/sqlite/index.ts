@@ -8,6 +8,7 @@ import { SqliteAuthStore } from './auth'
 import { startCheckpointer } from './checkpointer'
 import { SqliteKeyStore } from './keys'
 import { SqliteLogStore } from './logs'
+import { SqliteMcpStore } from './mcp'
 import { openDatabase } from './open'
 import { SqliteOrgStore } from './orgs'
 import { SqlitePromptStore } from './prompts'
@@ -38,6 +39,7 @@ export function createSqliteStore(path: string, box: SecretBox): Store {
     sessions: new SqliteSessionStore(db),
     users: new SqliteUserStore(db),
     audit: new SqliteAuditStore(db),
+    mcp: new SqliteMcpStore(db, box),
     logs: new SqliteLogStore(db, writeDb, reads),
     ready: true,
     whenReady: Promise.resolve(),
