@@ -174,6 +174,10 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
     quiet: () => metrics.inFlight <= 2,
     ...opts.logWriter,
   })
+  const auditRetention = startLogRetention({ pruneLogs: (before, n) => store.audit.prune(before, n) }, config.auditRetentionDays, {
+    onError: (err) => console.error('gw: pruning old audit log entries failed, will retry:', err instanceof Error ? err.message : err),
+    ...opts.retention,
+  })
   const retention = startLogRetention(store.logs, config.logRetentionDays, {
     onError: (err) => console.error('gw: pruning old log entries failed, will retry:', err instanceof Error ? err.message : err),
     ...opts.retention,
@@ -227,6 +231,7 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
     (await Promise.race([store.whenReady.then(() => true), Bun.sleep(STORE_WAIT_MS).then(() => false)]).catch(async (err: unknown) => {
       // A database retrying cannot reach (no such database, a refused login) stops the start.
       await retention.stop()
+      await auditRetention.stop()
       await logs.close()
       await store.close()
       shared?.link.close()
@@ -289,6 +294,7 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
         }
         await adminApp?.server?.stop(true)
         await retention.stop()
+        await auditRetention.stop()
         await logs.close()
         await deps.observer.close()
         await store.close()

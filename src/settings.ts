@@ -168,6 +168,13 @@ export const SETTINGS = {
     default: 30,
     help: 'raw log entries older than this many days are pruned (0 keeps everything)',
   }),
+  auditRetentionDays: setting({
+    env: 'GW_AUDIT_RETENTION_DAYS',
+    flag: true,
+    kind: num(0, 36_500),
+    default: 0,
+    help: 'audit log entries older than this many days are pruned (0, the default, keeps them forever)',
+  }),
   logReadsPerMinute: setting({
     env: 'GW_LOG_READS_PER_MINUTE',
     flag: true,

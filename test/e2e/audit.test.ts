@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { runAdminCommand } from '../../src/cli/admin-commands'
 import type { AuditEntry } from '../../src/domain/people'
+import { startLogRetention } from '../../src/store/log-retention'
 import { ADMIN_TOKEN, startTestGateway, type TestGateway } from '../helpers/gateway'
 
 const onPostgres = process.env.GW_TEST_STORE === 'postgres'
@@ -221,4 +222,18 @@ describe('GET /admin/audit', () => {
     }
     expect((await audit('?limit=1')).data[0]).toEqual(e)
   })
+})
+
+test('GW_AUDIT_RETENTION_DAYS prunes only entries past it (the database lets the pruner, and only it, delete)', async () => {
+  const store = gw.gw.deps.store
+  const old = { actor: { kind: 'cli' as const }, action: 'org.create', org: 'ancient', target: 'org:ancient', before: null, after: null, requestId: null, ip: null }
+  await store.audit.append({ ...old, id: Bun.randomUUIDv7(), time: new Date(Date.now() - 400 * 86_400_000).toISOString() })
+  const before = await everything()
+  expect(before.some((e) => e.org === 'ancient')).toBe(true)
+  // Forever by default: nothing is pruned.
+  expect(gw.gw.deps.config.auditRetentionDays).toBe(0)
+  expect(await startLogRetention({ pruneLogs: (b, n) => store.audit.prune(b, n) }, 0).run()).toBe(0)
+  expect(await startLogRetention({ pruneLogs: (b, n) => store.audit.prune(b, n) }, 365).run()).toBe(1)
+  const after = await everything()
+  expect(after.map((e) => e.id)).toEqual(before.filter((e) => e.org !== 'ancient').map((e) => e.id))
 })
