@@ -31,6 +31,10 @@ export class UserAdmin {
     private readonly audit: AuditLog,
   ) {}
 
+  byEmail(email: string): Promise<User | undefined> {
+    return this.store.users.userByEmail(email)
+  }
+
   get(id: string): Promise<User | undefined> {
     return this.store.users.getUser(id)
   }

@@ -108,6 +108,16 @@ export class AdminGuard {
     return { kind: 'admin-token' }
   }
 
+  /** Runs a credential check (a password, a sign-in link) under the same per-client brake as wrong tokens. */
+  slowed(request: Request, server: PeerSource | null, check: () => Promise<boolean>): Promise<boolean> {
+    return this.brake.attempt(this.addresses.of(request, server), where(request), check)
+  }
+
+  /** The user behind a dashboard session, or undefined for the admin token's session (or no users). */
+  userOf(id: string | undefined): Promise<User | undefined> {
+    return id === undefined || !this.users ? Promise.resolve(undefined) : this.users.get(id)
+  }
+
   /** Whether `given` is the admin token; a wrong one is answered after its client's delay. */
   tokenMatches(given: string, request: Request, server: PeerSource | null): Promise<boolean> {
     const token = this.token
