@@ -18,8 +18,9 @@
 // Stages 4 and 5 run once per attempt inside dispatch, because every fallback model gets its own
 // clamping. A stream is settled when it ends, fails or the client leaves.
 
+import { cachedAnswer, cacheUse, keep, lookUp } from '../cache/response-cache'
 import { guardFor } from '../guardrails/guard'
-import { authenticate } from './1-auth'
+import { authenticate, checkEndpointScope } from './1-auth'
 import { enforcePolicy } from './2-policy'
 import { route } from './3-route'
 import { type DispatchFailed, type Dispatched, dispatch } from './5-fallback'
@@ -76,6 +77,7 @@ async function runAuthenticated(deps: Deps, e: EndpointDeclaration, ctx: AuthedC
   const settlement = new Settlement(deps, ctx)
   let dispatched: Dispatched | DispatchFailed | undefined
   try {
+    checkEndpointScope(ctx)
     checkEndUserHeader(ctx.headers)
     ctx.rawBody = await io.readBody()
     const plan = await e.plan({ deps, ctx, body: ctx.rawBody, params: io.params, query: io.query, routeOf: routeResolver(deps, ctx) })
@@ -83,19 +85,29 @@ async function runAuthenticated(deps: Deps, e: EndpointDeclaration, ctx: AuthedC
     const run = plan.context ?? ctx
     settlement.hold(await enforcePolicy(deps, run.identity, run.org, input, endUserId(ctx, input), ctx.signal, ctx.rawBody))
     if (plan.answerHere) return await plan.answerHere(settlement.finish)
-    const guard = (settlement.guard = ctx.operation === 'chat' ? guardFor(run.org.org.policy.guardrails, deps.fetch) : undefined)
+    const guard = (settlement.guard = ctx.operation ? guardFor(run.org.org.policy.guardrails, deps.fetch) : undefined)
     const path = await chooseStreamPath(plan, input, guard, ctx.signal)
+    // An answer the guardrails changed is never kept: it holds this request's values or placeholders.
+    const cache = ctx.operation && !guard?.hides && !guard?.readsAnswer ? cacheUse(ctx, input, plan) : undefined
+    if (cache?.read) {
+      const kept = await lookUp(deps, ctx, cache)
+      if (kept) return await cachedAnswer(deps, ctx, input, kept, plan.shape, settlement.finish)
+    }
     const d = (dispatched = await dispatch(deps, run, input, route(deps, run.org, input), path.adapters))
     if (!d.ok) {
       const { status, code, message } = d.error
       await settlement.finish(failureOutcome(status, code, message, { attempts: d.attempts, model: d.lastModel }))
       throw d.error
     }
+    if (cache) settlement.cached(cache.read ? 'miss' : 'refresh', (o) => keep(deps, ctx, cache, o, d.answer.kind === 'json' ? d.answer.completion : undefined))
+    let res: Response
     if (d.answer.kind === 'json') {
-      guard?.answer(d.answer.completion.choices)
-      return await jsonAnswer(deps, ctx, d, settlement.finish, plan.shape)
+      res = await jsonAnswer(deps, ctx, d, settlement.finish, plan.shape, guard && ((c) => guard.answer(c.choices)))
+    } else {
+      res = streamAnswer(deps, ctx, d, settlement.finish, plan.shape, settlement.countTokens, path.transform)
     }
-    return streamAnswer(deps, ctx, d, settlement.finish, plan.shape, settlement.countTokens, path.transform)
+    if (ctx.operation) res.headers.set('x-gw-cache', cache ? 'miss' : 'off')
+    return res
   } catch (err) {
     // An answer that failed on gw's side after the provider answered still names who answered.
     await settlement.fail(err, dispatched?.ok ? { attempts: dispatched.attempts, target: dispatched.attempt.target } : {})
@@ -119,6 +131,7 @@ export async function handleApiRequest(
     const res = await handle(async () => {
       const authed = await authenticateRequest(deps, request)
       ctx = authed
+      checkEndpointScope(authed)
       return authed
     })
     o = answeredOutcome(res.status)

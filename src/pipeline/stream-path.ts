@@ -30,6 +30,11 @@ export interface StreamPath {
  */
 export async function chooseStreamPath(plan: Plan, input: ChatInput, guard: Guard | undefined, signal: AbortSignal): Promise<StreamPath> {
   if (!guard) return { kind: 'relay', adapters: plan.adapters }
+  // Embeddings: their adapters send the inputs the guardrails leave; the answer (vectors) has no text.
+  if (plan.texts) {
+    await guard.screenTexts(plan.texts, signal)
+    return { kind: 'relay', adapters: plan.adapters }
+  }
   if (plan.adapters && !plan.translating)
     throw new GatewayError(400, 'policy_violation', "This request cannot be read by the org's guardrails (a conversation the provider keeps): send the whole conversation")
   await guard.screenInput(input.body, signal)
