@@ -3,7 +3,9 @@
 
 type P = { p50: number; p99: number }
 type Rate = P & { errors: number; achieved: number }
-type Max = { rps: number; requests: number; non2xx: number; cpuUsPerRequest: number; cpuBusy: number; otherLoad?: number }
+type Max = { rps: number; requests: number; non2xx: number; cpuUsPerRequest: number; cpuBusy: number; otherLoad?: number; threadsUsPerRequest?: ThreadCpu }
+/** µs of CPU per request by thread (bench/thread-cpu.ts). */
+type ThreadCpu = { serving: number; workers: number; jit: number; other: number }
 
 export interface Results {
   quick: boolean
@@ -25,6 +27,8 @@ export interface Results {
       cpuUsPerRequest?: { floor: number; gw: number; same?: number }
       /** The part of it spent by the JIT's compiler threads (µs): near 0 once the JIT has settled. */
       jitUsPerRequest?: { floor: number; gw: number; same?: number }
+      /** gw's CPU per request by thread. */
+      gwThreadsUsPerRequest?: ThreadCpu
     }
   >
   fixedRate: Record<string, Record<string, Rate>>
@@ -32,6 +36,8 @@ export interface Results {
   rssOverRequests: { requests: number; non200: number; warmMb: number; afterMb: number; everyTenThousandMb: number[] }
   streams: { concurrent: number; allOpenAfterMs: number; ok: number; idleRssMb: number; peakRssMb: number; peakSampledMb: number }
   logWriterEntriesPerSecond: number
+  /** Through the log path (the log thread), and the serving thread's CPU per entry handed over. */
+  logPath?: { entriesPerSecond: number; servingUsPerEntry: number }
   logQueries: { rows: number; getByIdMs: P; twoKeyFilterMs: P & { avgRows: number }; twoKeyFilterNoMatchMs: P }
   binary: { mb: number; execToHealthMs: P }
   /** µs of CPU per request: metrics alone, with the JSON access log, with traces. */
@@ -42,6 +48,8 @@ const ms = (n: number) => n.toFixed(n < 10 ? 3 : 1)
 const pair = (p: P) => `${ms(p.p50)} / ${ms(p.p99)}`
 /** µs per request of the floor, the same-work floor and gw: `68 µs · 125 µs · 184 µs`. */
 const perServer = (x?: { floor: number; gw: number; same?: number }) => (x ? [x.floor, x.same ?? '–', x.gw].map((n) => (typeof n === 'number' ? `${n} µs` : n)).join(' · ') : '')
+/** `52 · 31 · 3 · 4 µs`: serving thread, workers, JIT, other threads. */
+const threadCells = (t?: ThreadCpu) => (t ? `${t.serving} · ${t.workers} · ${t.jit} · ${t.other} µs` : '')
 const verdict = (ok: boolean) => (ok ? 'met' : '**missed**')
 /** Met or missed, with the margin: `value` against `limit`, where lower is better unless `atLeast`. */
 function judged(value: number, limit: number, unit: string, atLeast = false): string {
@@ -78,8 +86,20 @@ export function markdown(r: Results): string {
   out.push('## Unloaded latency, added over direct (ms, p50 / p99)', '')
   const opt = (n: number | undefined) => (n === undefined ? '' : ms(n))
   out.push(
-    row(['scenario', 'direct', 'floor added', 'same-work floor added', 'gw added', 'first chunk: floor added', 'first chunk: same-work added', 'first chunk: gw added', 'CPU/request: floor · same-work · gw', 'of it JIT compiling']),
-    row(Array(10).fill('---')),
+    row([
+      'scenario',
+      'direct',
+      'floor added',
+      'same-work floor added',
+      'gw added',
+      'first chunk: floor added',
+      'first chunk: same-work added',
+      'first chunk: gw added',
+      'CPU/request: floor · same-work · gw',
+      'of it JIT compiling',
+      'gw: serving thread · workers · JIT · other threads',
+    ]),
+    row(Array(11).fill('---')),
   )
   for (const [s, u] of Object.entries(r.unloaded))
     out.push(
@@ -94,6 +114,7 @@ export function markdown(r: Results): string {
         u.firstChunkGwAddedMs === undefined ? '' : `**${ms(u.firstChunkGwAddedMs)}**`,
         perServer(u.cpuUsPerRequest),
         perServer(u.jitUsPerRequest),
+        threadCells(u.gwThreadsUsPerRequest),
       ]),
     )
 
@@ -105,9 +126,22 @@ export function markdown(r: Results): string {
 
   if (r.maxThroughput) {
     out.push('', '## Maximum throughput, wrk, 64 connections', '')
-    out.push(row(['target', 'req/s', 'CPU per request', 'CPU busy (of one core)', 'other programs (of one core)', 'non-2xx']), row(Array(6).fill('---')))
+    out.push(
+      row(['target', 'req/s', 'CPU per request', 'gw: serving thread · workers · JIT · other threads', 'CPU busy (of one core)', 'other programs (of one core)', 'non-2xx']),
+      row(Array(7).fill('---')),
+    )
     for (const [k, x] of Object.entries(r.maxThroughput))
-      out.push(row([k, Math.round(x.rps).toLocaleString('en'), `${x.cpuUsPerRequest} µs`, `${Math.round(x.cpuBusy * 100)} %`, x.otherLoad === undefined ? '' : `${Math.round(x.otherLoad * 100)} %`, x.non2xx]))
+      out.push(
+        row([
+          k,
+          Math.round(x.rps).toLocaleString('en'),
+          `${x.cpuUsPerRequest} µs`,
+          threadCells(x.threadsUsPerRequest),
+          `${Math.round(x.cpuBusy * 100)} %`,
+          x.otherLoad === undefined ? '' : `${Math.round(x.otherLoad * 100)} %`,
+          x.non2xx,
+        ]),
+      )
   }
 
   const rss = r.rssOverRequests
@@ -121,6 +155,13 @@ export function markdown(r: Results): string {
   out.push('', '## Log store', '')
   out.push(row(['measure', 'result']), row(['---', '---']))
   out.push(row(['writer (LogWriter + SQLite), sustained', `${r.logWriterEntriesPerSecond.toLocaleString('en')} entries/s`]))
+  if (r.logPath)
+    out.push(
+      row([
+        'log path (handed to the log thread, built and written there), sustained',
+        `${r.logPath.entriesPerSecond.toLocaleString('en')} entries/s; ${r.logPath.servingUsPerEntry} µs of the serving thread per entry`,
+      ]),
+    )
   out.push(row([`GET /v1/logs/:id, ${lq.rows.toLocaleString('en')} entries (ms, p50 / p99)`, pair(lq.getByIdMs)]))
   out.push(row([`two-key metadata filter, ${lq.twoKeyFilterMs.avgRows} rows a page`, pair(lq.twoKeyFilterMs)]))
   out.push(row(['two-key filter matching nothing', pair(lq.twoKeyFilterNoMatchMs)]))

@@ -1,5 +1,8 @@
 // `bun run bench [--quick]`: gw (compiled, auth + policy + logging on) against direct calls and a bare Bun proxy, in one run.
-// gw and the floor run pinned to CPU 0; this driver, wrk and the fake upstream to CPU 1. Results: bench/results/latest.{json,md}.
+// gw and the floor run pinned to CPU 0 (one core: gw's serving thread and its log thread share it), plus a
+// gw on CPUs 0 and 1 (two cores) for the throughput runs; this driver, wrk and the fake upstream to CPU 1.
+// Beside each process's CPU per request, gw's by thread (bench/thread-cpu.ts: the serving thread, the
+// Worker threads). Results: bench/results/latest.{json,md}.
 
 import { $ } from 'bun'
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
@@ -7,9 +10,10 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { closedLoop, closedLoopFor, ensureWrk, fixedRate, freePort, interleaved, type Percentiles, SERVER_ENV, percentiles, type Sequential, type Target, warmUp, wrk } from './load'
 import { MIGRATIONS } from '../src/store/sqlite/open'
-import { BENCH_SECRET, seed, writerRate } from './log-store'
+import { BENCH_SECRET, logPathRate, seed, writerRate } from './log-store'
 import { observabilityCosts } from './observability'
 import { markdown, type Results } from './report'
+import { threadCpuPerRequest, threadSnapshot } from './thread-cpu'
 
 const QUICK = process.argv.includes('--quick')
 const ROOT = join(import.meta.dir, '..')
@@ -73,8 +77,11 @@ async function waitHealthy(url: string, timeoutMs = 15_000): Promise<number> {
 }
 
 let gwSeq = 0
-/** Starts the compiled gw on CPU 0 with auth, a rate-limit policy and full request logging. */
-async function startGw(upstream: string, extra: Record<string, string> = {}) {
+/**
+ * Starts the compiled gw on CPU 0 (`cpus`: `0,1` gives it the second core too, shared with the
+ * driver, wrk and the fake upstream) with auth, a rate-limit policy and full request logging.
+ */
+async function startGw(upstream: string, extra: Record<string, string> = {}, cpus = '0') {
   const port = freePort()
   gwSeq++
   const env = {
@@ -93,7 +100,7 @@ async function startGw(upstream: string, extra: Record<string, string> = {}) {
     ANTHROPIC_API_KEY: 'sk-ant-bench',
     ...extra,
   }
-  const proc = Bun.spawn(['taskset', '-c', '0', join(ROOT, 'dist/gw'), 'serve'], { env, stdout: 'ignore', stderr: 'inherit' })
+  const proc = Bun.spawn(['taskset', '-c', cpus, join(ROOT, 'dist/gw'), 'serve'], { env, stdout: 'ignore', stderr: 'inherit' })
   children.push(proc)
   const url = `http://127.0.0.1:${port}`
   await waitHealthy(url)
@@ -247,6 +254,7 @@ async function main() {
     // mostly CPU), and the part of it its JIT threads spent compiling.
     const pids = { floor: floorProc.proc.pid, gw: gw.proc.pid, ...(t.same ? { same: sameProc.proc.pid } : {}) }
     const before = Object.entries(pids).map(([k, pid]) => ({ k, pid, all: threadCpuNs(pid), compilers: threadCpuNs(pid, JIT_THREAD) }))
+    const gwThreads = threadSnapshot(gw.proc.pid)
     const turns: Record<string, Target> = { direct: t.direct, floor: t.floor, gw: t.gw, ...(t.same ? { same: t.same } : {}) }
     const m = (await interleaved(turns, N_SEQ)) as Record<'direct' | 'floor' | 'gw', Sequential> & { same?: Sequential }
     const cpu: Record<string, number> = {}
@@ -264,6 +272,8 @@ async function main() {
       ...(same ? { sameWorkAddedMs: added(same) } : {}),
       cpuUsPerRequest: cpu,
       jitUsPerRequest: jit,
+      // gw's by thread: the serving thread, the Workers (the log thread, …), the JIT, the rest.
+      gwThreadsUsPerRequest: threadCpuPerRequest(gw.proc.pid, gwThreads, N_SEQ),
       ...(s.includes('stream')
         ? {
             firstChunkDirectMs: pct(m.direct.firstChunk),
@@ -318,10 +328,19 @@ async function main() {
       if (t.same) runs.push([`same-work ${s}`, t.same, sameProc.proc.pid])
       runs.push([`gw ${s}`, t.gw, gw.proc.pid])
     }
+    // gw with two cores (taskset 0,1: the serving thread and the log thread can run at once; the second
+    // core is shared with wrk and the fake upstream, so its req/s understate a machine of its own).
+    const gw2 = await startGw(direct, {}, '0,1')
+    for (const s of ['openai json', 'openai stream'] as Scenario[]) {
+      const t = targets(s, direct, floor, gw2.url)
+      await warmUp(`gw two cores (${s})`, t.gw, N_WARM)
+      runs.push([`gw ${s}, two cores`, t.gw, gw2.proc.pid])
+    }
     // What the machine spent besides the server, the fake and this driver with its wrk: another
     // program's load that the figures would otherwise hide.
     const ours = (pid: number) => cpuMs(pid) + (pid === fake.proc.pid ? 0 : cpuMs(fake.proc.pid)) + driverCpuMs()
     for (const [name, t, pid] of runs) {
+      const threads0 = name.startsWith('gw ') ? threadSnapshot(pid) : undefined
       const c0 = cpuMs(pid)
       const o0 = ours(pid)
       const m0 = machineCpuMs()
@@ -337,6 +356,8 @@ async function main() {
         cpuBusy: round(cpu / (seconds * 1000), 2),
         // CPU used by other programs during the run, as a share of one core.
         otherLoad: round(foreign / (seconds * 1000), 2),
+        // gw's CPU per request by thread: the serving thread, the Workers (the log thread, …), the JIT, the rest.
+        ...(threads0 ? { threadsUsPerRequest: threadCpuPerRequest(pid, threads0, Math.max(1, r.requests)) } : {}),
       }
       console.log(`  ${name}: ${JSON.stringify(max[name])}`)
     }
@@ -396,6 +417,9 @@ async function main() {
   console.log('log writer rate…')
   results.logWriterEntriesPerSecond = Math.round(await writerRate(join(work, 'writer.db'), QUICK ? 50_000 : 200_000))
   console.log(`  ${results.logWriterEntriesPerSecond} entries/s`)
+  const path = await logPathRate(join(work, 'log-path.db'), QUICK ? 50_000 : 200_000)
+  results.logPath = { entriesPerSecond: Math.round(path.perSecond), servingUsPerEntry: path.servingUsPerEntry }
+  console.log(`  through the log thread: ${Math.round(path.perSecond)} entries/s, ${path.servingUsPerEntry} µs of the serving thread per entry`)
   // Keyed on the schema version: a cache from an older schema would be migrated on every run.
   const seeded = join(ROOT, 'bench/.cache', `logs-${LOG_ROWS}-schema${MIGRATIONS.length}.db`)
   if (!existsSync(seeded)) {

@@ -1,7 +1,7 @@
 // The log thread's side of the log path: what the serving thread hands over per request, the entry built from it, and the writer that batches it into the store.
 
 import type { LogEntry } from '../domain/log-entry'
-import { withJsonText } from './json-text'
+import { withEntryText, withJsonText } from './json-text'
 import { LogWriter, type LogWriterOptions } from './log-writer'
 import type { LogStore } from './types'
 
@@ -73,11 +73,11 @@ export interface SinkStats {
  * A body over `max` bytes is stored as `{truncated, bytes, preview}` (PRODUCT §11); one within it
  * keeps the JSON text it came as, so the store does not serialise it again.
  */
-export function cappedBody(b: BodyMaterial, max: number): unknown {
+export function cappedBody(b: BodyMaterial, max: number, parse = true): unknown {
   if (b.stream) return b.stream
   const text = b.text
   const size = b.bytes ?? (text === undefined ? undefined : Buffer.byteLength(text))
-  if (size === undefined || size <= max) return text === undefined ? b.value : withJsonText(JSON.parse(text), text)
+  if (size === undefined || size <= max) return text === undefined ? b.value : withJsonText(parse ? JSON.parse(text) : new JsonBody(text), text)
   // At most `max` bytes, cut on a character boundary.
   const buf = Buffer.from((text ?? JSON.stringify(b.value)).slice(0, max))
   let end = Math.min(max, buf.length)
@@ -86,11 +86,23 @@ export function cappedBody(b: BodyMaterial, max: number): unknown {
   return { truncated: true, bytes: size, preview }
 }
 
-/** The whole entry of an item, bodies capped. */
-export function entryOf(item: LogItem, bodyMaxBytes: number): LogEntry {
-  const entry = JSON.parse(item.head) as LogEntry
-  if (item.request) entry.requestBody = cappedBody(item.request, bodyMaxBytes)
-  if (item.response) entry.responseBody = cappedBody(item.response, bodyMaxBytes)
+/**
+ * A body kept as the JSON text it came as, for the store to write as it is (the log thread never
+ * parses it); parsed only if the entry itself is serialised (the spool).
+ */
+class JsonBody {
+  constructor(private readonly text: string) {}
+
+  toJSON(): unknown {
+    return JSON.parse(this.text)
+  }
+}
+
+/** The whole entry of an item, bodies capped; `parse` false: bodies with text stay text (JsonBody). */
+export function entryOf(item: LogItem, bodyMaxBytes: number, parse = true): LogEntry {
+  const entry = withEntryText(JSON.parse(item.head) as LogEntry, item.head)
+  if (item.request) entry.requestBody = cappedBody(item.request, bodyMaxBytes, parse)
+  if (item.response) entry.responseBody = cappedBody(item.response, bodyMaxBytes, parse)
   return entry
 }
 
@@ -132,7 +144,7 @@ export class LogSink {
     for (const item of items) {
       let entry: LogEntry
       try {
-        entry = entryOf(item, this.bodyMaxBytes)
+        entry = entryOf(item, this.bodyMaxBytes, false)
       } catch {
         // A head that does not parse cannot be written; it is given up rather than retried for ever.
         this.settledSeqs.push(item.seq)

@@ -1,7 +1,7 @@
 // PostgreSQL storage of request log entries: multi-row batch inserts, lookup by id, filtered pages newest first.
 
 import type { SQL } from 'bun'
-import { jsonText } from '../json-text'
+import { entryText, jsonText } from '../json-text'
 import { decodeCursor, drivingFilter, encodeCursor, FILTER_WINDOW, withoutBodies } from '../log-cursor'
 import { BIN_SCALE, shapeStats } from '../log-stats'
 import type { LogEntry } from '../../domain/log-entry'
@@ -46,7 +46,7 @@ export async function writeLogBatch(tx: SQL, entries: LogEntry[], cap: MetadataC
     status: e.status,
     end_user_id: e.endUserId,
     metadata: Object.fromEntries(Object.entries(e.metadata).map(([k, v]) => [k, String(v)])),
-    entry: JSON.stringify(withoutBodies(e)),
+    entry: entryText(e, () => JSON.stringify(withoutBodies(e))),
     request_body: json(e.requestBody),
     response_body: json(e.responseBody),
   }))

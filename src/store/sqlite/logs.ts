@@ -1,7 +1,7 @@
 // SQLite storage of request log entries: batched inserts, lookup by id, filtered pages newest first.
 
 import type { Database, SQLQueryBindings } from 'bun:sqlite'
-import { jsonText } from '../json-text'
+import { entryText, jsonText } from '../json-text'
 import { decodeCursor, drivingFilter, encodeCursor, FILTER_WINDOW, withoutBodies } from '../log-cursor'
 import type { LogEntry } from '../../domain/log-entry'
 import type { LogQuery, LogStats, LogStatsQuery, LogStore, SpendQuery } from '../types'
@@ -101,7 +101,7 @@ export class SqliteLogStore implements LogStore {
       for (const e of entries) {
         const at = Date.parse(e.createdAt)
         const inserted = insert.run(
-          e.requestId, e.orgId, at, e.model, e.requestedModel, e.status, e.endUserId, JSON.stringify(withoutBodies(e)),
+          e.requestId, e.orgId, at, e.model, e.requestedModel, e.status, e.endUserId, entryText(e, () => JSON.stringify(withoutBodies(e))),
           e.provider, e.authMode === 'GwKey' ? e.subject : null, Math.round(e.latencyMs),
           e.ttftMs === null ? null : Math.round(e.ttftMs), e.usage.promptTokens, e.usage.cachedTokens,
           e.usage.completionTokens, e.costUsd,
