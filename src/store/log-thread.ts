@@ -11,6 +11,9 @@ import type { LogStore } from './types'
 /** WAL pages after which this connection checkpoints itself (the checkpointer thread does it first; see src/store/sqlite/checkpointer.ts). */
 const BACKSTOP_PAGES = 10_000
 
+/** How long a batch waits for another connection's write lock before it fails and is retried. */
+const LOCK_WAIT_MS = 200
+
 const scope = globalThis as unknown as Worker
 const send = (m: FromLogThread) => scope.postMessage(m)
 let sink: LogSink | undefined
@@ -19,8 +22,9 @@ let close: (() => Promise<void>) | undefined
 
 function openStore(where: LogThreadStore): { logs: LogStore; close: () => Promise<void>; spool?: LogSpool } {
   if (where.kind === 'sqlite') {
-    // Never waits for a lock (a locked database fails the batch fast; the writer retries it).
-    const db = openDatabase(where.path, 0)
+    // Waits a little for a lock (another connection's short write: the last-used times of service
+    // keys, retention): this thread answers no request. A longer lock fails the batch; the writer retries it.
+    const db = openDatabase(where.path, LOCK_WAIT_MS)
     db.exec(`PRAGMA wal_autocheckpoint = ${BACKSTOP_PAGES}`)
     ready = true
     return { logs: new SqliteLogStore(db, db), close: async () => db.close() }
