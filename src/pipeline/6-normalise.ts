@@ -454,10 +454,14 @@ class StreamPump implements UnderlyingDefaultSource<Uint8Array> {
     }
   }
 
-  /** The parts of one upstream read, through the encoder; true when something was written. */
+  /**
+   * The parts of one upstream read, through the encoder; true when something was written. Their text
+   * goes out as one chunk per read (one encode, one enqueue), relayed bytes as they came, in order.
+   */
   private pump(parts: StreamPart[]): Ending | boolean {
     const encoder = this.encoder
-    let wrote = false
+    let out = ''
+    let relayed = false
     for (const p of parts) {
       switch (p.type) {
         case 'meta':
@@ -466,24 +470,26 @@ class StreamPump implements UnderlyingDefaultSource<Uint8Array> {
         case 'raw':
           if (encoder.chunk) {
             this.transcript.unread.push(p.json)
-            wrote = this.write(encoder.chunk(p.json)) || wrote
+            out += encoder.chunk(p.json)
           } else {
             const choices = chunkChoices(p.json)
             noteChoices(this.transcript, choices)
-            wrote = this.write(encoder.choices(choices)) || wrote
+            out += encoder.choices(choices)
           }
           break
         case 'choices':
           noteChoices(this.transcript, p.choices)
-          wrote = this.write(encoder.choices(p.choices)) || wrote
+          out += encoder.choices(p.choices)
           break
         case 'relay':
-          wrote = this.write(encoder.relay(p)) || wrote
+          out += encoder.relay(p)
           break
         case 'bytes':
           // Relayed as received (the encoder has been told of each of its events by their `relay` parts).
+          this.write(out)
+          out = ''
           this.controller?.enqueue(p.bytes)
-          wrote = true
+          relayed = true
           break
         case 'usage':
           this.reported = p.usage
@@ -492,9 +498,10 @@ class StreamPump implements UnderlyingDefaultSource<Uint8Array> {
           this.upstreamEnded = true
           break
         case 'failure':
+          this.write(out)
           return { kind: 'failed', failure: p.failure }
       }
     }
-    return wrote
+    return this.write(out) || relayed
   }
 }
