@@ -54,6 +54,9 @@ interface Pending {
   orgId: string
 }
 
+/** Spooled entries kept readable from memory by id, at most (the newest). */
+const SPOOLED_READABLE = 2000
+
 /** Items are posted to the log thread at most this long after they are recorded… */
 const SEND_MS = 2
 /** …or as soon as this many wait. */
@@ -80,6 +83,8 @@ export class LogPath {
   private readonly unsettled = new Map<number, Pending>()
   /** The same, by request id (GET /v1/logs/:id reads them before they are written). */
   private readonly byRequest = new Map<string, Pending>()
+  /** Items moved to the spool, still readable by id (see keepSpooled). */
+  private readonly spooled = new Map<string, Pending>()
   private outbox: LogItem[] = []
   private sendDue = false
   private sink: SinkStats = NO_STATS
@@ -200,9 +205,9 @@ export class LogPath {
     return this.record(withoutBodies(entry) as LogEntry, bodies)
   }
 
-  /** An entry handed over and not yet written (read-your-writes for GET /v1/logs/:id). */
+  /** An entry handed over and not yet written, or waiting in the spool (read-your-writes for GET /v1/logs/:id). */
   pendingEntry(orgId: string, requestId: string): LogEntry | undefined {
-    const p = this.byRequest.get(requestId)
+    const p = this.byRequest.get(requestId) ?? (this.spooled.size ? this.spooled.get(requestId) : undefined)
     return p && p.orgId === orgId ? entryOf(p.item, this.opts.bodyMaxBytes) : undefined
   }
 
@@ -253,6 +258,7 @@ export class LogPath {
   private async shut(): Promise<void> {
     await this.ask('close')
     this.closed = true
+    this.spooled.clear()
     this.port?.terminate()
     this.port = undefined
     // What the thread could not write nor spool is given up, as the writer always did at close.
@@ -323,12 +329,26 @@ export class LogPath {
       this.opts.onError?.(new Error(m.message), m.attempt)
       return
     }
+    this.keepSpooled(m.spooled)
     this.settle(m.seqs)
     if (m.kind === 'done') {
       const w = this.waiting.get(m.id)
       this.waiting.delete(m.id)
       if (!this.waiting.size) this.port?.hold(false)
       w?.resolve()
+    }
+  }
+
+  /**
+   * Items the log thread moved to the spool (the database unreachable) stay readable by id from
+   * memory, the newest SPOOLED_READABLE of them: the database cannot answer for them meanwhile.
+   */
+  private keepSpooled(seqs: readonly number[]): void {
+    for (const seq of seqs) {
+      const p = this.unsettled.get(seq)
+      if (!p) continue
+      this.spooled.set(p.requestId, p)
+      if (this.spooled.size > SPOOLED_READABLE) this.spooled.delete(this.spooled.keys().next().value as string)
     }
   }
 

@@ -45,10 +45,13 @@ export type ToLogThread =
   | { kind: 'flush'; id: number }
   | { kind: 'close'; id: number }
 
-/** Log thread → serving thread: `settled` lists the seqs written, spooled or given up since the last message. */
+/**
+ * Log thread → serving thread: `seqs` lists the items written, spooled or given up since the last
+ * message; `spooled`, those of them that wait in the spool (still readable from memory by id).
+ */
 export type FromLogThread =
-  | { kind: 'settled'; seqs: number[]; stats: SinkStats }
-  | { kind: 'done'; id: number; seqs: number[]; stats: SinkStats }
+  | { kind: 'settled'; seqs: number[]; spooled: number[]; stats: SinkStats }
+  | { kind: 'done'; id: number; seqs: number[]; spooled: number[]; stats: SinkStats }
   | { kind: 'error'; message: string; attempt: number; stats: SinkStats }
 
 /** Where the log thread writes: its own connection to the same database. */
@@ -115,6 +118,7 @@ export function entryOf(item: LogItem, bodyMaxBytes: number, parse = true): LogE
 export class LogSink {
   private readonly seqOf = new WeakMap<LogEntry, number>()
   private settledSeqs: number[] = []
+  private spooledSeqs: number[] = []
   private reportDue = false
   readonly writer: LogWriter
 
@@ -126,10 +130,12 @@ export class LogSink {
   ) {
     this.writer = new LogWriter(store, {
       ...options,
-      onSettled: (entries) => {
+      onSettled: (entries, how) => {
         for (const e of entries) {
           const seq = this.seqOf.get(e)
-          if (seq !== undefined) this.settledSeqs.push(seq)
+          if (seq === undefined) continue
+          this.settledSeqs.push(seq)
+          if (how === 'spooled') this.spooledSeqs.push(seq)
         }
         this.reportSoon()
       },
@@ -159,14 +165,14 @@ export class LogSink {
   /** Writes what is queued (see LogWriter.flush), then reports it done with what settled meanwhile. */
   async flush(id: number): Promise<void> {
     await this.writer.flush()
-    this.report({ kind: 'done', id, seqs: this.takeSettled(), stats: this.stats() })
+    this.report({ kind: 'done', id, ...this.takeSettled(), stats: this.stats() })
   }
 
   /** Writes everything (see LogWriter.close), lets the store go, then reports it done. */
   async close(id: number, closeStore?: () => Promise<void>): Promise<void> {
     await this.writer.close()
     await closeStore?.()
-    this.report({ kind: 'done', id, seqs: this.takeSettled(), stats: this.stats() })
+    this.report({ kind: 'done', id, ...this.takeSettled(), stats: this.stats() })
   }
 
   stats(): SinkStats {
@@ -180,15 +186,16 @@ export class LogSink {
     this.reportDue = true
     setTimeout(() => {
       this.reportDue = false
-      const seqs = this.takeSettled()
-      if (seqs.length) this.report({ kind: 'settled', seqs, stats: this.stats() })
+      const settled = this.takeSettled()
+      if (settled.seqs.length) this.report({ kind: 'settled', ...settled, stats: this.stats() })
     }, 0)
   }
 
-  private takeSettled(): number[] {
-    const seqs = this.settledSeqs
+  private takeSettled(): { seqs: number[]; spooled: number[] } {
+    const taken = { seqs: this.settledSeqs, spooled: this.spooledSeqs }
     this.settledSeqs = []
-    return seqs
+    this.spooledSeqs = []
+    return taken
   }
 }
 

@@ -28,7 +28,7 @@ export interface LogWriterOptions {
    * Entries that left the writer's hands: written, moved to the spool, or given up (dropped). The log
    * thread acknowledges them to the serving thread from here (src/store/log-path.ts).
    */
-  onSettled?: (entries: readonly LogEntry[]) => void
+  onSettled?: (entries: readonly LogEntry[], how: 'written' | 'spooled' | 'dropped') => void
 }
 
 /** Entries per transaction while quiet: a slice short enough that a request arriving meanwhile barely waits
@@ -74,7 +74,7 @@ export class LogWriter {
       const dropped = this.queue.shift()
       if (dropped) {
         this.pending.delete(dropped.requestId)
-        this.opts.onSettled?.([dropped])
+        this.opts.onSettled?.([dropped], 'dropped')
       }
       this.stats.dropped++
     }
@@ -120,7 +120,7 @@ export class LogWriter {
       if (this.queue.length && !this.toSpool()) await Bun.sleep(100 * (i + 1))
     }
     this.stats.dropped += this.queue.length
-    if (this.queue.length) this.opts.onSettled?.(this.queue)
+    if (this.queue.length) this.opts.onSettled?.(this.queue, 'dropped')
     this.queue = []
     this.pending.clear()
   }
@@ -152,7 +152,7 @@ export class LogWriter {
     if (!spool || !this.queue.length) return false
     spool.append(this.queue)
     this.stats.spooled += this.queue.length
-    this.opts.onSettled?.(this.queue)
+    this.opts.onSettled?.(this.queue, 'spooled')
     // Entries stay readable by id from memory while they wait, as long as memory allows.
     if (this.pending.size > this.maxQueue) for (const e of this.queue) this.pending.delete(e.requestId)
     this.queue = []
@@ -197,7 +197,7 @@ export class LogWriter {
         this.pending.delete(e.requestId)
       }
       this.stats.written += batch.length
-      this.opts.onSettled?.(batch)
+      this.opts.onSettled?.(batch, 'written')
     })
     if (!failure) {
       this.queue.splice(0, written.size)

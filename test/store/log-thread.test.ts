@@ -204,7 +204,7 @@ test('SQLite: a locked database holds the serving thread back at the bound; noth
 describe('PostgreSQL outage', async () => {
   const run = privateServersAvailable()
   if (!run) console.log('skipped: PostgreSQL outage (initdb/pg_ctl not installed)')
-  test.skipIf(!run)('entries go to the spool while the database is down and are written once it is back, each once', async () => {
+  test.skipIf(!run)('entries go to the spool while the database is down (readable by id meanwhile) and are written once it is back, each once', async () => {
     const pg = await startPrivatePostgres()
     try {
       const s = await postgresStore(pg.url, join(dir, `spool-outage-${Bun.randomUUIDv7()}`))
@@ -216,6 +216,8 @@ describe('PostgreSQL outage', async () => {
       for (let i = 200; i < 600; i++) await record(logs, i)
       // Spooled: settled on disk, so nothing waits in memory for the database.
       await until('entries spooled', () => logs.inSpool > 0 && logs.queued === 0)
+      // While they wait in the spool they are read from memory by id (the database cannot answer).
+      expect(logs.pendingEntry('o1', logEntry(599).requestId)?.requestBody).toEqual({ model: 'openai/gpt-4o', messages: [{ role: 'user', content: 'question 599' }] })
       // The thread dies while entries wait in the spool: the next one finds them there.
       logs.killThread()
       await until('the thread restarted', () => logs.restarts === 1)
