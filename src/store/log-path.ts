@@ -72,8 +72,8 @@ const THREAD_MODULE = /\$bunfs|~BUN/.test(import.meta.url) ? './store/log-thread
 
 /**
  * The log path of the serving thread (`deps.logs`). `record` hands over one request's entry without
- * its bodies as JSON text and the bodies as the strings already held; a turn of the event loop's
- * items go in one message. Every item is kept here until the log thread reports it settled, so a
+ * its bodies as JSON text and the bodies as the strings already held; items go to the thread packed
+ * into one string (packItems), one post every SEND_MS or SEND_ITEMS. Every item is kept here until the log thread reports it settled, so a
  * thread that dies (detected by its `close` event) is replaced and handed the same items again, in
  * order; the stores skip request ids they already hold, so each entry is stored exactly once.
  */
