@@ -2,18 +2,23 @@
 // errors name the file, the line and the field — then written to the store, like prompts as code.
 
 import { readFileSync } from 'node:fs'
-import { checkProviderKey, checkRoute } from './admin/admin-service'
+import { checkProviderKey, checkRoute, publicProvider } from './admin/admin-service'
+import { AuditLog, asActor } from './admin/audit'
+import { publicMcpServer } from './mcp/records'
 import { ConfigError } from './config'
 import { GatewayError } from './errors'
 import { dotted, pathOf } from './schemas/problems'
 import type { ProviderRecord, Route } from './domain/org'
 import type { Store } from './store/types'
+import { checkMcpServer, type McpServerRecord } from './mcp/records'
 
 /** One org's part of the file. */
 export interface OrgConfig {
   orgId: string
   keys: Omit<ProviderRecord, 'updatedAt'>[]
   routes: Omit<Route, 'updatedAt'>[]
+  /** Upstream MCP servers (PRODUCT §20). */
+  mcpServers: Omit<McpServerRecord, 'updatedAt'>[]
 }
 
 const isMap = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
@@ -62,6 +67,13 @@ function lineOf(text: string, path: (string | number)[]): number {
  *     routes:
  *       fast:
  *         targets: [{model: openai/gpt-4o-mini, weight: 3}, {model: mistral/mistral-small-latest}]
+ *     mcpServers:
+ *       github:
+ *         url: https://api.githubcopilot.com/mcp/
+ *         auth: {kind: oauth}
+ *       search:
+ *         url: http://127.0.0.1:8931/mcp
+ *         auth: {kind: bearer, tokenEnv: SEARCH_MCP_TOKEN}   # or token: …
  */
 export function readConfigFile(path: string, env: Record<string, string | undefined> = process.env): OrgConfig[] {
   let text: string
@@ -92,8 +104,8 @@ export function readConfigFile(path: string, env: Record<string, string | undefi
   if (!isMap(doc)) return fail([], 'expected a mapping with providers, routes and orgs')
 
   const orgOf = (orgId: string, raw: Record<string, unknown>, at: (string | number)[]): OrgConfig => {
-    for (const k of Object.keys(raw)) if (k !== 'providers' && k !== 'routes' && !(at.length === 0 && k === 'orgs')) fail([...at, k], 'unknown field (providers, routes, orgs)')
-    const org: OrgConfig = { orgId, keys: [], routes: [] }
+    for (const k of Object.keys(raw)) if (k !== 'providers' && k !== 'routes' && k !== 'mcpServers' && !(at.length === 0 && k === 'orgs')) fail([...at, k], 'unknown field (providers, routes, mcpServers, orgs)')
+    const org: OrgConfig = { orgId, keys: [], routes: [], mcpServers: [] }
     const providers = raw.providers ?? {}
     if (!isMap(providers)) fail([...at, 'providers'], 'expected a mapping of provider → list of keys')
     for (const [provider, keys] of Object.entries(providers as Record<string, unknown>)) {
@@ -116,6 +128,21 @@ export function readConfigFile(path: string, env: Record<string, string | undefi
     if (!isMap(routes)) fail([...at, 'routes'], 'expected a mapping of route name → {targets, strategy?, fallback?}')
     for (const [name, body] of Object.entries(routes as Record<string, unknown>))
       org.routes.push(checked([...at, 'routes', name], () => checkRoute(name, body)))
+    const servers = raw.mcpServers ?? {}
+    if (!isMap(servers)) fail([...at, 'mcpServers'], 'expected a mapping of server name → {url, headers?, auth?, enabled?}')
+    for (const [name, body] of Object.entries(servers as Record<string, unknown>)) {
+      const here = [...at, 'mcpServers', name]
+      const auth = isMap(body) && isMap(body.auth) ? body.auth : undefined
+      // A bearer secret may come from the environment, like a provider key.
+      if (auth && auth.tokenEnv !== undefined) {
+        if (auth.token !== undefined) fail([...here, 'auth', 'tokenEnv'], 'give token or tokenEnv, not both')
+        const value = typeof auth.tokenEnv === 'string' ? env[auth.tokenEnv] : undefined
+        if (!value) fail([...here, 'auth', 'tokenEnv'], `the environment variable ${String(auth.tokenEnv)} is not set`)
+        const { tokenEnv: _, ...rest } = auth
+        ;(body as Record<string, unknown>).auth = { ...rest, token: value }
+      }
+      org.mcpServers.push(checked(here, () => checkMcpServer(name, body)))
+    }
     return org
   }
 
@@ -130,12 +157,48 @@ export function readConfigFile(path: string, env: Record<string, string | undefi
   return out
 }
 
-/** Writes the file's keys and routes (creating orgs it names); what the store had besides stays. */
-export async function applyConfigFile(store: Store, orgs: OrgConfig[]): Promise<void> {
-  for (const o of orgs) {
-    if (!o.keys.length && !o.routes.length) continue
-    if (!(await store.orgs.getOrg(o.orgId))) await store.orgs.createOrg({ id: o.orgId, name: o.orgId })
-    for (const k of o.keys) await store.orgs.putProvider(o.orgId, k)
-    for (const r of o.routes) await store.routes.putRoute(o.orgId, r)
-  }
+/**
+ * Writes the file's keys and routes (creating orgs it names); what the store had besides stays. What
+ * the file changed (not what it set again as it was) goes into the audit log, as made by the config file.
+ */
+export async function applyConfigFile(store: Store, orgs: OrgConfig[], audit = new AuditLog(store.audit)): Promise<void> {
+  await asActor({ kind: 'config-file' }, async () => {
+    for (const o of orgs) {
+      if (!o.keys.length && !o.routes.length && !o.mcpServers.length) continue
+      if (!(await store.orgs.getOrg(o.orgId))) {
+        await store.orgs.createOrg({ id: o.orgId, name: o.orgId })
+        await audit.record({ action: 'org.create', org: o.orgId, target: `org:${o.orgId}`, before: null, after: { id: o.orgId, name: o.orgId } })
+      }
+      const providers = await store.orgs.getProviders(o.orgId)
+      for (const k of o.keys) {
+        const old = providers.find((p) => p.provider === k.provider && p.name === k.name)
+        const rec = await store.orgs.putProvider(o.orgId, k)
+        const before = old && publicProvider(old)
+        const after = publicProvider(rec)
+        if (old?.apiKey === rec.apiKey && sameApart(before, after)) continue
+        await audit.record({ action: 'provider.set', org: o.orgId, target: `provider:${k.provider}/${k.name}`, before: before ?? null, after })
+      }
+      const routes = await store.routes.getRoutes(o.orgId)
+      for (const r of o.routes) {
+        const old = routes.find((x) => x.name === r.name)
+        const route = await store.routes.putRoute(o.orgId, r)
+        if (sameApart(old, route)) continue
+        await audit.record({ action: 'route.set', org: o.orgId, target: `route:${r.name}`, before: old ?? null, after: route })
+      }
+      const servers = await store.mcp.getServers(o.orgId)
+      for (const m of o.mcpServers) {
+        const old = servers.find((x) => x.name === m.name)
+        const rec = await store.mcp.putServer(o.orgId, m)
+        const [before, after] = [old && publicMcpServer(old), publicMcpServer(rec)]
+        if (JSON.stringify([old?.headers, old?.auth]) === JSON.stringify([rec.headers, rec.auth]) && sameApart(before, after)) continue
+        await audit.record({ action: 'mcp-server.set', org: o.orgId, target: `mcp-server:${m.name}`, before: before ?? null, after })
+      }
+    }
+  })
+}
+
+/** Whether two records hold the same, their `updatedAt` apart. */
+function sameApart(a: object | undefined, b: object): boolean {
+  const text = (x: object) => JSON.stringify(x, (k, v) => (k === 'updatedAt' ? undefined : v))
+  return a !== undefined && text(a) === text(b)
 }

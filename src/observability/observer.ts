@@ -6,6 +6,7 @@ import type { RequestContext } from '../pipeline/context'
 import type { LogEntry } from '../domain/log-entry'
 import type { AccessLog } from './access-log'
 import type { GatewayMetrics } from './gateway-metrics'
+import type { SpanData } from './otlp-encode'
 import type { AttemptSpan, Tracer } from './tracer'
 
 export interface FinishedRequest {
@@ -47,6 +48,16 @@ export class Observer {
   /** A span for an upstream attempt about to be sent; undefined when tracing is off. */
   attemptSpan(ctx: RequestContext): AttemptSpan | undefined {
     return ctx.trace && this.tracer?.attempt(ctx.trace)
+  }
+
+  /** Whether spans are exported (OTEL_EXPORTER_OTLP_ENDPOINT). */
+  get tracing(): boolean {
+    return this.tracer !== undefined
+  }
+
+  /** A span of its own (an MCP tool call's), exported with the requests' when tracing is on. */
+  exportSpan(span: SpanData): void {
+    this.tracer?.export([span])
   }
 
   requestFinished(r: FinishedRequest): void {

@@ -119,6 +119,11 @@ export class Tracer {
     }
   }
 
+  /** Spans made outside a request's trace (an MCP tool call's, PRODUCT §20), exported with the others. */
+  export(spans: SpanData[]): void {
+    this.exporter.add(spans)
+  }
+
   attempt(trace: RequestTrace): AttemptSpan {
     const span = new AttemptSpan(trace)
     trace.attempts.push(span)

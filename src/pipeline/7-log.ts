@@ -36,6 +36,10 @@ export interface Outcome {
   rateLimitScope?: string
   /** What the org's guardrails did (PRODUCT §19), when it has some. */
   guardrails?: GuardrailRecord[]
+  /** The response cache's part (PRODUCT §19), when the org's cache is on. */
+  cache?: 'hit' | 'miss' | 'refresh'
+  /** A hit: what the answer cost when it was first given. */
+  costSavedUsd?: number | null
 }
 
 export function failureOutcome(status: number, code: string, message: string, extra: Partial<Outcome> = {}): Outcome {
@@ -128,12 +132,18 @@ export function logEntry(deps: Deps, ctx: RequestContext | AuthedContext, input:
     structuredOutput: o.structuredOutput,
   }
   if (o.guardrails?.length) entry.guardrails = o.guardrails
+  if (o.cache) entry.cache = o.cache
+  if (o.cache === 'hit') entry.costSavedUsd = o.costSavedUsd ?? null
   return entry
 }
 
-/** Stage 7: the entry of an authenticated request, with its bodies, queued for the writer. */
-export function recordRequest(deps: Deps, ctx: AuthedContext, input: ChatInput | undefined, o: Outcome): LogEntry {
+/**
+ * Stage 7: the entry of an authenticated request, with its bodies, queued for the writer. `fields`: what an
+ * entry that is not a model request says of itself (an MCP tool call's server and tool, PRODUCT §20).
+ */
+export function recordRequest(deps: Deps, ctx: AuthedContext, input: ChatInput | undefined, o: Outcome, fields?: Partial<LogEntry>): LogEntry {
   const entry = logEntry(deps, ctx, input, o)
+  if (fields) Object.assign(entry, fields)
   if (deps.config.logBodies) {
     const max = deps.config.logBodyMaxBytes
     if (ctx.rawBody) entry.requestBody = capped(ctx.rawBody.value, ctx.rawBody.text, ctx.rawBody.bytes, max)

@@ -17,8 +17,8 @@ import type { BudgetLedger } from '../policy/budget-ledger'
 import type { RateLimiter } from '../policy/rate-limiter'
 import type { StreamSlots } from '../policy/stream-slots'
 import type { BodyBudget } from '../http/request-context'
-import type { Org, ProviderRecord, RateLimits, Route, SigningSecretRecord } from '../domain/org'
-import type { Store } from '../store/types'
+import type { KeyScopes, Org, ProviderRecord, RateLimits, Route, SigningSecretRecord } from '../domain/org'
+import type { ResponseCacheStore, Store } from '../store/types'
 import type { OrgDirectory } from './org-directory'
 import type { RecentLatency } from './route-choice'
 import type { PolicyView } from './policy-view'
@@ -46,6 +46,8 @@ export interface Deps {
   observer: Observer
   /** Streams being answered, each with a way to end it early (used at shutdown). */
   openStreams: Set<() => void>
+  /** The exact response cache (PRODUCT §19): in Redis when GW_REDIS_URL is set, else in the store. */
+  cache: ResponseCacheStore
   /** State shared with the other instances over Redis (GW_REDIS_URL); undefined without Redis. */
   shared?: { check(): HealthCheck }
 }
@@ -68,6 +70,8 @@ export interface Identity {
   endUserId?: string
   /** A service key's own rate limits, when it has any. */
   keyLimits?: RateLimits
+  /** A service key's scopes (endpoint paths, model globs), when it has any (PRODUCT §18). */
+  scopes?: KeyScopes
 }
 
 /** An org as the pipeline needs it: policy and usable provider records. */

@@ -3,6 +3,8 @@
 import { Type as t } from '@sinclair/typebox'
 import { PII_ENTITIES } from '../guardrails/entities'
 import { FallbackEntryBody, validator } from './chat-body'
+import { KeyScopesBody } from './people-bodies'
+import { McpKeyPolicy, McpToolPolicy } from '../mcp/records'
 
 const strings = t.Array(t.String({ minLength: 1 }))
 const positive = t.Integer({ minimum: 1 })
@@ -87,8 +89,23 @@ export const PolicyBody = t.Object(
     ),
     // Under a budget, models without a known price are refused unless this is true.
     allowUnpricedModels: t.Optional(t.Boolean()),
+    // The exact response cache (PRODUCT §19; docs/policy.md, "Response cache").
+    cache: t.Optional(
+      t.Object(
+        {
+          mode: t.Union([t.Literal('off'), t.Literal('exact')], { description: 'exact: the same request answered from the cache' }),
+          ttlSeconds: t.Integer({ minimum: 1, maximum: 2_592_000, description: 'how long an answer is kept (at most 30 days)' }),
+          maxEntryBytes: t.Optional(t.Integer({ minimum: 1, maximum: 16_777_216, description: 'larger answers are not kept (default 1 MiB)' })),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+    // Anthropic prompt caching managed by gw (PRODUCT §19): cache breakpoints on long stable prefixes.
+    promptCaching: t.Optional(t.Union([t.Literal('off'), t.Literal('auto')])),
     // Checks on what goes to providers and what comes back (PRODUCT §19; docs/policy.md, "Guardrails").
     guardrails: t.Optional(t.Array(GuardrailBody, { maxItems: 20 })),
+    // The MCP gateway's tool policy and tool-call rate (PRODUCT §20).
+    mcp: t.Optional(McpToolPolicy),
   },
   { additionalProperties: false, title: 'Policy' },
 )
@@ -198,7 +215,15 @@ export const checkBedrockProviderBody = validator(BedrockProviderBody)
 /** What PUT /admin/orgs/:org/providers/:provider takes: a native provider's key, an OpenAI-compatible, an Azure OpenAI, a Vertex AI or a Bedrock provider. */
 export const AnyProviderBody = t.Union([ProviderBody, CompatProviderBody, AzureProviderBody, VertexProviderBody, BedrockProviderBody], { title: 'AnyProviderBody' })
 export const ServiceKeyBody = t.Object(
-  { name: t.Optional(t.String({ maxLength: 200 })), requestsPerMinute: t.Optional(positive), tokensPerMinute: t.Optional(positive) },
+  {
+    name: t.Optional(t.String({ maxLength: 200 })),
+    requestsPerMinute: t.Optional(positive),
+    tokensPerMinute: t.Optional(positive),
+    /** When the key stops working: an ISO 8601 time in the future (PRODUCT §18). */
+    expiresAt: t.Optional(t.String({ maxLength: 64 })),
+    scopes: t.Optional(KeyScopesBody),
+    mcp: t.Optional(McpKeyPolicy),
+  },
   { additionalProperties: false, title: 'NewServiceKey' },
 )
 export const checkServiceKeyBody = validator(ServiceKeyBody)

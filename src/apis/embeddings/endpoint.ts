@@ -7,7 +7,7 @@ import type { EndpointDeclaration } from '../../pipeline/endpoint'
 import { applyGatewayHeaders } from '../../pipeline/prompt-input'
 import { EmbeddingsAnswer } from '../../schemas/answers'
 import { EMBEDDINGS_SHAPE, embeddingsAdapters } from './adapters'
-import { EmbeddingsBody, parseEmbeddingsInput } from './request'
+import { EmbeddingsBody, inputSlots, parseEmbeddingsInput } from './request'
 
 export const embeddings: EndpointDeclaration = {
   id: 'createEmbedding',
@@ -25,6 +25,6 @@ export const embeddings: EndpointDeclaration = {
     await applyGatewayHeaders(deps, ctx, input)
     if (input.model.provider === 'anthropic')
       throw badRequest(`Anthropic has no embeddings models ("${input.model.name.slice(0, 64)}"): use openai/, mistral/ or google/`)
-    return { input, shape: EMBEDDINGS_SHAPE, adapters: embeddingsAdapters(request) }
+    return { input, shape: EMBEDDINGS_SHAPE, adapters: embeddingsAdapters(request), texts: inputSlots(request) }
   },
 }

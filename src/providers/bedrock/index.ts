@@ -9,7 +9,7 @@ import { converseRequest } from './request'
 export const bedrock: ProviderAdapter = {
   id: 'bedrock',
   capabilities: { requiresMaxTokens: false, temperatureMax: 1 },
-  buildRequest: (req, target) => converseRequest(req, target.baseUrl, target.stream),
+  buildRequest: (req, target) => converseRequest(req, target.baseUrl, target.stream, !!target.promptCaching),
   parseResponse: (json, _target, req) => parseConverse(json, jsonRequest(req) !== undefined),
   createStream: (_target, req) => new ConverseStream(jsonRequest(req) !== undefined),
   parseError: parseBedrockError,

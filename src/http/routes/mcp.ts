@@ -1,0 +1,26 @@
+// The MCP gateway's routes (PRODUCT §20): POST/GET/DELETE /mcp (Streamable HTTP) and the OAuth callback.
+
+import { Elysia } from 'elysia'
+import type { McpGateway } from '../../mcp/gateway'
+import { CALLBACK_PATH } from '../../mcp/oauth'
+import { ownOperations } from '../operation-routes'
+import { AnyObject } from '../../schemas/admin-answers'
+
+export const MCP_OPERATIONS = [
+  ...ownOperations('client', [
+    { id: 'mcpPost', method: 'POST', path: '/mcp', summary: "MCP Streamable HTTP: a JSON-RPC message to gw's MCP gateway (tools of the org's MCP servers as <server>__<tool>)", body: AnyObject, streams: true },
+    { id: 'mcpStream', method: 'GET', path: '/mcp', summary: "MCP Streamable HTTP: the session's server-sent events", streams: true },
+    { id: 'mcpEnd', method: 'DELETE', path: '/mcp', summary: 'MCP Streamable HTTP: ends the session' },
+  ]),
+  ...ownOperations('public', [{ id: 'mcpOAuthCallback', method: 'GET', path: CALLBACK_PATH, summary: "Where an end user's browser comes back after authorising gw for an MCP server" }]),
+]
+
+/** The body is read by the transport, only after the credential is checked. */
+export function mcpRoutes(gateway: McpGateway) {
+  const handle = ({ request }: { request: Request }) => gateway.handle(request)
+  return new Elysia({ name: 'mcp-routes' })
+    .post('/mcp', handle, { parse: 'none' })
+    .get('/mcp', handle)
+    .delete('/mcp', handle, { parse: 'none' })
+    .get(CALLBACK_PATH, ({ request }) => gateway.callback(request))
+}

@@ -1,0 +1,246 @@
+// The MCP gateway at /mcp (PRODUCT §20) with the official SDK on both sides over real sockets: the org's
+// servers aggregated, calls routed, secrets kept to their server, a server down, 401, logs and metrics.
+
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
+import { McpError } from '@modelcontextprotocol/sdk/types.js'
+import { z } from 'zod'
+import { type FakeMcpServer, startMcpServer } from '../fakes/mcp-server'
+import { ADMIN_TOKEN, startTestGateway, type TestGateway } from '../helpers/gateway'
+
+let gw: TestGateway
+let alpha: FakeMcpServer
+let beta: FakeMcpServer
+const ALPHA_SECRET = 'alpha-bearer-secret-0001'
+
+beforeAll(async () => {
+  alpha = await startMcpServer({
+    build: (s) => {
+      s.registerTool('echo', { description: 'Echoes its text', inputSchema: { text: z.string() } }, async ({ text }) => ({ content: [{ type: 'text', text: `alpha says ${text}` }] }))
+      s.registerTool('count', { description: 'Counts to n with progress', inputSchema: { n: z.number() } }, async ({ n }, extra) => {
+        const token = extra._meta?.progressToken
+        for (let i = 1; i <= n; i++) {
+          if (token !== undefined) await extra.sendNotification({ method: 'notifications/progress', params: { progressToken: token, progress: i, total: n } })
+          await Bun.sleep(20)
+        }
+        return { content: [{ type: 'text', text: `counted to ${n}` }] }
+      })
+      s.registerTool('fail', { description: 'Always a tool error' }, async () => ({ isError: true, content: [{ type: 'text', text: 'it broke' }] }))
+      s.registerResource('readme', 'mem://alpha/readme', { mimeType: 'text/plain' }, async (uri) => ({ contents: [{ uri: uri.href, text: 'alpha readme' }] }))
+    },
+  })
+  beta = await startMcpServer({
+    build: (s) => {
+      s.registerTool('add', { description: 'Adds', inputSchema: { a: z.number(), b: z.number() } }, async ({ a, b }) => ({ content: [{ type: 'text', text: String(a + b) }] }))
+      s.registerPrompt('greet', { description: 'A greeting', argsSchema: { who: z.string() } }, ({ who }) => ({ messages: [{ role: 'user', content: { type: 'text', text: `Hello ${who}` } }] }))
+    },
+  })
+  gw = await startTestGateway()
+  expect((await gw.admin('PUT', '/orgs/default/mcp-servers/alpha', { url: alpha.url, auth: { kind: 'bearer', token: ALPHA_SECRET }, headers: { 'x-alpha-team': 'blue' } })).status).toBe(200)
+  expect((await gw.admin('PUT', '/orgs/default/mcp-servers/beta', { url: beta.url })).status).toBe(200)
+})
+afterAll(async () => {
+  await gw.stop()
+  await alpha.stop()
+  await beta.stop()
+})
+
+/** An SDK client connected to gw's /mcp with only a URL and headers, as an MCP client is configured. */
+async function connect(headers: Record<string, string> = { authorization: `Bearer ${gw.key}` }): Promise<Client> {
+  const client = new Client({ name: 'test-agent', version: '1' })
+  await client.connect(new StreamableHTTPClientTransport(new URL(`${gw.url}/mcp`), { requestInit: { headers } }))
+  return client
+}
+
+const text = (r: object) => (((r as { content?: unknown }).content as { type: string; text: string }[])[0] as { text: string }).text
+
+describe('aggregation and routing', () => {
+  test('tools/list is the union of the servers, each tool named <server>__<tool>', async () => {
+    const c = await connect()
+    try {
+      const names = (await c.listTools()).tools.map((t) => t.name).sort()
+      expect(names).toEqual(['alpha__count', 'alpha__echo', 'alpha__fail', 'beta__add'])
+      const echo = (await c.listTools()).tools.find((t) => t.name === 'alpha__echo')
+      expect(echo?.description).toBe('Echoes its text')
+      expect(echo?.inputSchema.properties).toHaveProperty('text')
+    } finally {
+      await c.close()
+    }
+  })
+
+  test('tools/call goes to the server its prefix names, under the upstream tool name', async () => {
+    const c = await connect()
+    try {
+      alpha.requests.length = 0
+      beta.requests.length = 0
+      expect(text(await c.callTool({ name: 'alpha__echo', arguments: { text: 'hi' } }))).toBe('alpha says hi')
+      expect(text(await c.callTool({ name: 'beta__add', arguments: { a: 2, b: 40 } }))).toBe('42')
+      expect(alpha.requests.filter((r) => r.rpc === 'tools/call')).toHaveLength(1)
+      expect(beta.requests.filter((r) => r.rpc === 'tools/call')).toHaveLength(1)
+    } finally {
+      await c.close()
+    }
+  })
+
+  test('resources and prompts are aggregated too', async () => {
+    const c = await connect()
+    try {
+      expect((await c.listResources()).resources.map((r) => r.uri)).toEqual(['mem://alpha/readme'])
+      expect((await c.readResource({ uri: 'mem://alpha/readme' })).contents[0]).toMatchObject({ text: 'alpha readme' })
+      expect((await c.listPrompts()).prompts.map((p) => p.name)).toEqual(['beta__greet'])
+      const p = await c.getPrompt({ name: 'beta__greet', arguments: { who: 'Ada' } })
+      expect(p.messages[0]?.content).toEqual({ type: 'text', text: 'Hello Ada' })
+    } finally {
+      await c.close()
+    }
+  })
+
+  test("a tool's progress reaches the client as it happens, before the result", async () => {
+    const c = await connect()
+    try {
+      const seen: number[] = []
+      const r = await c.callTool({ name: 'alpha__count', arguments: { n: 3 } }, undefined, { onprogress: (p) => void seen.push(p.progress) })
+      expect(seen).toEqual([1, 2, 3])
+      expect(text(r)).toBe('counted to 3')
+    } finally {
+      await c.close()
+    }
+  })
+
+  test("an unknown tool is the JSON-RPC invalid-params error", async () => {
+    const c = await connect()
+    try {
+      const err = await c.callTool({ name: 'nope__x', arguments: {} }).catch((e: unknown) => e)
+      expect(err).toBeInstanceOf(McpError)
+      expect((err as McpError).code).toBe(-32602)
+    } finally {
+      await c.close()
+    }
+  })
+})
+
+describe('credentials', () => {
+  test("the bearer secret and headers reach only their own server; the caller's gw credential reaches none", async () => {
+    alpha.requests.length = 0
+    beta.requests.length = 0
+    const c = await connect({ authorization: `Bearer ${gw.key}`, 'x-gw-end-user-id': 'ada' })
+    try {
+      await c.callTool({ name: 'alpha__echo', arguments: { text: 'x' } })
+      await c.callTool({ name: 'beta__add', arguments: { a: 1, b: 1 } })
+    } finally {
+      await c.close()
+    }
+    expect(alpha.requests.length).toBeGreaterThan(0)
+    for (const r of alpha.requests) {
+      expect(r.headers.authorization).toBe(`Bearer ${ALPHA_SECRET}`)
+      expect(r.headers['x-alpha-team']).toBe('blue')
+    }
+    expect(beta.requests.length).toBeGreaterThan(0)
+    for (const r of beta.requests) {
+      expect(r.headers.authorization).toBeUndefined()
+      expect(r.headers['x-alpha-team']).toBeUndefined()
+    }
+    const all = JSON.stringify([...alpha.requests, ...beta.requests])
+    expect(all).not.toContain(gw.key)
+    expect(JSON.stringify(beta.requests)).not.toContain(ALPHA_SECRET)
+  })
+
+  test('without a credential: 401 in gw\'s error shape, and the SDK client cannot connect', async () => {
+    const res = await fetch(`${gw.url}/mcp`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } } }),
+    })
+    expect(res.status).toBe(401)
+    expect(await res.json()).toMatchObject({ error: true, code: 'unauthorized', requestId: res.headers.get('x-gw-request-id') })
+    await expect(connect({})).rejects.toThrow()
+    await expect(connect({ authorization: 'Bearer gw_sk_000000000000000000000000000000000000000000000' })).rejects.toThrow()
+  })
+
+  test("another caller's session id is not found", async () => {
+    const c = await connect()
+    const other = await (await gw.admin('POST', '/orgs/default/service-keys', { name: 'other' })).json() as { key: string }
+    try {
+      const transport = c.transport as StreamableHTTPClientTransport
+      const res = await fetch(`${gw.url}/mcp`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${other.key}`, 'mcp-session-id': transport.sessionId as string, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }),
+      })
+      expect(res.status).toBe(404)
+    } finally {
+      await c.close()
+    }
+  })
+})
+
+test("ending the session (DELETE) ends gw's sessions with the upstream servers", async () => {
+  const c = await connect()
+  await c.listTools()
+  const open = alpha.sessions()
+  await (c.transport as StreamableHTTPClientTransport).terminateSession()
+  await c.close()
+  for (let i = 0; i < 50 && alpha.sessions() >= open; i++) await Bun.sleep(10)
+  expect(alpha.sessions()).toBe(open - 1)
+})
+
+describe('a server down', () => {
+  test('its tools are missing and a call to it fails, while the other servers answer', async () => {
+    const gone = await startMcpServer({ build: (s) => s.registerTool('ping', { description: 'p' }, async () => ({ content: [{ type: 'text', text: 'pong' }] })) })
+    const url = gone.url
+    await gone.stop()
+    expect((await gw.admin('PUT', '/orgs/default/mcp-servers/gone', { url })).status).toBe(200)
+    await Bun.sleep(2100) // the gateway's list of servers is kept 2 s
+    const c = await connect()
+    try {
+      expect((await c.listTools()).tools.map((t) => t.name).sort()).toEqual(['alpha__count', 'alpha__echo', 'alpha__fail', 'beta__add'])
+      const err = (await c.callTool({ name: 'gone__ping', arguments: {} }).catch((e: unknown) => e)) as McpError
+      expect(err).toBeInstanceOf(McpError)
+      expect(err.message).toContain('"gone" is out of reach')
+      expect(text(await c.callTool({ name: 'beta__add', arguments: { a: 1, b: 2 } }))).toBe('3')
+    } finally {
+      await c.close()
+      await gw.admin('DELETE', '/orgs/default/mcp-servers/gone')
+    }
+  })
+})
+
+describe('records', () => {
+  test('every tool call is a log entry: server, tool, end user, status, latency, arguments and result', async () => {
+    const c = await connect({ authorization: `Bearer ${gw.key}`, 'x-gw-end-user-id': 'user-42' })
+    try {
+      const ok = await c.callTool({ name: 'alpha__echo', arguments: { text: 'logged' } })
+      const id = (ok._meta as Record<string, string>)['gw/requestId'] as string
+      const entry = await gw.log(id)
+      expect(entry).toMatchObject({
+        requestId: id,
+        endpoint: '/mcp',
+        orgId: 'default',
+        authMode: 'GwKey',
+        endUserId: 'user-42',
+        status: 200,
+        errorCode: null,
+        mcp: { server: 'alpha', tool: 'echo' },
+        model: 'alpha__echo',
+        metadata: { mcpServer: 'alpha', mcpTool: 'echo' },
+        requestBody: { text: 'logged' },
+        responseBody: { content: [{ type: 'text', text: 'alpha says logged' }] },
+      })
+      expect(entry.latencyMs).toBeGreaterThanOrEqual(0)
+      const failed = await c.callTool({ name: 'alpha__fail', arguments: {} })
+      expect(failed.isError).toBe(true)
+      const page = (await (await gw.fetch('/v1/logs?metadata=mcpServer=alpha&user=user-42')).json()) as { data: { mcp: { tool: string } }[] }
+      expect(page.data.map((e) => e.mcp.tool)).toEqual(['fail', 'echo'])
+    } finally {
+      await c.close()
+    }
+  })
+
+  test('gw_mcp_calls_total counts calls by server, tool and status', async () => {
+    const metrics = await (await fetch(`${gw.url}/metrics`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).text()
+    expect(metrics).toMatch(/gw_mcp_calls_total\{server="alpha",tool="echo",status="ok"\} [1-9]/)
+    expect(metrics).toMatch(/gw_mcp_calls_total\{server="alpha",tool="fail",status="tool_error"\} 1/)
+    expect(metrics).toMatch(/gw_mcp_calls_total\{server="gone",tool="ping",status="unreachable"\} 1/)
+  })
+})
