@@ -158,19 +158,6 @@ test('a Bedrock API key is sent as Authorization: Bearer, unsigned, and never sh
   expect(await (await gw.admin('GET', '/orgs/default')).text()).not.toContain(API_KEY.slice(0, 12))
 })
 
-test('the Messages API and the Responses API reach a Bedrock model through the same adapter', async () => {
-  aws.plan({ kind: 'text', text: 'Hello from Messages' }, { kind: 'text', text: 'Hello from Responses' })
-  const post = (path: string, body: unknown) => gw.fetch(path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })
-  const messages = await post('/v1/messages', { model: `bedrock/${MODEL}`, max_tokens: 30, messages: hello })
-  expect(messages.status).toBe(200)
-  expect(((await messages.json()) as Record<string, any>).content[0].text).toBe('Hello from Messages')
-  expect(aws.seen.at(-1)?.body.inferenceConfig).toEqual({ maxTokens: 30 })
-  const responses = await post('/v1/responses', { model: `bedrock/${MODEL}`, input: 'Say hi please' })
-  expect(responses.status).toBe(200)
-  expect(JSON.stringify(await responses.json())).toContain('Hello from Responses')
-  expect(aws.seen.at(-1)?.signer).toBe('AKIAFAKEBEDROCK0001')
-})
-
 test("/v1/models lists the catalog's Bedrock models under the provider's name, each with the endpoints it serves; AWS is not asked", async () => {
   const before = aws.seen.length
   const res = await gw.fetch('/v1/models')
