@@ -62,6 +62,14 @@ test('the admin API answers a Vertex provider with its project and location, nev
   const text = await bad.text()
   expect(text).toContain('private_key')
   expect(text).not.toContain('not a key')
+  // PRODUCT §17 names the key `serviceAccount`: taken too; without either, a 400 naming the field.
+  const { serviceAccountKey: key, ...rest } = provider(pem)
+  const named = await gw.admin('PUT', '/orgs/default/providers/vertex-named', { ...rest, serviceAccount: key })
+  expect(named.status).toBe(200)
+  expectNoKey(await named.text())
+  const none = await gw.admin('PUT', '/orgs/default/providers/vertex-none', rest)
+  expect(none.status).toBe(400)
+  expect(await none.text()).toContain('serviceAccountKey')
 })
 
 test("/v1/models lists Gemini's and Claude's catalog models under the Vertex provider's name, Claude as Vertex versions it", async () => {
