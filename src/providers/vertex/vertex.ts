@@ -22,8 +22,8 @@ export interface VertexTarget {
   model: string
 }
 
-/** `https://{location}-aiplatform.googleapis.com`, Vertex AI's regional endpoint. */
-export const vertexBaseUrl = (location: string) => `https://${location}-aiplatform.googleapis.com`
+/** `https://{location}-aiplatform.googleapis.com`, Vertex AI's regional endpoint; the `global` location's has no region. */
+export const vertexBaseUrl = (location: string) => (location === 'global' ? 'https://aiplatform.googleapis.com' : `https://${location}-aiplatform.googleapis.com`)
 
 /** Anthropic's models on Vertex are `claude…`; every other id is a Gemini (publisher `google`) model. */
 export const vertexWire = (modelId: string): ProviderId => (modelId.startsWith('claude') ? 'anthropic' : 'google')
