@@ -253,6 +253,11 @@ test('webhook: allow, deny with its reason, rewrite in order, and down or slow f
 
   hook.state.answer = { allow: true, texts: ['a', 'b'] }
   expect((await closed.chat('hello')).status).toBe(503)
+  // An answer past 4 MiB is not read to its end.
+  hook.state.answer = { allow: true, pad: 'x'.repeat(5_000_000) }
+  const huge = await closed.chat('hello')
+  expect(huge.status).toBe(503)
+  expect(((await huge.json()) as any).message).toContain('its answer is too large')
   hook.state.answer = { allow: true }
 })
 
