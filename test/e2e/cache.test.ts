@@ -158,6 +158,9 @@ test('errors, refusals and answers cut short are never kept', async () => {
   openai.enqueue({ kind: 'cut-after', events: 2 })
   await (await org.chat({ seed: 200, stream: true })).text()
   expect((await org.chat({ seed: 200 })).headers.get('x-gw-cache')).toBe('miss')
+  // A stream of several choices (its transcript holds the first).
+  await (await org.chat({ seed: 201, n: 2, stream: true })).text()
+  expect((await org.chat({ seed: 201, n: 2 })).headers.get('x-gw-cache')).toBe('miss')
 })
 
 test('policy and budgets still apply to hits: a hit counts as a request under the rate limit', async () => {
