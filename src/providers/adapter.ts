@@ -205,6 +205,8 @@ export interface ProviderKindSpec {
   resolve(catalog: Catalog, ref: { provider: string; id: string; name: string }, rec: ProviderRecord | undefined): ResolvedModel
   /** gen_ai.provider.name of an attempt (GenAI conventions). */
   genAiName(t: Target): string
+  /** The model ids (as the provider names them) the catalog lists for a provider of this kind named `name`, for /v1/models. */
+  catalogIds?(catalog: Catalog, name: string): string[]
   /** Before the request is built: throws a GatewayError (400) for what the provider cannot take; warns of what is relaxed. */
   fit?(req: ChatRequest, t: Target): RequestWarning[]
   /**

@@ -2,15 +2,13 @@
 // Reference: https://docs.anthropic.com/en/api/messages
 
 import type { Target } from '../adapter'
-import { closeObjects, JSON_HINT, jsonRequest, mapSchema, type Schema } from '../json-output'
+import { closeObjects, JSON_HINT, JSON_TOOL, JSON_TOOL_HINT, jsonRequest, mapSchema, type Schema } from '../json-output'
 import type { ChatRequest, RequestToolChoice } from '../openai-types'
 import { cacheControlOf } from '../content'
 import { toAnthropicMessages } from './messages'
 import { addCacheBreakpoints } from './prompt-cache'
 
-/** The tool structured output is forced through on models without native JSON output. */
-export const JSON_TOOL = 'json_response'
-const JSON_TOOL_HINT = `When you give your final answer, give it by calling the ${JSON_TOOL} tool.`
+export { JSON_TOOL }
 
 /**
  * How a JSON answer is obtained from this model (docs/providers.md):

@@ -3,6 +3,7 @@
 import { badRequest } from '../../errors'
 import type { UpstreamCompletion, UpstreamFailure } from '../adapter'
 import { cacheControlOf, type ImageSource, pieces, textOf } from '../content'
+import { JSON_TOOL, JSON_TOOL_HINT, type JsonRequest, jsonRequest } from '../json-output'
 import { MAX_BREAKPOINTS, minCacheableTokens } from '../anthropic/prompt-cache'
 import { estimateTokens } from '../../tokens'
 import type { ChatMessage, ChatRequest, FinishReason, ToolCall, Usage } from '../openai-types'
@@ -77,9 +78,13 @@ function converseMessages(messages: ChatMessage[]): BedrockMessage[] {
   return out
 }
 
-function toolConfig(req: ChatRequest): Block | undefined {
-  const fns = (req.tools ?? []).flatMap((t) => (t.type === 'function' && t.function ? [t.function] : []))
-  if (!fns.length || req.tool_choice === 'none') return undefined
+/**
+ * The tools and the choice among them. Structured output (`response_format`) is the JSON tool, its input
+ * schema the requested schema (docs/providers.md "AWS Bedrock"): forced when the client has no tools of its own.
+ * A tool's `cache_control` becomes a cache point after it.
+ */
+function toolConfig(req: ChatRequest, json: JsonRequest | undefined): Block | undefined {
+  const fns = req.tool_choice === 'none' ? [] : (req.tools ?? []).flatMap((t) => (t.type === 'function' && t.function ? [t.function] : []))
   const cacheOf = new Map((req.tools ?? []).flatMap((t) => (t.function ? [[t.function, cacheControlOf(t) ?? cacheControlOf(t.function)] as const] : [])))
   const specs: Block[] = fns.flatMap((f) =>
     withPoint(
@@ -95,8 +100,12 @@ function toolConfig(req: ChatRequest): Block | undefined {
   )
   const c = req.tool_choice
   const named = typeof c === 'object' && c !== null ? c.function?.name : undefined
-  const choice = c === 'required' ? { any: {} } : named ? { tool: { name: named } } : { auto: {} }
-  return { tools: specs, toolChoice: choice }
+  let choice: Block = c === 'required' ? { any: {} } : named ? { tool: { name: named } } : { auto: {} }
+  if (json) {
+    if (!specs.length) choice = { tool: { name: JSON_TOOL } }
+    specs.push({ toolSpec: { name: JSON_TOOL, description: 'Gives the final answer as JSON.', inputSchema: { json: json.mode === 'json_schema' ? json.schema : { type: 'object' } } } })
+  }
+  return specs.length ? { tools: specs, toolChoice: choice } : undefined
 }
 
 /**
@@ -105,21 +114,21 @@ function toolConfig(req: ChatRequest): Block | undefined {
  * user turn, as for Anthropic's own API (src/providers/anthropic/prompt-cache.ts).
  */
 export function converseBody(req: ChatRequest, promptCaching = false): Record<string, unknown> {
-  if (req.response_format && req.response_format.type !== 'text')
-    throw badRequest('response_format is not supported for bedrock yet')
-  const system = req.messages
+  const json = jsonRequest(req)
+  const system: Block[] = req.messages
     .filter((m) => m.role === 'system' || m.role === 'developer')
     .flatMap((m) => {
       const text = textOf(m, 'bedrock')
       return text ? withPoint({ text }, pieces(m, 'bedrock').some((p) => p.cache) || cacheControlOf(m)) : []
     })
+  if (json && req.tools?.length && req.tool_choice !== 'none') system.push({ text: JSON_TOOL_HINT })
   const inference: Record<string, unknown> = {}
   const max = req.max_completion_tokens ?? req.max_tokens
   if (max != null) inference.maxTokens = max
   if (req.temperature != null) inference.temperature = req.temperature
   if (req.top_p != null) inference.topP = req.top_p
   if (req.stop != null) inference.stopSequences = typeof req.stop === 'string' ? [req.stop] : req.stop
-  const tools = toolConfig(req)
+  const tools = toolConfig(req, json)
   const messages = converseMessages(req.messages)
   if (promptCaching) addCachePoints(tools?.tools as Block[] | undefined, system, messages, minCacheableTokens(req.model))
   return {
@@ -176,16 +185,18 @@ export function toUsage(u: unknown): Usage {
   }
 }
 
-/** A Converse answer in OpenAI terms; throws on an answer that is not Converse's shape. */
-export function parseConverse(json: unknown): UpstreamCompletion {
+/** A Converse answer in OpenAI terms (`jsonTool`: the JSON tool's input is the answer); throws on an answer that is not Converse's shape. */
+export function parseConverse(json: unknown, jsonTool = false): UpstreamCompletion {
   const output = isRecord(json) && isRecord(json.output) ? json.output : undefined
   const message = output && isRecord(output.message) ? output.message : undefined
   if (!isRecord(json) || !message || !Array.isArray(message.content)) throw new Error('Bedrock answer without output.message.content')
   let text = ''
+  let jsonAnswer: string | undefined
   const toolCalls: ToolCall[] = []
   for (const b of message.content) {
     if (!isRecord(b)) continue
     if (typeof b.text === 'string') text += b.text
+    else if (jsonTool && isRecord(b.toolUse) && b.toolUse.name === JSON_TOOL) jsonAnswer = JSON.stringify(b.toolUse.input ?? {})
     else if (isRecord(b.toolUse))
       toolCalls.push({ id: String(b.toolUse.toolUseId ?? ''), type: 'function', function: { name: String(b.toolUse.name ?? ''), arguments: JSON.stringify(b.toolUse.input ?? {}) } })
   }
@@ -193,8 +204,9 @@ export function parseConverse(json: unknown): UpstreamCompletion {
     choices: [
       {
         index: 0,
-        message: { role: 'assistant', content: text || (toolCalls.length ? null : ''), refusal: null, ...(toolCalls.length ? { tool_calls: toolCalls } : {}) },
-        finish_reason: finishReason(json.stopReason),
+        message: { role: 'assistant', content: jsonAnswer ?? (text || (toolCalls.length ? null : '')), refusal: null, ...(toolCalls.length ? { tool_calls: toolCalls } : {}) },
+        // The JSON tool's call is the answer, not a call for the client to make.
+        finish_reason: jsonAnswer !== undefined && !toolCalls.length && json.stopReason === 'tool_use' ? 'stop' : finishReason(json.stopReason),
         logprobs: null,
       },
     ],
