@@ -64,6 +64,9 @@ export function cacheUse(ctx: AuthedContext, input: ChatInput, plan: Plan): Cach
   if (asked !== undefined && asked !== 'off' && asked !== 'refresh')
     throw badRequest(`Invalid header "x-gw-cache": expected "off" or "refresh", got "${asked.slice(0, 32)}"`)
   if (asked === 'off') return undefined
+  // Responses that continue a stored conversation are not answered from the cache (stateless only, PRODUCT §19).
+  const raw = ctx.rawBody?.value as { previous_response_id?: unknown } | undefined
+  if (raw?.previous_response_id) return undefined
   let ttl = policy.ttlSeconds
   const ttlHeader = ctx.headers.get('x-gw-cache-ttl')
   if (ttlHeader !== null) {

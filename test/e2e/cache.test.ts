@@ -197,8 +197,31 @@ test('Messages, Responses and embeddings are answered from the cache too', async
   expect(await e2.json()).toEqual(e1Body)
   expect((await post('/v1/embeddings', { ...embed, input: ['a', 'c'] })).headers.get('x-gw-cache')).toBe('miss')
   const r = { model: 'openai/gpt-4o-mini', input: 'Say hi please' }
-  expect((await post('/v1/responses', r)).headers.get('x-gw-cache')).toBe('miss')
+  const first = await post('/v1/responses', r)
+  expect(first.headers.get('x-gw-cache')).toBe('miss')
   expect((await post('/v1/responses', r)).headers.get('x-gw-cache')).toBe('hit')
+  // Stateless only: a request that continues a stored conversation is never answered from the cache.
+  const previous = ((await first.json()) as { id: string }).id
+  const next = { ...r, previous_response_id: previous }
+  expect((await post('/v1/responses', next)).headers.get('x-gw-cache')).toBe('off')
+  expect((await post('/v1/responses', next)).headers.get('x-gw-cache')).toBe('off')
+})
+
+test('prompt runs: the rendered request is the key (other variables miss, the same hit)', async () => {
+  const org = await orgWith(exact)
+  await gw.admin('POST', `/orgs/${org.id}/prompts`, { slug: 'greet', name: 'greet' })
+  const v = await gw.admin('POST', `/orgs/${org.id}/prompts/greet/versions`, {
+    model: 'openai/gpt-4o-mini',
+    userTemplate: 'Say hello to {{who}}.',
+    variables: [{ name: 'who', type: 'string', required: true }],
+    publish: true,
+  })
+  expect(v.status).toBe(201)
+  const run = (who: string) =>
+    gw.fetch('/v1/prompts/greet/run', { method: 'POST', headers: { authorization: `GwKey ${org.key}`, 'content-type': 'application/json' }, body: JSON.stringify({ variables: { who } }) })
+  expect((await run('Ada')).headers.get('x-gw-cache')).toBe('miss')
+  expect((await run('Ada')).headers.get('x-gw-cache')).toBe('hit')
+  expect((await run('Grace')).headers.get('x-gw-cache')).toBe('miss')
 })
 
 describe.skipIf(TEST_STORE !== 'postgres' || !TEST_WITH_REDIS)('two instances on PostgreSQL and Redis', () => {
