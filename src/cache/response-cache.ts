@@ -2,7 +2,8 @@
 // `x-gw-cache`, `x-gw-cache-ttl`), its key (a hash of the request as it goes upstream), what is kept of
 // an answer (never an error, a refusal or an answer cut short) and the answer made from a kept one.
 
-import { badRequest } from '../errors'
+import { badRequest, errorShapeFor } from '../errors'
+import { NO_FALLBACK } from '../pipeline/5-fallback'
 import type { AnswerInfo, AnswerShape, Finish } from '../pipeline/6-normalise'
 import { failureOutcome, type Outcome } from '../pipeline/7-log'
 import type { AuthedContext, ChatInput, Deps, RawBody } from '../pipeline/context'
@@ -10,8 +11,6 @@ import type { Plan } from '../pipeline/endpoint'
 import type { UpstreamCompletion } from '../providers/adapter'
 import type { ChunkChoice, FinishReason, ToolCall, Usage } from '../providers/openai-types'
 import { SSE_HEADERS } from '../sse/encode'
-import { errorShapeFor } from '../errors'
-import { NO_FALLBACK } from '../pipeline/5-fallback'
 
 /** Answers larger than this are not kept unless the policy says otherwise. */
 export const DEFAULT_MAX_ENTRY_BYTES = 1_048_576
@@ -102,7 +101,7 @@ const COMPLETE: ReadonlySet<FinishReason | null> = new Set(['stop', 'tool_calls'
  * complete one (200, not cut short, no refusal, a finish that is not `length` or a filter).
  */
 export function keep(deps: Deps, ctx: AuthedContext, use: CacheUse, o: Outcome, completion: UpstreamCompletion | undefined): void {
-  if (o.status !== 200 || o.errorCode || o.incomplete || o.refusal || !o.target || !o.usage || o.usage === null) return
+  if (o.status !== 200 || o.errorCode || o.incomplete || o.refusal || !o.target || !o.usage) return
   const c = completion ?? streamedCompletion(o)
   // An answer with no choices is an embeddings answer (its body is `native`).
   if (!c || (!c.choices.length && c.native === undefined) || !c.choices.every((ch) => COMPLETE.has(ch.finish_reason) && ch.message.refusal === null)) return

@@ -101,7 +101,7 @@ export const blocked = (name: string, kind: string, where: 'request' | 'answer')
 
 /**
  * The guardrails of one request. Built only when the org has some; `screenInput` runs before the
- * dispatch, `answer`/`streamText` on the way back, `scrub` on what the log keeps.
+ * dispatch, `answer` (JSON) and `GuardedStream` (src/guardrails/stream.ts) on the way back, `scrub` on what the log keeps.
  */
 export class Guard {
   readonly acted: GuardrailRecord[] = []
@@ -109,7 +109,9 @@ export class Guard {
   private readonly values = new Map<string, string>()
   /** Value → placeholder (masked) or label (redacted, blocked): what the log shows instead. */
   private readonly hidden = new Map<string, string>()
+  /** The last number given per label (`EMAIL` → 2 after `[EMAIL_2]`). */
   private readonly counters = new Map<string, number>()
+  /** `hidden`, longest value first (the log's scrub), made when first needed after a change. */
   private byLength: [string, string][] | undefined
   private readonly screens
   /** Text that already holds a would-be placeholder: placeholders are numbered past it. */
