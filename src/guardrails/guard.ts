@@ -11,6 +11,7 @@ import { findEntities, type Found, type PiiEntity } from './entities'
 import { callWebhook } from './webhook'
 
 type TextGuardrail = Exclude<Guardrail, { kind: 'webhook' }>
+type Webhook = Extract<Guardrail, { kind: 'webhook' }>
 
 /** A value found by a text guardrail: where, and the kind it is. */
 interface Hit {
@@ -55,8 +56,18 @@ class TextScreen {
   }
 }
 
+/** The texts of an answer's message. */
+function answerSlots(m: Choice['message']): TextSlot[] {
+  const slots: TextSlot[] = []
+  if (m.content) slots.push({ get: () => m.content ?? '', set: (t) => (m.content = t) })
+  if (m.refusal) slots.push({ get: () => m.refusal ?? '', set: (t) => (m.refusal = t) })
+  if (m.reasoning_content) slots.push({ get: () => m.reasoning_content ?? '', set: (t) => (m.reasoning_content = t) })
+  for (const tc of m.tool_calls ?? []) slots.push({ get: () => tc.function.arguments, set: (t) => (tc.function.arguments = t) })
+  return slots
+}
+
 /** One guardrail per policy list (policies are cached objects): regexes compiled once. */
-const prepared = new WeakMap<readonly Guardrail[], (TextScreen | Extract<Guardrail, { kind: 'webhook' }>)[]>()
+const prepared = new WeakMap<readonly Guardrail[], (TextScreen | Webhook)[]>()
 
 function prepare(list: readonly Guardrail[]) {
   let p = prepared.get(list)
@@ -131,9 +142,35 @@ export class Guard {
     return this.hidden.size > 0
   }
 
-  /** Does any guardrail read the answer (output scans or restoring masked values)? */
+  /** Does any guardrail read the answer (output scans or webhooks, or restoring masked values)? */
   get readsAnswer(): boolean {
-    return this.values.size > 0 || this.outputScreens().length > 0
+    return this.values.size > 0 || this.outputScreens().length > 0 || this.reviewsAnswer
+  }
+
+  /** Does a webhook read the answer (a stream is then held whole until it has answered)? */
+  get reviewsAnswer(): boolean {
+    return this.webhooks('output').length > 0
+  }
+
+  private webhooks(where: 'input' | 'output'): Webhook[] {
+    return this.screens.filter((s): s is Webhook => !(s instanceof TextScreen) && (s.on === 'both' || s.on === where))
+  }
+
+  /** One webhook over texts: its verdict applied (texts rewritten in place), or the request refused. */
+  private async ask(w: Webhook, texts: string[], where: 'request' | 'answer', signal: AbortSignal): Promise<void> {
+    const r = await callWebhook(this.fetcher, w, texts, signal)
+    this.note(w.name, r.action, [])
+    if (r.action === 'deny') throw new GatewayError(400, 'guardrail_blocked', `Guardrail "${w.name}" blocked the ${where}${r.reason ? `: ${r.reason}` : ''}`)
+    if (r.action === 'fail_closed')
+      throw new GatewayError(503, 'gateway_error', `Guardrail "${w.name}" could not check the ${where} (${r.reason}) and fails closed: try again later`, {
+        headers: { 'retry-after': '1' },
+      })
+    if (r.texts) r.texts.forEach((t, i) => (texts[i] = t))
+  }
+
+  /** The output webhooks over an answer's texts (as the provider wrote them, before masked values are put back), in the policy's order. */
+  async reviewTexts(texts: string[], signal: AbortSignal): Promise<void> {
+    for (const w of this.webhooks('output')) await this.ask(w, texts, 'answer', signal)
   }
 
   /** Runs the input guardrails over the request's texts, in the policy's order; throws 400 guardrail_blocked or 503. */
@@ -148,16 +185,10 @@ export class Guard {
       if (s instanceof TextScreen) {
         if (s.g.on === 'output') continue
         for (const slot of slots) slot.set(this.apply(s, slot.get(), s.g.action, 'request'))
-      } else {
+      } else if (s.on !== 'output') {
         const texts = slots.map((x) => x.get())
-        const r = await callWebhook(this.fetcher, s, texts, signal)
-        this.note(s.name, r.action, [])
-        if (r.action === 'deny') throw new GatewayError(400, 'guardrail_blocked', `Guardrail "${s.name}" blocked the request${r.reason ? `: ${r.reason}` : ''}`)
-        if (r.action === 'fail_closed')
-          throw new GatewayError(503, 'gateway_error', `Guardrail "${s.name}" could not check the request (${r.reason}) and fails closed: try again later`, {
-            headers: { 'retry-after': '1' },
-          })
-        if (r.texts) r.texts.forEach((t, i) => slots[i]?.set(t))
+        await this.ask(s, texts, 'request', signal)
+        texts.forEach((t, i) => slots[i]?.set(t))
       }
     }
   }
@@ -187,16 +218,16 @@ export class Guard {
     return this.restore(this.scanAnswer(text))
   }
 
-  /** A JSON answer's texts, in place: content, refusal, tool call arguments, thinking. */
-  answer(choices: Choice[]): void {
+  /**
+   * A JSON answer's texts, in place (content, refusal, thinking, tool call arguments): the output
+   * guardrails, the output webhooks, then the masked values put back.
+   */
+  async answer(choices: Choice[], signal: AbortSignal): Promise<void> {
     if (!this.readsAnswer) return
-    for (const c of choices) {
-      const m = c.message
-      if (m.content) m.content = this.answerText(m.content)
-      if (m.refusal) m.refusal = this.answerText(m.refusal)
-      if (m.reasoning_content) m.reasoning_content = this.answerText(m.reasoning_content)
-      for (const tc of m.tool_calls ?? []) tc.function.arguments = this.answerText(tc.function.arguments)
-    }
+    const slots = choices.flatMap((c) => answerSlots(c.message))
+    const texts = slots.map((s) => this.scanAnswer(s.get()))
+    await this.reviewTexts(texts, signal)
+    texts.forEach((t, i) => slots[i]?.set(this.restore(t)))
   }
 
   /** The masked values put back: each placeholder gw made, and only those. */

@@ -104,7 +104,7 @@ async function runAuthenticated(deps: Deps, e: EndpointDeclaration, ctx: AuthedC
     if (cache) settlement.cached(cache.read ? 'miss' : 'refresh', (o) => keepable && keep(deps, ctx, cache, o, d.answer.kind === 'json' ? d.answer.completion : undefined))
     let res: Response
     if (d.answer.kind === 'json') {
-      res = await jsonAnswer(deps, ctx, d, settlement.finish, plan.shape, guard && ((c) => guard.answer(c.choices)))
+      res = await jsonAnswer(deps, ctx, d, settlement.finish, plan.shape, guard && ((c) => guard.answer(c.choices, ctx.signal)))
     } else {
       res = streamAnswer(deps, ctx, d, settlement.finish, plan.shape, settlement.countTokens, path.transform)
     }

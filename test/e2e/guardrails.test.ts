@@ -303,3 +303,46 @@ test('embeddings: inputs are masked or refused before the provider sees them; th
   expect(((await refused.json()) as any).code).toBe('guardrail_blocked')
   expect(openaiFake.requests.length).toBe(before)
 })
+
+test('webhook on the answer: it reads the texts as the provider wrote them (placeholders, never the masked values); allow, rewrite and deny, JSON and streamed (held whole)', async () => {
+  const org = await orgWith([
+    { name: 'pii', kind: 'pii', on: 'input', action: 'mask', entities: ['email'] },
+    { name: 'tone', kind: 'webhook', on: 'output', url: hook.url, timeoutMs: 500, failOpen: false },
+  ])
+  hook.state.answer = { allow: true }
+  const plain = await org.chat('write to ada@example.com')
+  expect(((await plain.json()) as any).choices[0].message.content).toBe('write to ada@example.com')
+  expect(hook.state.posted.at(-1)).toEqual({ texts: ['write to [EMAIL_1]'] })
+
+  hook.state.answer = { allow: true, texts: ['please write to [EMAIL_1] politely'] }
+  const rewritten = await org.chat('write to ada@example.com')
+  expect(((await rewritten.json()) as any).choices[0].message.content).toBe('please write to ada@example.com politely')
+  expect((await org.log(rewritten)).guardrails).toEqual([
+    { name: 'pii', action: 'mask', entities: ['email'] },
+    { name: 'tone', action: 'rewrite', entities: [] },
+  ])
+
+  echo.cuts.push([3, 9, 14])
+  const streamed = await org.chat('write to ada@example.com', { stream: true })
+  const events = await readSse(streamed)
+  expect(events.at(-1)).toBe('[DONE]')
+  const text = events.flatMap((e) => (e === '[DONE]' ? [] : ((e.choices as { delta: { content?: string } }[])[0]?.delta.content ?? ''))).join('')
+  expect(text).toBe('please write to ada@example.com politely')
+
+  hook.state.answer = { allow: false, reason: 'too rude' }
+  const denied = await org.chat('write to ada@example.com')
+  expect(denied.status).toBe(400)
+  expect(await denied.json()).toMatchObject({ code: 'guardrail_blocked', message: 'Guardrail "tone" blocked the answer: too rude' })
+  echo.cuts.push([5])
+  const deniedStream = await org.chat('write to ada@example.com', { stream: true })
+  const raw = await deniedStream.text()
+  expect(raw).not.toContain('write to')
+  expect(raw).toContain('"code":"guardrail_blocked"')
+  hook.state.answer = { allow: true }
+
+  hook.state.status = 500
+  const down = await org.chat('hello')
+  expect(down.status).toBe(503)
+  expect(((await down.json()) as any).message).toContain('could not check the answer')
+  hook.state.status = 200
+})
