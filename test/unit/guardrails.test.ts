@@ -6,7 +6,7 @@ import fc from 'fast-check'
 import { checkGuardrails, type Guardrail } from '../../src/guardrails/config'
 import { findEntities, ibanValid, luhn, PII_ENTITIES, type PiiEntity } from '../../src/guardrails/entities'
 import { Guard } from '../../src/guardrails/guard'
-import { GuardedStream } from '../../src/guardrails/stream'
+import { GuardedStream, HeldStream } from '../../src/guardrails/stream'
 import { GatewayError } from '../../src/errors'
 import type { StreamPart } from '../../src/providers/adapter'
 import type { ChatRequest } from '../../src/providers/openai-types'
@@ -205,4 +205,38 @@ test('scanning costs little: 1 MB of text with every kind asked for', () => {
   expect(hits.length).toBe(2 * Math.ceil(1_000_000 / chunk.length))
   // Generous for a shared machine; docs/policy.md gives the measured figure.
   expect(ms).toBeLessThan(1000)
+})
+
+test('property: a stream held for an output webhook gives back exactly the text, and the webhook sees placeholders only', async () => {
+  const seen: string[][] = []
+  const webhook = (async (_url: string, init: RequestInit) => {
+    seen.push((JSON.parse(init.body as string) as { texts: string[] }).texts)
+    return Response.json({ allow: true })
+  }) as unknown as typeof fetch
+  const list: Guardrail[] = [...maskAll, { name: 'review', kind: 'webhook', on: 'output', url: 'http://hook.invalid/', failOpen: false }]
+  await fc.assert(
+    fc.asyncProperty(textWithEntities, cuts, async (text, at) => {
+      const g = new Guard(list, webhook)
+      const req = body(text)
+      await g.screenInput(req, new AbortController().signal)
+      const upstream = req.messages[0]?.content as string
+      const s = new HeldStream(g, new AbortController().signal)
+      let client = ''
+      const take = (parts: StreamPart[] | null) => {
+        for (const p of parts ?? []) if (p.type === 'choices') for (const c of p.choices) client += c.delta.content ?? ''
+      }
+      const pieces = chunked(upstream, at)
+      for (const [i, piece] of pieces.entries()) {
+        const parts = await s.transform([{ type: 'choices', choices: [{ index: 0, delta: { content: piece }, finish_reason: i === pieces.length - 1 ? 'stop' : null }] }])
+        // Nothing of the text goes out before the end.
+        expect((parts ?? []).some((p) => p.type === 'choices')).toBe(false)
+        take(parts)
+      }
+      take(await s.transform([{ type: 'end' }]))
+      take(await s.transform(null))
+      expect(client).toBe(text)
+      if (upstream) expect(seen.at(-1)).toEqual([upstream])
+    }),
+    { numRuns: 200 },
+  )
 })
