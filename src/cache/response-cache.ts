@@ -110,9 +110,14 @@ export function keep(deps: Deps, ctx: AuthedContext, use: CacheUse, o: Outcome, 
   if (text.length > use.maxEntryBytes || Buffer.byteLength(text) > use.maxEntryBytes) return
   const now = Date.now()
   deps.cache.put(ctx.org.org.id, use.key, text, now + use.ttlMs, now, deps.config.cacheMaxOrgBytes).catch((err: unknown) => {
-    console.error('gw: keeping an answer in the response cache failed:', err instanceof Error ? err.message : err)
+    // Said once a minute at most: while the store or Redis is away every miss would say it.
+    if (now - lastPutError < 60_000) return
+    lastPutError = now
+    console.error('gw: keeping an answer in the response cache failed (said once a minute at most):', err instanceof Error ? err.message : err)
   })
 }
+
+let lastPutError = -Infinity
 
 /** A streamed answer's transcript (the log's response body) as a completion. */
 function streamedCompletion(o: Outcome): UpstreamCompletion | undefined {
