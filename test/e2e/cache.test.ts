@@ -249,3 +249,17 @@ describe.skipIf(TEST_STORE !== 'postgres' || !TEST_WITH_REDIS)('two instances on
     }
   })
 })
+
+test('Redis unreachable: the cache is a miss and the answer still comes', async () => {
+  const down = await startTestGateway({ openai }, { GW_REDIS_URL: 'redis://127.0.0.1:1', GW_REDIS_PREFIX: 'gwtest:cache-down:' })
+  try {
+    const org = await orgWith(exact, down)
+    for (let i = 0; i < 2; i++) {
+      const res = await org.chat({ seed: 900 })
+      expect(res.status).toBe(200)
+      expect(res.headers.get('x-gw-cache')).toBe('miss')
+    }
+  } finally {
+    await down.stop()
+  }
+}, 20_000)
