@@ -37,6 +37,28 @@ class TextScreen {
     return kind === 'regex' ? this.label : kind.toUpperCase()
   }
 
+  /**
+   * `find` over a request's text of any size without holding the event loop: windows of 256 KiB that
+   * overlap by more than the longest value a rule finds (a regex match longer than the overlap that
+   * spans two windows is found in parts), the loop given back every 4 ms, stopped when the client leaves.
+   */
+  async findInWindows(text: string, signal: AbortSignal): Promise<Hit[]> {
+    if (text.length <= WINDOW) return this.find(text)
+    const hits: Hit[] = []
+    let since = performance.now()
+    for (let start = 0; ; start += WINDOW - OVERLAP) {
+      const end = Math.min(text.length, start + WINDOW)
+      for (const h of this.find(text.slice(start, end))) hits.push({ ...h, start: h.start + start, end: h.end + start })
+      if (end === text.length) break
+      if (performance.now() - since > YIELD_AFTER_MS) {
+        await new Promise<void>((resolve) => setImmediate(resolve))
+        signal.throwIfAborted()
+        since = performance.now()
+      }
+    }
+    return firstLongest(hits)
+  }
+
   find(text: string): Hit[] {
     if (this.wanted) return findEntities(text, this.wanted).map((f: Found) => ({ start: f.start, end: f.end, kind: f.entity }))
     const hits: Hit[] = []
@@ -49,11 +71,22 @@ class TextScreen {
         from = end > start ? end : end + 1
       }
     }
-    if (hits.length < 2) return hits
-    hits.sort((a, b) => a.start - b.start || b.end - a.end)
-    let until = -1
-    return hits.filter((h) => (h.start >= until ? ((until = h.end), true) : false))
+    return firstLongest(hits)
   }
+}
+
+/** A request's text is scanned in windows of this many characters… */
+const WINDOW = 262_144
+/** …each overlapping the one before by this many (more than a private key block, the longest value found). */
+const OVERLAP = 17_408
+const YIELD_AFTER_MS = 4
+
+/** Hits that do not overlap, in order: the earliest, then the longest, wins. */
+function firstLongest(hits: Hit[]): Hit[] {
+  if (hits.length < 2) return hits
+  hits.sort((a, b) => a.start - b.start || b.end - a.end)
+  let until = -1
+  return hits.filter((h) => (h.start >= until ? ((until = h.end), true) : false))
 }
 
 /** The texts of an answer's message. */
@@ -184,7 +217,10 @@ export class Guard {
     for (const s of this.screens) {
       if (s instanceof TextScreen) {
         if (s.g.on === 'output') continue
-        for (const slot of slots) slot.set(this.apply(s, slot.get(), s.g.action, 'request'))
+        for (const slot of slots) {
+          const text = slot.get()
+          slot.set(this.apply(s, text, s.g.action, 'request', await s.findInWindows(text, signal)))
+        }
       } else if (s.on !== 'output') {
         const texts = slots.map((x) => x.get())
         await this.ask(s, texts, 'request', signal)
@@ -275,8 +311,8 @@ export class Guard {
   }
 
   /** One text through one text guardrail. */
-  private apply(s: TextScreen, text: string, action: 'block' | 'redact' | 'mask', where: 'request' | 'answer'): string {
-    const hits = s.find(text)
+  private apply(s: TextScreen, text: string, action: 'block' | 'redact' | 'mask', where: 'request' | 'answer', found?: Hit[]): string {
+    const hits = found ?? s.find(text)
     if (!hits.length) return text
     const kinds = [...new Set(hits.map((h) => h.kind))]
     this.note(s.g.name, action, kinds)

@@ -240,3 +240,28 @@ test('property: a stream held for an output webhook gives back exactly the text,
     { numRuns: 200 },
   )
 })
+
+test('a large request is screened in overlapping windows: the same values as one pass, and the event loop keeps turning', async () => {
+  const g = new Guard([...maskAll, { name: 'codes', kind: 'regex', on: 'input', action: 'redact', patterns: ['\\bPROJ-\\d{4}\\b', 'x+y', '(a|b)+c'] }], noFetch)
+  // Values on and around the window edges (every 245,760 characters).
+  const filler = 'lorem ipsum dolor sit amet consectetur '.repeat(40_000) // 1.56 MB
+  let text = filler
+  for (const at of [245_760 - 10, 245_760 * 2 - 3, 245_760 * 3 + 5, 262_144 - 8, 700_000])
+    text = `${text.slice(0, at)} ada@example.com 4111 1111 1111 1111 PROJ-1234 ${text.slice(at)}`
+  const whole = findEntities(text, ALL).map((f) => [f.start, f.end])
+  let turns = 0
+  const timer = setInterval(() => turns++, 1)
+  const req = body(text)
+  const t0 = performance.now()
+  await g.screenInput(req, new AbortController().signal)
+  const ms = performance.now() - t0
+  clearInterval(timer)
+  const sent = req.messages[0]?.content as string
+  expect(sent).not.toContain('ada@example.com')
+  expect(sent).not.toContain('4111 1111 1111 1111')
+  expect(sent).not.toContain('PROJ-1234')
+  expect(g.answerText(sent)).toBe(text.replaceAll('PROJ-1234', '[CODES]'))
+  expect(whole.length).toBe(10)
+  // The loop was given back while it scanned (a 1 ms timer ran several times).
+  if (ms > 20) expect(turns).toBeGreaterThan(2)
+})
