@@ -80,6 +80,8 @@ const WINDOW = 262_144
 /** …each overlapping the one before by this many (more than a private key block, the longest value found). */
 const OVERLAP = 17_408
 const YIELD_AFTER_MS = 4
+/** Above this many (values × characters), the log's scrub finds values by the rules rather than one by one. */
+const SCRUB_SEARCH_LIMIT = 20_000_000
 
 /** Hits that do not overlap, in order: the earliest, then the longest, wins. */
 function firstLongest(hits: Hit[]): Hit[] {
@@ -295,10 +297,44 @@ export class Guard {
 
   /** A value as the log may keep it: every value this request masked, redacted or was blocked for replaced. */
   scrubText(text: string): string {
+    if (!this.hidden.size || !text) return text
+    // Many values in a long text: found again by the same rules (linear in the text) instead of searched one by one.
+    if (this.hidden.size * text.length > SCRUB_SEARCH_LIMIT) return this.scrubByRules(text)
     // Longest first, so a value inside a longer one never splits it.
     this.byLength ??= [...this.hidden].sort((a, b) => b[0].length - a[0].length)
     for (const [value, shown] of this.byLength) if (text.includes(value)) text = text.split(value).join(shown)
     return text
+  }
+
+  private scrubByRules(text: string): string {
+    for (const s of this.screens) {
+      if (!(s instanceof TextScreen)) continue
+      let out = ''
+      let from = 0
+      for (const h of s.find(text)) {
+        const shown = this.hidden.get(text.slice(h.start, h.end))
+        if (shown === undefined) continue
+        out += text.slice(from, h.start) + shown
+        from = h.end
+      }
+      if (from) text = out + text.slice(from)
+    }
+    return text
+  }
+
+  /**
+   * The JSON text of a body larger than the log keeps: its strings scrubbed until about `max`
+   * characters have been written, the rest left empty (the log stores a preview of the first bytes).
+   */
+  scrubbedPreview(value: unknown, max: number): string {
+    let budget = max
+    return JSON.stringify(value, (_key, v: unknown) => {
+      if (typeof v !== 'string') return v
+      if (budget <= 0) return ''
+      const s = this.scrubText(v)
+      budget -= s.length + 8
+      return s
+    })
   }
 
   /** Any JSON value with scrubText applied to its strings (keys included). */

@@ -346,3 +346,22 @@ test('webhook on the answer: it reads the texts as the provider wrote them (plac
   expect(((await down.json()) as any).message).toContain('could not check the answer')
   hook.state.status = 200
 })
+
+test('a body over GW_LOG_BODY_MAX_BYTES is logged as a preview with no masked value in it', async () => {
+  const small = await startTestGateway({}, { GW_LOG_BODY_MAX_BYTES: '1024' })
+  try {
+    await small.admin('POST', '/orgs', { id: 'preview', name: 'preview' })
+    await small.admin('PUT', '/orgs/preview/providers/openai', { apiKey: 'sk-echo', baseUrl: echo.url })
+    await small.admin('PUT', '/orgs/preview/policy', { guardrails: [maskAll] })
+    const { key } = (await (await small.admin('POST', '/orgs/preview/service-keys', {})).json()) as { key: string }
+    const content = `write to ada@example.com ${'and more words '.repeat(500)}`
+    const res = await small.chat({ model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content }] }, { authorization: `GwKey ${key}` })
+    expect(res.status).toBe(200)
+    const entry = await small.log(res.headers.get('x-gw-request-id') as string, key)
+    expect(entry.requestBody).toMatchObject({ truncated: true })
+    expect((entry.requestBody as { preview: string }).preview).toContain('write to [EMAIL_1]')
+    expect(JSON.stringify(entry)).not.toContain('ada@example.com')
+  } finally {
+    await small.stop()
+  }
+})

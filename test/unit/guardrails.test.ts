@@ -265,3 +265,18 @@ test('a large request is screened in overlapping windows: the same values as one
   // The loop was given back while it scanned (a 1 ms timer ran several times).
   if (ms > 20) expect(turns).toBeGreaterThan(2)
 })
+
+test("the log's scrub stays linear with many values: thousands of masked emails are found again by the rules", async () => {
+  const g = new Guard(maskAll, noFetch)
+  const text = Array.from({ length: 4000 }, (_, i) => `user${i}@example.com wrote`).join(' ')
+  const req = body(text)
+  await g.screenInput(req, new AbortController().signal)
+  const t0 = performance.now()
+  expect(g.scrubText(text)).toBe(req.messages[0]?.content as string)
+  expect(performance.now() - t0).toBeLessThan(500)
+  // A body larger than the log keeps: the preview's strings are scrubbed, the rest left empty.
+  const preview = g.scrubbedPreview({ messages: [{ content: text }, { content: text }] }, 1000)
+  expect(preview).not.toContain('user0@example.com')
+  expect(preview).toContain('[EMAIL_1]')
+  expect(preview.length).toBeLessThan(text.length + 200)
+})
