@@ -80,6 +80,8 @@ const WINDOW = 262_144
 /** …each overlapping the one before by this many (more than a private key block, the longest value found). */
 const OVERLAP = 17_408
 const YIELD_AFTER_MS = 4
+/** Text shaped like a placeholder gw makes. */
+const PLACEHOLDER_LIKE = /\[[A-Z0-9_]{1,80}_\d{1,9}\]/g
 /** Above this many (values × characters), the log's scrub finds values by the rules rather than one by one. */
 const SCRUB_SEARCH_LIMIT = 20_000_000
 
@@ -160,8 +162,8 @@ export class Guard {
   /** `hidden`, longest value first (the log's scrub), made when first needed after a change. */
   private byLength: [string, string][] | undefined
   private readonly screens
-  /** Text that already holds a would-be placeholder: placeholders are numbered past it. */
-  private taken = ''
+  /** The would-be placeholders the request already holds (`[EMAIL_1]` typed by the client): never made again. */
+  private taken = new Set<string>()
   /** The longest placeholder made, for the stream's hold-back. */
   maxPlaceholder = 0
 
@@ -215,7 +217,7 @@ export class Guard {
 
   /** The input guardrails over texts of a request (an embeddings request's inputs: its plan gives them). */
   async screenTexts(slots: TextSlot[], signal: AbortSignal): Promise<void> {
-    this.taken = slots.map((s) => s.get()).join('\n')
+    for (const slot of slots) for (const m of slot.get().matchAll(PLACEHOLDER_LIKE)) this.taken.add(m[0])
     for (const s of this.screens) {
       if (s instanceof TextScreen) {
         if (s.g.on === 'output') continue
@@ -374,7 +376,7 @@ export class Guard {
     let n = this.counters.get(label) ?? 0
     let p: string
     do p = `[${label}_${++n}]`
-    while (this.taken.includes(p) || this.values.has(p))
+    while (this.taken.has(p) || this.values.has(p))
     this.counters.set(label, n)
     this.values.set(p, value)
     this.maxPlaceholder = Math.max(this.maxPlaceholder, p.length)
