@@ -200,6 +200,11 @@ test('Messages, Responses and embeddings are answered from the cache too', async
   const first = await post('/v1/responses', r)
   expect(first.headers.get('x-gw-cache')).toBe('miss')
   expect((await post('/v1/responses', r)).headers.get('x-gw-cache')).toBe('hit')
+  const replayed = await post('/v1/responses', { ...r, stream: true })
+  expect(replayed.headers.get('x-gw-cache')).toBe('hit')
+  const types = (await replayed.text()).split('\n').filter((l) => l.startsWith('event: ')).map((l) => l.slice(7))
+  expect(types[0]).toBe('response.created')
+  expect(types.at(-1)).toBe('response.completed')
   // Stateless only: a request that continues a stored conversation is never answered from the cache.
   const previous = ((await first.json()) as { id: string }).id
   const next = { ...r, previous_response_id: previous }
