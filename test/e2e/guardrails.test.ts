@@ -365,3 +365,28 @@ test('a body over GW_LOG_BODY_MAX_BYTES is logged as a preview with no masked va
     await small.stop()
   }
 })
+
+test('Responses and prompt runs are guarded too: the provider gets placeholders, the client the values', async () => {
+  const org = await orgWith([maskAll])
+  const post = (path: string, body: object) =>
+    gw.fetch(path, { method: 'POST', headers: { authorization: `GwKey ${org.key}`, 'content-type': 'application/json' }, body: JSON.stringify(body) })
+  const r = await post('/v1/responses', { model: 'openai/gpt-4o-mini', input: 'mail ada@example.com' })
+  expect(r.status).toBe(200)
+  expect(JSON.stringify(echo.received.at(-1)?.messages)).toContain('mail [EMAIL_1]')
+  const out = (await r.json()) as { output: { content?: { text?: string }[] }[] }
+  expect(out.output.flatMap((o) => o.content ?? []).map((c) => c.text).join('')).toBe('mail ada@example.com')
+
+  await gw.admin('POST', `/orgs/${org.id}/prompts`, { slug: 'fwd', name: 'fwd' })
+  await gw.admin('POST', `/orgs/${org.id}/prompts/fwd/versions`, {
+    model: 'openai/gpt-4o-mini',
+    userTemplate: 'Forward to {{to}}.',
+    variables: [{ name: 'to', type: 'string', required: true }],
+    publish: true,
+  })
+  const run = await post('/v1/prompts/fwd/run', { variables: { to: 'grace@example.org' } })
+  expect(run.status).toBe(200)
+  expect(echo.received.at(-1)?.messages.at(-1).content).toBe('Forward to [EMAIL_1].')
+  expect(((await run.json()) as any).choices[0].message.content).toBe('Forward to grace@example.org.')
+  const entry = await org.log(run)
+  expect(JSON.stringify(entry)).not.toContain('grace@example.org')
+})
