@@ -1,6 +1,6 @@
 // The shared provider matrix, continued: for every provider and kind of ./specs.ts, the other APIs clients speak
-// (Anthropic's Messages through its SDK, OpenAI's Responses through its SDK), a failure falling back to another
-// provider, and the answer's cost, as the client and the log entry see them.
+// (Anthropic's Messages through its SDK, OpenAI's Responses through its SDK), embeddings, a route naming the model,
+// a failure falling back to another provider, and the answer's cost, as the client and the log entry see them.
 
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'bun:test'
 import Anthropic from '@anthropic-ai/sdk'
@@ -88,6 +88,16 @@ describe.each(SPECS.map((s) => [s.name, s] as const))('%s', (_name, spec: Provid
       { model: 'openai/gpt-4o-mini', outcome: 'ok' },
     ])
     expect(log).toMatchObject({ fallback: { used: true, reason: 'provider_error', model: 'openai/gpt-4o-mini' } })
+  })
+
+  test("a route (PRODUCT §13) naming the model reaches it; the log entry names the route and the target chosen", async () => {
+    const route = `r-${spec.name}`
+    expect((await gw.admin('PUT', `/orgs/default/routes/${route}`, { targets: [{ model }] })).status).toBe(200)
+    const res = await gw.chat({ model: route, messages: HELLO })
+    expect(res.status).toBe(200)
+    expect(((await res.json()) as { choices: { message: { content: string } }[] }).choices[0]?.message.content).toBe(greeting)
+    expect(fake().requests).toHaveLength(1)
+    expect(await gw.log(res.headers.get('x-gw-request-id') as string)).toMatchObject({ route, model, requestedModel: route })
   })
 
   test('the cost: x-gw-cost-usd, usage.cost_usd and the log entry agree (null, never 0, when the price is unknown)', async () => {
