@@ -1,6 +1,6 @@
 // The shared provider matrix, continued: for every provider and kind of ./specs.ts, the other APIs clients speak
 // (Anthropic's Messages through its SDK, OpenAI's Responses through its SDK), embeddings, a route naming the model,
-// a failure falling back to another provider, and the answer's cost, as the client and the log entry see them.
+// a failure falling back to another provider, the answer's cost and a budget, as the client and the log entry see them.
 
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'bun:test'
 import Anthropic from '@anthropic-ai/sdk'
@@ -98,6 +98,26 @@ describe.each(SPECS.map((s) => [s.name, s] as const))('%s', (_name, spec: Provid
     expect(((await res.json()) as { choices: { message: { content: string } }[] }).choices[0]?.message.content).toBe(greeting)
     expect(fake().requests).toHaveLength(1)
     expect(await gw.log(res.headers.get('x-gw-request-id') as string)).toMatchObject({ route, model, requestedModel: route })
+  })
+
+  test('under an org budget (PRODUCT §11): a priced model is admitted and its spend counted; an unpriced one is refused (403) before anything is sent', async () => {
+    const { policy } = (await (await gw.admin('GET', '/orgs/default')).json()) as { policy: object }
+    const spent = async () => ((await (await gw.admin('GET', '/orgs/default/budgets')).json()) as { data: { spentUsd: number }[] }).data[0]?.spentUsd ?? 0
+    expect((await gw.admin('PUT', '/orgs/default/policy', { ...policy, budgets: [{ scope: 'org', usd: 1000, period: 'total' }] })).status).toBe(200)
+    try {
+      const before = await spent()
+      const res = await gw.chat({ model, messages: HELLO })
+      if (spec.priced) {
+        expect(res.status).toBe(200)
+        expect(await spent()).toBeCloseTo(before + Number(res.headers.get('x-gw-cost-usd')), 12)
+      } else {
+        expect(res.status).toBe(403)
+        expect(((await res.json()) as { code: string }).code).toBe('policy_violation')
+        expect(fake().requests).toHaveLength(0)
+      }
+    } finally {
+      expect((await gw.admin('PUT', '/orgs/default/policy', policy)).status).toBe(200)
+    }
   })
 
   test('the cost: x-gw-cost-usd, usage.cost_usd and the log entry agree (null, never 0, when the price is unknown)', async () => {
