@@ -45,7 +45,7 @@ export const GuardrailBody = t.Union(
       {
         name: guardrailName,
         kind: t.Literal('webhook'),
-        on: t.Literal('input', { description: 'webhooks check the request' }),
+        on: guardrailOn,
         url: t.String({ pattern: '^https?://', maxLength: 2048 }),
         timeoutMs: t.Optional(t.Integer({ minimum: 1, maximum: 30_000, description: 'default 2000' })),
         failOpen: t.Boolean({ description: 'a webhook that is down, slow or answers badly lets the request through (true) or refuses it (false)' }),
@@ -188,7 +188,8 @@ export const VertexProviderBody = t.Object(
     kind: t.Literal('vertex'),
     project: t.String({ pattern: '^[a-z0-9][a-z0-9-]{0,62}$', description: 'the Google Cloud project id' }),
     location: t.String({ pattern: '^[a-z0-9-]{1,40}$', description: 'the region, e.g. us-central1 (or global)' }),
-    serviceAccountKey: t.Unknown({ description: "the service account's JSON key (an object, or its text); sealed, never shown back" }),
+    serviceAccountKey: t.Optional(t.Unknown({ description: "the service account's JSON key (an object, or its text); sealed, never shown back" })),
+    serviceAccount: t.Optional(t.Unknown({ description: 'the same key, by the name PRODUCT §17 gives it (one of the two is required)' })),
     baseUrl: t.Optional(t.String({ description: 'default https://{location}-aiplatform.googleapis.com', maxLength: 2048 })),
     enabled: t.Optional(t.Boolean()),
     weight: t.Optional(t.Number({ exclusiveMinimum: 0, maximum: 1e6 })),
