@@ -32,6 +32,7 @@ import { asActor } from './admin/audit'
 import { type LoadReport, loadPromptFiles, readPromptFiles } from './prompts/prompt-files'
 import { type LogRetentionOptions, startLogRetention } from './store/log-retention'
 import { LogPath, type LogPathOptions } from './store/log-path'
+import { LogSpool } from './store/log-spool'
 import { createPostgresStore } from './store/postgres'
 import { createSqliteStore } from './store/sqlite'
 import type { Store } from './store/types'
@@ -79,16 +80,19 @@ async function connectShared(config: Config): Promise<{ link: RedisLink; notices
 /**
  * The log path: entries are built and written by a log thread with its own connection (PostgreSQL, or
  * a SQLite file; only a database server can be unreachable, so only it spools); an in-memory SQLite
- * database, which no other thread can open, is written from this thread by the same code.
+ * database, which no other thread can open, is written from this thread by the same code, and so is
+ * any database when log threads keep dying before they open it (LogPath.thread's fallback).
  */
 function openLogPath(config: Config, store: Store, opts: LogPathOptions): LogPath {
   if (config.databaseUrl) {
-    const logs = LogPath.thread({ kind: 'postgres', url: config.databaseUrl, spoolDir: resolve(config.spoolDir) }, opts)
+    const spoolDir = resolve(config.spoolDir)
+    // The fallback's spool is made only if it is used (a LogSpool reads its folder when made).
+    const logs = LogPath.thread({ kind: 'postgres', url: config.databaseUrl, spoolDir }, opts, { logs: store.logs, spool: () => new LogSpool(spoolDir) })
     void store.whenReady.then(() => logs.markReady(), () => {})
     return logs
   }
   if (config.dbPath === ':memory:') return LogPath.inProcess(store.logs, opts)
-  return LogPath.thread({ kind: 'sqlite', path: resolve(config.dbPath) }, opts)
+  return LogPath.thread({ kind: 'sqlite', path: resolve(config.dbPath) }, opts, { logs: store.logs })
 }
 
 /** How long start-up waits for a database that does not answer before listening without it. */

@@ -2,6 +2,7 @@
 
 import type { LogEntry } from '../domain/log-entry'
 import { withoutBodies } from './log-cursor'
+import type { LogSpool } from './log-spool'
 import type { LogWriterOptions } from './log-writer'
 import {
   type BodyMaterial,
@@ -35,6 +36,32 @@ export interface LogPathOptions extends LogWriterSettings {
 export interface LogBodies {
   request?: BodyMaterial
   response?: BodyMaterial
+}
+
+type StartPort = (receive: (m: FromLogThread) => void, died: () => void) => Port
+
+/** A sink on this thread, spoken to as a log thread is. */
+function inProcessPort(store: LogStore, opts: LogPathOptions, spool?: () => LogSpool): StartPort {
+  return (receive) => {
+    const writer: LogWriterOptions = {
+      batchSize: opts.batchSize,
+      intervalMs: opts.intervalMs,
+      ...(opts.quiet ? { quiet: opts.quiet } : {}),
+      ...(spool ? { spool: spool() } : {}),
+    }
+    const sink = new LogSink(store, opts.bodyMaxBytes, writer, receive)
+    queueMicrotask(() => receive({ kind: 'started' }))
+    return {
+      post: (m) => {
+        if (m.kind === 'items') sink.add(unpackItems(m.packed))
+        else if (m.kind === 'flush') void sink.flush(m.id)
+        else if (m.kind === 'close') void sink.close(m.id)
+      },
+      terminate: () => {},
+      kill: () => {},
+      hold: () => {},
+    }
+  }
 }
 
 /** Where the log material goes: a Worker, or (an in-memory database, which no other thread can open) a sink on this thread. */
@@ -107,18 +134,30 @@ export class LogPath {
   /** Log threads started, the first included. */
   started = 0
 
+  /** The current log thread has said it opened its store. */
+  private opened = false
+  /** Log threads in a row that died before they started. */
+  private stillborn = 0
+
   private constructor(
-    private readonly start: (receive: (m: FromLogThread) => void, died: () => void) => Port,
+    private start: StartPort,
     private readonly opts: LogPathOptions,
+    /** Where entries go, on this thread, when log threads keep dying before they start (see died). */
+    private readonly fallback?: StartPort,
   ) {
     this.maxQueue = opts.maxQueue ?? 20_000
     this.open()
   }
 
-  /** A log thread writing to `store` over its own connection. */
-  static thread(store: LogThreadStore, opts: LogPathOptions): LogPath {
+  /**
+   * A log thread writing to `store` over its own connection. `fallback`: the same store as this
+   * thread opened it (and the spool, for a database server), written from here if three log threads
+   * in a row die before they open theirs.
+   */
+  static thread(store: LogThreadStore, opts: LogPathOptions, fallback?: { logs: LogStore; spool?: () => LogSpool }): LogPath {
     const writer: LogWriterSettings = { batchSize: opts.batchSize, intervalMs: opts.intervalMs }
-    return new LogPath((receive, died) => {
+    return new LogPath(
+      (receive, died) => {
       const worker = new Worker(THREAD_MODULE)
       let gone = false
       const end = () => {
@@ -146,25 +185,15 @@ export class LogPath {
         kill: () => worker.terminate(),
         hold: (on) => (on ? handle.ref() : handle.unref()),
       }
-    }, opts)
+      },
+      opts,
+      fallback && inProcessPort(fallback.logs, opts, fallback.spool),
+    )
   }
 
   /** The same path on this thread, for a database no other thread can open (`:memory:`). */
   static inProcess(store: LogStore, opts: LogPathOptions): LogPath {
-    const writer: LogWriterOptions = { batchSize: opts.batchSize, intervalMs: opts.intervalMs, ...(opts.quiet ? { quiet: opts.quiet } : {}) }
-    const path = new LogPath((receive) => {
-      const sink = new LogSink(store, opts.bodyMaxBytes, writer, receive)
-      return {
-        post: (m) => {
-          if (m.kind === 'items') sink.add(unpackItems(m.packed))
-          else if (m.kind === 'flush') void sink.flush(m.id)
-          else if (m.kind === 'close') void sink.close(m.id)
-        },
-        terminate: () => {},
-        kill: () => {},
-        hold: () => {},
-      }
-    }, opts)
+    const path = new LogPath(inProcessPort(store, opts), opts)
     path.storeReady = true
     return path
   }
@@ -292,6 +321,7 @@ export class LogPath {
   }
 
   private open(): void {
+    this.opened = false
     const port = this.start(
       (m) => this.receive(m),
       () => this.died(port),
@@ -311,6 +341,11 @@ export class LogPath {
     if (this.port !== port || this.closed) return
     this.port = undefined
     this.restarts++
+    this.stillborn = this.opened ? 0 : this.stillborn + 1
+    if (this.stillborn >= 3 && this.fallback && this.start !== this.fallback) {
+      console.error('gw: the log thread cannot start (three in a row ended before opening the database); log entries are written on the serving thread instead')
+      this.start = this.fallback
+    }
     const e = this.earlier
     const s = this.sink
     this.earlier = { written: e.written + s.written, dropped: e.dropped + s.dropped, retries: e.retries + s.retries, spooled: e.spooled + s.spooled, inSpool: 0, failing: false }
@@ -324,6 +359,11 @@ export class LogPath {
   }
 
   private receive(m: FromLogThread): void {
+    if (m.kind === 'started') {
+      this.opened = true
+      this.stillborn = 0
+      return
+    }
     this.sink = m.stats
     if (m.kind === 'error') {
       this.opts.onError?.(new Error(m.message), m.attempt)

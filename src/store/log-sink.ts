@@ -53,6 +53,8 @@ export type FromLogThread =
   | { kind: 'settled'; seqs: number[]; spooled: number[]; stats: SinkStats }
   | { kind: 'done'; id: number; seqs: number[]; spooled: number[]; stats: SinkStats }
   | { kind: 'error'; message: string; attempt: number; stats: SinkStats }
+  /** The thread opened its store and takes items. */
+  | { kind: 'started' }
 
 /** Where the log thread writes: its own connection to the same database. */
 export type LogThreadStore = { kind: 'sqlite'; path: string } | { kind: 'postgres'; url: string; spoolDir: string }

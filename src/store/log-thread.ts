@@ -50,6 +50,7 @@ scope.onmessage = (ev: MessageEvent<ToLogThread>) => {
         const store = openStore(m.store)
         close = store.close
         sink = new LogSink(store.logs, m.bodyMaxBytes, { ...m.writer, ...(store.spool ? { spool: store.spool } : {}) }, send)
+        send({ kind: 'started' })
         return
       }
       case 'ready':

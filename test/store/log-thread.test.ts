@@ -9,6 +9,8 @@ import { join } from 'node:path'
 import { LogPath } from '../../src/store/log-path'
 import type { LogThreadStore } from '../../src/store/log-sink'
 import { migratePostgres } from '../../src/store/postgres/open'
+import { createSqliteStore } from '../../src/store/sqlite'
+import { SecretBox } from '../../src/crypto/secret-box'
 import { openDatabase } from '../../src/store/sqlite/open'
 import { logEntry } from '../helpers/log-entry'
 import { freshSchema, serversFor } from '../helpers/servers'
@@ -234,3 +236,24 @@ describe('PostgreSQL outage', async () => {
     }
   }, 90_000)
 })
+
+test('log threads that die before opening the database (three in a row): the entries are written from the serving thread instead, each once', async () => {
+  const s = sqliteStore(`fallback-${Bun.randomUUIDv7()}`)
+  const store = createSqliteStore((s.where as { path: string }).path, new SecretBox('test-secret-for-the-log-thread-fallback'))
+  const errors: string[] = []
+  const log = console.error
+  console.error = (...args: unknown[]) => errors.push(args.map(String).join(' '))
+  try {
+    // A path no thread can open (/proc takes no files): each log thread ends at its start.
+    const logs = LogPath.thread({ kind: 'sqlite', path: '/proc/gw-no-such-dir/gw.db' }, { bodyMaxBytes: BODY_MAX, intervalMs: 5 }, { logs: store.logs })
+    for (let i = 0; i < 300; i++) await record(logs, i)
+    await until('the fallback', () => logs.restarts >= 3 && logs.queued === 0, 30_000)
+    await logs.close()
+    expect(logs.stats.dropped).toBe(0)
+    expect(errors.some((e) => e.includes('log entries are written on the serving thread instead'))).toBe(true)
+  } finally {
+    console.error = log
+    await store.close()
+  }
+  await expectExactlyOnce(s, 300)
+}, 40_000)
