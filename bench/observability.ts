@@ -60,7 +60,7 @@ const MIX: { e: LogEntry; known: boolean | undefined; scope?: string }[] = [
   { e: entry({ model: 'openai/gpt-4o', requestedModel: 'openai/gpt-4o', status: 502, errorCode: 'provider_error', attempts: [{ model: 'openai/gpt-4o', outcome: 'timeout', status: null, latencyMs: 60000 }], usage: { ...entry({}).usage, totalTokens: 0 }, costUsd: null }), known: undefined },
 ]
 
-const target: Target = { provider: 'openai', model: catalog.resolve('openai', 'gpt-4o-mini'), apiKey: 'x', baseUrl: 'http://x', stream: false } as unknown as Target
+const target: Target = { provider: 'openai', kind: 'native', model: catalog.resolve('openai', 'gpt-4o-mini'), apiKey: 'x', baseUrl: 'http://x', stream: false } as unknown as Target
 
 function observer(mode: 'metrics' | 'access-log' | 'traces'): { o: Observer; drain: () => Promise<void> } {
   const sources = {
