@@ -6,6 +6,7 @@ import { api, get, setSession } from './api'
 import { ErrorNote, messageOf, useAutofocus, useLoad } from './components'
 import { KeysPage } from './pages/keys'
 import { LogsPage } from './pages/logs'
+import { McpPage } from './pages/mcp'
 import { OverviewPage } from './pages/overview'
 import { PromptsPage } from './pages/prompts'
 import { SettingsPage } from './pages/settings'
@@ -24,6 +25,7 @@ const PAGES = [
   { id: 'keys', title: 'Keys', key: 'k' },
   { id: 'settings', title: 'Policy & access', key: 'p' },
   { id: 'prompts', title: 'Prompts', key: 'r' },
+  { id: 'mcp', title: 'MCP', key: 'm' },
 ] as const
 
 /** `#/logs/abc` → ['logs', 'abc']. */
@@ -104,7 +106,7 @@ function Shell({ onSignOut }: { onSignOut: () => void }) {
   useEffect(() => {
     document.title = `${page.title} · gw`
   }, [page])
-  // Keyboard: g then a page's letter moves there (g o, g l, g k, g p, g r).
+  // Keyboard: g then a page's letter moves there (g o, g l, g k, g p, g r, g m).
   useEffect(() => {
     let armed = false
     const on = (e: KeyboardEvent) => {
@@ -144,6 +146,7 @@ function Shell({ onSignOut }: { onSignOut: () => void }) {
         {page.id === 'keys' && <KeysPage org={org} />}
         {page.id === 'settings' && <SettingsPage org={org} />}
         {page.id === 'prompts' && <PromptsPage org={org} slug={rest[0]} />}
+        {page.id === 'mcp' && <McpPage org={org} />}
       </main>
     </div>
   )
