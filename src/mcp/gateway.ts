@@ -39,8 +39,12 @@ type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>
 export class SessionRegistry {
   private readonly byId = new Map<string, McpSession>()
 
+  constructor(private readonly openStreams: Set<() => void>) {}
+
+  /** A session is also one of the instance's open streams: ended at shutdown after the drain time (GW_DRAIN_MS). */
   add(id: string, s: McpSession): void {
     this.byId.set(id, s)
+    this.openStreams.add(s.end)
   }
 
   get(id: string): McpSession | undefined {
@@ -48,6 +52,7 @@ export class SessionRegistry {
   }
 
   remove(s: McpSession): void {
+    this.openStreams.delete(s.end)
     const id = s.transport.sessionId
     if (id && this.byId.get(id) === s) this.byId.delete(id)
   }
@@ -76,7 +81,7 @@ const header = (h: Record<string, string | string[] | undefined> | undefined, na
 const plainMessage = (e: McpError) => e.message.replace(/^MCP error -?\d+: /, '')
 
 export class McpGateway {
-  readonly sessions = new SessionRegistry()
+  readonly sessions: SessionRegistry
   private readonly telemetry: McpTelemetry
   private readonly cache = new Map<string, { at: number; servers: Promise<McpServerRecord[]> }>()
   private readonly sweeper: ReturnType<typeof setInterval>
@@ -85,6 +90,7 @@ export class McpGateway {
 
   constructor(private readonly deps: Deps) {
     this.telemetry = new McpTelemetry(deps)
+    this.sessions = new SessionRegistry(deps.openStreams)
     this.sweeper = setInterval(() => void this.sessions.closeIdle(Date.now() - IDLE_MS), 60_000)
     this.sweeper.unref?.()
   }

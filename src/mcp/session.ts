@@ -190,6 +190,9 @@ export class McpSession {
     throw new McpError(ErrorCode.InvalidParams, `Resource not found: ${uri.slice(0, 64)}`)
   }
 
+  /** Ends the session now (shutdown): its streams close, its upstream sessions end. */
+  readonly end = (): void => void this.close()
+
   async close(): Promise<void> {
     if (this.closed) return
     this.closed = true

@@ -244,3 +244,19 @@ describe('records', () => {
     expect(metrics).toMatch(/gw_mcp_calls_total\{server="gone",tool="ping",status="unreachable"\} 1/)
   })
 })
+
+test('at shutdown an open session (its event stream included) is ended after the drain time, not left holding gw', async () => {
+  const own = await startTestGateway({}, { GW_DRAIN_MS: '200' })
+  await own.admin('PUT', '/orgs/default/mcp-servers/beta', { url: beta.url })
+  const c = new Client({ name: 'agent', version: '1' })
+  await c.connect(new StreamableHTTPClientTransport(new URL(`${own.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${own.key}` } } }))
+  await c.listTools()
+  const open = beta.sessions()
+  const started = performance.now()
+  await own.stop()
+  expect(performance.now() - started).toBeLessThan(2000)
+  // gw ended its session with the upstream server too.
+  for (let i = 0; i < 50 && beta.sessions() >= open; i++) await Bun.sleep(10)
+  expect(beta.sessions()).toBe(open - 1)
+  await c.close()
+})
