@@ -11,6 +11,7 @@ import { connect, connectionFailure, migratePostgres } from './open'
 import { PgOrgStore } from './orgs'
 import { PgPromptStore } from './prompts'
 import { PgRouteStore } from './routes'
+import { PgResponseCache } from './response-cache'
 import { PgSessionStore } from './sessions'
 
 /**
@@ -48,6 +49,7 @@ export function createPostgresStore(url: string, box: SecretBox, opts: { onRetry
     routes: new PgRouteStore(sql),
     sessions: new PgSessionStore(sql),
     mcp: new PgMcpStore(sql, box),
+    cache: new PgResponseCache(sql),
     logs: new PgLogStore(sql, () => ready),
     get ready() {
       return ready

@@ -13,6 +13,7 @@ import { SqliteOrgStore } from './orgs'
 import { SqlitePromptStore } from './prompts'
 import { startReadThread } from './read-thread'
 import { SqliteRouteStore } from './routes'
+import { SqliteResponseCache } from './response-cache'
 import { SqliteSessionStore } from './sessions'
 
 export function createSqliteStore(path: string, box: SecretBox): Store {
@@ -36,6 +37,7 @@ export function createSqliteStore(path: string, box: SecretBox): Store {
     routes: new SqliteRouteStore(db),
     sessions: new SqliteSessionStore(db),
     mcp: new SqliteMcpStore(db, box),
+    cache: new SqliteResponseCache(db),
     logs: new SqliteLogStore(db, writeDb, reads),
     ready: true,
     whenReady: Promise.resolve(),
