@@ -19,7 +19,9 @@ import { LOG_OPERATIONS, logRoutes } from './http/routes/logs'
 import { METRICS_OPERATIONS, metricsRoutes } from './http/routes/metrics'
 import { MODEL_OPERATIONS, modelRoutes } from './http/routes/models'
 import { openApiRoutes, servedOperations } from './http/routes/openapi'
-import { uiPageRoutes, uiRoutes } from './http/routes/ui'
+import { type DashboardSignIn, uiPageRoutes, uiRoutes } from './http/routes/ui'
+import { DashboardSso } from './auth/ui-sso'
+import { createHmac } from 'node:crypto'
 import type { Deps } from './pipeline/context'
 import { SessionKeeper } from './ui/session'
 
@@ -39,7 +41,7 @@ export function createApp(deps: Deps, admin = new AdminService(deps.store, (org)
   const metrics = operators || deps.config.metrics === 'public'
   const token = deps.config.adminToken
   const sessions = token ? new SessionKeeper(token, deps.store.sessions) : undefined
-  const guard = new AdminGuard(token, sessions, new ClientAddresses(deps.config.trustedProxies))
+  const guard = new AdminGuard(token, sessions, new ClientAddresses(deps.config.trustedProxies), admin.users)
   const cors = new Cors(deps.config.corsOrigins)
   const app = new Elysia({ name: `gw-${surface}`, serve: { routes: operators ? uiPageRoutes(token, deps.config.dev) : {} } })
     // No body is looked at here: each route reads its body (with the size limit) only after the
@@ -69,7 +71,7 @@ export function createApp(deps: Deps, admin = new AdminService(deps.store, (org)
     .use(clients ? mcpRoutes(new McpGateway(deps)) : off())
     .use(operators ? adminRoutes(deps, admin, guard) : off())
     .use(operators ? mcpAdminRoutes(admin, guard) : off())
-    .use(operators ? uiRoutes(guard, deps.config.dev) : off())
+    .use(operators ? uiRoutes(guard, deps.config.dev, dashboardSignIn(deps, admin)) : off())
     // The document lists what this listener serves of the declared operations.
     .use(openApiRoutes(() => servedOperations(routes(), [...ENDPOINTS, ...HEALTH_OPERATIONS, ...METRICS_OPERATIONS, ...MODEL_OPERATIONS, ...LOG_OPERATIONS, ...ADMIN_OPERATIONS, ...MCP_ADMIN_OPERATIONS, ...MCP_OPERATIONS], !!token)))
   const routes = (): readonly RouteLike[] => app.routes
@@ -95,6 +97,20 @@ function unknownRoute(request: Request, allowedMethods: (path: string) => string
       ? ''
       : "; gw's APIs live under /v1"
   return new GatewayError(404, 'gateway_error', `${said}${hint}`)
+}
+
+/** Sign-in by password, first-sign-in link and (with GW_UI_OIDC_*) single sign-on, besides the admin token (PRODUCT §18). */
+function dashboardSignIn(deps: Deps, admin: AdminService): DashboardSignIn {
+  const c = deps.config
+  const sso =
+    c.adminToken && c.uiOidcIssuer && c.uiOidcClientId && c.uiOidcClientSecret
+      ? new DashboardSso(
+          { issuer: c.uiOidcIssuer, clientId: c.uiOidcClientId, clientSecret: c.uiOidcClientSecret },
+          createHmac('sha256', 'gw dashboard sso').update(c.adminToken).digest(),
+          deps.fetch,
+        )
+      : undefined
+  return { users: admin.users, sso, defaultRole: c.uiOidcDefaultRole, defaultOrgs: c.uiOidcDefaultOrgs, publicUrl: c.publicUrl }
 }
 
 export type App = ReturnType<typeof createApp>

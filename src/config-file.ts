@@ -2,7 +2,9 @@
 // errors name the file, the line and the field — then written to the store, like prompts as code.
 
 import { readFileSync } from 'node:fs'
-import { checkProviderKey, checkRoute } from './admin/admin-service'
+import { checkProviderKey, checkRoute, publicProvider } from './admin/admin-service'
+import { AuditLog, asActor } from './admin/audit'
+import { publicMcpServer } from './mcp/records'
 import { ConfigError } from './config'
 import { GatewayError } from './errors'
 import { dotted, pathOf } from './schemas/problems'
@@ -155,13 +157,48 @@ export function readConfigFile(path: string, env: Record<string, string | undefi
   return out
 }
 
-/** Writes the file's keys and routes (creating orgs it names); what the store had besides stays. */
-export async function applyConfigFile(store: Store, orgs: OrgConfig[]): Promise<void> {
-  for (const o of orgs) {
-    if (!o.keys.length && !o.routes.length && !o.mcpServers.length) continue
-    if (!(await store.orgs.getOrg(o.orgId))) await store.orgs.createOrg({ id: o.orgId, name: o.orgId })
-    for (const k of o.keys) await store.orgs.putProvider(o.orgId, k)
-    for (const r of o.routes) await store.routes.putRoute(o.orgId, r)
-    for (const m of o.mcpServers) await store.mcp.putServer(o.orgId, m)
-  }
+/**
+ * Writes the file's keys and routes (creating orgs it names); what the store had besides stays. What
+ * the file changed (not what it set again as it was) goes into the audit log, as made by the config file.
+ */
+export async function applyConfigFile(store: Store, orgs: OrgConfig[], audit = new AuditLog(store.audit)): Promise<void> {
+  await asActor({ kind: 'config-file' }, async () => {
+    for (const o of orgs) {
+      if (!o.keys.length && !o.routes.length && !o.mcpServers.length) continue
+      if (!(await store.orgs.getOrg(o.orgId))) {
+        await store.orgs.createOrg({ id: o.orgId, name: o.orgId })
+        await audit.record({ action: 'org.create', org: o.orgId, target: `org:${o.orgId}`, before: null, after: { id: o.orgId, name: o.orgId } })
+      }
+      const providers = await store.orgs.getProviders(o.orgId)
+      for (const k of o.keys) {
+        const old = providers.find((p) => p.provider === k.provider && p.name === k.name)
+        const rec = await store.orgs.putProvider(o.orgId, k)
+        const before = old && publicProvider(old)
+        const after = publicProvider(rec)
+        if (old?.apiKey === rec.apiKey && sameApart(before, after)) continue
+        await audit.record({ action: 'provider.set', org: o.orgId, target: `provider:${k.provider}/${k.name}`, before: before ?? null, after })
+      }
+      const routes = await store.routes.getRoutes(o.orgId)
+      for (const r of o.routes) {
+        const old = routes.find((x) => x.name === r.name)
+        const route = await store.routes.putRoute(o.orgId, r)
+        if (sameApart(old, route)) continue
+        await audit.record({ action: 'route.set', org: o.orgId, target: `route:${r.name}`, before: old ?? null, after: route })
+      }
+      const servers = await store.mcp.getServers(o.orgId)
+      for (const m of o.mcpServers) {
+        const old = servers.find((x) => x.name === m.name)
+        const rec = await store.mcp.putServer(o.orgId, m)
+        const [before, after] = [old && publicMcpServer(old), publicMcpServer(rec)]
+        if (JSON.stringify([old?.headers, old?.auth]) === JSON.stringify([rec.headers, rec.auth]) && sameApart(before, after)) continue
+        await audit.record({ action: 'mcp-server.set', org: o.orgId, target: `mcp-server:${m.name}`, before: before ?? null, after })
+      }
+    }
+  })
+}
+
+/** Whether two records hold the same, their `updatedAt` apart. */
+function sameApart(a: object | undefined, b: object): boolean {
+  const text = (x: object) => JSON.stringify(x, (k, v) => (k === 'updatedAt' ? undefined : v))
+  return a !== undefined && text(a) === text(b)
 }

@@ -28,6 +28,7 @@ import { RedisResponseCache } from './shared/redis-response-cache'
 import { BodyBudget } from './http/request-context'
 import { StreamSlots } from './policy/stream-slots'
 import { applyConfigFile, readConfigFile } from './config-file'
+import { asActor } from './admin/audit'
 import { type LoadReport, loadPromptFiles, readPromptFiles } from './prompts/prompt-files'
 import { type LogRetentionOptions, startLogRetention } from './store/log-retention'
 import { LogSpool } from './store/log-spool'
@@ -174,6 +175,10 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
     quiet: () => metrics.inFlight <= 2,
     ...opts.logWriter,
   })
+  const auditRetention = startLogRetention({ pruneLogs: (before, n) => store.audit.prune(before, n) }, config.auditRetentionDays, {
+    onError: (err) => console.error('gw: pruning old audit log entries failed, will retry:', err instanceof Error ? err.message : err),
+    ...opts.retention,
+  })
   const retention = startLogRetention(store.logs, config.logRetentionDays, {
     onError: (err) => console.error('gw: pruning old log entries failed, will retry:', err instanceof Error ? err.message : err),
     ...opts.retention,
@@ -212,13 +217,13 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
   }
   const setUp = async () => {
     await bootstrap(store, config)
-    await applyConfigFile(store, configured)
+    await applyConfigFile(store, configured, admin.audit)
     const order = (p: string) => (PROVIDER_IDS as readonly string[]).indexOf(p) >>> 0
     const providers = [...new Set((await store.orgs.getProviders(DEFAULT_ORG)).filter((p) => p.enabled && (p.apiKey || p.compat)).map((p) => p.provider))].sort(
       (a, b) => order(a) - order(b) || a.localeCompare(b),
     )
     const promptFiles = await readPromptFiles(config.promptsDir, config.promptsDir === DEFAULT_PROMPTS_DIR)
-    const prompts = promptFiles && (await loadPromptFiles(store, admin.prompts, promptFiles))
+    const prompts = promptFiles && (await asActor({ kind: 'config-file' }, () => loadPromptFiles(store, admin.prompts, promptFiles)))
     return { providers, prompts }
   }
   // A database down at start does not keep gw from listening (live 200, ready 503): the first-start
@@ -228,6 +233,7 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
     (await Promise.race([store.whenReady.then(() => true), Bun.sleep(STORE_WAIT_MS).then(() => false)]).catch(async (err: unknown) => {
       // A database retrying cannot reach (no such database, a refused login) stops the start.
       await retention.stop()
+      await auditRetention.stop()
       await logs.close()
       await store.close()
       shared?.link.close()
@@ -245,7 +251,8 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
       if (split && adminApp) listen(adminApp, { ...split, portVar: 'GW_ADMIN_PORT', hostVar: 'GW_ADMIN_HOST' }, opts.idleTimeoutSeconds, config.dev)
     }
     // Only now, once gw listens: a start that fails before this leaves no key nobody was shown.
-    if (reachable) generatedKey = await createFirstKey(store, admin, config)
+    // The first start's key is made by `gw serve`, run from the command line: the CLI, in the audit log.
+    if (reachable) generatedKey = await asActor({ kind: 'cli' }, () => createFirstKey(store, admin, config))
   } catch (err) {
     await app.server?.stop(true)
     await adminApp?.server?.stop(true)
@@ -289,6 +296,7 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
         }
         await adminApp?.server?.stop(true)
         await retention.stop()
+        await auditRetention.stop()
         await logs.close()
         await deps.observer.close()
         await store.close()

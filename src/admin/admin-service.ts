@@ -33,7 +33,8 @@ import {
   type ServiceKeyRecord,
   type SigningSecretRecord,
 } from '../domain/org'
-import type { Store } from '../store/types'
+import type { AuditQuery, Store } from '../store/types'
+import { checkRotateKeyBody } from '../schemas/people-bodies'
 import type { BudgetLedger } from '../policy/budget-ledger'
 import { type BudgetStatus, budgetStatus } from '../policy/budgets'
 import { pruneBefore } from '../store/log-retention'
@@ -43,7 +44,9 @@ import type { ModelRef } from '../pipeline/context'
 import { ROUTE_NAME_PATTERN } from '../schemas/admin-bodies'
 import { type FieldPath, fieldError } from '../schemas/problems'
 import { parseLogQuery } from './log-query'
+import { AuditLog } from './audit'
 import { PromptAdmin } from './prompt-admin'
+import { UserAdmin } from './user-admin'
 import { McpAdmin } from '../mcp/admin'
 import { parseUsageQuery, usageReport } from './usage-report'
 
@@ -52,7 +55,8 @@ export function maskKey(key: string): string {
   return key.length <= 12 ? '****' : `${key.slice(0, 3)}…${key.slice(-4)}`
 }
 
-function publicProvider(p: ProviderRecord) {
+/** A provider key as the admin API shows it: the key masked, secrets left out. */
+export function publicProvider(p: ProviderRecord) {
   return {
     provider: p.provider,
     name: p.name,
@@ -232,6 +236,9 @@ export function checkRoute(name: string, raw: unknown, providers?: ReadonlySet<s
 
 export class AdminService {
   readonly prompts: PromptAdmin
+  /** Every change below appends its entry here (PRODUCT §18; docs/architecture.md, "Roles and the audit log"). */
+  readonly audit: AuditLog
+  readonly users: UserAdmin
   /** The org's MCP servers (PRODUCT §20). */
   readonly mcp: McpAdmin
 
@@ -240,8 +247,10 @@ export class AdminService {
     /** Called after every change to an org, so caches drop it. */
     private readonly changed: (orgId: string) => void = () => {},
   ) {
-    this.prompts = new PromptAdmin(store, (orgId) => this.requireOrg(orgId))
-    this.mcp = new McpAdmin(store, (orgId) => this.requireOrg(orgId), changed)
+    this.audit = new AuditLog(store.audit)
+    this.prompts = new PromptAdmin(store, (orgId) => this.requireOrg(orgId), this.audit)
+    this.users = new UserAdmin(store, this.audit)
+    this.mcp = new McpAdmin(store, (orgId) => this.requireOrg(orgId), changed, this.audit)
   }
 
   async requireOrg(orgId: string): Promise<Org> {
@@ -256,6 +265,7 @@ export class AdminService {
     if (!ORG_ID.test(id)) throw badRequest(`Invalid org id ${echo(id)}: lowercase letters, digits, "-" and "_", at most 64`)
     if (await this.store.orgs.getOrg(id)) throw new GatewayError(409, 'gateway_error', `Org "${id}" already exists`)
     const org = await this.store.orgs.createOrg({ id, name: body.name })
+    await this.audit.record({ action: 'org.create', org: org.id, target: `org:${org.id}`, before: null, after: { id: org.id, name: org.name } })
     return { id: org.id, name: org.name }
   }
 
@@ -307,28 +317,39 @@ export class AdminService {
   }
 
   async putPolicy(orgId: string, raw: unknown): Promise<Policy> {
-    await this.requireOrg(orgId)
+    const before = (await this.requireOrg(orgId)).policy
     const policy = checkPolicyBody(raw)
     checkGuardrails(policy.guardrails)
     await this.store.orgs.putPolicy(orgId, policy)
     this.changed(orgId)
+    await this.audit.record({ action: 'policy.set', org: orgId, target: 'policy', before, after: policy })
     return policy
   }
 
   /** PUT /admin/orgs/:org/providers/:provider(/keys/:name): one of the org's keys for a provider (PRODUCT §13). */
   async putProvider(orgId: string, providerName: string, raw: unknown, name = 'default') {
     await this.requireOrg(orgId)
-    const rec = await this.store.orgs.putProvider(orgId, checkProviderKey(providerName, name, raw))
+    const checked = checkProviderKey(providerName, name, raw)
+    const before = await this.providerKey(orgId, checked.provider, name)
+    const rec = await this.store.orgs.putProvider(orgId, checked)
     this.changed(orgId)
-    return publicProvider(rec)
+    const after = publicProvider(rec)
+    await this.audit.record({ action: 'provider.set', org: orgId, target: `provider:${rec.provider}/${name}`, before: before && publicProvider(before), after })
+    return after
   }
 
   async deleteProviderKey(orgId: string, providerName: string, name: string): Promise<void> {
     await this.requireOrg(orgId)
     const provider = providerNameOf(providerName)
+    const before = await this.providerKey(orgId, provider, name)
     if (!(await this.store.orgs.deleteProviderKey(orgId, provider, name)))
       throw notFound(`No ${provider} key named ${echo(name)} in org "${orgId}"`)
     this.changed(orgId)
+    await this.audit.record({ action: 'provider.delete', org: orgId, target: `provider:${provider}/${name}`, before: before && publicProvider(before), after: null })
+  }
+
+  private async providerKey(orgId: string, provider: string, name: string): Promise<ProviderRecord | undefined> {
+    return (await this.store.orgs.getProviders(orgId)).find((p) => p.provider === provider && p.name === name)
   }
 
 
@@ -338,17 +359,61 @@ export class AdminService {
     const { id, key, hash } = newServiceKey()
     const { requestsPerMinute, tokensPerMinute } = body
     const limits = { ...(requestsPerMinute ? { requestsPerMinute } : {}), ...(tokensPerMinute ? { tokensPerMinute } : {}) }
-    await this.store.keys.createServiceKey({ id, orgId, name: body.name, hash, limits })
+    let expiresAt: string | undefined
+    if (body.expiresAt !== undefined) {
+      const at = /^\d{4}-\d\d-\d\dT/.test(body.expiresAt) ? Date.parse(body.expiresAt) : Number.NaN
+      if (!Number.isFinite(at)) throw fieldError(['expiresAt'], `Invalid expiresAt ${echo(body.expiresAt)}: an ISO 8601 time such as 2027-01-31T00:00:00Z`, 'not an ISO 8601 time')
+      if (at <= Date.now()) throw fieldError(['expiresAt'], `Invalid expiresAt ${echo(body.expiresAt)}: it is already past`, 'in the past')
+      expiresAt = new Date(at).toISOString()
+    }
+    const scopes = body.scopes && (body.scopes.endpoints || body.scopes.models) ? body.scopes : undefined
+    const rec = await this.store.keys.createServiceKey({ id, orgId, name: body.name, hash, limits, expiresAt, scopes })
     if (body.mcp) await this.store.mcp.putKeyPolicy(orgId, id, body.mcp)
+    await this.audit.record({ action: 'service-key.create', org: orgId, target: `service-key:${id}`, before: null, after: publicKey(rec) })
     return { id, key }
+  }
+
+  /**
+   * POST /admin/orgs/:org/service-keys/:id/rotate: a new key with the old one's name, limits, scopes and
+   * expiry; the old one keeps working for `graceSeconds` (default 0: it is revoked at once).
+   */
+  async rotateServiceKey(orgId: string, id: string, raw: unknown = {}, now = Date.now()): Promise<{ id: string; key: string; oldKeyExpiresAt: string }> {
+    await this.requireOrg(orgId)
+    const { graceSeconds = 0 } = checkRotateKeyBody(raw)
+    const old = await this.store.keys.getServiceKey(id)
+    if (!old || old.orgId !== orgId || old.revokedAt || (old.expiresAt && Date.parse(old.expiresAt) <= now))
+      throw notFound(`Service key "${id}" not found in org "${orgId}" (or already revoked or expired)`)
+    const made = newServiceKey()
+    const rec = await this.store.keys.createServiceKey({ id: made.id, orgId, name: old.name, hash: made.hash, limits: old.limits, expiresAt: old.expiresAt, scopes: old.scopes })
+    const until = new Date(now + graceSeconds * 1000).toISOString()
+    if (graceSeconds === 0) await this.store.keys.revokeServiceKey(orgId, id)
+    else await this.store.keys.expireServiceKey(orgId, id, until)
+    this.changed(orgId)
+    const oldAfter = await this.store.keys.getServiceKey(id)
+    await this.audit.record({
+      action: 'service-key.rotate',
+      org: orgId,
+      target: `service-key:${id}`,
+      before: publicKey(old),
+      after: { old: oldAfter && publicKey(oldAfter), new: publicKey(rec) },
+    })
+    return { id: made.id, key: made.key, oldKeyExpiresAt: until }
+  }
+
+  /** A page of the audit log (PRODUCT §18), newest first. */
+  auditPage(q: AuditQuery) {
+    return this.store.audit.query(q)
   }
 
   /** PUT /admin/orgs/:org/routes/:name: creates or replaces a route (PRODUCT §13). */
   async putRoute(orgId: string, name: string, raw: unknown): Promise<Route> {
     await this.requireOrg(orgId)
     const providers = new Set((await this.store.orgs.getProviders(orgId)).map((p) => p.provider))
-    const route = await this.store.routes.putRoute(orgId, checkRoute(name, raw, providers))
+    const checked = checkRoute(name, raw, providers)
+    const before = (await this.store.routes.getRoutes(orgId)).find((r) => r.name === name) ?? null
+    const route = await this.store.routes.putRoute(orgId, checked)
     this.changed(orgId)
+    await this.audit.record({ action: 'route.set', org: orgId, target: `route:${name}`, before, after: route })
     return route
   }
 
@@ -359,8 +424,10 @@ export class AdminService {
 
   async deleteRoute(orgId: string, name: string): Promise<void> {
     await this.requireOrg(orgId)
+    const before = (await this.store.routes.getRoutes(orgId)).find((r) => r.name === name) ?? null
     if (!(await this.store.routes.deleteRoute(orgId, name))) throw notFound(`No route "${name.slice(0, 64)}" in org "${orgId}"`)
     this.changed(orgId)
+    await this.audit.record({ action: 'route.delete', org: orgId, target: `route:${name}`, before, after: null })
   }
 
   /** The org's usage report (PRODUCT §11) for the query parameters of GET /admin/orgs/:org/usage. */
@@ -384,14 +451,19 @@ export class AdminService {
 
   /** Deletes raw log entries older than `olderThanMs` now (roll-ups stay); returns how many. */
   async pruneLogs(olderThanMs: number): Promise<{ deleted: number }> {
-    return { deleted: await pruneBefore(this.store.logs, Date.now() - olderThanMs) }
+    const deleted = await pruneBefore(this.store.logs, Date.now() - olderThanMs)
+    await this.audit.record({ action: 'logs.prune', org: null, target: 'logs', before: null, after: { olderThanMs, deleted } })
+    return { deleted }
   }
 
   async revokeServiceKey(orgId: string, id: string): Promise<void> {
     await this.requireOrg(orgId)
+    const before = await this.store.keys.getServiceKey(id)
     if (!(await this.store.keys.revokeServiceKey(orgId, id)))
       throw notFound(`Service key "${id}" not found in org "${orgId}" (or already revoked)`)
     this.changed(orgId)
+    const after = await this.store.keys.getServiceKey(id)
+    await this.audit.record({ action: 'service-key.revoke', org: orgId, target: `service-key:${id}`, before: before && publicKey(before), after: after && publicKey(after) })
   }
 
   /** A new GwSigned secret; generated (256 random bits) when none is given. Shown only in this answer. */
@@ -402,16 +474,19 @@ export class AdminService {
     if ((await this.store.auth.listSigningSecrets(orgId)).some((s) => s.kid === kid))
       throw new GatewayError(409, 'gateway_error', `Org "${orgId}" already has a signing secret with kid "${kid}"`)
     const secret = body.secret ?? randomBytes(32).toString('base64url')
-    await this.store.auth.addSigningSecret({ orgId, kid, secret })
+    const rec = await this.store.auth.addSigningSecret({ orgId, kid, secret })
     this.changed(orgId)
+    await this.audit.record({ action: 'signing-secret.create', org: orgId, target: `signing-secret:${kid}`, before: null, after: publicSecret(rec) })
     return { kid, secret }
   }
 
   async deleteSigningSecret(orgId: string, kid: string): Promise<void> {
     await this.requireOrg(orgId)
+    const before = (await this.store.auth.listSigningSecrets(orgId)).find((s) => s.kid === kid)
     if (!(await this.store.auth.deleteSigningSecret(orgId, kid)))
       throw notFound(`Signing secret "${kid}" not found in org "${orgId}"`)
     this.changed(orgId)
+    await this.audit.record({ action: 'signing-secret.delete', org: orgId, target: `signing-secret:${kid}`, before: before && publicSecret(before), after: null })
   }
 
   async putOidc(orgId: string, raw: unknown) {
@@ -421,6 +496,7 @@ export class AdminService {
       const problem = url === undefined ? undefined : oidcUrlProblem(url)
       if (problem) throw badRequest(`Invalid ${field} ${echo(url)}: ${problem}`)
     }
+    const before = publicOidc(await this.store.auth.getOidc(orgId))
     const rec = await this.store.auth.putOidc({
       orgId,
       issuer: body.issuer,
@@ -429,7 +505,9 @@ export class AdminService {
       orgClaim: body.orgClaim,
     })
     this.changed(orgId)
-    return publicOidc(rec)
+    const after = publicOidc(rec)
+    await this.audit.record({ action: 'oidc.set', org: orgId, target: 'oidc', before, after })
+    return after
   }
 
   /** A GwSigned token signed with the org's newest secret (or the one `kid` names): for tests and examples. */
@@ -454,7 +532,16 @@ export interface TokenRequest {
 }
 
 function publicKey(k: ServiceKeyRecord) {
-  return { id: k.id, name: k.name ?? null, createdAt: k.createdAt, revokedAt: k.revokedAt ?? null, lastUsedAt: k.lastUsedAt ?? null, ...k.limits }
+  return {
+    id: k.id,
+    name: k.name ?? null,
+    createdAt: k.createdAt,
+    revokedAt: k.revokedAt ?? null,
+    lastUsedAt: k.lastUsedAt ?? null,
+    expiresAt: k.expiresAt ?? null,
+    scopes: k.scopes ?? null,
+    ...k.limits,
+  }
 }
 
 function publicSecret(s: SigningSecretRecord) {

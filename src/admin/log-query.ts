@@ -1,8 +1,9 @@
-// The logs query (PRODUCT §9, plus provider): shared by GET /v1/logs, GET /admin/orgs/:org/logs and `gw logs list`.
+// The logs query (PRODUCT §9, plus provider), shared by GET /v1/logs, GET /admin/orgs/:org/logs and `gw logs list`; the audit query (§18).
 
 import { badRequest, echo } from '../errors'
 import { decodeCursor } from '../store/log-cursor'
-import type { LogQuery } from '../store/types'
+import { auditCursorSeq } from '../store/rows'
+import type { AuditQuery, LogQuery } from '../store/types'
 
 /** A time parameter: ISO 8601 or epoch milliseconds; undefined when absent. */
 export function time(name: string, raw: string | null): number | undefined {
@@ -44,6 +45,32 @@ export function parseLogQuery(orgId: string, params: URLSearchParams): LogQuery 
     if (!decodeCursor(cursor)) throw badRequest(`Invalid cursor ${echo(cursor)}: pass the nextCursor of a previous page`)
     q.cursor = cursor
   }
+  if (since !== undefined) q.since = since
+  if (until !== undefined) q.until = until
+  return q
+}
+
+/** GET /admin/audit's filters: org, actor, action (or a prefix ending in "."), since/until, limit (1–500, 50), cursor. */
+export function parseAuditQuery(params: URLSearchParams): AuditQuery {
+  const limitRaw = params.get('limit')
+  const limit = limitRaw === null ? 50 : Number(limitRaw)
+  if (!Number.isInteger(limit) || limit < 1 || limit > 500) throw badRequest('Invalid limit: an integer from 1 to 500')
+  const q: AuditQuery = { limit }
+  for (const k of ['org', 'actor', 'action'] as const) {
+    const v = params.get(k)
+    if (v) q[k] = v
+  }
+  const cursor = params.get('cursor')
+  if (cursor) {
+    try {
+      auditCursorSeq(cursor)
+    } catch {
+      throw badRequest(`Invalid cursor ${echo(cursor)}: pass the nextCursor of a previous page`)
+    }
+    q.cursor = cursor
+  }
+  const since = time('since', params.get('since'))
+  const until = time('until', params.get('until'))
   if (since !== undefined) q.since = since
   if (until !== undefined) q.until = until
   return q

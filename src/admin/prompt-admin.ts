@@ -6,6 +6,7 @@ import { parseModelRef } from '../pipeline/chat-input'
 import { checkPartialBody, checkPromptBody, checkPromptVersionBody, PARTIAL_NAME_PATTERN } from '../schemas/admin-bodies'
 import type { PromptRecord, PromptVersion, PromptVersionContent } from '../domain/prompt'
 import type { Store } from '../store/types'
+import type { AuditLog } from './audit'
 
 /** Hash of what a version holds, in a fixed field order. */
 export function contentHash(c: PromptVersionContent): string {
@@ -40,6 +41,7 @@ export class PromptAdmin {
   constructor(
     private readonly store: Store,
     private readonly requireOrg: (orgId: string) => Promise<unknown>,
+    readonly audit: AuditLog,
   ) {}
 
   async requirePrompt(orgId: string, idOrSlug: string): Promise<PromptRecord> {
@@ -55,6 +57,7 @@ export class PromptAdmin {
     if (await this.store.prompts.findPrompt(orgId, body.slug))
       throw new GatewayError(409, 'gateway_error', `Org "${orgId}" already has a prompt "${body.slug}"`)
     const p = await this.store.prompts.createPrompt({ id: crypto.randomUUID(), orgId, slug: body.slug, name: body.name })
+    await this.audit.record({ action: 'prompt.create', org: orgId, target: `prompt:${p.slug}`, before: null, after: publicPrompt(p) })
     return { id: p.id, slug: p.slug }
   }
 
@@ -63,6 +66,7 @@ export class PromptAdmin {
     const p = await this.requirePrompt(orgId, idOrSlug)
     const { content, publish } = toVersionContent(raw)
     const v = await this.store.prompts.addVersion(p.id, content, contentHash(content), publish)
+    await this.audit.record({ action: 'prompt.version.create', org: orgId, target: `prompt:${p.slug}/v${v.version}`, before: null, after: publicVersion(v) })
     return { version: v.version, published: publish, ...(p.sourceFile === undefined ? {} : { warning: fileWinsWarning(p.slug, p.sourceFile) }) }
   }
 
@@ -71,6 +75,7 @@ export class PromptAdmin {
     const n = Number(version)
     if (!Number.isInteger(n) || !(await this.store.prompts.publish(p.id, n)))
       throw notFound(`Prompt "${idOrSlug}" has no version "${version}"`)
+    await this.audit.record({ action: 'prompt.publish', org: orgId, target: `prompt:${p.slug}`, before: { publishedVersion: p.publishedVersion ?? null }, after: { publishedVersion: n } })
     return { id: p.id, slug: p.slug, publishedVersion: n }
   }
 
@@ -90,7 +95,9 @@ export class PromptAdmin {
     await this.requireOrg(orgId)
     if (!PARTIAL_NAME.test(name)) throw badRequest(`Invalid partial name ${echo(name)}: letters, digits, "_", "." and "-", at most 64`)
     const { template } = checkPartialBody(raw)
+    const before = (await this.store.prompts.getPartials(orgId)).get(name)
     await this.store.prompts.putPartial(orgId, name, template)
+    await this.audit.record({ action: 'partial.set', org: orgId, target: `partial:${name}`, before: before === undefined ? null : { name, template: before }, after: { name, template } })
     return { name, template }
   }
 }

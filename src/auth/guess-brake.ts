@@ -48,13 +48,13 @@ export class GuessBrake {
   }
 
   /** Runs `check` for an attempt from `client` on `where`; a wrong token resolves false only after the client's delay. */
-  async attempt(client: string, where: string, check: () => boolean): Promise<boolean> {
+  async attempt(client: string, where: string, check: () => boolean | Promise<boolean>): Promise<boolean> {
     let c = this.clients.get(client)
     while (c && c.held >= HELD_PER_CLIENT) {
       await new Promise<void>((resolve) => c?.waiting.push(resolve))
       c = this.clients.get(client)
     }
-    if (check()) return true
+    if (await check()) return true
     const now = this.now()
     if (!c || now - c.lastFailure > FORGET_MS) {
       c = { failures: 0, lastFailure: now, held: c?.held ?? 0, waiting: c?.waiting ?? [], warnedAt: c?.warnedAt ?? -Infinity, unwarned: 0 }

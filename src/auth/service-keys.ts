@@ -6,7 +6,8 @@ const PREFIX = 'gw_sk_'
 const ID_LEN = 12
 const ALPHABET = 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789'
 
-function randomToken(n: number): string {
+/** `n` random characters of [a-zA-Z0-9]. */
+export function randomToken(n: number): string {
   const bytes = randomBytes(n)
   let out = ''
   for (const b of bytes) out += ALPHABET[b % 62]

@@ -2,6 +2,7 @@
 
 import { readFileSync } from 'node:fs'
 import { AdminService } from '../admin/admin-service'
+import { asActor } from '../admin/audit'
 import { DEFAULT_ORG, ensureDefaultOrg } from '../admin/bootstrap'
 import { type Config, PROVIDER_KEY_VARIABLES } from '../config'
 import { presetOf } from '../providers/openai-compatible'
@@ -13,6 +14,7 @@ import { RedisLink } from '../shared/redis-link'
 import type { Store } from '../store/types'
 import { splitFrontMatter, versionBodyOf } from '../prompts/prompt-files'
 import { type Args, flag, parseArgs, requireFlag, secretArg } from './args'
+import { parseAuditQuery } from '../admin/log-query'
 import { MemoryBudgetLedger } from '../policy/budget-ledger'
 import type { LogEntry } from '../domain/log-entry'
 import type { Route } from '../domain/org'
@@ -33,9 +35,18 @@ const USAGES = [
                      any other name is an OpenAI-compatible provider: --base-url, or a preset such as ollama, groq)`,
   'gw provider key add PROVIDER NAME [--api-key -] [--weight N] [--base-url URL] [--disabled] [--org ID]',
   'gw provider key remove PROVIDER NAME [--org ID]',
-  'gw key create [--org ID] [--name NAME] [--rpm N] [--tpm N] [--mcp-allow GLOB,…] [--mcp-deny GLOB,…]',
+  'gw key create [--org ID] [--name NAME] [--rpm N] [--tpm N] [--expires TIME] [--endpoints PATH,…] [--models GLOB,…] [--mcp-allow GLOB,…] [--mcp-deny GLOB,…]',
   'gw key list [--org ID]',
   'gw key revoke KEY_ID [--org ID]',
+  'gw key rotate KEY_ID [--grace SECONDS] [--org ID]',
+  'gw user create --email EMAIL --role owner|admin|viewer [--name NAME] [--orgs ID,…]     (prints a first-sign-in link)',
+  'gw user list',
+  'gw user set-role USER --role owner|admin|viewer [--orgs ID,…]      (USER: an id or an email)',
+  'gw user remove USER',
+  'gw user set-password USER --password -      (the password from stdin)',
+  'gw user link USER        (a new first-sign-in link, valid once for 24 hours)',
+  'gw user token USER [--name NAME]     (a personal admin token, gw_at_…, acting with the user\'s role)',
+  'gw audit [--org ID] [--actor KIND|ID|EMAIL] [--action ACTION] [--since TIME] [--until TIME] [--limit N] [--cursor C]',
   'gw secret create [--org ID] [--kid KID] [--secret -]     (GwSigned signing secret: from stdin with --secret -, else generated)',
   'gw secret list [--org ID]',
   'gw secret delete KID [--org ID]',
@@ -83,6 +94,20 @@ const FLAG_HELP: Record<string, string> = {
   weight: "this key's share of the provider's requests among the org's keys for it (default 1)",
   'key create --name': 'a name to tell the key by',
   rpm: 'requests per minute this key may make',
+  expires: 'when the key stops working (ISO 8601, e.g. 2027-01-31T00:00:00Z)',
+  endpoints: 'the only endpoint paths the key may call, e.g. /v1/chat/completions,/v1/embeddings',
+  models: 'the only models the key may use: provider/model globs such as openai/*',
+  grace: 'seconds the old key keeps working (default 0: revoked at once)',
+  email: "the user's email: names them at sign-in (password or single sign-on)",
+  role: 'owner (everything), admin (everything in its orgs but users) or viewer (reads its orgs)',
+  orgs: 'the orgs an admin or viewer acts in, comma-separated',
+  'user create --name': "the user's display name",
+  'user token --name': 'a name to tell the token by',
+  password: 'only "-": the password is read from stdin (at least 12 characters)',
+  actor: "only entries of this actor: a kind (user, admin-token, cli, config-file), a user's id or email",
+  action: 'only entries of this action (e.g. policy.set), or of actions starting with a prefix ending in "." (service-key.)',
+  'audit --org': 'only entries of this org',
+  'audit --limit': 'at most this many entries (default 50)',
   tpm: 'tokens per minute this key may use',
   'secret create --kid': 'the key id tokens name in their header (default: generated)',
   secret: 'only "-": the signing secret is read from stdin (default: generated, printed once)',
@@ -149,7 +174,7 @@ function commandHelp(name: string, usage: string): string {
 }
 
 /** A command's words (`org create`, `provider key add`, a lone `usage`) → its usage line. */
-const USAGE_OF = new Map(USAGES.map((u) => [(/^gw ([a-z]+(?: [a-z]+){0,2})(?= |$)/.exec(u) as RegExpExecArray)[1] as string, u]))
+const USAGE_OF = new Map(USAGES.map((u) => [(/^gw ([a-z]+(?: [a-z][a-z-]*){0,2})(?= |$)/.exec(u) as RegExpExecArray)[1] as string, u]))
 
 type Command = (admin: AdminService, argv: string[]) => Promise<unknown>
 
@@ -203,10 +228,59 @@ const COMMANDS: Record<string, Command> = {
     const a = parseArgs(argv)
     return admin.createServiceKey(
       orgOf(a),
-      pick({ name: flag(a, 'name'), requestsPerMinute: int(a, 'rpm'), tokensPerMinute: int(a, 'tpm'), mcp: keyToolPolicy(a) }),
+      pick({
+        name: flag(a, 'name'),
+        requestsPerMinute: int(a, 'rpm'),
+        tokensPerMinute: int(a, 'tpm'),
+        expiresAt: flag(a, 'expires'),
+        scopes: a.flags.has('endpoints') || a.flags.has('models') ? pick({ endpoints: list(a, 'endpoints'), models: list(a, 'models') }) : undefined,
+        mcp: keyToolPolicy(a),
+      }),
     )
   },
   'key list': async (admin, argv) => admin.listServiceKeys(orgOf(parseArgs(argv))),
+  'key rotate': async (admin, argv) => {
+    const a = parseArgs(argv)
+    return admin.rotateServiceKey(orgOf(a), positional(a, 'which key id? (see `gw key list`)'), pick({ graceSeconds: int(a, 'grace') }))
+  },
+  'user create': async (admin, argv) => {
+    const a = parseArgs(argv)
+    const user = await admin.users.create(pick({ email: requireFlag(a, 'email'), role: requireFlag(a, 'role'), name: flag(a, 'name'), orgs: list(a, 'orgs') }))
+    return { ...user, ...(await signInLink(admin, user.id)) }
+  },
+  'user list': async (admin) => admin.users.list(),
+  'user set-role': async (admin, argv) => {
+    const a = parseArgs(argv)
+    const user = await admin.users.findUser(positional(a, 'which user? (an id or an email)'))
+    return admin.users.update(user.id, pick({ role: requireFlag(a, 'role'), orgs: list(a, 'orgs') }))
+  },
+  'user remove': async (admin, argv) => {
+    const user = await admin.users.findUser(positional(parseArgs(argv), 'which user? (an id or an email)'))
+    await admin.users.remove(user.id)
+    return { removed: user.email }
+  },
+  'user set-password': async (admin, argv) => {
+    const a = parseArgs(argv)
+    const user = await admin.users.findUser(positional(a, 'which user? (an id or an email)'))
+    await admin.users.setPassword(user.id, { password: secretArg('password', requireFlag(a, 'password'), 'send a first-sign-in link: gw user link') })
+    return { passwordSet: user.email }
+  },
+  'user link': async (admin, argv) => {
+    const user = await admin.users.findUser(positional(parseArgs(argv), 'which user? (an id or an email)'))
+    return { email: user.email, ...(await signInLink(admin, user.id)) }
+  },
+  'user token': async (admin, argv) => {
+    const a = parseArgs(argv)
+    const user = await admin.users.findUser(positional(a, 'which user? (an id or an email)'))
+    return admin.users.createToken(user.id, pick({ name: flag(a, 'name') }))
+  },
+  audit: async (admin, argv) => {
+    const a = parseArgs(argv)
+    const params = new URLSearchParams(
+      pick({ org: flag(a, 'org'), actor: flag(a, 'actor'), action: flag(a, 'action'), since: flag(a, 'since'), until: flag(a, 'until'), limit: flag(a, 'limit'), cursor: flag(a, 'cursor') }) as Record<string, string>,
+    )
+    return admin.auditPage(parseAuditQuery(params))
+  },
   'key revoke': async (admin, argv) => {
     const a = parseArgs(argv)
     const id = positional(a, 'which key id? (see `gw org show`)')
@@ -361,6 +435,20 @@ function keyName(a: Args): string {
   const name = a.positionals[1]
   if (!name) throw new Error('which key name? (gw provider key add PROVIDER NAME)')
   return name
+}
+
+/** A comma-separated flag as a list; undefined when absent. */
+function list(a: Args, name: string): string[] | undefined {
+  return flag(a, name)?.split(',').map((x) => x.trim()).filter(Boolean)
+}
+
+/** Where the dashboard is, for the links the CLI prints (GW_HOST and GW_PORT). */
+let dashboardOrigin = 'http://127.0.0.1:8787'
+
+/** A first-sign-in link: opened once within 24 hours, it signs the user in to set a password. */
+async function signInLink(admin: AdminService, userId: string): Promise<{ signInLink: string; linkExpiresAt: string }> {
+  const { secret, expiresAt } = await admin.users.signInLink(userId)
+  return { signInLink: `${dashboardOrigin}/ui/#first-sign-in=${secret}`, linkExpiresAt: expiresAt }
 }
 
 /** `--org`, or the default org. */
@@ -545,7 +633,10 @@ export async function runAdminCommand(config: Config, words: string[], configFla
     await storeReachable(store)
     await ensureDefaultOrg(store)
     const admin = new AdminService(store, (orgId) => notices && changed.push(notices.publish({ kind: 'org', orgId })))
-    const out = await command(admin, rest)
+    const host = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host.includes(':') ? `[${config.host}]` : config.host
+    dashboardOrigin = `http://${host}:${config.port || 8787}`
+    // Every change the command makes is recorded in the audit log as made by the CLI.
+    const out = await asActor({ kind: 'cli' }, () => command(admin, rest))
     await Promise.all(changed)
     console.log(asJson ? JSON.stringify(out, null, 2) : (TABLES[name]?.(out as never, rest) ?? formatOutput(out)))
   } catch (err) {

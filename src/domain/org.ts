@@ -58,6 +58,16 @@ export interface ServiceKeyRecord {
   lastUsedAt: string | undefined
   /** This key's own limits, applied on top of the org's. */
   limits: RateLimits
+  /** When it stops working (ISO time): its expiry, or the end of its grace after a rotation. */
+  expiresAt: string | undefined
+  /** What it may call (PRODUCT §18); undefined: everything. */
+  scopes: KeyScopes | undefined
+}
+
+/** A service key's scopes: the endpoint paths and model globs it may use (absent: any). */
+export interface KeyScopes {
+  endpoints?: string[]
+  models?: string[]
 }
 
 export interface RateLimits {

@@ -2,6 +2,7 @@
 
 import { notFound, echo } from '../errors'
 import type { Store } from '../store/types'
+import type { AuditLog } from '../admin/audit'
 import { checkMcpServer, publicMcpServer } from './records'
 
 export class McpAdmin {
@@ -10,14 +11,24 @@ export class McpAdmin {
     private readonly requireOrg: (orgId: string) => Promise<unknown>,
     /** Called after every change, so the gateway's caches drop the org. */
     private readonly changed: (orgId: string) => void,
+    private readonly audit: AuditLog,
   ) {}
+
+  private async current(orgId: string, name: string) {
+    const rec = (await this.store.mcp.getServers(orgId)).find((s) => s.name === name)
+    return rec ? publicMcpServer(rec) : null
+  }
 
   /** PUT /admin/orgs/:org/mcp-servers/:name: creates or replaces a server (its secrets write-only). */
   async put(orgId: string, name: string, raw: unknown) {
     await this.requireOrg(orgId)
-    const rec = await this.store.mcp.putServer(orgId, checkMcpServer(name, raw))
+    const checked = checkMcpServer(name, raw)
+    const before = await this.current(orgId, name)
+    const rec = await this.store.mcp.putServer(orgId, checked)
     this.changed(orgId)
-    return publicMcpServer(rec)
+    const after = publicMcpServer(rec)
+    await this.audit.record({ action: 'mcp-server.set', org: orgId, target: `mcp-server:${name}`, before, after })
+    return after
   }
 
   async list(orgId: string) {
@@ -34,7 +45,9 @@ export class McpAdmin {
 
   async delete(orgId: string, name: string): Promise<void> {
     await this.requireOrg(orgId)
+    const before = await this.current(orgId, name)
     if (!(await this.store.mcp.deleteServer(orgId, name))) throw notFound(`No MCP server ${echo(name)} in org "${orgId}"`)
     this.changed(orgId)
+    await this.audit.record({ action: 'mcp-server.delete', org: orgId, target: `mcp-server:${name}`, before, after: null })
   }
 }

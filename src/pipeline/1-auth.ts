@@ -2,8 +2,9 @@
 
 import { isServiceKeyShaped, keyMatches, serviceKeyId } from '../auth/service-keys'
 import { verifySignedToken } from '../auth/signed-tokens'
-import { unauthorized } from '../errors'
-import type { Deps, Identity, OrgContext } from './context'
+import { echo, GatewayError, unauthorized } from '../errors'
+import { globMatch } from '../policy/model-access'
+import type { AuthedContext, Deps, Identity, OrgContext } from './context'
 
 const SCHEMES = 'GwKey <service key>, GwSigned <token> or Bearer <token>'
 
@@ -35,8 +36,12 @@ async function verifyServiceKey(deps: Deps, key: string): Promise<Identity> {
   const rec = await deps.orgs.serviceKey(serviceKeyId(key))
   if (!rec || !keyMatches(key, rec.hash)) throw unauthorized('Invalid service key')
   if (rec.revokedAt) throw unauthorized('Service key has been revoked')
-  deps.store.keys.touchServiceKey(rec.id, Date.now())
+  const now = Date.now()
+  // Checked on every request against the clock, so a key stops at its expiry (or its rotation's grace) to the millisecond, cached or not.
+  if (rec.expiresAt !== undefined && Date.parse(rec.expiresAt) <= now) throw unauthorized('Service key has expired')
+  deps.store.keys.touchServiceKey(rec.id, now)
   const identity: Identity = { orgId: rec.orgId, authMode: 'GwKey', subject: rec.id }
+  if (rec.scopes) identity.scopes = rec.scopes
   if (rec.limits.requestsPerMinute !== undefined || rec.limits.tokensPerMinute !== undefined) identity.keyLimits = rec.limits
   return identity
 }
@@ -64,4 +69,22 @@ export async function authenticate(deps: Deps, headers: Headers): Promise<{ iden
   const org = await deps.orgs.get(identity.orgId)
   if (!org) throw unauthorized('The credential belongs to an org that no longer exists')
   return { identity, org }
+}
+
+/**
+ * A scoped service key may call only the endpoints its scope names (PRODUCT §18): each entry is an
+ * endpoint's declared path, `*` standing for any run of characters (a prompt run: `/v1/prompts/` `*` `/run`);
+ * 403 `forbidden` otherwise.
+ */
+export function checkEndpointScope(ctx: Pick<AuthedContext, 'identity' | 'endpoint'>): void {
+  const allowed = ctx.identity.scopes?.endpoints
+  if (allowed && !allowed.some((g) => globMatch(g, ctx.endpoint)))
+    throw new GatewayError(403, 'forbidden', `This service key may not call ${ctx.endpoint.slice(0, 128)}: its scope allows ${allowed.join(', ').slice(0, 512) || 'no endpoint'}`)
+}
+
+/** A scoped service key may use only the models its scope's globs match (PRODUCT §18); 403 `forbidden` otherwise. */
+export function checkModelScope(identity: Identity, model: string): void {
+  const allowed = identity.scopes?.models
+  if (allowed && !allowed.some((g) => globMatch(g, model)))
+    throw new GatewayError(403, 'forbidden', `This service key may not use the model ${echo(model)}: its scope allows ${allowed.join(', ').slice(0, 512) || 'no model'}`)
 }

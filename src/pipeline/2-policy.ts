@@ -2,6 +2,7 @@
 
 import { GatewayError } from '../errors'
 import { modelUnavailable } from '../policy/model-access'
+import { checkModelScope } from './1-auth'
 import { TermMatcher } from '../policy/blocked-terms'
 import { applicableBudgets, type BudgetHold, LEASE_MARGIN_MS, maxCostUsd, reserveBudgets, settleBudgets } from '../policy/budgets'
 import type { LimitCheck } from '../policy/rate-limiter'
@@ -41,6 +42,7 @@ export async function enforcePolicy(
     if (ref.kind === 'openai-compatible' && !org.providers.has(ref.provider)) throw unknownProvider(ref.name, ref.provider, [...at])
   const why = modelUnavailable(org, input.model)
   if (why) throw new GatewayError(403, 'model_not_allowed', `Model not allowed: ${why}`)
+  for (const ref of [input.model, ...input.fallbackChain.map((e) => e.model)]) checkModelScope(identity, ref.name)
   if (policy.allowStreaming === false && input.stream)
     throw violation(`Streaming is not allowed for org "${org.org.id}": send the request with "stream": false`)
   const missing = (policy.requiredMetadata ?? []).filter((k) => input.metadata[k] === undefined)

@@ -17,7 +17,7 @@ import type { BudgetLedger } from '../policy/budget-ledger'
 import type { RateLimiter } from '../policy/rate-limiter'
 import type { StreamSlots } from '../policy/stream-slots'
 import type { BodyBudget } from '../http/request-context'
-import type { Org, ProviderRecord, RateLimits, Route, SigningSecretRecord } from '../domain/org'
+import type { KeyScopes, Org, ProviderRecord, RateLimits, Route, SigningSecretRecord } from '../domain/org'
 import type { ResponseCacheStore, Store } from '../store/types'
 import type { OrgDirectory } from './org-directory'
 import type { RecentLatency } from './route-choice'
@@ -70,6 +70,8 @@ export interface Identity {
   endUserId?: string
   /** A service key's own rate limits, when it has any. */
   keyLimits?: RateLimits
+  /** A service key's scopes (endpoint paths, model globs), when it has any (PRODUCT §18). */
+  scopes?: KeyScopes
 }
 
 /** An org as the pipeline needs it: policy and usable provider records. */

@@ -22,7 +22,7 @@ import { cachedAnswer, cacheUse, keep, lookUp } from '../cache/response-cache'
 import { GatewayError } from '../errors'
 import { type Guard, guardFor } from '../guardrails/guard'
 import { GuardedStream } from '../guardrails/stream'
-import { authenticate } from './1-auth'
+import { authenticate, checkEndpointScope } from './1-auth'
 import { enforcePolicy } from './2-policy'
 import { route } from './3-route'
 import { type AdapterLookup, type DispatchFailed, type Dispatched, dispatch } from './5-fallback'
@@ -78,6 +78,7 @@ async function runAuthenticated(deps: Deps, e: EndpointDeclaration, ctx: AuthedC
   const settlement = new Settlement(deps, ctx)
   let dispatched: Dispatched | DispatchFailed | undefined
   try {
+    checkEndpointScope(ctx)
     checkEndUserHeader(ctx.headers)
     ctx.rawBody = await io.readBody()
     const plan = await e.plan({ deps, ctx, body: ctx.rawBody, params: io.params, query: io.query, routeOf: routeResolver(deps, ctx) })
@@ -148,6 +149,7 @@ export async function handleApiRequest(
     const res = await handle(async () => {
       const authed = await authenticateRequest(deps, request)
       ctx = authed
+      checkEndpointScope(authed)
       return authed
     })
     o = answeredOutcome(res.status)

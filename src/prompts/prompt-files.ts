@@ -134,11 +134,13 @@ async function loadPrompt(store: Store, admin: PromptAdmin, file: PromptFile, re
   if (!prompt) prompt = await admin.requirePrompt(org, (await admin.createPrompt(org, { slug, ...(name ? { name } : {}) })).id)
   const latest = prompt.currentVersion === undefined ? undefined : await store.prompts.getVersion(prompt.id, prompt.currentVersion)
   if (latest?.contentHash !== contentHash(content)) {
-    await store.prompts.addVersion(prompt.id, content, contentHash(content), publish)
+    const v = await store.prompts.addVersion(prompt.id, content, contentHash(content), publish)
+    await admin.audit.record({ action: 'prompt.version.create', org, target: `prompt:${slug}/v${v.version}`, before: null, after: { version: v.version, published: publish, source: file.source } })
     report.newVersions++
     if (publish) report.published++
   } else if (publish && prompt.publishedVersion !== latest.version) {
     await store.prompts.publish(prompt.id, latest.version)
+    await admin.audit.record({ action: 'prompt.publish', org, target: `prompt:${slug}`, before: { publishedVersion: prompt.publishedVersion ?? null }, after: { publishedVersion: latest.version } })
     report.published++
   }
   if (prompt.sourceFile !== file.source) await store.prompts.setSourceFile(prompt.id, file.source)

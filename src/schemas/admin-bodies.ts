@@ -3,6 +3,7 @@
 import { Type as t } from '@sinclair/typebox'
 import { PII_ENTITIES } from '../guardrails/entities'
 import { FallbackEntryBody, validator } from './chat-body'
+import { KeyScopesBody } from './people-bodies'
 import { McpKeyPolicy, McpToolPolicy } from '../mcp/records'
 
 const strings = t.Array(t.String({ minLength: 1 }))
@@ -214,7 +215,15 @@ export const checkBedrockProviderBody = validator(BedrockProviderBody)
 /** What PUT /admin/orgs/:org/providers/:provider takes: a native provider's key, an OpenAI-compatible, an Azure OpenAI, a Vertex AI or a Bedrock provider. */
 export const AnyProviderBody = t.Union([ProviderBody, CompatProviderBody, AzureProviderBody, VertexProviderBody, BedrockProviderBody], { title: 'AnyProviderBody' })
 export const ServiceKeyBody = t.Object(
-  { name: t.Optional(t.String({ maxLength: 200 })), requestsPerMinute: t.Optional(positive), tokensPerMinute: t.Optional(positive), mcp: t.Optional(McpKeyPolicy) },
+  {
+    name: t.Optional(t.String({ maxLength: 200 })),
+    requestsPerMinute: t.Optional(positive),
+    tokensPerMinute: t.Optional(positive),
+    /** When the key stops working: an ISO 8601 time in the future (PRODUCT §18). */
+    expiresAt: t.Optional(t.String({ maxLength: 64 })),
+    scopes: t.Optional(KeyScopesBody),
+    mcp: t.Optional(McpKeyPolicy),
+  },
   { additionalProperties: false, title: 'NewServiceKey' },
 )
 export const checkServiceKeyBody = validator(ServiceKeyBody)

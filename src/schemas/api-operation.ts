@@ -12,7 +12,7 @@ export type Audience = 'client' | 'admin' | 'public'
 export interface ApiOperation {
   /** The OpenAPI operationId: unique, camelCase. */
   id: string
-  method: 'GET' | 'POST' | 'PUT' | 'DELETE'
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE'
   /** The route as the router takes it, `:name` for a path parameter. */
   path: string
   summary: string

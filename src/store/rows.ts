@@ -6,7 +6,8 @@ import type { AwsCredentials } from '../providers/bedrock/sigv4'
 import type { CompatSettings } from '../providers/openai-compatible'
 import type { VertexSettings } from '../providers/vertex/vertex'
 import { isCompatName, toProviderId } from '../providers/provider-id'
-import type { OidcConfig, Org, Policy, ProviderRecord, RateLimits, ServiceKeyRecord, SigningSecretRecord } from '../domain/org'
+import type { KeyScopes, OidcConfig, Org, Policy, ProviderRecord, RateLimits, ServiceKeyRecord, SigningSecretRecord } from '../domain/org'
+import type { AdminTokenRecord, AuditEntry, Role, User } from '../domain/people'
 import type { PromptRecord, PromptVersion, VariableDef } from '../domain/prompt'
 
 /** A JSON column: text in SQLite, already parsed from jsonb in PostgreSQL. */
@@ -102,6 +103,8 @@ export interface KeyRow {
   last_used_at: string | null
   requests_per_minute: number | null
   tokens_per_minute: number | null
+  expires_at: string | null
+  scopes: Json<KeyScopes> | null
 }
 function limitsOf(r: KeyRow): RateLimits {
   const limits: RateLimits = {}
@@ -118,6 +121,8 @@ export const toKey = (r: KeyRow): ServiceKeyRecord => ({
   revokedAt: r.revoked_at ?? undefined,
   lastUsedAt: r.last_used_at ?? undefined,
   limits: limitsOf(r),
+  expiresAt: r.expires_at ?? undefined,
+  scopes: r.scopes === null ? undefined : parsed(r.scopes),
 })
 
 export interface SecretRow {
@@ -195,3 +200,86 @@ export const toVersion = (r: VersionRow): PromptVersion => ({
   contentHash: r.content_hash,
   createdAt: r.created_at,
 })
+
+export interface UserRow {
+  id: string
+  email: string
+  name: string | null
+  role: string
+  orgs: Json<string[]>
+  password_hash: string | null
+  created_at: string
+  updated_at: string
+}
+
+export const toUser = (r: UserRow): User => ({
+  id: r.id,
+  email: r.email,
+  name: r.name ?? undefined,
+  role: r.role as Role,
+  orgs: parsed(r.orgs),
+  hasPassword: r.password_hash !== null,
+  createdAt: r.created_at,
+  updatedAt: r.updated_at,
+})
+
+export interface AdminTokenRow {
+  id: string
+  user_id: string
+  name: string | null
+  token_hash: Uint8Array
+  created_at: string
+  last_used_at: string | null
+}
+
+export const toAdminToken = (r: AdminTokenRow): AdminTokenRecord => ({
+  id: r.id,
+  userId: r.user_id,
+  name: r.name ?? undefined,
+  hash: new Uint8Array(r.token_hash),
+  createdAt: r.created_at,
+  lastUsedAt: r.last_used_at ?? undefined,
+})
+
+export interface AuditRow {
+  seq: number | string
+  id: string
+  time: string
+  actor_kind: string
+  actor_id: string | null
+  actor_email: string | null
+  action: string
+  org_id: string | null
+  target: string
+  before_json: Json<unknown> | null
+  after_json: Json<unknown> | null
+  request_id: string | null
+  ip: string | null
+}
+
+export const toAuditEntry = (r: AuditRow): AuditEntry => ({
+  id: r.id,
+  time: r.time,
+  actor: {
+    kind: r.actor_kind as AuditEntry['actor']['kind'],
+    ...(r.actor_id !== null ? { id: r.actor_id } : {}),
+    ...(r.actor_email !== null ? { email: r.actor_email } : {}),
+  },
+  action: r.action,
+  org: r.org_id,
+  target: r.target,
+  before: r.before_json === null ? null : parsed(r.before_json),
+  after: r.after_json === null ? null : parsed(r.after_json),
+  requestId: r.request_id,
+  ip: r.ip,
+})
+
+/** The audit query's cursor: the last entry's sequence number, opaque to clients. */
+export const auditCursor = (seq: number | string) => Buffer.from(`a${seq}`).toString('base64url')
+
+export function auditCursorSeq(cursor: string | undefined): number | undefined {
+  if (cursor === undefined) return undefined
+  const m = /^a(\d{1,18})$/.exec(Buffer.from(cursor, 'base64url').toString())
+  if (!m) throw new RangeError('cursor')
+  return Number(m[1])
+}

@@ -2,7 +2,8 @@
 // stores are the domain types (src/domain/). Implementations: src/store/sqlite, src/store/postgres.
 
 import type { LogEntry } from '../domain/log-entry'
-import type { Org, OidcConfig, Policy, ProviderRecord, RateLimits, Route, ServiceKeyRecord, SigningSecretRecord } from '../domain/org'
+import type { KeyScopes, Org, OidcConfig, Policy, ProviderRecord, RateLimits, Route, ServiceKeyRecord, SigningSecretRecord } from '../domain/org'
+import type { AdminTokenRecord, AuditEntry, Role, User } from '../domain/people'
 import type { PromptRecord, PromptVersion, PromptVersionContent } from '../domain/prompt'
 import type { UsageQuery, UsageRow } from './usage-rollup'
 import type { McpStore } from '../mcp/store'
@@ -29,11 +30,15 @@ export interface RouteStore {
 }
 
 export interface KeyStore {
-  createServiceKey(rec: Omit<ServiceKeyRecord, 'createdAt' | 'revokedAt' | 'lastUsedAt' | 'limits'> & { limits?: RateLimits }): Promise<ServiceKeyRecord>
+  createServiceKey(
+    rec: Omit<ServiceKeyRecord, 'createdAt' | 'revokedAt' | 'lastUsedAt' | 'limits' | 'expiresAt' | 'scopes'> & { limits?: RateLimits; expiresAt?: string; scopes?: KeyScopes },
+  ): Promise<ServiceKeyRecord>
   getServiceKey(id: string): Promise<ServiceKeyRecord | undefined>
   listServiceKeys(orgId: string): Promise<ServiceKeyRecord[]>
   /** Returns false when no such live key exists in that org. */
   revokeServiceKey(orgId: string, id: string): Promise<boolean>
+  /** Sets a live key's expiry (a rotated key's grace); false when no such live key exists in that org. */
+  expireServiceKey(orgId: string, id: string, expiresAt: string): Promise<boolean>
   /** Notes a key's use at `atMs` (epoch ms); written with the others at most once a second. */
   touchServiceKey(id: string, atMs: number): void
 }
@@ -51,12 +56,59 @@ export interface AuthStore {
 
 /** Dashboard sessions (docs/dashboard.md), shared by every instance on the database. Only a hash of a session's id is stored. */
 export interface SessionStore {
-  /** Records a signed-in session until `expiresAt` (epoch ms); sessions expired by `now` are dropped. */
-  createSession(idHash: string, expiresAt: number, now: number): Promise<void>
-  /** The session's expiry (epoch ms) while it is signed in and not expired at `now`; undefined otherwise. */
-  sessionExpiry(idHash: string, now: number): Promise<number | undefined>
+  /** Records a signed-in session until `expiresAt` (epoch ms), of a user or (none) the admin token; sessions expired by `now` are dropped. */
+  createSession(idHash: string, expiresAt: number, now: number, userId?: string): Promise<void>
+  /** The session's expiry (epoch ms) and user while it is signed in and not expired at `now`; undefined otherwise. */
+  session(idHash: string, now: number): Promise<{ expiresAt: number; userId: string | undefined } | undefined>
   /** Signs the session out everywhere; false when there was no such session. */
   deleteSession(idHash: string): Promise<boolean>
+}
+
+/** Users, their personal admin tokens and first-sign-in links (PRODUCT §18). Emails are stored lowercased. */
+export interface UserStore {
+  /** A StoreConflictError when the email is taken. */
+  createUser(rec: { id: string; email: string; name: string | undefined; role: Role; orgs: string[] }): Promise<User>
+  getUser(id: string): Promise<User | undefined>
+  userByEmail(email: string): Promise<User | undefined>
+  /** Every user, by email. */
+  listUsers(): Promise<User[]>
+  /** Undefined when there is no such user. `name: null` clears the name. */
+  updateUser(id: string, patch: { name?: string | null; role?: Role; orgs?: string[] }): Promise<User | undefined>
+  /** Deletes the user with its tokens, sessions and links; false when there was none. */
+  deleteUser(id: string): Promise<boolean>
+  /** An Argon2id hash (undefined: no password); false when there is no such user. */
+  setPasswordHash(id: string, hash: string | undefined): Promise<boolean>
+  passwordHash(id: string): Promise<string | undefined>
+  createAdminToken(rec: Omit<AdminTokenRecord, 'createdAt' | 'lastUsedAt'>): Promise<AdminTokenRecord>
+  getAdminToken(id: string): Promise<AdminTokenRecord | undefined>
+  listAdminTokens(userId: string): Promise<AdminTokenRecord[]>
+  /** A first-sign-in link's hash, valid until `expiresAt` (epoch ms). */
+  putSignInLink(linkHash: string, userId: string, expiresAt: number): Promise<void>
+  /** The user a link signs in, once: the link is deleted; undefined when unknown or expired at `now`. */
+  takeSignInLink(linkHash: string, now: number): Promise<string | undefined>
+}
+
+/** What GET /admin/audit asks (PRODUCT §18): newest first, `cursor` from the previous page. */
+export interface AuditQuery {
+  org?: string
+  /** Only entries of these orgs (a viewer's or admin's scope); undefined: every entry. */
+  withinOrgs?: readonly string[]
+  /** An actor's kind, user id or email. */
+  actor?: string
+  /** An action, or a prefix ending in "." (`service-key.`). */
+  action?: string
+  since?: number
+  until?: number
+  limit: number
+  cursor?: string
+}
+
+/** The audit log: appended to, read, and pruned only by its retention; never updated. */
+export interface AuditStore {
+  append(entry: AuditEntry): Promise<void>
+  query(q: AuditQuery): Promise<{ data: AuditEntry[]; nextCursor: string | null }>
+  /** Deletes up to `limit` of the oldest entries before `before` (epoch ms); how many. */
+  prune(before: number, limit: number): Promise<number>
 }
 
 export interface PromptStore {
@@ -151,6 +203,8 @@ export interface Store {
   readonly prompts: PromptStore
   readonly routes: RouteStore
   readonly sessions: SessionStore
+  readonly users: UserStore
+  readonly audit: AuditStore
   readonly logs: LogStore
   /** The MCP gateway's servers, users' tokens and key tool policies (PRODUCT §20). */
   readonly mcp: McpStore

@@ -17,6 +17,20 @@ interface SessionInfo {
   signedIn: boolean
   csrf?: string
   expiresAt?: string
+  /** Whether single sign-on is set up (GW_UI_OIDC_*). */
+  sso?: boolean
+  /** Whether gw has users (else only the admin token signs in). */
+  users?: boolean
+  /** The signed-in user; null when signed in with the admin token. */
+  user?: { id: string; email: string; name: string | null; role: string; hasPassword: boolean } | null
+}
+
+/** A value the address's hash carries once (`#sso-error=…`, `#first-sign-in=…`), taken out of the address. */
+function takeHash(name: string): string | undefined {
+  const m = new RegExp(`^#${name}=(.*)$`).exec(location.hash)
+  if (!m) return undefined
+  history.replaceState(null, '', location.pathname + location.search)
+  return decodeURIComponent(m[1] as string)
 }
 
 const PAGES = [
@@ -40,9 +54,11 @@ function useHashRoute(): string[] {
   return parts
 }
 
-function SignIn({ onSignedIn }: { onSignedIn: (s: SessionInfo) => void }) {
-  const [token, setToken] = useState('')
-  const [error, setError] = useState<string>()
+function SignIn({ onSignedIn, sso, users, error: given }: { onSignedIn: (s: SessionInfo) => void; sso: boolean; users: boolean; error?: string }) {
+  const [withToken, setWithToken] = useState(!users)
+  const [email, setEmail] = useState('')
+  const [secret, setSecret] = useState('')
+  const [error, setError] = useState<string | undefined>(given)
   const [busy, setBusy] = useState(false)
   const input = useAutofocus<HTMLInputElement>()
   const submit = async (e: Event) => {
@@ -50,7 +66,8 @@ function SignIn({ onSignedIn }: { onSignedIn: (s: SessionInfo) => void }) {
     setBusy(true)
     setError(undefined)
     try {
-      onSignedIn({ ...(await api<SessionInfo>('POST', '/ui/session', { token })), signedIn: true })
+      const body = withToken ? { token: secret } : { email, password: secret }
+      onSignedIn({ ...(await api<SessionInfo>('POST', '/ui/session', body)), signedIn: true })
     } catch (err) {
       setError(messageOf(err))
     } finally {
@@ -61,15 +78,78 @@ function SignIn({ onSignedIn }: { onSignedIn: (s: SessionInfo) => void }) {
     <main class="signin">
       <form class="card" onSubmit={submit}>
         <h1>gw</h1>
-        <p>Sign in with the admin token (the value of <code>GW_ADMIN_TOKEN</code>).</p>
+        {withToken ? (
+          <p>Sign in with the admin token (the value of <code>GW_ADMIN_TOKEN</code>): the break-glass owner.</p>
+        ) : (
+          <>
+            <p>Sign in with your email and password.</p>
+            <label class="field">
+              <span>Email</span>
+              <input ref={input} type="email" name="email" autocomplete="username" value={email} onInput={(e) => setEmail(e.currentTarget.value)} required />
+            </label>
+          </>
+        )}
         <label class="field">
-          <span>Admin token</span>
-          <input ref={input} type="password" name="token" autocomplete="current-password" value={token} onInput={(e) => setToken(e.currentTarget.value)} required />
+          <span>{withToken ? 'Admin token' : 'Password'}</span>
+          <input
+            ref={withToken ? input : undefined}
+            type="password"
+            name={withToken ? 'token' : 'password'}
+            autocomplete="current-password"
+            value={secret}
+            onInput={(e) => setSecret(e.currentTarget.value)}
+            required
+          />
         </label>
         <ErrorNote error={error} />
         <button type="submit" disabled={busy}>
           Sign in
         </button>
+        {sso && (
+          <a class="button secondary" href="/ui/sso/start">
+            Sign in with single sign-on
+          </a>
+        )}
+        <button
+          type="button"
+          class="link"
+          onClick={() => {
+            setWithToken(!withToken)
+            setSecret('')
+          }}
+        >
+          {withToken ? 'Use email and password instead' : 'Use the admin token instead'}
+        </button>
+      </form>
+    </main>
+  )
+}
+
+/** After a first-sign-in link: the user chooses a password (PUT /admin/users/:id/password). */
+function SetPassword({ userId, onDone }: { userId: string; onDone: () => void }) {
+  const [password, setPassword] = useState('')
+  const [error, setError] = useState<string>()
+  const input = useAutofocus<HTMLInputElement>()
+  const submit = async (e: Event) => {
+    e.preventDefault()
+    try {
+      await api('PUT', `/admin/users/${encodeURIComponent(userId)}/password`, { password })
+      onDone()
+    } catch (err) {
+      setError(messageOf(err))
+    }
+  }
+  return (
+    <main class="signin">
+      <form class="card" onSubmit={submit}>
+        <h1>gw</h1>
+        <p>Choose your password (at least 12 characters) to sign in next time.</p>
+        <label class="field">
+          <span>New password</span>
+          <input ref={input} type="password" name="new-password" autocomplete="new-password" minLength={12} value={password} onInput={(e) => setPassword(e.currentTarget.value)} required />
+        </label>
+        <ErrorNote error={error} />
+        <button type="submit">Set password</button>
       </form>
     </main>
   )
@@ -154,16 +234,34 @@ function Shell({ onSignOut }: { onSignOut: () => void }) {
 
 function App() {
   const [session, setSessionState] = useState<SessionInfo>()
-  const signedOut = () => setSessionState({ signedIn: false })
+  const [ssoError] = useState(() => takeHash('sso-error'))
+  const [link] = useState(() => takeHash('first-sign-in'))
+  const [linkError, setLinkError] = useState<string>()
+  const [settingPassword, setSettingPassword] = useState(false)
+  const signedOut = () => setSessionState((s) => ({ signedIn: false, sso: s?.sso, users: !!s?.user || s?.users }))
   const accept = (s: SessionInfo) => {
     setSession(s.csrf ?? '', signedOut)
     setSessionState(s)
   }
   useEffect(() => {
-    get<SessionInfo>('/ui/session').then(accept, signedOut)
+    // A first-sign-in link signs its user in once; the next step is choosing a password.
+    const signIn = link
+      ? api<SessionInfo>('POST', '/ui/session', { link }).then(
+          (s) => {
+            setSettingPassword(true)
+            return { ...s, signedIn: true }
+          },
+          (err) => {
+            setLinkError(messageOf(err))
+            return get<SessionInfo>('/ui/session')
+          },
+        )
+      : get<SessionInfo>('/ui/session')
+    signIn.then(accept, signedOut)
   }, [])
   if (!session) return null
-  if (!session.signedIn) return <SignIn onSignedIn={accept} />
+  if (!session.signedIn) return <SignIn onSignedIn={accept} sso={!!session.sso} users={!!session.users} error={ssoError ?? linkError} />
+  if (settingPassword && session.user) return <SetPassword userId={session.user.id} onDone={() => setSettingPassword(false)} />
   const signOut = async () => {
     await api('DELETE', '/ui/session').catch(() => {})
     signedOut()

@@ -1,4 +1,4 @@
-// Dashboard sessions: signed, expiring cookies minted for the admin token and kept in the store, their CSRF tokens.
+// Dashboard sessions: signed, expiring cookies minted for the admin token or a user and kept in the store, their CSRF tokens.
 
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
 import type { SessionStore } from '../store/types'
@@ -13,6 +13,8 @@ export interface Session {
   expiresAt: number
   /** Sent back by the page in `x-gw-csrf` on every state change. */
   csrf: string
+  /** The signed-in user; undefined: signed in with the admin token. */
+  userId: string | undefined
 }
 
 /** Compares two secrets in time that does not depend on where they differ. */
@@ -46,17 +48,18 @@ export class SessionKeeper {
     return createHmac('sha256', this.key).update(text).digest('base64url')
   }
 
-  private session(id: string, expiresAt: number): Session {
-    return { id, expiresAt, csrf: this.mac(`csrf.${id}`) }
+  private session(id: string, expiresAt: number, userId: string | undefined): Session {
+    return { id, expiresAt, csrf: this.mac(`csrf.${id}`), userId }
   }
 
-  async create(): Promise<{ session: Session; cookie: string }> {
+  /** A session for `userId`, or (none) for the admin token. */
+  async create(userId?: string): Promise<{ session: Session; cookie: string }> {
     const id = randomBytes(18).toString('base64url')
     const now = this.now()
     const expiresAt = now + this.ttlMs
-    await this.store.createSession(idHash(id), expiresAt, now)
+    await this.store.createSession(idHash(id), expiresAt, now, userId)
     const body = `${expiresAt}.${id}`
-    return { session: this.session(id, expiresAt), cookie: `${body}.${this.mac(body)}` }
+    return { session: this.session(id, expiresAt, userId), cookie: `${body}.${this.mac(body)}` }
   }
 
   /** The session a cookie value stands for; undefined when forged, expired or signed out. */
@@ -67,8 +70,8 @@ export class SessionKeeper {
     if (!sameSecret(mac, this.mac(`${at}.${id}`))) return undefined
     const expiresAt = Number(at)
     const now = this.now()
-    if (expiresAt <= now || (await this.store.sessionExpiry(idHash(id), now)) === undefined) return undefined
-    return this.session(id, expiresAt)
+    const row = expiresAt > now ? await this.store.session(idHash(id), now) : undefined
+    return row && this.session(id, expiresAt, row.userId)
   }
 
   /** Signs the session out on every instance. */

@@ -141,13 +141,13 @@ for (const kind of ['sqlite', 'postgres'] as const) {
       const now = Date.now()
       await store.sessions.createSession('hash-a', now + 60_000, now)
       await store.sessions.createSession('hash-old', now + 1_000, now)
-      expect(await store.sessions.sessionExpiry('hash-a', now)).toBe(now + 60_000)
-      expect(await store.sessions.sessionExpiry('hash-old', now + 1_000)).toBeUndefined() // expired at that time
-      expect(await store.sessions.sessionExpiry('nope', now)).toBeUndefined()
+      expect((await store.sessions.session('hash-a', now))?.expiresAt).toBe(now + 60_000)
+      expect(await store.sessions.session('hash-old', now + 1_000)).toBeUndefined() // expired at that time
+      expect(await store.sessions.session('nope', now)).toBeUndefined()
       await expect(store.sessions.createSession('hash-a', now + 5, now)).rejects.toBeInstanceOf(StoreConflictError)
       expect(await store.sessions.deleteSession('hash-a')).toBe(true)
       expect(await store.sessions.deleteSession('hash-a')).toBe(false)
-      expect(await store.sessions.sessionExpiry('hash-a', now)).toBeUndefined()
+      expect(await store.sessions.session('hash-a', now)).toBeUndefined()
       await store.sessions.createSession('hash-b', now + 60_000, now + 2_000)
       expect(await store.sessions.deleteSession('hash-old')).toBe(false) // dropped when hash-b was made
       if (kind === 'postgres') expect(await s.raw('dashboard_sessions')).toEqual([expect.objectContaining({ id_hash: 'hash-b' })])

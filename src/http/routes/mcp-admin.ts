@@ -4,7 +4,7 @@ import type { AdminService } from '../../admin/admin-service'
 import { McpServerBody } from '../../mcp/records'
 import { AnyObject, ListOf } from '../../schemas/admin-answers'
 import { type OperationCall, operationRoutes, ownOperations } from '../operation-routes'
-import { type AdminGuard, json, readAdminBody } from './admin'
+import { type AdminGuard, guarded, json, readAdminBody } from './admin'
 
 const SERVERS = '/admin/orgs/:org/mcp-servers'
 
@@ -22,7 +22,8 @@ export const mcpAdminRoutes = (admin: AdminService, guard: AdminGuard) =>
   operationRoutes(
     'mcp-admin-routes',
     MCP_ADMIN_OPERATIONS,
-    {
+    // Behind the role check and the audit log every admin route goes through (docs/architecture.md, "Roles and the audit log").
+    guarded(MCP_ADMIN_OPERATIONS, guard, admin, {
       listMcpServers: async (c) => json(c.request, await admin.mcp.list(org(c))),
       getMcpServer: async (c) => json(c.request, await admin.mcp.get(org(c), name(c))),
       putMcpServer: async (c) => json(c.request, await admin.mcp.put(org(c), name(c), await readAdminBody(c.request))),
@@ -30,6 +31,5 @@ export const mcpAdminRoutes = (admin: AdminService, guard: AdminGuard) =>
         await admin.mcp.delete(org(c), name(c))
         return json(c.request, null, 204)
       },
-    },
-    ({ request, server }) => guard.check(request, server),
+    }),
   )

@@ -2,6 +2,7 @@
 
 import type { SecretBox } from '../../crypto/secret-box'
 import type { Store } from '../types'
+import { PgAuditStore } from './audit'
 import { PgAuthStore } from './auth'
 import { q } from './errors'
 import { PgKeyStore } from './keys'
@@ -13,6 +14,7 @@ import { PgPromptStore } from './prompts'
 import { PgRouteStore } from './routes'
 import { PgResponseCache } from './response-cache'
 import { PgSessionStore } from './sessions'
+import { PgUserStore } from './users'
 
 /**
  * Connects and migrates in the background: a database down at start is retried every second, and
@@ -48,6 +50,8 @@ export function createPostgresStore(url: string, box: SecretBox, opts: { onRetry
     prompts: new PgPromptStore(sql),
     routes: new PgRouteStore(sql),
     sessions: new PgSessionStore(sql),
+    users: new PgUserStore(sql),
+    audit: new PgAuditStore(sql),
     mcp: new PgMcpStore(sql, box),
     cache: new PgResponseCache(sql),
     logs: new PgLogStore(sql, () => ready),

@@ -16,9 +16,9 @@ export class PgKeyStore implements KeyStore {
   async createServiceKey(rec: Parameters<KeyStore['createServiceKey']>[0]): Promise<ServiceKeyRecord> {
     const [row] = await q<KeyRow[]>(
       this.sql`
-        INSERT INTO service_keys (id, org_id, name, key_hash, created_at, requests_per_minute, tokens_per_minute)
+        INSERT INTO service_keys (id, org_id, name, key_hash, created_at, requests_per_minute, tokens_per_minute, expires_at, scopes)
         VALUES (${rec.id}, ${rec.orgId}, ${rec.name ?? null}, ${Buffer.from(rec.hash)}, ${new Date().toISOString()},
-                ${rec.limits?.requestsPerMinute ?? null}, ${rec.limits?.tokensPerMinute ?? null})
+                ${rec.limits?.requestsPerMinute ?? null}, ${rec.limits?.tokensPerMinute ?? null}, ${rec.expiresAt ?? null}, ${rec.scopes ? JSON.stringify(rec.scopes) : null}::jsonb)
         RETURNING *`,
       `service key "${rec.id}"`,
     )
@@ -39,6 +39,11 @@ export class PgKeyStore implements KeyStore {
     const res = await q(
       this.sql`UPDATE service_keys SET revoked_at = ${new Date().toISOString()} WHERE org_id = ${orgId} AND id = ${id} AND revoked_at IS NULL`,
     )
+    return res.count > 0
+  }
+
+  async expireServiceKey(orgId: string, id: string, expiresAt: string): Promise<boolean> {
+    const res = await q(this.sql`UPDATE service_keys SET expires_at = ${expiresAt} WHERE org_id = ${orgId} AND id = ${id} AND revoked_at IS NULL`)
     return res.count > 0
   }
 

@@ -7,16 +7,19 @@ import { q } from './errors'
 export class PgSessionStore implements SessionStore {
   constructor(private readonly sql: SQL) {}
 
-  async createSession(idHash: string, expiresAt: number, now: number): Promise<void> {
+  async createSession(idHash: string, expiresAt: number, now: number, userId?: string): Promise<void> {
     await q(this.sql`DELETE FROM dashboard_sessions WHERE expires_at <= ${now}`)
-    await q(this.sql`INSERT INTO dashboard_sessions (id_hash, expires_at, created_at) VALUES (${idHash}, ${expiresAt}, ${new Date(now).toISOString()})`, 'session')
+    await q(
+      this.sql`INSERT INTO dashboard_sessions (id_hash, expires_at, created_at, user_id) VALUES (${idHash}, ${expiresAt}, ${new Date(now).toISOString()}, ${userId ?? null})`,
+      'session',
+    )
   }
 
-  async sessionExpiry(idHash: string, now: number): Promise<number | undefined> {
-    const [row] = await q<{ expires_at: string | number }[]>(
-      this.sql`SELECT expires_at FROM dashboard_sessions WHERE id_hash = ${idHash} AND expires_at > ${now}`,
+  async session(idHash: string, now: number) {
+    const [row] = await q<{ expires_at: string | number; user_id: string | null }[]>(
+      this.sql`SELECT expires_at, user_id FROM dashboard_sessions WHERE id_hash = ${idHash} AND expires_at > ${now}`,
     )
-    return row ? Number(row.expires_at) : undefined
+    return row ? { expiresAt: Number(row.expires_at), userId: row.user_id ?? undefined } : undefined
   }
 
   async deleteSession(idHash: string): Promise<boolean> {

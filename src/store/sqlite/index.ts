@@ -3,6 +3,7 @@
 import type { Database } from 'bun:sqlite'
 import { SecretBox, sealedFor } from '../../crypto/secret-box'
 import type { Store } from '../types'
+import { SqliteAuditStore } from './audit'
 import { SqliteAuthStore } from './auth'
 import { startCheckpointer } from './checkpointer'
 import { SqliteKeyStore } from './keys'
@@ -15,6 +16,7 @@ import { startReadThread } from './read-thread'
 import { SqliteRouteStore } from './routes'
 import { SqliteResponseCache } from './response-cache'
 import { SqliteSessionStore } from './sessions'
+import { SqliteUserStore } from './users'
 
 export function createSqliteStore(path: string, box: SecretBox): Store {
   const db = openDatabase(path)
@@ -36,6 +38,8 @@ export function createSqliteStore(path: string, box: SecretBox): Store {
     prompts: new SqlitePromptStore(db),
     routes: new SqliteRouteStore(db),
     sessions: new SqliteSessionStore(db),
+    users: new SqliteUserStore(db),
+    audit: new SqliteAuditStore(db),
     mcp: new SqliteMcpStore(db, box),
     cache: new SqliteResponseCache(db),
     logs: new SqliteLogStore(db, writeDb, reads),

@@ -19,9 +19,12 @@ export class SqliteKeyStore implements KeyStore {
     private readonly writeDb: Database = db,
   ) {
     this.q = {
-      insert: db.query<KeyRow, [string, string, string | null, Uint8Array, string, number | null, number | null]>(
-        `INSERT INTO service_keys (id, org_id, name, key_hash, created_at, requests_per_minute, tokens_per_minute)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) RETURNING *`,
+      insert: db.query<KeyRow, [string, string, string | null, Uint8Array, string, number | null, number | null, string | null, string | null]>(
+        `INSERT INTO service_keys (id, org_id, name, key_hash, created_at, requests_per_minute, tokens_per_minute, expires_at, scopes)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) RETURNING *`,
+      ),
+      expire: db.query<null, [string, string, string]>(
+        'UPDATE service_keys SET expires_at = ?3 WHERE org_id = ?1 AND id = ?2 AND revoked_at IS NULL',
       ),
       get: db.query<KeyRow, [string]>('SELECT * FROM service_keys WHERE id = ?1'),
       list: db.query<KeyRow, [string]>('SELECT * FROM service_keys WHERE org_id = ?1 ORDER BY created_at'),
@@ -42,6 +45,8 @@ export class SqliteKeyStore implements KeyStore {
         new Date().toISOString(),
         rec.limits?.requestsPerMinute ?? null,
         rec.limits?.tokensPerMinute ?? null,
+        rec.expiresAt ?? null,
+        rec.scopes ? JSON.stringify(rec.scopes) : null,
       ),
     )
     if (!row) throw new Error('insert returned nothing')
@@ -59,6 +64,10 @@ export class SqliteKeyStore implements KeyStore {
 
   async revokeServiceKey(orgId: string, id: string) {
     return this.q.revoke.run(orgId, id, new Date().toISOString()).changes > 0
+  }
+
+  async expireServiceKey(orgId: string, id: string, expiresAt: string) {
+    return this.q.expire.run(orgId, id, expiresAt).changes > 0
   }
 
   touchServiceKey(id: string, atMs: number): void {
