@@ -105,6 +105,14 @@ describe("a service key's policy", () => {
     })
   })
 
+  test('a rotated key keeps its tool policy', async () => {
+    const made = (await (await gw.admin('POST', '/orgs/default/service-keys', { name: 'narrow', mcp: { allowedTools: ['beta__*'] } })).json()) as { id: string }
+    const rotated = await gw.admin('POST', `/orgs/default/service-keys/${made.id}/rotate`, {})
+    expect(rotated.status).toBe(201)
+    const { key } = (await rotated.json()) as { key: string }
+    await withClient(key, async (c) => expect(await names(c)).toEqual(['beta__search']))
+  })
+
   test('a bad key policy is a 400', async () => {
     const res = await gw.admin('POST', '/orgs/default/service-keys', { mcp: { allowedTools: [1] } })
     expect(res.status).toBe(400)
