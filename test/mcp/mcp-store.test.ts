@@ -3,61 +3,17 @@
 // what gw held for the old server, and a sealed value moved to another row does not open.
 
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { Database } from 'bun:sqlite'
-import { SQL } from 'bun'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { SecretBox } from '../../src/crypto/secret-box'
-import { createPostgresStore } from '../../src/store/postgres'
-import { createSqliteStore } from '../../src/store/sqlite'
 import type { Store } from '../../src/store/types'
-import { freshSchema, serversFor } from '../helpers/servers'
-
-interface Subject {
-  store: Store
-  /** Every row of a table as the database holds it, as text. */
-  raw(table: string): Promise<string>
-  /** Runs a statement on the database directly. */
-  exec(statement: string): Promise<void>
-  done(): Promise<void>
-}
+import { serversFor } from '../helpers/servers'
+import { postgresSubject, sqliteSubject, type StoreSubject } from '../helpers/store-subjects'
 
 const SECRETS = ['bearer-SECRET-0001', 'header-SECRET-0002', 'client-SECRET-0003', 'access-SECRET-0004', 'refresh-SECRET-0005']
 
+type Subject = StoreSubject
+const SECRET = 'a-secret-for-the-mcp-store-test-0123'
 const makers: Record<'sqlite' | 'postgres', () => Promise<Subject>> = {
-  async sqlite() {
-    const dir = mkdtempSync(join(tmpdir(), 'gw-mcp-store-'))
-    const path = join(dir, 'gw.db')
-    const store = createSqliteStore(path, new SecretBox('a-secret-for-the-mcp-store-test-0123'))
-    const db = new Database(path)
-    return {
-      store,
-      raw: async (table) => JSON.stringify(db.query(`SELECT * FROM ${table}`).all()),
-      exec: async (statement) => void db.exec(statement),
-      async done() {
-        db.close()
-        await store.close()
-        rmSync(dir, { recursive: true, force: true })
-      },
-    }
-  },
-  async postgres() {
-    const schema = await freshSchema()
-    const store = createPostgresStore(schema.url, new SecretBox('a-secret-for-the-mcp-store-test-0123'))
-    await store.whenReady
-    const sql = new SQL(schema.url, { max: 1 })
-    return {
-      store,
-      raw: async (table) => JSON.stringify(await sql.unsafe(`SELECT * FROM ${table}`)),
-      exec: async (statement) => void (await sql.unsafe(statement)),
-      async done() {
-        await store.close()
-        await sql.close()
-        await schema.drop()
-      },
-    }
-  },
+  sqlite: () => sqliteSubject(SECRET, true),
+  postgres: () => postgresSubject(SECRET),
 }
 
 const pgUp = await serversFor('MCP store on PostgreSQL', { postgres: true })
@@ -84,7 +40,7 @@ for (const kind of ['sqlite', 'postgres'] as const) {
       expect(await store.mcp.getUserTokens('o1', 'crm', 'alice')).toContain(SECRETS[3])
       expect(await store.mcp.getUserTokens('o1', 'crm', 'bob')).toContain('bob-token')
       expect(await store.mcp.getUserTokens('o1', 'crm', 'carol')).toBeUndefined()
-      const rows = (await s.raw('mcp_servers')) + (await s.raw('mcp_user_tokens'))
+      const rows = JSON.stringify([...(await s.raw('mcp_servers')), ...(await s.raw('mcp_user_tokens'))])
       for (const secret of SECRETS) expect(rows).not.toContain(secret)
       expect(rows).toContain('v2:')
     })
@@ -105,7 +61,7 @@ for (const kind of ['sqlite', 'postgres'] as const) {
       await store.mcp.putUserTokens('o1', 'crm', 'alice', '{}')
       expect(await store.mcp.deleteServer('o1', 'crm')).toBe(true)
       expect(await store.mcp.deleteServer('o1', 'crm')).toBe(false)
-      expect(await s.raw('mcp_user_tokens')).toBe('[]')
+      expect(await s.raw('mcp_user_tokens')).toEqual([])
     })
 
     test("a service key's tool policy round-trips", async () => {
