@@ -15,7 +15,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js'
 import { badRequest, GatewayError } from '../errors'
 import { contextFor } from '../http/request-context'
-import { authenticate } from '../pipeline/1-auth'
+import { authenticate, checkEndpointScope } from '../pipeline/1-auth'
 import type { AuthedContext, Deps } from '../pipeline/context'
 import { CALLBACK_PATH, completeAuthorization, OAuthNeeded, UserOAuth } from './oauth'
 import type { McpServerRecord } from './records'
@@ -98,6 +98,8 @@ export class McpGateway {
   /** POST/GET/DELETE /mcp: one request of the Streamable HTTP transport, after its credential is checked (401 without one). */
   async handle(request: Request): Promise<Response> {
     const { identity, org } = await authenticate(this.deps, request.headers)
+    // A service key scoped to other endpoints may not use the gateway (PRODUCT §18).
+    checkEndpointScope({ identity, endpoint: '/mcp' })
     const id = request.headers.get('mcp-session-id')
     if (id !== null) {
       const s = this.sessions.get(id)
