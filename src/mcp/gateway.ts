@@ -16,7 +16,7 @@ import {
 import { badRequest, GatewayError } from '../errors'
 import { contextFor } from '../http/request-context'
 import { authenticate, checkEndpointScope } from '../pipeline/1-auth'
-import type { AuthedContext, Deps } from '../pipeline/context'
+import type { AuthedContext, Deps, OrgContext } from '../pipeline/context'
 import { CALLBACK_PATH, completeAuthorization, OAuthNeeded, UserOAuth } from './oauth'
 import type { McpServerRecord } from './records'
 import { CALL_TIMEOUT_MS, McpSession } from './session'
@@ -28,8 +28,6 @@ import { connectUpstream } from './upstream'
 const MAX_SESSIONS = 10_000
 /** A session unused for this long is closed (its upstream connections with it). */
 const IDLE_MS = 30 * 60_000
-/** How long the org's server list is kept before it is read again (admin changes on other instances show within it). */
-const SERVERS_TTL_MS = 2000
 /** The longest end-user id (PRODUCT §4). */
 const MAX_END_USER = 256
 
@@ -83,7 +81,7 @@ const plainMessage = (e: McpError) => e.message.replace(/^MCP error -?\d+: /, ''
 export class McpGateway {
   readonly sessions: SessionRegistry
   private readonly telemetry: McpTelemetry
-  private readonly cache = new Map<string, { at: number; servers: Promise<McpServerRecord[]> }>()
+  private readonly cache = new Map<string, { org: OrgContext; servers: Promise<McpServerRecord[]> }>()
   private readonly sweeper: ReturnType<typeof setInterval>
   /** Each OAuth client's provider, to read the URL a refused refresh left. */
   private readonly oauthOf = new WeakMap<Client, UserOAuth>()
@@ -132,15 +130,18 @@ export class McpGateway {
     return new Response(page, { headers: { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' } })
   }
 
-  /** The org's enabled servers (kept SERVERS_TTL_MS). */
-  servers(orgId: string): Promise<McpServerRecord[]> {
-    const now = Date.now()
+  /**
+   * The org's enabled servers, read again whenever the org's context is (`org`, from the org directory): at
+   * once after an admin change on this instance or a change notice, else within its 2 s.
+   */
+  servers(org: OrgContext): Promise<McpServerRecord[]> {
+    const orgId = org.org.id
     const hit = this.cache.get(orgId)
-    if (hit && now - hit.at < SERVERS_TTL_MS) return hit.servers
+    if (hit && hit.org === org) return hit.servers
     const servers = this.deps.store.mcp.getServers(orgId).then((all) => all.filter((s) => s.enabled))
     if (this.cache.size > 10_000) this.cache.clear()
-    this.cache.set(orgId, { at: now, servers })
-    servers.catch(() => this.cache.delete(orgId))
+    this.cache.set(orgId, { org, servers })
+    servers.catch(() => this.cache.get(orgId)?.servers === servers && this.cache.delete(orgId))
     return servers
   }
 

@@ -98,9 +98,9 @@ export class McpSession {
     s.setRequestHandler(ReadResourceRequestSchema, (req) => this.readResource(req.params.uri))
   }
 
-  /** The org's enabled servers, read through the gateway's short cache. */
+  /** The org's enabled servers, as fresh as the org context of the session's latest request. */
   servers(): Promise<McpServerRecord[]> {
-    return this.gw.servers(this.owner.ctx.identity.orgId)
+    return this.gw.servers(this.owner.ctx.org)
   }
 
   /** The connected client of `server`, made on first use and again when the server's record changes. */
