@@ -55,6 +55,12 @@ export class SessionRegistry {
     if (id && this.byId.get(id) === s) this.byId.delete(id)
   }
 
+  /** Tells the clients of `endUser`'s sessions in the org that the tool list changed. */
+  toolsChangedFor(orgId: string, endUser: string): void {
+    for (const s of this.byId.values())
+      if (s.owner.ctx.identity.orgId === orgId && s.owner.endUserId === endUser) void s.server.sendToolListChanged().catch(() => {})
+  }
+
   get size(): number {
     return this.byId.size
   }
@@ -126,6 +132,8 @@ export class McpGateway {
     const url = new URL(request.url)
     const base = this.deps.config.publicUrl ?? url.origin
     const done = await completeAuthorization(this.deps.store.mcp, url.searchParams, `${base}${CALLBACK_PATH}`, this.deps.fetch)
+    // The user's open sessions on this instance list the server's tools from now on: their clients are told.
+    this.sessions.toolsChangedFor(done.orgId, done.endUser)
     const page = `<!doctype html><meta charset="utf-8"><title>gw</title><p>gw may now use the MCP server <b>${escapeHtml(done.server)}</b> for you. You can close this tab and go back to your agent.</p>`
     return new Response(page, { headers: { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' } })
   }

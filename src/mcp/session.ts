@@ -71,7 +71,7 @@ export class McpSession {
     })
     this.server = new Server(
       { ...GW_CLIENT_INFO, title: 'gw MCP gateway' },
-      { capabilities: { tools: {}, resources: {}, prompts: {} }, instructions: 'Tools of this org’s MCP servers, named <server>__<tool>.' },
+      { capabilities: { tools: { listChanged: true }, resources: {}, prompts: {} }, instructions: 'Tools of this org’s MCP servers, named <server>__<tool>.' },
     )
     const s = this.server
     s.setRequestHandler(ListToolsRequestSchema, () => this.listTools())

@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
-import { McpError } from '@modelcontextprotocol/sdk/types.js'
+import { McpError, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js'
 import { AdminService } from '../../src/admin/admin-service'
 import { type FakeMcpServer, startMcpServer } from '../fakes/mcp-server'
 import { type FakeAuthServer, startAuthServer } from '../fakes/oauth-server'
@@ -76,6 +76,8 @@ const stateOf = (url: URL) => JSON.parse(Buffer.from(url.searchParams.get('state
 describe('per-user OAuth', () => {
   test('before consent a call answers with the URL to visit; after it, the call goes through with the user\'s own token', async () => {
     const c = await asUser('alice')
+    let changed = 0
+    c.setNotificationHandler(ToolListChangedNotificationSchema, () => void changed++)
     try {
       // Its tools cannot be listed for alice yet: one tool says how to authorise.
       expect((await c.listTools()).tools.map((t) => t.name)).toEqual(['crm__authorize'])
@@ -89,7 +91,9 @@ describe('per-user OAuth', () => {
       expect(page.status).toBe(200)
       expect(await page.text()).toContain('gw may now use the MCP server <b>crm</b>')
       expect(as.log.filter((l) => l.kind === 'authorization_code')).toEqual([{ kind: 'authorization_code', detail: 'alice' }])
-      // The same session, now authorised.
+      // The same session, now authorised; its client was told the tool list changed.
+      for (let i = 0; i < 50 && !changed; i++) await Bun.sleep(10)
+      expect(changed).toBe(1)
       expect(await whoami(c)).toBe('alice')
       expect((await c.listTools()).tools.map((t) => t.name)).toEqual(['crm__whoami'])
     } finally {
