@@ -90,6 +90,8 @@ export class McpTelemetry {
     const tool = this.series.has(pair) ? call.tool : 'other'
     this.calls.inc([call.server, tool, end.status])
     this.duration.observe([call.server, tool], entry.latencyMs / 1000)
+    // Its line in the access log, like an API request's (GW_LOG_FORMAT).
+    this.deps.observer.accessLog.request(entry, true)
     if (this.deps.observer.tracing) this.span(call, end, entry)
     return entry
   }
