@@ -218,6 +218,7 @@ export class McpGateway {
       return { ...result, _meta: { ...result._meta, 'gw/requestId': entry.requestId } }
     } catch (err) {
       const upstreamLatencyMs = Math.round(performance.now() - t0)
+      if (extra.signal.aborted) return fail({ status: 'cancelled', message: 'the client cancelled the call', upstreamLatencyMs }, new McpError(ErrorCode.RequestTimeout, 'Cancelled'))
       const oauth = this.oauthOf.get(client)
       if (err instanceof UnauthorizedError && oauth?.authorizationUrl) return fail(...this.connectFailure(server, new OAuthNeeded(server.name, oauth.authorizationUrl)))
       if (err instanceof McpError)

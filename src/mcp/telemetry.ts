@@ -6,12 +6,13 @@ import type { Counter, Histogram } from '../observability/metric-registry'
 import { LATENCY_BUCKETS } from '../observability/gateway-metrics'
 import { SPAN_KIND, STATUS_CODE } from '../observability/otlp-encode'
 import { newSpanId, newTraceId, parseTraceParent } from '../observability/trace-context'
+import { CLIENT_CLOSED } from '../pipeline/5-attempt'
 import { answeredOutcome, failureOutcome, recordRequest } from '../pipeline/7-log'
 import type { AuthedContext, Deps } from '../pipeline/context'
 import type { ErrorCode } from '../errors'
 
 /** How a call ended, as the metric's `status` label says it. */
-export type CallStatus = 'ok' | 'tool_error' | 'denied' | 'rate_limited' | 'unauthorized' | 'upstream_error' | 'unreachable' | 'unknown_tool'
+export type CallStatus = 'ok' | 'tool_error' | 'denied' | 'rate_limited' | 'unauthorized' | 'upstream_error' | 'unreachable' | 'unknown_tool' | 'cancelled'
 
 /** The log entry's HTTP-like status and code of each. */
 const ENTRY: Record<CallStatus, [number, ErrorCode | null]> = {
@@ -23,6 +24,8 @@ const ENTRY: Record<CallStatus, [number, ErrorCode | null]> = {
   upstream_error: [502, 'provider_error'],
   unreachable: [502, 'provider_error'],
   unknown_tool: [404, 'gateway_error'],
+  // The client cancelled the call or went away (the status gw logs for a client that left, PRODUCT §9).
+  cancelled: [CLIENT_CLOSED, 'gateway_error'],
 }
 
 export interface ToolCall {

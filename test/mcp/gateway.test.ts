@@ -26,6 +26,13 @@ beforeAll(async () => {
         }
         return { content: [{ type: 'text', text: `counted to ${n}` }] }
       })
+      s.registerTool('sleep', { description: 'Sleeps until cancelled' }, async (extra) => {
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, 10_000)
+          extra.signal.addEventListener('abort', () => (clearTimeout(timer), resolve()))
+        })
+        return { content: [{ type: 'text', text: 'woke' }] }
+      })
       s.registerTool('fail', { description: 'Always a tool error' }, async () => ({ isError: true, content: [{ type: 'text', text: 'it broke' }] }))
       s.registerResource('readme', 'mem://alpha/readme', { mimeType: 'text/plain' }, async (uri) => ({ contents: [{ uri: uri.href, text: 'alpha readme' }] }))
     },
@@ -60,7 +67,7 @@ describe('aggregation and routing', () => {
     const c = await connect()
     try {
       const names = (await c.listTools()).tools.map((t) => t.name).sort()
-      expect(names).toEqual(['alpha__count', 'alpha__echo', 'alpha__fail', 'beta__add'])
+      expect(names).toEqual(['alpha__count', 'alpha__echo', 'alpha__fail', 'alpha__sleep', 'beta__add'])
       const echo = (await c.listTools()).tools.find((t) => t.name === 'alpha__echo')
       expect(echo?.description).toBe('Echoes its text')
       expect(echo?.inputSchema.properties).toHaveProperty('text')
@@ -194,7 +201,7 @@ describe('a server down', () => {
     // Registered while the session is open: the next request sees it.
     expect((await gw.admin('PUT', '/orgs/default/mcp-servers/gone', { url })).status).toBe(200)
     try {
-      expect((await c.listTools()).tools.map((t) => t.name).sort()).toEqual(['alpha__count', 'alpha__echo', 'alpha__fail', 'beta__add'])
+      expect((await c.listTools()).tools.map((t) => t.name).sort()).toEqual(['alpha__count', 'alpha__echo', 'alpha__fail', 'alpha__sleep', 'beta__add'])
       const err = (await c.callTool({ name: 'gone__ping', arguments: {} }).catch((e: unknown) => e)) as McpError
       expect(err).toBeInstanceOf(McpError)
       expect(err.message).toContain('"gone" is out of reach')
@@ -204,6 +211,28 @@ describe('a server down', () => {
       await gw.admin('DELETE', '/orgs/default/mcp-servers/gone')
     }
   })
+})
+
+test('a call the client cancels is cancelled upstream too, and logged as 499', async () => {
+  const c = await connect()
+  try {
+    alpha.requests.length = 0
+    const stop = new AbortController()
+    const pending = c.callTool({ name: 'alpha__sleep', arguments: {} }, undefined, { signal: stop.signal }).catch((e: unknown) => e)
+    for (let i = 0; i < 100 && !alpha.requests.some((r) => r.rpc === 'tools/call'); i++) await Bun.sleep(10)
+    stop.abort('changed my mind')
+    expect(await pending).toBeInstanceOf(Error)
+    for (let i = 0; i < 100 && !alpha.requests.some((r) => r.rpc === 'notifications/cancelled'); i++) await Bun.sleep(10)
+    expect(alpha.requests.some((r) => r.rpc === 'notifications/cancelled')).toBe(true)
+    let page: { data: { mcp: { tool: string }; errorCode: string }[] } = { data: [] }
+    for (let i = 0; i < 100 && !page.data.length; i++) {
+      await Bun.sleep(10)
+      page = (await (await gw.fetch('/v1/logs?status=499')).json()) as typeof page
+    }
+    expect(page.data[0]).toMatchObject({ mcp: { tool: 'sleep' }, errorCode: 'gateway_error' })
+  } finally {
+    await c.close()
+  }
 })
 
 describe('records', () => {
