@@ -88,15 +88,24 @@ export class McpTelemetry {
       { ...base, responseBody: end.result, upstreamLatencyMs: end.upstreamLatencyMs ?? null },
       { mcp: { server: call.server, tool: call.tool }, model: full, requestedModel: full, metadata: { mcpServer: call.server, mcpTool: call.tool } },
     )
-    const pair = `${call.server}\n${call.tool}`
-    if (!this.series.has(pair) && this.series.size < MAX_SERIES) this.series.add(pair)
-    const tool = this.series.has(pair) ? call.tool : 'other'
-    this.calls.inc([call.server, tool, end.status])
-    this.duration.observe([call.server, tool], entry.latencyMs / 1000)
+    const [server, tool] = this.labels(call, end.status)
+    this.calls.inc([server, tool, end.status])
+    this.duration.observe([server, tool], entry.latencyMs / 1000)
     // Its line in the access log, like an API request's (GW_LOG_FORMAT).
     this.deps.observer.accessLog.request(entry, true)
     if (this.deps.observer.tracing) this.span(call, end, entry)
     return entry
+  }
+
+  /**
+   * The call's {server, tool} labels, bounded: a name the client made up (no such server) is `unknown`,
+   * and past MAX_SERIES pairs a new one is `other`.
+   */
+  private labels(call: ToolCall, status: CallStatus): [string, string] {
+    if (status === 'unknown_tool') return ['unknown', 'unknown']
+    const pair = `${call.server}\n${call.tool}`
+    if (!this.series.has(pair) && this.series.size < MAX_SERIES) this.series.add(pair)
+    return this.series.has(pair) ? [call.server, call.tool] : ['other', 'other']
   }
 
   private span(call: ToolCall, end: CallEnd, entry: LogEntry): void {

@@ -271,6 +271,9 @@ describe('records', () => {
     expect(metrics).toMatch(/gw_mcp_calls_total\{server="alpha",tool="echo",status="ok"\} [1-9]/)
     expect(metrics).toMatch(/gw_mcp_calls_total\{server="alpha",tool="fail",status="tool_error"\} 1/)
     expect(metrics).toMatch(/gw_mcp_calls_total\{server="gone",tool="ping",status="unreachable"\} 1/)
+    // A name the client made up is not a label of its own.
+    expect(metrics).toMatch(/gw_mcp_calls_total\{server="unknown",tool="unknown",status="unknown_tool"\} 1/)
+    expect(metrics).not.toContain('server="nope"')
   })
 })
 
