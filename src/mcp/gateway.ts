@@ -23,53 +23,12 @@ import { CALL_TIMEOUT_MS, McpSession } from './session'
 import { type CallEnd, McpTelemetry, type ToolCall } from './telemetry'
 import { splitName, toolRefusal } from './tool-policy'
 import { connectUpstream } from './upstream'
+import { IDLE_MS, SESSION_LIMITS, SessionRegistry } from './sessions'
 
-/** Sessions one instance keeps; past it a new session is refused (503) until idle ones are swept. */
-const MAX_SESSIONS = 10_000
-/** A session unused for this long is closed (its upstream connections with it). */
-const IDLE_MS = 30 * 60_000
 /** The longest end-user id (PRODUCT §4). */
 const MAX_END_USER = 256
 
 type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>
-
-/** The sessions of this instance by id. */
-export class SessionRegistry {
-  private readonly byId = new Map<string, McpSession>()
-
-  constructor(private readonly openStreams: Set<() => void>) {}
-
-  /** A session is also one of the instance's open streams: ended at shutdown after the drain time (GW_DRAIN_MS). */
-  add(id: string, s: McpSession): void {
-    this.byId.set(id, s)
-    this.openStreams.add(s.end)
-  }
-
-  get(id: string): McpSession | undefined {
-    return this.byId.get(id)
-  }
-
-  remove(s: McpSession): void {
-    this.openStreams.delete(s.end)
-    const id = s.transport.sessionId
-    if (id && this.byId.get(id) === s) this.byId.delete(id)
-  }
-
-  /** Tells the clients of `endUser`'s sessions in the org that the tool list changed. */
-  toolsChangedFor(orgId: string, endUser: string): void {
-    for (const s of this.byId.values())
-      if (s.owner.ctx.identity.orgId === orgId && s.owner.endUserId === endUser) void s.server.sendToolListChanged().catch(() => {})
-  }
-
-  get size(): number {
-    return this.byId.size
-  }
-
-  /** Closes the sessions idle since before `before` (epoch ms); all of them when not given. */
-  async closeIdle(before = Number.POSITIVE_INFINITY): Promise<void> {
-    await Promise.allSettled([...this.byId.values()].filter((s) => s.lastUsed < before).map((s) => s.close()))
-  }
-}
 
 /** The JSON-RPC answer to a request naming a session this instance does not have (the client starts a new one). */
 function sessionNotFound(): Response {
@@ -114,7 +73,7 @@ export class McpGateway {
       s.owner.ctx = { ...s.owner.ctx, org }
       return s.transport.handleRequest(request)
     }
-    if (this.sessions.size >= MAX_SESSIONS) throw new GatewayError(503, 'gateway_error', 'Too many MCP sessions open on this instance; try again shortly', { headers: { 'retry-after': '5' } })
+    if (this.sessions.size >= SESSION_LIMITS.total) throw new GatewayError(503, 'gateway_error', 'Too many MCP sessions open on this instance; try again shortly', { headers: { 'retry-after': '5' } })
     const endUserId = identity.endUserId ?? request.headers.get('x-gw-end-user-id')
     if (endUserId !== null && endUserId.length > MAX_END_USER) throw badRequest(`x-gw-end-user-id is longer than ${MAX_END_USER} characters`)
     const ctx: AuthedContext = { ...contextFor(request, '/mcp'), identity, org }

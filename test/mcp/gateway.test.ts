@@ -6,6 +6,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { McpError } from '@modelcontextprotocol/sdk/types.js'
 import { z } from 'zod'
+import { SESSION_LIMITS } from '../../src/mcp/sessions'
 import { type FakeMcpServer, startMcpServer } from '../fakes/mcp-server'
 import { ADMIN_TOKEN, startTestGateway, type TestGateway } from '../helpers/gateway'
 
@@ -190,6 +191,34 @@ test("ending the session (DELETE) ends gw's sessions with the upstream servers",
   await c.close()
   for (let i = 0; i < 50 && alpha.sessions() >= open; i++) await Bun.sleep(10)
   expect(alpha.sessions()).toBe(open - 1)
+})
+
+test("past a credential's share of sessions its least recently used one is closed; another credential's are not", async () => {
+  const before = SESSION_LIMITS.perCaller
+  SESSION_LIMITS.perCaller = 2
+  const other = ((await (await gw.admin('POST', '/orgs/default/service-keys', { name: 'share' })).json()) as { key: string }).key
+  const theirs = await connect({ authorization: `Bearer ${other}` })
+  const [a, b] = [await connect(), await connect()]
+  try {
+    await a.listTools()
+    await b.listTools()
+    await theirs.listTools()
+    const c = await connect()
+    await c.listTools()
+    // a was used longest ago: its session is gone (404), b and c and the other key's go on.
+    const res = await fetch(`${gw.url}/mcp`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${gw.key}`, 'mcp-session-id': (a.transport as StreamableHTTPClientTransport).sessionId as string, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'tools/list' }),
+    })
+    expect(res.status).toBe(404)
+    expect((await b.listTools()).tools.length).toBeGreaterThan(0)
+    expect((await theirs.listTools()).tools.length).toBeGreaterThan(0)
+    await c.close()
+  } finally {
+    SESSION_LIMITS.perCaller = before
+    for (const x of [a, b, theirs]) await x.close()
+  }
 })
 
 describe('a server down', () => {
