@@ -182,7 +182,7 @@ export class McpGateway {
       if (err instanceof UnauthorizedError && oauth?.authorizationUrl) return fail(...this.connectFailure(server, new OAuthNeeded(server.name, oauth.authorizationUrl)))
       if (err instanceof McpError)
         return fail({ status: 'upstream_error', message: plainMessage(err), upstreamLatencyMs }, new McpError(err.code, plainMessage(err), err.data))
-      const message = `The MCP server "${server.name}" failed the call: ${err instanceof Error ? err.message.slice(0, 200) : 'error'}`
+      const message = `The MCP server "${server.name}" failed the call: ${safeMessage(server, err)}`
       return fail({ status: 'unreachable', message, upstreamLatencyMs }, new McpError(ErrorCode.InternalError, message))
     }
   }
@@ -195,7 +195,7 @@ export class McpGateway {
         new UrlElicitationRequiredError([{ mode: 'url', url: err.url, elicitationId: crypto.randomUUID(), message: err.message }], err.message),
       ]
     if (err instanceof McpError && err.code === ErrorCode.InvalidRequest) return [{ status: 'unauthorized', message: plainMessage(err) }, err]
-    const message = `The MCP server "${server.name}" is out of reach: ${err instanceof Error ? err.message.slice(0, 200) : 'error'}`
+    const message = `The MCP server "${server.name}" is out of reach: ${safeMessage(server, err)}`
     return [{ status: 'unreachable', message }, new McpError(ErrorCode.InternalError, message)]
   }
 
@@ -203,6 +203,18 @@ export class McpGateway {
     clearInterval(this.sweeper)
     await this.sessions.closeIdle()
   }
+}
+
+/**
+ * An upstream failure's message for the caller and the log: without the server's query string (some servers
+ * take a key there), its header values or bearer secret, and at most 200 characters.
+ */
+export function safeMessage(server: McpServerRecord, err: unknown): string {
+  let text = err instanceof Error ? err.message : 'error'
+  const url = new URL(server.url)
+  const secrets = [...Object.values(server.headers), ...(server.auth.kind === 'bearer' ? [server.auth.token] : []), ...(url.search ? [url.search.slice(1)] : [])]
+  for (const secret of secrets) if (secret.length >= 4) text = text.split(secret).join('[redacted]')
+  return text.slice(0, 200)
 }
 
 function escapeHtml(s: string): string {

@@ -224,7 +224,8 @@ test("past a credential's share of sessions its least recently used one is close
 describe('a server down', () => {
   test('its tools are missing and a call to it fails, while the other servers answer', async () => {
     const gone = await startMcpServer({ build: (s) => s.registerTool('ping', { description: 'p' }, async () => ({ content: [{ type: 'text', text: 'pong' }] })) })
-    const url = gone.url
+    // Some servers take a key in the query string: it is never repeated to the caller or in the log.
+    const url = `${gone.url}?key=query-SECRET-1234`
     await gone.stop()
     const c = await connect()
     // Registered while the session is open: the next request sees it.
@@ -234,6 +235,10 @@ describe('a server down', () => {
       const err = (await c.callTool({ name: 'gone__ping', arguments: {} }).catch((e: unknown) => e)) as McpError
       expect(err).toBeInstanceOf(McpError)
       expect(err.message).toContain('"gone" is out of reach')
+      expect(err.message).not.toContain('query-SECRET-1234')
+      const logged = (await (await gw.fetch('/v1/logs?metadata=mcpServer=gone')).json()) as { data: { errorMessage: string }[] }
+      expect(logged.data[0]?.errorMessage).toContain('is out of reach')
+      expect(JSON.stringify(logged)).not.toContain('query-SECRET-1234')
       expect(text(await c.callTool({ name: 'beta__add', arguments: { a: 1, b: 2 } }))).toBe('3')
     } finally {
       await c.close()
