@@ -45,15 +45,19 @@ export class Settlement {
     if (this.guard) o = guarded(this.guard, this.ctx, o)
     if (this.cache) o = { ...o, cache: this.cache.result }
     let cost: number | null = null
+    let room: Promise<void> | undefined
     let counted: Promise<void> | undefined
     try {
-      cost = record(this.deps, this.ctx, this.input, o).costUsd
+      const recorded = record(this.deps, this.ctx, this.input, o)
+      cost = recorded.entry.costUsd
+      room = recorded.room
     } finally {
       // The charges are settled whatever the log entry did.
       counted = settleCharge(this.deps, this.charge, o.usage?.total_tokens ?? 0, cost)
     }
     this.cache?.keep(o)
-    return counted
+    // A full log queue holds the answer's end too (back-pressure: the entry is never dropped).
+    return room && counted ? Promise.all([room, counted]).then(() => {}) : (room ?? counted)
   }
 
   /** Settles the token count alone, before a stream's closing events (its log entry follows them); a promise as for finish. */
@@ -93,10 +97,10 @@ export function failureOf(err: unknown, signal?: AbortSignal): Outcome {
 }
 
 /** Stage 7, then the observer. */
-function record(deps: Deps, ctx: AuthedContext, input: ChatInput | undefined, o: Outcome): LogEntry {
-  const entry = recordRequest(deps, ctx, input, o)
-  observe(deps, ctx, input, entry, o)
-  return entry
+function record(deps: Deps, ctx: AuthedContext, input: ChatInput | undefined, o: Outcome): ReturnType<typeof recordRequest> {
+  const recorded = recordRequest(deps, ctx, input, o)
+  observe(deps, ctx, input, recorded.entry, o)
+  return recorded
 }
 
 /** The observation of a request that is never logged (a refused credential; models, logs and usage reads). */
