@@ -87,6 +87,16 @@ t('an MCP server registered from the page is listed without its secrets and its 
   await form.getByLabel(/^URL/).fill(tools.url)
   await form.getByRole('button', { name: 'Save MCP server' }).click()
   await expect(form.getByRole('alert').textContent()).resolves.toContain('Invalid MCP server name')
+  // The tool policy is set on the Policy & access page and shown here.
+  await page.getByRole('navigation', { name: 'Pages' }).getByRole('link', { name: 'Policy & access' }).click()
+  await page.getByLabel('MCP tools denied').fill('tools__ping, other__*')
+  await page.getByLabel('MCP tool calls per minute').fill('60')
+  await page.getByRole('button', { name: 'Save policy' }).click()
+  await page.getByRole('status').filter({ hasText: 'Saved.' }).first().waitFor()
+  const policy = ((await (await gw.admin('GET', '/orgs/default')).json()) as { policy: { mcp?: unknown } }).policy
+  expect(policy.mcp).toEqual({ deniedTools: ['tools__ping', 'other__*'], requestsPerMinute: 60 })
+  await page.getByRole('navigation', { name: 'Pages' }).getByRole('link', { name: 'MCP' }).click()
+  await page.getByText('"requestsPerMinute": 60').waitFor()
   // Removing it (the helper accepts the confirm dialog).
   await table.getByRole('button', { name: 'Remove MCP server tools' }).click()
   await page.getByText('No MCP servers yet').waitFor()

@@ -29,6 +29,9 @@ const POLICY_FIELDS: { key: string; label: string; kind: FieldKind; hint: string
   { key: 'cache.mode', label: 'Response cache', kind: 'choice', options: ['off', 'exact'], hint: 'exact: the same request is answered from the cache (x-gw-cache: hit).' },
   { key: 'cache.ttlSeconds', label: 'Cache TTL (seconds)', kind: 'number', hint: 'How long an answer is kept: 1 to 2,592,000 (30 days).' },
   { key: 'cache.maxEntryBytes', label: 'Largest cached answer (bytes)', kind: 'number', hint: 'Larger answers are not kept; default 1,048,576.' },
+  { key: 'mcp.allowedTools', label: 'MCP tools allowed', kind: 'list', hint: 'server__tool globs, e.g. github__*, search__query. Empty: every tool of the MCP page.' },
+  { key: 'mcp.deniedTools', label: 'MCP tools denied', kind: 'list', hint: 'Hidden from agents and refused, e.g. github__delete_*.' },
+  { key: 'mcp.requestsPerMinute', label: 'MCP tool calls per minute', kind: 'number', hint: 'For the whole org.' },
   { key: 'promptCaching', label: 'Anthropic prompt caching', kind: 'choice', options: ['off', 'auto'], hint: 'auto: cache breakpoints on long stable prefixes (tools, system, earlier turns).' },
   {
     key: 'guardrails',
