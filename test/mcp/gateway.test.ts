@@ -4,7 +4,8 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
-import { McpError } from '@modelcontextprotocol/sdk/types.js'
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
+import { McpError, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js'
 import { z } from 'zod'
 import { SESSION_LIMITS } from '../../src/mcp/sessions'
 import { type FakeMcpServer, startMcpServer } from '../fakes/mcp-server'
@@ -13,6 +14,8 @@ import { ADMIN_TOKEN, startTestGateway, type TestGateway } from '../helpers/gate
 let gw: TestGateway
 let alpha: FakeMcpServer
 let beta: FakeMcpServer
+/** The McpServer of each session beta has had, newest last. */
+const betaSessions: McpServer[] = []
 const ALPHA_SECRET = 'alpha-bearer-secret-0001'
 
 beforeAll(async () => {
@@ -40,6 +43,7 @@ beforeAll(async () => {
   })
   beta = await startMcpServer({
     build: (s) => {
+      betaSessions.push(s)
       s.registerTool('add', { description: 'Adds', inputSchema: { a: z.number(), b: z.number() } }, async ({ a, b }) => ({ content: [{ type: 'text', text: String(a + b) }] }))
       s.registerPrompt('greet', { description: 'A greeting', argsSchema: { who: z.string() } }, ({ who }) => ({ messages: [{ role: 'user', content: { type: 'text', text: `Hello ${who}` } }] }))
     },
@@ -111,6 +115,22 @@ describe('aggregation and routing', () => {
       const r = await c.callTool({ name: 'alpha__count', arguments: { n: 3 } }, undefined, { onprogress: (p) => void seen.push(p.progress) })
       expect(seen).toEqual([1, 2, 3])
       expect(text(r)).toBe('counted to 3')
+    } finally {
+      await c.close()
+    }
+  })
+
+  test("an upstream's tools/list_changed reaches the client, and the new tool is listed", async () => {
+    const c = await connect()
+    let changed = 0
+    c.setNotificationHandler(ToolListChangedNotificationSchema, () => void changed++)
+    try {
+      await c.listTools()
+      const upstream = betaSessions.at(-1) as McpServer
+      upstream.registerTool('later', { description: 'Added while connected' }, async () => ({ content: [{ type: 'text', text: 'late' }] }))
+      for (let i = 0; i < 100 && !changed; i++) await Bun.sleep(10)
+      expect(changed).toBe(1)
+      expect((await c.listTools()).tools.map((t) => t.name)).toContain('beta__later')
     } finally {
       await c.close()
     }
