@@ -84,3 +84,28 @@ test('the wire of a 2025-06-18 client: initialize opens a session, notifications
   const after = await fetch(`${gw.url}/mcp`, { method: 'POST', headers: onSession, body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list', params: {} }) })
   expect(after.status).toBe(404)
 })
+
+test('a browser MCP client (GW_CORS_ORIGINS): the preflight allows the MCP headers, and the answer exposes mcp-session-id', async () => {
+  const origin = 'http://inspector.example'
+  const own = await startTestGateway({}, { GW_CORS_ORIGINS: origin })
+  try {
+    const pre = await fetch(`${own.url}/mcp`, {
+      method: 'OPTIONS',
+      headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization, content-type, mcp-protocol-version' },
+    })
+    expect(pre.status).toBe(204)
+    expect(pre.headers.get('access-control-allow-headers')).toContain('mcp-protocol-version')
+    const init = await fetch(`${own.url}/mcp`, {
+      method: 'POST',
+      headers: { origin, authorization: `Bearer ${own.key}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'inspector', version: '1' } } }),
+    })
+    expect(init.status).toBe(200)
+    expect(init.headers.get('access-control-allow-origin')).toBe(origin)
+    expect(init.headers.get('access-control-expose-headers')).toContain('mcp-session-id')
+    expect(init.headers.get('mcp-session-id')).toBeTruthy()
+    await init.text()
+  } finally {
+    await own.stop()
+  }
+})
