@@ -79,11 +79,13 @@ export class McpGateway {
     const ctx: AuthedContext = { ...contextFor(request, '/mcp'), identity, org }
     const keyPolicy = identity.authMode === 'GwKey' ? await this.deps.store.mcp.getKeyPolicy(identity.subject) : undefined
     const session = new McpSession(this, { ctx, endUserId, keyPolicy, base: this.deps.config.publicUrl ?? new URL(request.url).origin }, this.deps.config.maxBodyBytes)
-    await session.server.connect(session.transport)
-    const res = await session.transport.handleRequest(request)
-    // Only an initialize opens a session; anything else was answered (400) and leaves nothing behind.
-    if (!session.transport.sessionId) await session.close()
-    return res
+    try {
+      await session.server.connect(session.transport)
+      return await session.transport.handleRequest(request)
+    } finally {
+      // Only an initialize opens a session; anything else was answered (400) and leaves nothing behind.
+      if (!session.transport.sessionId) await session.close()
+    }
   }
 
   /** GET /mcp/oauth/callback: the end of a user's authorisation; a page saying it worked, or the error. */
