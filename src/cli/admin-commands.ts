@@ -65,6 +65,8 @@ const USAGES = [
   'gw mcp set NAME --url URL [--header NAME=VALUE,…] [--auth none|bearer|oauth] [--token -] [--scope S] [--client-id ID] [--client-secret -] [--disabled] [--org ID]',
   'gw mcp list [--org ID]',
   'gw mcp remove NAME [--org ID]',
+  'gw mcp users NAME [--org ID]          (end users gw holds OAuth tokens for at the server)',
+  'gw mcp forget NAME --user END_USER [--org ID]   (forget their tokens: their next call asks them again)',
   'gw budget set --scope org|key|endUser --period day|month|total --usd N [--org ID]',
   'gw budget remove --scope org|key|endUser --period day|month|total [--org ID]',
   'gw budget list [--org ID]        (spent, reserved and remaining in the current period)',
@@ -143,6 +145,7 @@ const FLAG_HELP: Record<string, string> = {
   'client-id': 'an OAuth client registered by hand (default: dynamic client registration)',
   'client-secret': "only \"-\": the OAuth client's secret is read from stdin",
   'mcp set --scope': 'the OAuth scope to ask for',
+  'mcp forget --user': 'the end user whose tokens gw forgets',
   'mcp set --disabled': 'store the server switched off',
   scope: "whose spend the budget counts: the org's, each key's or each end user's",
   period: 'the period it counts over',
@@ -392,6 +395,16 @@ const COMMANDS: Record<string, Command> = {
     return admin.mcp.put(orgOf(a), positional(a, 'which MCP server name?'), { url: requireFlag(a, 'url'), headers, auth, enabled: !a.flags.has('disabled') })
   },
   'mcp list': async (admin, argv) => admin.mcp.list(orgOf(parseArgs(argv))),
+  'mcp users': async (admin, argv) => {
+    const a = parseArgs(argv)
+    return admin.mcp.users(orgOf(a), positional(a, 'which MCP server name?'))
+  },
+  'mcp forget': async (admin, argv) => {
+    const a = parseArgs(argv)
+    const user = requireFlag(a, 'user')
+    await admin.mcp.forgetUser(orgOf(a), positional(a, 'which MCP server name?'), user)
+    return { forgotten: user }
+  },
   'mcp remove': async (admin, argv) => {
     const a = parseArgs(argv)
     const name = positional(a, 'which MCP server name?')

@@ -155,6 +155,9 @@ const CASES: Record<string, Case> = {
       return `/orgs/${o}/mcp-servers/${name}`
     },
   },
+  listMcpServerUsers: { need: 'read', org: true, method: 'GET', path: (o) => `/orgs/${o}/mcp-servers/tools/users` },
+  // Nothing is held for that user: allowed, it is 404; refused, 403 before the store is asked.
+  forgetMcpServerUser: { need: 'change', org: true, method: 'DELETE', path: (o) => `/orgs/${o}/mcp-servers/tools/users/${fresh()}`, allowed: [404] },
 }
 
 /** Whether a caller may: owners everything; an admin changes its orgs; a viewer reads its orgs; `self` only for oneself. */

@@ -150,6 +150,29 @@ describe('per-user OAuth', () => {
     }
   })
 
+  test("the admin API lists who authorised gw (never their tokens) and forgets one user's tokens: that user is asked again", async () => {
+    const users = await gw.admin('GET', '/orgs/default/mcp-servers/crm/users')
+    expect(users.status).toBe(200)
+    const text = await users.text()
+    expect(text).not.toContain('at-alice')
+    const data = (JSON.parse(text) as { data: { endUser: string; authorised: boolean }[] }).data
+    expect(data.filter((u) => u.authorised).map((u) => u.endUser)).toEqual(expect.arrayContaining(['alice', 'bob']))
+    expect((await gw.admin('DELETE', '/orgs/default/mcp-servers/crm/users/alice')).status).toBe(204)
+    expect((await gw.admin('DELETE', '/orgs/default/mcp-servers/crm/users/alice')).status).toBe(404)
+    const c = await asUser('alice')
+    try {
+      expect(stateOf(await needsAuthorisation(c)).u).toBe('alice')
+    } finally {
+      await c.close()
+    }
+    const bob = await asUser('bob')
+    try {
+      expect(await whoami(bob)).toBe('bob')
+    } finally {
+      await bob.close()
+    }
+  })
+
   test('a callback link works once; a forged state is refused', async () => {
     const c = await asUser('dave')
     try {
