@@ -1,6 +1,7 @@
 // The MCP page in a real browser (Debian's Chromium): a server registered from the page is listed, its bearer
 // secret and header values never come back into the page (not after a reload either), an agent then calls its
-// tools through gw with that secret, the client configuration is shown, and an invalid name shows the server's message.
+// tools through gw with that secret, the client configuration is shown, an invalid name shows the server's
+// message, and an OAuth server's users are listed (never their tokens) and forgotten.
 
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
@@ -100,6 +101,18 @@ t('an MCP server registered from the page is listed without its secrets and its 
   // Removing it (the helper accepts the confirm dialog).
   await table.getByRole('button', { name: 'Remove MCP server tools' }).click()
   await page.getByText('No MCP servers yet').waitFor()
+
+  // An OAuth server: the users gw holds tokens for are listed (never the tokens) and can be forgotten.
+  await gw.admin('PUT', '/orgs/default/mcp-servers/crm', { url: 'https://crm.example/mcp', auth: { kind: 'oauth' } })
+  await gw.gw.deps.store.mcp.putUserTokens('default', 'crm', 'alice', JSON.stringify({ tokens: { access_token: 'alice-TOKEN-never-in-the-page', token_type: 'Bearer' } }))
+  await page.reload()
+  const users = page.getByRole('table', { name: 'Users of crm' })
+  await users.getByRole('row').filter({ hasText: 'alice' }).waitFor()
+  expect(await users.textContent()).toContain('authorised')
+  expect(await page.content()).not.toContain('alice-TOKEN-never-in-the-page')
+  await users.getByRole('button', { name: 'Forget alice at crm' }).click()
+  await page.getByText('Nobody has authorised gw at this server yet.').waitFor()
+  expect(await gw.gw.deps.store.mcp.getUserTokens('default', 'crm', 'alice')).toBeUndefined()
   expect(b.errors.filter((e) => !/status of 400/.test(e))).toEqual([])
   expect(b.requests.filter((u) => !u.startsWith(gw.url))).toEqual([])
 }, 60_000)

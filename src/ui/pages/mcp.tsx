@@ -72,6 +72,16 @@ export function McpPage({ org }: { org: string }) {
         <ErrorNote error={error} />
         <ServerForm org={org} reload={servers.reload} />
       </Section>
+      {list.some((x) => x.auth.kind === 'oauth') && (
+        <Section title="Users who authorised gw">
+          <p class="hint">Per OAuth server, the end users gw holds tokens for (never the tokens). Forgetting a user's tokens makes their next call ask them again.</p>
+          {list
+            .filter((x) => x.auth.kind === 'oauth')
+            .map((x) => (
+              <OAuthUsers org={org} server={x.name} key={x.name} />
+            ))}
+        </Section>
+      )}
       <Section title="Tool policy">
         <p class="hint">
           The org policy's <code>mcp</code> (edited on the Policy &amp; access page): allowed and denied <code>server__tool</code> globs and the tool calls
@@ -86,6 +96,51 @@ export function McpPage({ org }: { org: string }) {
         <pre class="json" aria-label="Client configuration">{config}</pre>
         <CopyButton text={config} label="Copy configuration" />
       </Section>
+    </>
+  )
+}
+
+interface McpUser {
+  endUser: string
+  authorised: boolean
+  updatedAt: string
+}
+
+function OAuthUsers({ org, server }: { org: string; server: string }) {
+  const path = orgPath(org, `/mcp-servers/${encodeURIComponent(server)}/users`)
+  const users = useLoad(() => get<{ data: McpUser[] }>(path), [path])
+  const [error, , run] = useAction()
+  const forget = (u: McpUser) =>
+    run(async () => {
+      if (!confirm(`Forget ${u.endUser}'s tokens at "${server}"? Their next call asks them to authorise gw again.`)) return
+      await api('DELETE', `${path}/${encodeURIComponent(u.endUser)}`)
+      users.reload()
+    })
+  const list = users.data?.data ?? []
+  return (
+    <>
+      <h3>{server}</h3>
+      {list.length === 0 ? (
+        <Empty title="Nobody has authorised gw at this server yet." />
+      ) : (
+        <table aria-label={`Users of ${server}`}>
+          <tbody>
+            {list.map((u) => (
+              <tr key={u.endUser}>
+                <td>{u.endUser}</td>
+                <td>{u.authorised ? 'authorised' : 'authorisation under way'}</td>
+                <td>{fmtTime(u.updatedAt)}</td>
+                <td>
+                  <button type="button" class="danger" onClick={() => forget(u)} aria-label={`Forget ${u.endUser} at ${server}`}>
+                    Forget
+                  </button>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      <ErrorNote error={users.error ?? error} />
     </>
   )
 }
