@@ -109,3 +109,13 @@ test('a browser MCP client (GW_CORS_ORIGINS): the preflight allows the MCP heade
     await own.stop()
   }
 })
+
+test('an x-gw-end-user-id over 256 characters is a 400 naming it', async () => {
+  const res = await fetch(`${gw.url}/mcp`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${gw.key}`, 'x-gw-end-user-id': 'u'.repeat(257), 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } } }),
+  })
+  expect(res.status).toBe(400)
+  expect(await res.json()).toMatchObject({ error: true, code: 'gateway_error', message: expect.stringContaining('x-gw-end-user-id') })
+})
