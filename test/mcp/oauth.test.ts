@@ -6,6 +6,9 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { McpError, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { AdminService } from '../../src/admin/admin-service'
 import { type FakeMcpServer, startMcpServer } from '../fakes/mcp-server'
 import { type FakeAuthServer, startAuthServer } from '../fakes/oauth-server'
@@ -207,6 +210,42 @@ describe('per-user OAuth', () => {
       expect(err.message).toContain('send x-gw-end-user-id')
     } finally {
       await anonymous.close()
+    }
+  })
+})
+
+describe('two instances on one database', () => {
+  test('an authorisation started on one instance completes on the other (GW_PUBLIC_URL), and both then use the tokens', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gw-mcp-two-'))
+    const shared = { GW_DB: join(dir, 'gw.db'), GW_SECRET: 'a-shared-secret-for-two-instances-0123' }
+    const b = await startTestGateway({}, shared)
+    const a = await startTestGateway({}, { ...shared, GW_PUBLIC_URL: b.url, GW_SERVICE_KEY: b.key })
+    try {
+      expect((await a.admin('PUT', '/orgs/default/mcp-servers/crm', { url: crm.url, auth: { kind: 'oauth' } })).status).toBe(200)
+      const onA = new Client({ name: 'agent', version: '1' })
+      await onA.connect(new StreamableHTTPClientTransport(new URL(`${a.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${b.key}`, 'x-gw-end-user-id': 'frank' } } }))
+      try {
+        const url = await needsAuthorisation(onA)
+        expect(url.searchParams.get('redirect_uri')).toBe(`${b.url}/mcp/oauth/callback`)
+        const back = await fetch(url, { headers: { 'x-test-user': 'frank' }, redirect: 'manual' })
+        const location = back.headers.get('location') as string
+        expect(location.startsWith(`${b.url}/mcp/oauth/callback?`)).toBe(true)
+        expect((await fetch(location)).status).toBe(200)
+        expect(await whoami(onA)).toBe('frank')
+      } finally {
+        await onA.close()
+      }
+      const onB = new Client({ name: 'agent', version: '1' })
+      await onB.connect(new StreamableHTTPClientTransport(new URL(`${b.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${b.key}`, 'x-gw-end-user-id': 'frank' } } }))
+      try {
+        expect(await whoami(onB)).toBe('frank')
+      } finally {
+        await onB.close()
+      }
+    } finally {
+      await a.stop()
+      await b.stop()
+      rmSync(dir, { recursive: true, force: true })
     }
   })
 })
