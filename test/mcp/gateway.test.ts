@@ -136,6 +136,19 @@ describe('aggregation and routing', () => {
     }
   })
 
+  test('a server switched off (enabled: false) is left out and its tools unknown, at once in an open session', async () => {
+    const c = await connect()
+    try {
+      expect((await gw.admin('PUT', '/orgs/default/mcp-servers/beta', { url: beta.url, enabled: false })).status).toBe(200)
+      expect((await c.listTools()).tools.some((t) => t.name.startsWith('beta__'))).toBe(false)
+      const err = (await c.callTool({ name: 'beta__add', arguments: { a: 1, b: 1 } }).catch((e: unknown) => e)) as McpError
+      expect(err.code).toBe(-32602)
+    } finally {
+      await gw.admin('PUT', '/orgs/default/mcp-servers/beta', { url: beta.url })
+      await c.close()
+    }
+  })
+
   test("an unknown tool is the JSON-RPC invalid-params error", async () => {
     const c = await connect()
     try {
@@ -326,7 +339,7 @@ describe('records', () => {
     expect(metrics).toMatch(/gw_mcp_calls_total\{server="alpha",tool="fail",status="tool_error"\} 1/)
     expect(metrics).toMatch(/gw_mcp_calls_total\{server="gone",tool="ping",status="unreachable"\} 1/)
     // A name the client made up is not a label of its own.
-    expect(metrics).toMatch(/gw_mcp_calls_total\{server="unknown",tool="unknown",status="unknown_tool"\} 1/)
+    expect(metrics).toMatch(/gw_mcp_calls_total\{server="unknown",tool="unknown",status="unknown_tool"\} [1-9]/)
     expect(metrics).not.toContain('server="nope"')
   })
 })
