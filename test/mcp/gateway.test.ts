@@ -344,6 +344,18 @@ describe('records', () => {
   })
 })
 
+test('sessions opened and ended in a loop leave no upstream session behind', async () => {
+  const before = [alpha.sessions(), beta.sessions()]
+  for (let i = 0; i < 30; i++) {
+    const c = await connect()
+    await c.listTools()
+    await (c.transport as StreamableHTTPClientTransport).terminateSession()
+    await c.close()
+  }
+  for (let i = 0; i < 100 && (alpha.sessions() > (before[0] as number) || beta.sessions() > (before[1] as number)); i++) await Bun.sleep(10)
+  expect([alpha.sessions(), beta.sessions()]).toEqual(before)
+})
+
 test('at shutdown an open session (its event stream included) is ended after the drain time, not left holding gw', async () => {
   const own = await startTestGateway({}, { GW_DRAIN_MS: '200' })
   await own.admin('PUT', '/orgs/default/mcp-servers/beta', { url: beta.url })
