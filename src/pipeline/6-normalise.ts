@@ -123,7 +123,7 @@ export async function jsonAnswer(
   d: Dispatched,
   finish: Finish,
   shape: AnswerShape,
-  review?: (c: UpstreamCompletion) => void,
+  review?: (c: UpstreamCompletion) => Promise<void>,
 ): Promise<Response> {
   if (d.answer.kind !== 'json') throw new Error('jsonAnswer needs a JSON answer')
   const c = d.answer.completion
@@ -131,7 +131,7 @@ export async function jsonAnswer(
   const usage = c.usage ?? estimateUsage(d, text)
   const cost = costOf(d, usage)
   try {
-    review?.(c)
+    await review?.(c)
   } catch (err) {
     if (!(err instanceof GatewayError)) throw err
     const counted = finish({ ...baseOutcome(d), status: err.status, errorCode: err.code, errorMessage: err.message, usage, usageEstimated: !c.usage, costUsd: cost, responseBody: undefined })
@@ -205,9 +205,10 @@ type Ending = { kind: 'complete' } | { kind: 'failed'; failure: UpstreamFailure;
 /**
  * A change the request's guardrails make to the parsed parts on their way to the encoder (PRODUCT §19,
  * src/guardrails/stream.ts): given each read (null once the upstream is over) and may hold text back,
- * returning it later; may throw a GatewayError that ends the stream with its message.
+ * returning it later; may throw a GatewayError that ends the stream with its message. A promise only
+ * when it must wait for something (an output webhook reading the whole answer).
  */
-export type PartsTransform = (parts: StreamPart[] | null) => StreamPart[] | null
+export type PartsTransform = (parts: StreamPart[] | null) => StreamPart[] | null | Promise<StreamPart[] | null>
 
 /**
  * A client that stops reading holds the upstream connection: once it has taken nothing for
@@ -316,7 +317,10 @@ class StreamPump implements UnderlyingDefaultSource<Uint8Array> {
       for (;;) {
         let parts: StreamPart[] | null = this.pending ?? (await this.attempt.next())
         this.pending = null
-        if (this.transform) parts = this.transform(parts)
+        if (this.transform) {
+          const changed = this.transform(parts)
+          parts = changed instanceof Promise ? await changed : changed
+        }
         if (this.ended) return
         if (parts === null)
           return await this.end(

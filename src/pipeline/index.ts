@@ -99,10 +99,12 @@ async function runAuthenticated(deps: Deps, e: EndpointDeclaration, ctx: AuthedC
       await settlement.finish(failureOutcome(status, code, message, { attempts: d.attempts, model: d.lastModel }))
       throw d.error
     }
-    if (cache) settlement.cached(cache.read ? 'miss' : 'refresh', (o) => keep(deps, ctx, cache, o, d.answer.kind === 'json' ? d.answer.completion : undefined))
+    // A stream's transcript holds its first choice only: a stream of several is not kept.
+    const keepable = d.answer.kind === 'json' || !(typeof input.body.n === 'number' && input.body.n > 1)
+    if (cache) settlement.cached(cache.read ? 'miss' : 'refresh', (o) => keepable && keep(deps, ctx, cache, o, d.answer.kind === 'json' ? d.answer.completion : undefined))
     let res: Response
     if (d.answer.kind === 'json') {
-      res = await jsonAnswer(deps, ctx, d, settlement.finish, plan.shape, guard && ((c) => guard.answer(c.choices)))
+      res = await jsonAnswer(deps, ctx, d, settlement.finish, plan.shape, guard && ((c) => guard.answer(c.choices, ctx.signal)))
     } else {
       res = streamAnswer(deps, ctx, d, settlement.finish, plan.shape, settlement.countTokens, path.transform)
     }

@@ -42,7 +42,7 @@ export class Settlement {
   readonly finish = (o: Outcome): Promise<void> | undefined => {
     if (this.done) return undefined
     this.done = true
-    if (this.guard) o = guarded(this.guard, this.ctx, o)
+    if (this.guard) o = guarded(this.guard, this.ctx, o, this.deps.config.logBodyMaxBytes)
     if (this.cache) o = { ...o, cache: this.cache.result }
     let cost: number | null = null
     let room: Promise<void> | undefined
@@ -73,11 +73,14 @@ export class Settlement {
  * What the log keeps of a guarded request: the guardrails that acted, and its bodies with every value
  * they masked, redacted or refused replaced by its placeholder or label (PRODUCT §19).
  */
-function guarded(guard: Guard, ctx: AuthedContext, o: Outcome): Outcome {
+function guarded(guard: Guard, ctx: AuthedContext, o: Outcome, maxBodyBytes: number): Outcome {
   const raw = ctx.rawBody
   if (raw && guard.hides) {
-    const value = guard.scrub(raw.value)
-    ctx.rawBody = { ...raw, value, text: JSON.stringify(value) }
+    if (raw.bytes > maxBodyBytes) ctx.rawBody = { ...raw, text: guard.scrubbedPreview(raw.value, maxBodyBytes) }
+    else {
+      const value = guard.scrub(raw.value)
+      ctx.rawBody = { ...raw, value, text: JSON.stringify(value) }
+    }
   }
   return {
     ...o,

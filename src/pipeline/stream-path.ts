@@ -2,7 +2,7 @@
 
 import { GatewayError } from '../errors'
 import type { Guard } from '../guardrails/guard'
-import { GuardedStream } from '../guardrails/stream'
+import { guardedTransform } from '../guardrails/stream'
 import type { AdapterLookup } from './5-fallback'
 import type { PartsTransform } from './6-normalise'
 import type { ChatInput } from './context'
@@ -39,5 +39,5 @@ export async function chooseStreamPath(plan: Plan, input: ChatInput, guard: Guar
     throw new GatewayError(400, 'policy_violation', "This request cannot be read by the org's guardrails (a conversation the provider keeps): send the whole conversation")
   await guard.screenInput(input.body, signal)
   const adapters = plan.translating ?? plan.adapters
-  return guard.readsAnswer ? { kind: 'parse', adapters, transform: new GuardedStream(guard).transform } : { kind: 'parse', adapters }
+  return guard.readsAnswer ? { kind: 'parse', adapters, transform: guardedTransform(guard, signal) } : { kind: 'parse', adapters }
 }
