@@ -68,13 +68,21 @@ t('an MCP server registered from the page is listed without its secrets and its 
   expect(await page.getByLabel('Client configuration').textContent()).toContain(`${gw.url}/mcp`)
 
   // An agent calls the server's tool through gw; the server gets the secret set from the page.
+  let callId = ''
   const agent = new Client({ name: 'agent', version: '1' })
   await agent.connect(new StreamableHTTPClientTransport(new URL(`${gw.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${gw.key}` } } }))
   try {
-    expect((await agent.callTool({ name: 'tools__ping', arguments: {} })).content).toEqual([{ type: 'text', text: 'pong' }])
+    const result = await agent.callTool({ name: 'tools__ping', arguments: {} })
+    expect(result.content).toEqual([{ type: 'text', text: 'pong' }])
+    callId = (result._meta as Record<string, string>)['gw/requestId'] as string
   } finally {
     await agent.close()
   }
+  // The call is in the Logs page, its entry naming the tool and the server.
+  await page.goto(`${gw.url}/ui#/logs/${callId}`)
+  const drawer = page.getByRole('complementary', { name: 'Log entry' })
+  await drawer.getByText('ping on the server tools').waitFor()
+  await page.goto(`${gw.url}/ui#/mcp`)
   const call = tools.requests.find((r) => r.rpc === 'tools/call')
   expect(call?.headers.authorization).toBe(`Bearer ${BEARER}`)
   expect(call?.headers['x-team']).toBe(HEADER_SECRET)
