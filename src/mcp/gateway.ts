@@ -127,6 +127,12 @@ export class McpGateway {
       return client
     } catch (err) {
       if (err instanceof UnauthorizedError && oauth.authorizationUrl) throw new OAuthNeeded(server.name, oauth.authorizationUrl)
+      // No registration endpoint and no client registered by hand: only the operator can fix it.
+      if (err instanceof Error && /does not support dynamic client registration/.test(err.message))
+        throw new McpError(
+          ErrorCode.InvalidRequest,
+          `The MCP server "${server.name}"'s authorization server does not offer dynamic client registration: an admin must register gw there and set auth.clientId (and clientSecret) on the server`,
+        )
       throw err
     }
   }

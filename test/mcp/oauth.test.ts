@@ -214,6 +214,35 @@ describe('per-user OAuth', () => {
   })
 })
 
+test('without dynamic client registration: the call says an admin must set auth.clientId; with a client registered by hand it works', async () => {
+  const handAs = startAuthServer({ registration: false, clients: { 'hand-client': [`${gw.url}/mcp/oauth/callback`] } })
+  const erp = await startMcpServer({
+    oauth: { authorizationServer: handAs.url, verify: (token) => (handAs.verify(token) ? { token, clientId: 'hand-client', scopes: [] } : undefined) },
+    build: (s) => s.registerTool('ping', { description: 'p' }, async () => ({ content: [{ type: 'text', text: 'pong' }] })),
+  })
+  try {
+    await gw.admin('PUT', '/orgs/default/mcp-servers/erp', { url: erp.url, auth: { kind: 'oauth' } })
+    const c = await asUser('gina')
+    try {
+      const err = (await c.callTool({ name: 'erp__ping', arguments: {} }).catch((e: unknown) => e)) as McpError
+      expect(err).toBeInstanceOf(McpError)
+      expect(err.message).toContain('must register gw there and set auth.clientId')
+      await gw.admin('PUT', '/orgs/default/mcp-servers/erp', { url: erp.url, auth: { kind: 'oauth', clientId: 'hand-client' } })
+      const res = await c.callTool({ name: 'erp__ping', arguments: {} }).catch((e: unknown) => e as McpError)
+      const url = new URL(((res as McpError).data as { elicitations: { url: string }[] }).elicitations[0]?.url as string)
+      expect(url.searchParams.get('client_id')).toBe('hand-client')
+      expect((await consent(url, 'gina')).status).toBe(200)
+      expect((await c.callTool({ name: 'erp__ping', arguments: {} })).content).toEqual([{ type: 'text', text: 'pong' }])
+    } finally {
+      await c.close()
+    }
+  } finally {
+    await gw.admin('DELETE', '/orgs/default/mcp-servers/erp')
+    await erp.stop()
+    handAs.stop()
+  }
+})
+
 describe('two instances on one database', () => {
   test('an authorisation started on one instance completes on the other (GW_PUBLIC_URL), and both then use the tokens', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'gw-mcp-two-'))
