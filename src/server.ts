@@ -24,6 +24,7 @@ import { ChangeNotices } from './shared/change-notices'
 import { RedisBudgetLedger } from './shared/redis-budget-ledger'
 import { RedisLink } from './shared/redis-link'
 import { RedisRateLimiter } from './shared/redis-rate-limiter'
+import { RedisResponseCache } from './shared/redis-response-cache'
 import { BodyBudget } from './http/request-context'
 import { StreamSlots } from './policy/stream-slots'
 import { applyConfigFile, readConfigFile } from './config-file'
@@ -208,6 +209,7 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
     bodies: new BodyBudget(config.maxInflightBodyBytes),
     budgets: shared ? new RedisBudgetLedger(shared.link, { prefix: `${config.redisPrefix}budget:` }) : new MemoryBudgetLedger(),
     latency: new RecentLatency(),
+    cache: shared ? new RedisResponseCache(shared.link, `${config.redisPrefix}cache:`) : store.cache,
     ...(shared ? { shared: shared.link } : {}),
     oidc: new OidcVerifier(store.auth, { refreshCooldownMs: config.jwksRefreshMs }),
     fetch: opts.fetch ?? fetch,

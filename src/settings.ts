@@ -161,6 +161,13 @@ export const SETTINGS = {
     default: 65_536,
     help: 'each stored body at most this size; a larger one is stored as a truncated preview',
   }),
+  cacheMaxOrgBytes: setting({
+    env: 'GW_CACHE_MAX_ORG_BYTES',
+    flag: true,
+    kind: int(1024, 1_099_511_627_776),
+    default: 104_857_600,
+    help: "the response cache keeps at most this many bytes of answers per org (its oldest go first)",
+  }),
   logRetentionDays: setting({
     env: 'GW_LOG_RETENTION_DAYS',
     flag: true,

@@ -35,7 +35,7 @@ const USAGES = [
                      any other name is an OpenAI-compatible provider: --base-url, or a preset such as ollama, groq)`,
   'gw provider key add PROVIDER NAME [--api-key -] [--weight N] [--base-url URL] [--disabled] [--org ID]',
   'gw provider key remove PROVIDER NAME [--org ID]',
-  'gw key create [--org ID] [--name NAME] [--rpm N] [--tpm N] [--expires TIME] [--endpoints PATH,…] [--models GLOB,…]',
+  'gw key create [--org ID] [--name NAME] [--rpm N] [--tpm N] [--expires TIME] [--endpoints PATH,…] [--models GLOB,…] [--mcp-allow GLOB,…] [--mcp-deny GLOB,…]',
   'gw key list [--org ID]',
   'gw key revoke KEY_ID [--org ID]',
   'gw key rotate KEY_ID [--grace SECONDS] [--org ID]',
@@ -135,6 +135,8 @@ const FLAG_HELP: Record<string, string> = {
   strategy: 'weighted (the default) or lowest-latency',
   fallback: 'provider/model entries tried in order when the targets fail, comma-separated',
   url: "the MCP server's Streamable HTTP endpoint",
+  'mcp-allow': 'MCP tools (<server>__<tool> globs, comma-separated) this key may see and call, within the org\'s',
+  'mcp-deny': 'MCP tools (globs, comma-separated) this key may not see or call',
   header: 'headers sent on every request to the server, comma-separated NAME=VALUE (stored encrypted)',
   auth: 'none (the default), bearer (a stored secret: --token -) or oauth (each end user authorises gw)',
   token: 'only "-": the bearer secret is read from stdin',
@@ -231,6 +233,7 @@ const COMMANDS: Record<string, Command> = {
         requestsPerMinute: int(a, 'rpm'),
         tokensPerMinute: int(a, 'tpm'),
         expiresAt: flag(a, 'expires'),
+        mcp: keyToolPolicy(a),
         scopes: a.flags.has('endpoints') || a.flags.has('models') ? pick({ endpoints: list(a, 'endpoints'), models: list(a, 'models') }) : undefined,
       }),
     )
@@ -477,6 +480,13 @@ function duration(v: string, name: string): number {
 }
 
 /** Drops undefined fields, so bodies carry only what was given. */
+/** `--mcp-allow` / `--mcp-deny` as a key's MCP tool policy; undefined when neither is given. */
+function keyToolPolicy(a: Args): { allowedTools?: string[]; deniedTools?: string[] } | undefined {
+  const globs = (name: string) => flag(a, name)?.split(',').filter(Boolean)
+  const policy = pick({ allowedTools: globs('mcp-allow'), deniedTools: globs('mcp-deny') })
+  return Object.keys(policy).length ? policy : undefined
+}
+
 function pick<T extends Record<string, unknown>>(o: T): Partial<T> {
   return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>
 }

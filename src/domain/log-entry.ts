@@ -82,6 +82,10 @@ export interface LogEntry {
   metadata: Record<string, string | number | boolean>
   /** Structured-output outcome: did the answer parse as JSON and match the schema. */
   structuredOutput: { parsed: boolean; matchesSchema: boolean | null } | null
+  /** The response cache's part, when the org's cache is on (PRODUCT §19): answered from it (`hit`), or not. */
+  cache?: 'hit' | 'miss' | 'refresh'
+  /** A hit (whose costUsd is 0): what the answer cost when it was first given; null when unknown. */
+  costSavedUsd?: number | null
   /** The org's guardrails that acted on the request or its answer (PRODUCT §19). */
   guardrails?: GuardrailRecord[]
   /** A tool call through the MCP gateway (PRODUCT §20): the upstream server and the tool it was asked for. */

@@ -19,14 +19,18 @@ export interface Found {
 export const MAX_ENTITY_CHARS = 256
 
 // Every quantifier is bounded, so each regex does bounded work per start position: linear in the text.
-const EMAIL = /(?<![\w.%+-])[A-Za-z0-9._%+-]{1,64}@(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.){1,8}[A-Za-z]{2,24}(?![\w-]|\.[A-Za-z0-9])/g
+// An email is found from its `@`: the local part is the run of its characters before it, the domain is matched after it.
+const EMAIL_DOMAIN = /(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.){1,8}[A-Za-z]{2,24}(?![\w-]|\.[A-Za-z0-9])/y
+const LOCAL_PART = /[A-Za-z0-9._%+-]/
 // International (+ and 8–15 digits, optional single separators) or North American with separators.
 const PHONE_INTL = /(?<![\w+])\+\d{1,3}(?:[ .-]?(?:\(\d{1,4}\)|\d{1,4})){2,6}(?![\w-]|[.-]\d)/g
 const PHONE_NANP = /(?<![\w+-])(?:\([2-9]\d{2}\)[ .-]?|[2-9]\d{2}[ .-])[2-9]\d{2}[ .-]\d{4}(?![\w-]|[.-]\d)/g
 const CARD = /(?<![\w-])\d(?:[ -]?\d){12,18}(?!\w)/g
 const IBAN = /(?<![\w])[A-Z]{2}\d{2}(?: ?[A-Z0-9]){11,30}(?!\w)/g
 const SSN = /(?<![\w-])(\d{3})-(\d{2})-(\d{4})(?![\w-])/g
-const IPV4 = /(?<![\w.])(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(?![\w]|\.\d)/g
+const IPV4 = /(?<![\w.])\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}(?![\w]|\.\d)/g
+/** Four octets of 0–255 without leading zeros. */
+const octets = (s: string) => s.split('.').every((o) => (o.length === 1 || o[0] !== '0') && Number(o) <= 255)
 // A run of hex digits, colons and dots with two colons at least; checked by ipv6() below.
 const IPV6 = /(?<![\w:.])[0-9A-Fa-f:.]{2,45}(?![\w:.])/g
 const SECRETS = [
@@ -100,9 +104,7 @@ function ipv6(s: string): boolean {
       const p = parts[i] as string
       const last = h === halves.length - 1 && i === parts.length - 1
       if (last && p.includes('.')) {
-        IPV4.lastIndex = 0
-        const m = IPV4.exec(p)
-        if (!m || m[0] !== p) return false
+        if (!/^\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(p) || !octets(p)) return false
         groups += 2
       } else if (!/^[0-9A-Fa-f]{1,4}$/.test(p)) return false
       else groups++
@@ -146,7 +148,7 @@ const digitsOf = (s: string) => s.replace(/[^0-9]/g, '')
 /** Every value of the wanted kinds in `text`, in order, never two overlapping (the earliest, then the longest, wins). */
 export function findEntities(text: string, wanted: ReadonlySet<PiiEntity>): Found[] {
   const all: Found[] = []
-  if (wanted.has('email') && text.includes('@')) each(EMAIL, text, 'email', all)
+  if (wanted.has('email')) emails(text, all)
   if (wanted.has('secret')) {
     for (const re of SECRETS) each(re, text, 'secret', all)
     if (text.includes('PRIVATE KEY-----')) privateKeys(text, all)
@@ -155,7 +157,8 @@ export function findEntities(text: string, wanted: ReadonlySet<PiiEntity>): Foun
   if (wanted.has('credit_card'))
     each(CARD, text, 'credit_card', all, (s) => {
       const d = digitsOf(s)
-      return issuerLength(d) && luhn(d)
+      // One kind of separator, as card numbers are written (`4111 1111 …`, `4111-1111-…`).
+      return new Set(s.replace(/\d/g, '')).size <= 1 && issuerLength(d) && luhn(d)
     }, true)
   if (wanted.has('us_ssn'))
     each(SSN, text, 'us_ssn', all, (s) => {
@@ -170,19 +173,63 @@ export function findEntities(text: string, wanted: ReadonlySet<PiiEntity>): Foun
     each(PHONE_NANP, text, 'phone', all)
   }
   if (wanted.has('ip_address')) {
-    each(IPV4, text, 'ip_address', all)
+    each(IPV4, text, 'ip_address', all, octets)
     if (text.includes('::') || /[0-9A-Fa-f]{1,4}:[0-9A-Fa-f]{1,4}:/.test(text)) each(IPV6, text, 'ip_address', all, ipv6)
   }
   if (all.length < 2) return all
-  all.sort((a, b) => a.start - b.start || b.end - a.end)
+  return resolve(text, all)
+}
+
+/** Non-overlapping values in order: the earliest, then the longest, wins. */
+function greedy(found: Found[]): Found[] {
+  found.sort((a, b) => a.start - b.start || b.end - a.end)
   const out: Found[] = []
   let until = -1
-  for (const f of all)
+  for (const f of found)
     if (f.start >= until) {
       out.push(f)
       until = f.end
     }
   return out
+}
+
+/**
+ * Overlapping values: a phone number, the loosest rule, gives way to any other kind (a card number
+ * after a phone number is read as a card, the phone cut before it); the others by `greedy`.
+ */
+function resolve(text: string, all: Found[]): Found[] {
+  const strong = greedy(all.filter((f) => f.entity !== 'phone'))
+  const phones = greedy(all.filter((f) => f.entity === 'phone'))
+  if (!phones.length || !strong.length) return phones.length ? phones : strong
+  const kept: Found[] = []
+  let j = 0
+  for (const p of phones) {
+    while (j < strong.length && (strong[j] as Found).end <= p.start) j++
+    const next = strong[j]
+    if (!next || next.start >= p.end) kept.push(p)
+    else if (next.start > p.start) {
+      // Cut before the other value, at a separator, if enough digits remain.
+      let end = next.start
+      while (end > p.start && !/\d/.test(text[end - 1] as string)) end--
+      const digits = digitsOf(text.slice(p.start, end)).length
+      if (digits >= 8 && digits <= 15 && end < next.start) kept.push({ ...p, end })
+    }
+  }
+  return [...strong, ...kept].sort((a, b) => a.start - b.start)
+}
+
+/** Emails, from each `@`: at most 64 local-part characters before it (a longer run is no address), at most 254 in all. */
+function emails(text: string, out: Found[]): void {
+  for (let at = text.indexOf('@'); at >= 0; at = text.indexOf('@', at + 1)) {
+    let start = at
+    while (start > 0 && at - start <= 64 && LOCAL_PART.test(text[start - 1] as string)) start--
+    if (start === at || at - start > 64) continue
+    EMAIL_DOMAIN.lastIndex = at + 1
+    const m = EMAIL_DOMAIN.exec(text)
+    if (!m || EMAIL_DOMAIN.lastIndex - start > 254) continue
+    out.push({ entity: 'email', start, end: EMAIL_DOMAIN.lastIndex })
+    at = EMAIL_DOMAIN.lastIndex - 1
+  }
 }
 
 /** PEM private key blocks, BEGIN line to its END line (at most 16 KiB). */

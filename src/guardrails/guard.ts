@@ -65,14 +65,14 @@ function prepare(list: readonly Guardrail[]) {
 }
 
 /** A place in a chat request that holds text sent upstream. */
-interface Slot {
+export interface TextSlot {
   get(): string
   set(text: string): void
 }
 
 /** The texts of a chat request as sent upstream: message contents and text parts, tool call arguments. */
-function textSlots(body: ChatRequest): Slot[] {
-  const slots: Slot[] = []
+export function textSlots(body: ChatRequest): TextSlot[] {
+  const slots: TextSlot[] = []
   for (const m of body.messages) {
     const msg = m as { content?: unknown; tool_calls?: { function: { arguments?: string } }[] }
     if (typeof msg.content === 'string') slots.push({ get: () => msg.content as string, set: (t) => (msg.content = t) })
@@ -136,7 +136,11 @@ export class Guard {
 
   /** Runs the input guardrails over the request's texts, in the policy's order; throws 400 guardrail_blocked or 503. */
   async screenInput(body: ChatRequest, signal: AbortSignal): Promise<void> {
-    const slots = textSlots(body)
+    return this.screenTexts(textSlots(body), signal)
+  }
+
+  /** The input guardrails over texts of a request (an embeddings request's inputs: its plan gives them). */
+  async screenTexts(slots: TextSlot[], signal: AbortSignal): Promise<void> {
     this.taken = slots.map((s) => s.get()).join('\n')
     for (const s of this.screens) {
       if (s instanceof TextScreen) {

@@ -11,13 +11,14 @@ const EXPOSED = [
   'x-gw-fallback-reason',
   'x-gw-fallback-model',
   'x-gw-cost-usd',
+  'x-gw-cache',
   'x-gw-estimated',
   'retry-after',
   'x-should-retry',
 ].join(', ')
 const METHODS = 'GET, POST, PUT, DELETE, OPTIONS'
 const REQUEST_HEADERS =
-  'authorization, content-type, x-api-key, anthropic-version, anthropic-beta, x-gw-end-user-id, x-gw-error-format, x-gw-fallback-chain, x-gw-metadata, x-gw-prompt-id'
+  'authorization, content-type, x-api-key, anthropic-version, anthropic-beta, x-gw-end-user-id, x-gw-error-format, x-gw-fallback-chain, x-gw-metadata, x-gw-prompt-id, x-gw-cache, x-gw-cache-ttl'
 
 export class Cors {
   private readonly any: boolean

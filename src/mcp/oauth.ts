@@ -156,12 +156,14 @@ export class UserOAuth implements OAuthClientProvider {
     return hit.v
   }
 
-  /** Forgets the user's tokens (the upstream refused them and no refresh helped). */
+  /** Forgets what the authorization server no longer accepts: the user's tokens, or the registered client too (registered again next time). */
   async invalidateCredentials(scope: 'all' | 'client' | 'tokens' | 'verifier' | 'discovery'): Promise<void> {
     if (scope === 'all' || scope === 'tokens') {
       const g = await this.grant()
       await this.saveGrant({ pending: g.pending })
     }
+    const byHand = this.server.auth.kind === 'oauth' && this.server.auth.clientId
+    if ((scope === 'all' || scope === 'client') && !byHand) await this.store.putOAuthClient(this.orgId, this.server.name, '')
   }
 }
 

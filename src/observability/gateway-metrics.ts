@@ -52,6 +52,7 @@ export class GatewayMetrics {
   private readonly cost
   private readonly rateLimited
   private readonly guardrails
+  private readonly cacheRequests
   private readonly lag = new EventLoopLag()
   /** API requests started and not yet finished (a stream until its end). */
   inFlight = 0
@@ -82,6 +83,7 @@ export class GatewayMetrics {
     ])
     this.cost = r.counter('gw_cost_usd_total', 'Cost in USD at catalog prices (requests with a known price).', ['provider', 'model', ...org])
     this.rateLimited = r.counter('gw_rate_limited_total', "Requests refused by gw's own rate limits.", ['scope'])
+    this.cacheRequests = r.counter('gw_cache_requests_total', 'Requests of orgs whose response cache is on: hit, miss or refresh (x-gw-cache: refresh).', ['result'])
     this.guardrails = r.counter('gw_guardrail_actions_total', "What the orgs' guardrails did (block, redact, mask; a webhook's allow, deny, rewrite, fail_open, fail_closed).", [
       'name',
       'action',
@@ -134,6 +136,7 @@ export class GatewayMetrics {
     if (e.fallback.used) this.fallbacks.inc([e.fallback.reason ?? 'provider_error'])
     if (s.rateLimitScope) this.rateLimited.inc([s.rateLimitScope])
     for (const g of e.guardrails ?? []) this.guardrails.inc([g.name, g.action])
+    if (e.cache) this.cacheRequests.inc([e.cache])
     const u = e.usage
     if (u.totalTokens > 0 && provider) {
       // Disjoint kinds, split as costUsd() splits them (prompt tokens include cached and written ones).

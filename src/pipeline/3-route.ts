@@ -52,6 +52,7 @@ function toCandidate(deps: Deps, org: OrgContext, ref: ModelRef, stream: boolean
       keyName: k.name,
       keyRevision: k.updatedAt,
       stream,
+      ...(org.org.policy.promptCaching === 'auto' ? { promptCaching: true } : {}),
     }
   })
   return { ref, target: targets[0], spareKeys: targets.slice(1), unavailable, triggers }

@@ -2,7 +2,7 @@
 // stream — in the endpoint's shape (its AnswerShape: the encoders are in src/apis/), then hand the
 // outcome to the request's settlement.
 
-import { type ErrorCode, type ErrorShape, errorShapeFor, GatewayError } from '../errors'
+import { type ErrorShape, errorShapeFor, GatewayError } from '../errors'
 import { costUsd, usageTokens } from '../catalog/catalog'
 import type { StreamPart, UpstreamCompletion, UpstreamFailure } from '../providers/adapter'
 import type { ChunkChoice, FinishReason, ToolCall, Usage } from '../providers/openai-types'
@@ -41,8 +41,8 @@ export interface StreamEncoder {
   relay(part: Extract<StreamPart, { type: 'relay' }>): string
   /** The answer is complete: the closing events, with the usage the upstream reported (or estimated) and its cost. */
   end(usage: Usage, cost: number | null, finish: FinishReason | null): string
-  /** The stream failed after its first byte: the endpoint's error event, then its end. */
-  fail(message: string): string
+  /** The stream failed after its first byte: the endpoint's error event, then its end (`error`: gw's own refusal, a guardrail's; else a provider error). */
+  fail(message: string, error?: GatewayError): string
 }
 
 /** The response format of an endpoint. */
@@ -112,12 +112,31 @@ export type Finish = (o: Outcome) => Promise<void> | undefined
 /** Settles the request's token count alone, before a stream's closing events (its log entry follows them); a promise as for Finish. */
 export type CountTokens = (usedTokens: number) => Promise<void> | undefined
 
-export async function jsonAnswer(deps: Deps, ctx: AuthedContext, d: Dispatched, finish: Finish, shape: AnswerShape): Promise<Response> {
+/**
+ * The JSON answer. `review` (the request's guardrails, PRODUCT §19) may change the answer's texts, or
+ * refuse it with a GatewayError: the request then ends with that error, its usage and cost logged.
+ */
+export async function jsonAnswer(
+  deps: Deps,
+  ctx: AuthedContext,
+  d: Dispatched,
+  finish: Finish,
+  shape: AnswerShape,
+  review?: (c: UpstreamCompletion) => void,
+): Promise<Response> {
   if (d.answer.kind !== 'json') throw new Error('jsonAnswer needs a JSON answer')
   const c = d.answer.completion
   const text = c.choices.map((ch) => ch.message.content ?? '').join('')
   const usage = c.usage ?? estimateUsage(d, text)
   const cost = costOf(d, usage)
+  try {
+    review?.(c)
+  } catch (err) {
+    if (!(err instanceof GatewayError)) throw err
+    const counted = finish({ ...baseOutcome(d), status: err.status, errorCode: err.code, errorMessage: err.message, usage, usageEstimated: !c.usage, costUsd: cost, responseBody: undefined })
+    if (counted) await counted
+    throw err
+  }
   const body = shape.json(c, usage, cost, answerInfo(deps, ctx, d))
   // A relayed answer (the provider's own body, unchanged) goes out as the bytes that came in.
   const json = body === c.native ? d.answer.text : JSON.stringify(body)
@@ -180,7 +199,7 @@ function chunkChoices(json: string): ChunkChoice[] {
  * How a stream ends: its answer complete, a failure after its first byte (the upstream's, or gw cutting
  * it at shutdown), or the client gone (it disconnected, or stopped reading).
  */
-type Ending = { kind: 'complete' } | { kind: 'failed'; failure: UpstreamFailure; code?: ErrorCode } | { kind: 'left'; why: string }
+type Ending = { kind: 'complete' } | { kind: 'failed'; failure: UpstreamFailure; error?: GatewayError } | { kind: 'left'; why: string }
 
 /**
  * A change the request's guardrails make to the parsed parts on their way to the encoder (PRODUCT §19,
@@ -315,11 +334,11 @@ export function streamAnswer(
 
   /** The closing events of a complete answer, or its error event; an answer whose end cannot be written (a bug) ends with the error event. */
   function writeClosing(how: Exclude<Ending, { kind: 'left' }>): Ending {
-    const failed = (failure: UpstreamFailure, gw = false) =>
-      encoder.fail(shuttingDown || gw ? failure.message : `The upstream stream failed after the answer had started (${failure.kind}): ${failure.message}`)
+    const failed = (failure: UpstreamFailure, error?: GatewayError) =>
+      encoder.fail(shuttingDown || error ? failure.message : `The upstream stream failed after the answer had started (${failure.kind}): ${failure.message}`, error)
     let text: string
     try {
-      text = how.kind === 'complete' ? encoder.end(usageAndCost().usage, usageAndCost().cost, transcript.finish) : failed(how.failure, how.code !== undefined)
+      text = how.kind === 'complete' ? encoder.end(usageAndCost().usage, usageAndCost().cost, transcript.finish) : failed(how.failure, how.error)
     } catch (err) {
       how = { kind: 'failed', failure: { kind: 'provider_error', message: err instanceof Error ? err.message : String(err) } }
       text = failed(how.failure)
@@ -347,7 +366,7 @@ export function streamAnswer(
     return {
       ...baseOutcome(d),
       structuredOutput: await checkStructuredOutput(attempt.body, transcript.content),
-      errorCode: failure ? (how.kind === 'failed' && how.code) || 'provider_error' : null,
+      errorCode: failure ? (how.kind === 'failed' && how.error?.code) || 'provider_error' : null,
       errorMessage: failure?.message ?? (how.kind === 'left' ? how.why : null),
       incomplete: how.kind !== 'complete',
       usage: usageAndCost().usage,
@@ -420,8 +439,8 @@ export function streamAnswer(
           if (pumped) return watch.waiting()
         }
       } catch (err) {
-        const code = err instanceof GatewayError ? err.code : undefined
-        await end({ kind: 'failed', failure: { kind: 'provider_error', message: err instanceof Error ? err.message : String(err) }, code })
+        const error = err instanceof GatewayError ? err : undefined
+        await end({ kind: 'failed', failure: { kind: 'provider_error', message: err instanceof Error ? err.message : String(err) }, error })
       }
     },
     cancel() {

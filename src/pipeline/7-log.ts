@@ -36,6 +36,10 @@ export interface Outcome {
   rateLimitScope?: string
   /** What the org's guardrails did (PRODUCT §19), when it has some. */
   guardrails?: GuardrailRecord[]
+  /** The response cache's part (PRODUCT §19), when the org's cache is on. */
+  cache?: 'hit' | 'miss' | 'refresh'
+  /** A hit: what the answer cost when it was first given. */
+  costSavedUsd?: number | null
 }
 
 export function failureOutcome(status: number, code: string, message: string, extra: Partial<Outcome> = {}): Outcome {
@@ -128,6 +132,8 @@ export function logEntry(deps: Deps, ctx: RequestContext | AuthedContext, input:
     structuredOutput: o.structuredOutput,
   }
   if (o.guardrails?.length) entry.guardrails = o.guardrails
+  if (o.cache) entry.cache = o.cache
+  if (o.cache === 'hit') entry.costSavedUsd = o.costSavedUsd ?? null
   return entry
 }
 

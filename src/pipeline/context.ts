@@ -18,7 +18,7 @@ import type { RateLimiter } from '../policy/rate-limiter'
 import type { StreamSlots } from '../policy/stream-slots'
 import type { BodyBudget } from '../http/request-context'
 import type { KeyScopes, Org, ProviderRecord, RateLimits, Route, SigningSecretRecord } from '../domain/org'
-import type { Store } from '../store/types'
+import type { ResponseCacheStore, Store } from '../store/types'
 import type { OrgDirectory } from './org-directory'
 import type { RecentLatency } from './route-choice'
 import type { PolicyView } from './policy-view'
@@ -46,6 +46,8 @@ export interface Deps {
   observer: Observer
   /** Streams being answered, each with a way to end it early (used at shutdown). */
   openStreams: Set<() => void>
+  /** The exact response cache (PRODUCT §19): in Redis when GW_REDIS_URL is set, else in the store. */
+  cache: ResponseCacheStore
   /** State shared with the other instances over Redis (GW_REDIS_URL); undefined without Redis. */
   shared?: { check(): HealthCheck }
 }

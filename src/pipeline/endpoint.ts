@@ -2,6 +2,7 @@
 // stages, and what the HTTP edge, /v1/models, the metrics and the OpenAPI document read. The declarations
 // themselves live beside their API in src/apis/ (docs/architecture.md, "How to add an endpoint").
 
+import type { TextSlot } from '../guardrails/guard'
 import type { ApiOperation } from '../schemas/api-operation'
 import type { AdapterLookup } from './5-fallback'
 import type { AnswerShape } from './6-normalise'
@@ -34,6 +35,8 @@ export interface Plan {
    * change texts (PRODUCT §19). Absent with `adapters` set: such a request cannot be guarded (400).
    */
   translating?: AdapterLookup
+  /** The texts the org's input guardrails read and may change, for a request with no conversation (embeddings' inputs). */
+  texts?: TextSlot[]
   /** The context stage 2 and the dispatch run under, when not the request's own (a count is charged no tokens or cost). */
   context?: AuthedContext
   /** An answer made without an upstream once the policy passed; it ends the request through `finish`. */

@@ -18,6 +18,7 @@
 // Stages 4 and 5 run once per attempt inside dispatch, because every fallback model gets its own
 // clamping. A stream is settled when it ends, fails or the client leaves.
 
+import { cachedAnswer, cacheUse, keep, lookUp } from '../cache/response-cache'
 import { GatewayError } from '../errors'
 import { type Guard, guardFor } from '../guardrails/guard'
 import { GuardedStream } from '../guardrails/stream'
@@ -85,20 +86,30 @@ async function runAuthenticated(deps: Deps, e: EndpointDeclaration, ctx: AuthedC
     const run = plan.context ?? ctx
     settlement.hold(await enforcePolicy(deps, run.identity, run.org, input, endUserId(ctx, input), ctx.signal, ctx.rawBody))
     if (plan.answerHere) return await plan.answerHere(settlement.finish)
-    const guard = (settlement.guard = ctx.operation === 'chat' ? guardFor(run.org.org.policy.guardrails, deps.fetch) : undefined)
+    const guard = (settlement.guard = ctx.operation ? guardFor(run.org.org.policy.guardrails, deps.fetch) : undefined)
     const adapters = guard ? await guardInput(guard, plan, input, ctx.signal) : plan.adapters
+    // An answer the guardrails changed is never kept: it holds this request's values or placeholders.
+    const cache = ctx.operation && !guard?.hides && !guard?.readsAnswer ? cacheUse(ctx, input, plan) : undefined
+    if (cache?.read) {
+      const kept = await lookUp(deps, ctx, cache)
+      if (kept) return await cachedAnswer(deps, ctx, input, kept, plan.shape, settlement.finish)
+    }
     const d = (dispatched = await dispatch(deps, run, input, route(deps, run.org, input), adapters))
     if (!d.ok) {
       const { status, code, message } = d.error
       await settlement.finish(failureOutcome(status, code, message, { attempts: d.attempts, model: d.lastModel }))
       throw d.error
     }
+    if (cache) settlement.cached(cache.read ? 'miss' : 'refresh', (o) => keep(deps, ctx, cache, o, d.answer.kind === 'json' ? d.answer.completion : undefined))
+    let res: Response
     if (d.answer.kind === 'json') {
-      guard?.answer(d.answer.completion.choices)
-      return await jsonAnswer(deps, ctx, d, settlement.finish, plan.shape)
+      res = await jsonAnswer(deps, ctx, d, settlement.finish, plan.shape, guard && ((c) => guard.answer(c.choices)))
+    } else {
+      const transform = guard?.readsAnswer ? new GuardedStream(guard).transform : undefined
+      res = streamAnswer(deps, ctx, d, settlement.finish, plan.shape, settlement.countTokens, transform)
     }
-    const transform = guard?.readsAnswer ? new GuardedStream(guard).transform : undefined
-    return streamAnswer(deps, ctx, d, settlement.finish, plan.shape, settlement.countTokens, transform)
+    if (ctx.operation) res.headers.set('x-gw-cache', cache ? 'miss' : 'off')
+    return res
   } catch (err) {
     // An answer that failed on gw's side after the provider answered still names who answered.
     await settlement.fail(err, dispatched?.ok ? { attempts: dispatched.attempts, target: dispatched.attempt.target } : {})
@@ -111,6 +122,11 @@ async function runAuthenticated(deps: Deps, e: EndpointDeclaration, ctx: AuthedC
  * ones that send `input.body` as the guardrails left it and read the answer's texts.
  */
 async function guardInput(guard: Guard, plan: Plan, input: ChatInput, signal: AbortSignal): Promise<AdapterLookup | undefined> {
+  // Embeddings: their adapters send the inputs the guardrails leave; the answer (vectors) has no text.
+  if (plan.texts) {
+    await guard.screenTexts(plan.texts, signal)
+    return plan.adapters
+  }
   if (plan.adapters && !plan.translating)
     throw new GatewayError(400, 'policy_violation', "This request cannot be read by the org's guardrails (a conversation the provider keeps): send the whole conversation")
   await guard.screenInput(input.body, signal)

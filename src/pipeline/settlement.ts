@@ -17,6 +17,12 @@ export class Settlement {
   input: ChatInput | undefined
   /** The request's guardrails, when the org has some: what they did goes on the log entry, and no value they hid does. */
   guard: Guard | undefined
+  /** The response cache's part (PRODUCT §19): `miss` or `refresh` on the log entry, and the answer kept once the request ends with it. */
+  private cache: { result: 'miss' | 'refresh'; keep: (o: Outcome) => void } | undefined
+
+  cached(result: 'miss' | 'refresh', keep: (o: Outcome) => void): void {
+    this.cache = { result, keep }
+  }
 
   constructor(
     private readonly deps: Deps,
@@ -37,6 +43,7 @@ export class Settlement {
     if (this.done) return undefined
     this.done = true
     if (this.guard) o = guarded(this.guard, this.ctx, o)
+    if (this.cache) o = { ...o, cache: this.cache.result }
     let cost: number | null = null
     let counted: Promise<void> | undefined
     try {
@@ -45,6 +52,7 @@ export class Settlement {
       // The charges are settled whatever the log entry did.
       counted = settleCharge(this.deps, this.charge, o.usage?.total_tokens ?? 0, cost)
     }
+    this.cache?.keep(o)
     return counted
   }
 

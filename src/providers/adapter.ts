@@ -71,6 +71,8 @@ export interface Target {
   /** When that key's record last changed: a key benched after a 401/403 comes back when it does. */
   keyRevision: string
   stream: boolean
+  /** The org's policy says `promptCaching: "auto"`: Anthropic models get cache breakpoints on long stable prefixes (PRODUCT §19). */
+  promptCaching?: boolean
   /** Set when the provider is one of the org's OpenAI-compatible ones or Azure (`provider` is then `openai`, the adapter spoken). */
   compat?: CompatTarget
   /** Set when the provider is one of the org's Vertex AI ones (`provider` is then `google` or `anthropic`, the adapter spoken; `apiKey` the service-account key). */
@@ -203,6 +205,8 @@ export interface ProviderKindSpec {
   resolve(catalog: Catalog, ref: { provider: string; id: string; name: string }, rec: ProviderRecord | undefined): ResolvedModel
   /** gen_ai.provider.name of an attempt (GenAI conventions). */
   genAiName(t: Target): string
+  /** The model ids (as the provider names them) the catalog lists for a provider of this kind named `name`, for /v1/models. */
+  catalogIds?(catalog: Catalog, name: string): string[]
   /** Before the request is built: throws a GatewayError (400) for what the provider cannot take; warns of what is relaxed. */
   fit?(req: ChatRequest, t: Target): RequestWarning[]
   /**

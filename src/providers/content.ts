@@ -9,8 +9,17 @@ export type ImageSource =
   | { kind: 'inline'; mediaType: string; data: string }
   | { kind: 'link'; url: string; mediaType: string | undefined }
 
-/** A content item a non-OpenAI provider can carry. */
-export type Piece = { kind: 'text'; text: string } | { kind: 'image'; source: ImageSource }
+/**
+ * A content item a non-OpenAI provider can carry; `cache` is the part's own `cache_control` (Anthropic's
+ * prompt-cache breakpoint, which a chat client may set on a part: PRODUCT §19), for the adapters that send it.
+ */
+export type Piece = ({ kind: 'text'; text: string } | { kind: 'image'; source: ImageSource }) & { cache?: Record<string, unknown> }
+
+/** A part's or a message's `cache_control`, when it is an object. */
+export const cacheControlOf = (x: object): Record<string, unknown> | undefined => {
+  const c = (x as { cache_control?: unknown }).cache_control
+  return isRecord(c) ? c : undefined
+}
 
 const EXTENSION_TYPES: Record<string, string> = {
   png: 'image/png',
@@ -35,6 +44,12 @@ export function imageSource(url: string, provider: string): ImageSource {
 }
 
 function piece(part: ContentPart, provider: string, role: string): Piece {
+  const p = pieceOf(part, provider, role)
+  const cache = cacheControlOf(part)
+  return cache ? { ...p, cache } : p
+}
+
+function pieceOf(part: ContentPart, provider: string, role: string): Piece {
   if (part.type === 'text' && typeof part.text === 'string') return { kind: 'text', text: part.text }
   if (part.type === 'image_url' && role === 'user' && isRecord(part.image_url) && typeof part.image_url.url === 'string')
     return { kind: 'image', source: imageSource(part.image_url.url, provider) }

@@ -19,6 +19,11 @@ export function jsonRequest(req: ChatRequest): JsonRequest | undefined {
   return isRecord(schema) ? { mode: 'json_schema', name, schema, strict } : { mode: 'json_object' }
 }
 
+/** The tool structured output is forced through where a provider has no JSON mode of its own (Anthropic's older models, Bedrock's Converse). */
+export const JSON_TOOL = 'json_response'
+/** Said in the system prompt when the client's own tools keep the JSON tool from being forced. */
+export const JSON_TOOL_HINT = `When you give your final answer, give it by calling the ${JSON_TOOL} tool.`
+
 /** Added as a system message when a JSON-mode request never says "JSON" (OpenAI refuses those). */
 export const JSON_HINT = 'Answer with a single JSON object and nothing else: no prose, no Markdown code fences.'
 

@@ -175,5 +175,7 @@ export const compatKind: ProviderKindSpec = {
     return { ...m, name: ref.name, known: false }
   },
   genAiName: (t) => t.compat?.name ?? 'openai',
+  // A preset the catalog prices (groq, deepseek, xai): its section's models, beside what the upstream lists.
+  catalogIds: (catalog, name) => (presetOf(name) && isCatalogSection(name) ? catalog.list(name).map((m) => m.id) : []),
   fit: fitQuirks,
 }

@@ -89,6 +89,19 @@ export const PolicyBody = t.Object(
     ),
     // Under a budget, models without a known price are refused unless this is true.
     allowUnpricedModels: t.Optional(t.Boolean()),
+    // The exact response cache (PRODUCT §19; docs/policy.md, "Response cache").
+    cache: t.Optional(
+      t.Object(
+        {
+          mode: t.Union([t.Literal('off'), t.Literal('exact')], { description: 'exact: the same request answered from the cache' }),
+          ttlSeconds: t.Integer({ minimum: 1, maximum: 2_592_000, description: 'how long an answer is kept (at most 30 days)' }),
+          maxEntryBytes: t.Optional(t.Integer({ minimum: 1, maximum: 16_777_216, description: 'larger answers are not kept (default 1 MiB)' })),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+    // Anthropic prompt caching managed by gw (PRODUCT §19): cache breakpoints on long stable prefixes.
+    promptCaching: t.Optional(t.Union([t.Literal('off'), t.Literal('auto')])),
     // Checks on what goes to providers and what comes back (PRODUCT §19; docs/policy.md, "Guardrails").
     guardrails: t.Optional(t.Array(GuardrailBody, { maxItems: 20 })),
     // The MCP gateway's tool policy and tool-call rate (PRODUCT §20).

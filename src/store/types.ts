@@ -187,6 +187,14 @@ export interface LogStore {
   stats(q: LogStatsQuery): Promise<LogStats>
 }
 
+/** Cached answers by org and request hash, each with its expiry; an org's oldest go first past its size bound. */
+export interface ResponseCacheStore {
+  /** The value stored under the key, unless it expired at `now`. */
+  get(orgId: string, key: string, now: number): Promise<string | undefined>
+  /** Stores (or replaces) a value; then drops the org's expired entries and its oldest past `maxOrgBytes`. */
+  put(orgId: string, key: string, value: string, expiresAt: number, now: number, maxOrgBytes: number): Promise<void>
+}
+
 export interface Store {
   readonly kind: 'sqlite' | 'postgres'
   readonly orgs: OrgStore
@@ -200,6 +208,8 @@ export interface Store {
   readonly logs: LogStore
   /** The MCP gateway's servers, users' tokens and key tool policies (PRODUCT §20). */
   readonly mcp: McpStore
+  /** The exact response cache (PRODUCT §19), when Redis does not hold it. */
+  readonly cache: ResponseCacheStore
   /** Migrations are done: the store can serve (false while a database down at start is awaited). */
   readonly ready: boolean
   /** Resolves once `ready` (a PostgreSQL store retries an unreachable database until then); rejects on close. */

@@ -230,6 +230,48 @@ t('a policy with an invalid value shows the server’s message; a valid one is s
   await shot('policy')
 }, 30_000)
 
+t('the response cache and guardrails are set on the policy page with validation messages; the log detail shows a hit and what acted', async () => {
+  await nav('Policy & access').click()
+  await page.getByLabel('Response cache').selectOption('exact')
+  await page.getByRole('button', { name: 'Save policy' }).click()
+  await expect(page.getByRole('alert').textContent()).resolves.toContain('Response cache: set the TTL in seconds, from 1 to 2,592,000.')
+  await page.getByLabel('Cache TTL (seconds)').fill('0')
+  await page.getByRole('button', { name: 'Save policy' }).click()
+  await expect(page.getByRole('alert').textContent()).resolves.toContain('Cache TTL must be whole seconds from 1 to 2,592,000')
+  await page.getByLabel('Cache TTL (seconds)').fill('600')
+  await page.getByLabel('Guardrails (JSON)').fill('[{"name": "codes", "kind": "regex", "on": "input", "action": "block", "patterns": ["(a)\\\\1"]}]')
+  await page.getByRole('button', { name: 'Save policy' }).click()
+  await expect(page.getByRole('alert').textContent()).resolves.toContain('Invalid field "guardrails/0/patterns/0"')
+  expectErrors(1)
+  await page.getByLabel('Guardrails (JSON)').fill('[{"name": "pii", "kind": "pii", "on": "input", "action": "mask", "entities": ["email"]}]')
+  await page.getByRole('button', { name: 'Save policy' }).click()
+  await page.getByRole('status').filter({ hasText: 'Saved.' }).first().waitFor()
+  const org = (await (await gw.admin('GET', '/orgs/default')).json()) as { policy: Record<string, unknown> }
+  expect(org.policy.cache).toEqual({ mode: 'exact', ttlSeconds: 600 })
+  expect(org.policy.guardrails).toEqual([{ name: 'pii', kind: 'pii', on: 'input', action: 'mask', entities: ['email'] }])
+
+  const body = { model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'A question asked twice' }] }
+  expect((await gw.chat(body)).headers.get('x-gw-cache')).toBe('miss')
+  const hit = await gw.chat(body)
+  expect(hit.headers.get('x-gw-cache')).toBe('hit')
+  const masked = await gw.chat({ model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'Reply to ada@example.com' }] })
+  expect(masked.status).toBe(200)
+
+  await nav('Logs').click()
+  await page.getByRole('link', { name: hit.headers.get('x-gw-request-id') as string }).click()
+  const detail = page.getByRole('complementary', { name: 'Log entry' })
+  await detail.getByText('hit: answered from the cache', { exact: false }).waitFor()
+  await page.keyboard.press('Escape')
+  await detail.waitFor({ state: 'detached' })
+  await page.getByRole('link', { name: masked.headers.get('x-gw-request-id') as string }).click()
+  await detail.getByText('pii: mask (email)').waitFor()
+  expect(await detail.textContent()).not.toContain('ada@example.com')
+  await page.keyboard.press('Escape')
+  await detail.waitFor({ state: 'detached' })
+  // The next steps' org has no cache or guardrails.
+  await gw.admin('PUT', '/orgs/default/policy', { ...org.policy, cache: undefined, guardrails: undefined })
+}, 60_000)
+
 t('prompts: versions side by side with a diff, publish, and a playground that streams the answer', async () => {
   await gw.admin('POST', '/orgs/default/prompts', { slug: 'greeter', name: 'Greeter' })
   const variables = [{ name: 'who', type: 'string', required: true }]

@@ -3,35 +3,33 @@
 
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'bun:test'
 import OpenAI from 'openai'
-import { type FakeProvider, type FakeUpstream, startFake } from '../fakes/upstream'
-import { startTestGateway, type TestGateway } from '../helpers/gateway'
+import type { FakeUpstream } from '../fakes/upstream'
+import type { TestGateway } from '../helpers/gateway'
 import { assertChatChunk, assertChatCompletion } from '../helpers/openai-schema'
-import { type ProviderSpec, SPECS, WEATHER_PARAMS } from './specs'
+import { greetingOf, modelOf, type ProviderSpec, SPECS, startMatrix, WEATHER_PARAMS } from './specs'
 
-const fakes = {} as Record<FakeProvider, FakeUpstream>
+let fakes: Record<string, FakeUpstream>
 let gw: TestGateway
+let stop: () => Promise<void>
 let client: OpenAI
 
 beforeAll(async () => {
-  for (const s of SPECS) fakes[s.provider] = await startFake(s.provider)
-  gw = await startTestGateway(fakes)
+  ;({ gw, fakes, stop } = await startMatrix())
   // The SDK sends `Authorization: Bearer <key>`, which gw takes as a service key.
   client = new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: gw.key, maxRetries: 0 })
 })
-afterAll(async () => {
-  await gw.stop()
-  for (const f of Object.values(fakes)) await f.stop()
-})
+afterAll(() => stop())
 
 const messages: OpenAI.ChatCompletionMessageParam[] = [
   { role: 'developer', content: 'Be brief' },
   { role: 'user', content: 'Say hi please' },
 ]
 
-describe.each(SPECS.map((s) => [s.provider, s] as const))('%s', (_name, spec: ProviderSpec) => {
-  const model = `${spec.provider}/${spec.id}`
-  const greeting = `Hello from fake-${spec.provider} (${spec.id}).`
-  beforeEach(() => fakes[spec.provider].reset())
+describe.each(SPECS.map((s) => [s.name, s] as const))('%s', (_name, spec: ProviderSpec) => {
+  const model = modelOf(spec)
+  const greeting = greetingOf(spec)
+  const fake = () => fakes[spec.name] as FakeUpstream
+  beforeEach(() => fake().reset())
 
   test('create() parses a plain answer', async () => {
     const c = await client.chat.completions.create({ model, messages })
@@ -64,7 +62,7 @@ describe.each(SPECS.map((s) => [s.provider, s] as const))('%s', (_name, spec: Pr
 
   for (const stream of [false, true]) {
     test(`runTools round trip (${stream ? 'streamed' : 'not streamed'}): call, result, answer`, async () => {
-      fakes[spec.provider].enqueue({ kind: 'reply', toolCalls: [{ name: 'get_weather', arguments: { city: 'Paris' } }] })
+      fake().enqueue({ kind: 'reply', toolCalls: [{ name: 'get_weather', arguments: { city: 'Paris' } }] })
       const seen: unknown[] = []
       const tools = [
         {
@@ -86,7 +84,7 @@ describe.each(SPECS.map((s) => [s.provider, s] as const))('%s', (_name, spec: Pr
         : client.chat.completions.runTools({ model, messages, tools })
       expect(await runner.finalContent()).toBe(greeting)
       expect(seen).toEqual([{ city: 'Paris' }])
-      expect(fakes[spec.provider].requests).toHaveLength(2)
+      expect(fake().requests).toHaveLength(2)
     })
   }
 

@@ -82,22 +82,6 @@ test('the v1 API: chat JSON and stream at {baseUrl}/openai/v1/chat/completions, 
   expect((await gw.log(requestId(streamed))).usage).toMatchObject({ estimated: false })
 })
 
-test('the deployment API: chat JSON and stream at /openai/deployments/{deployment}/chat/completions?api-version=…, no model in the body', async () => {
-  const res = await gw.chat({ model: 'azure-dep/gpt-4o-mini', messages: hello })
-  expect(res.status).toBe(200)
-  assertChatCompletion(await res.json())
-  const streamed = await gw.chat({ model: 'azure-dep/gpt-4o-mini', messages: hello, stream: true })
-  expect(streamed.status).toBe(200)
-  expect((await readSse(streamed)).at(-1)).toBe('[DONE]')
-  for (const sent of azure.requests) {
-    expect(sent.path).toBe(`/openai/deployments/mini-eu/chat/completions?api-version=${API_VERSION}`)
-    expect(sent.headers['api-key']).toBe(SECRET)
-    expect(sent.headers.authorization).toBeUndefined()
-    expect((sent.body as Record<string, unknown>).model).toBeUndefined()
-  }
-  expect(azure.requests).toHaveLength(2)
-})
-
 test("Azure's content filter is a refusal: its 400 is logged as refusal_detected (not retried elsewhere), and a chain entry naming refusal_detected answers instead", async () => {
   azure.enqueue({ kind: 'error', status: 400, body: AZURE_CONTENT_FILTER_400 })
   const refused = await gw.chat({ model: 'azure/gpt-4o', messages: hello, fallback_chain: [{ model: 'openai/gpt-4o-mini' }] })

@@ -91,23 +91,6 @@ test('a stream: ConverseStream frames become chat chunks, with the finish reason
   expect(aws.seen.at(-1)?.stream).toBe(true)
 })
 
-test('tools: toolConfig sent, the toolUse answer as tool_calls, and the tool result sent back as a toolResult', async () => {
-  aws.plan({ kind: 'tool', name: 'weather', input: { city: 'Paris' } })
-  const tools = [{ type: 'function', function: { name: 'weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } } }]
-  const res = await gw.chat({ model: `bedrock/${MODEL}`, messages: hello, tools })
-  const body = (await res.json()) as Record<string, any>
-  expect(body.choices[0].finish_reason).toBe('tool_calls')
-  expect(body.choices[0].message.tool_calls).toEqual([{ id: 'tooluse_fake1', type: 'function', function: { name: 'weather', arguments: '{"city":"Paris"}' } }])
-  expect(aws.seen.at(-1)?.body.toolConfig).toMatchObject({ tools: [{ toolSpec: { name: 'weather' } }], toolChoice: { auto: {} } })
-  const again = await gw.chat({
-    model: `bedrock/${MODEL}`,
-    messages: [...hello, body.choices[0].message, { role: 'tool', tool_call_id: 'tooluse_fake1', content: 'Sunny' }],
-    tools,
-  })
-  expect(again.status).toBe(200)
-  expect((aws.seen.at(-1)?.body.messages as unknown[]).at(-1)).toEqual({ role: 'user', content: [{ toolResult: { toolUseId: 'tooluse_fake1', content: [{ text: 'Sunny' }] } }] })
-})
-
 test('a ThrottlingException falls back to openai as a rate limit', async () => {
   aws.plan({ kind: 'error', status: 429, type: 'ThrottlingException', message: 'Too many requests, please wait before trying again.' })
   const res = await gw.chat({ model: `bedrock/${MODEL}`, messages: hello, fallback_chain: [{ model: 'openai/gpt-4o-mini' }] })
@@ -188,11 +171,64 @@ test('the Messages API and the Responses API reach a Bedrock model through the s
   expect(aws.seen.at(-1)?.signer).toBe('AKIAFAKEBEDROCK0001')
 })
 
-test('embeddings are not sent to a Bedrock provider: 400, nothing reaches AWS', async () => {
+test("/v1/models lists the catalog's Bedrock models under the provider's name, each with the endpoints it serves; AWS is not asked", async () => {
   const before = aws.seen.length
-  const res = await gw.fetch('/v1/embeddings', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'bedrock/amazon.titan-embed-text-v2:0', input: 'hi' }) })
-  expect(res.status).toBe(400)
-  expect(await res.text()).toContain('Bedrock embeddings are not supported')
+  const res = await gw.fetch('/v1/models')
+  expect(res.status).toBe(200)
+  const data = ((await res.json()) as { data: { id: string; owned_by: string; endpoints: string[] }[] }).data
+  expect(data.find((m) => m.id === 'bedrock/amazon.nova-pro-v1:0')).toMatchObject({ owned_by: 'bedrock', endpoints: expect.arrayContaining(['/v1/chat/completions', '/v1/messages']) })
+  expect(data.find((m) => m.id === 'bedrock/amazon.titan-embed-text-v2:0')).toMatchObject({ endpoints: ['/v1/embeddings'] })
+  expect(data.find((m) => m.id === `bedrock/${MODEL}`)).toBeDefined()
+  expect(new Set(data.map((m) => m.id)).size).toBe(data.length)
+  const one = await gw.fetch(`/v1/models/${encodeURIComponent('bedrock/amazon.nova-pro-v1:0')}`)
+  expect(one.status).toBe(200)
+  expect(await one.json()).toMatchObject({ id: 'bedrock/amazon.nova-pro-v1:0', owned_by: 'bedrock' })
+  expect(aws.seen.length).toBe(before)
+})
+
+const embed = (body: unknown) => gw.fetch('/v1/embeddings', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })
+
+test('Titan embeddings: a signed InvokeModel call with inputText and dimensions, the vector and its token count in OpenAI terms, priced', async () => {
+  const res = await embed({ model: 'bedrock/amazon.titan-embed-text-v2:0', input: 'the quick brown fox', dimensions: 256 })
+  expect(res.status).toBe(200)
+  const body = (await res.json()) as Record<string, any>
+  expect(body).toMatchObject({ object: 'list', model: 'amazon.titan-embed-text-v2:0', usage: { prompt_tokens: 4, total_tokens: 4 } })
+  expect(body.data).toHaveLength(1)
+  expect(body.data[0]).toMatchObject({ object: 'embedding', index: 0 })
+  expect(body.data[0].embedding).toHaveLength(256)
+  const seen = aws.seen.at(-1)
+  expect(seen).toMatchObject({ modelId: 'amazon.titan-embed-text-v2:0', action: 'invoke', signer: 'AKIAFAKEBEDROCK0001', body: { inputText: 'the quick brown fox', dimensions: 256 } })
+  // $0.02 per million input tokens (the catalog's bedrock section).
+  expect(Number(res.headers.get('x-gw-cost-usd'))).toBeCloseTo((4 * 0.02) / 1e6, 15)
+  const log = await gw.log(res.headers.get('x-gw-request-id') as string)
+  expect(log).toMatchObject({ provider: 'bedrock', endpoint: '/v1/embeddings', usage: { promptTokens: 4, estimated: false } })
+})
+
+test('Cohere embeddings: all inputs in one call as texts with input_type, base64 if asked; Cohere counts no tokens, so gw estimates them', async () => {
+  const res = await embed({ model: 'bedrock/cohere.embed-english-v3', input: ['first text', 'second one here'], encoding_format: 'base64' })
+  expect(res.status).toBe(200)
+  const body = (await res.json()) as Record<string, any>
+  expect(body.data.map((d: { index: number }) => d.index)).toEqual([0, 1])
+  // base64 of 1024 little-endian float32 values.
+  expect(Buffer.from(body.data[1].embedding, 'base64')).toHaveLength(4096)
+  expect(aws.seen.at(-1)).toMatchObject({ modelId: 'cohere.embed-english-v3', action: 'invoke', body: { texts: ['first text', 'second one here'], input_type: 'search_document' } })
+  const log = await gw.log(res.headers.get('x-gw-request-id') as string)
+  expect(log).toMatchObject({ usage: { estimated: true } })
+  expect(Number(res.headers.get('x-gw-cost-usd'))).toBeGreaterThan(0)
+})
+
+test('what a Bedrock embeddings model cannot take is a 400 before anything is sent: two inputs to Titan, a size it lacks, a chat model', async () => {
+  const before = aws.seen.length
+  for (const [body, says] of [
+    [{ model: 'bedrock/amazon.titan-embed-text-v2:0', input: ['a', 'b'] }, 'one text per call'],
+    [{ model: 'bedrock/amazon.titan-embed-text-v2:0', input: 'a', dimensions: 300 }, '256, 512, 1024'],
+    [{ model: 'bedrock/cohere.embed-english-v3', input: 'a', dimensions: 256 }, 'one size'],
+    [{ model: `bedrock/${MODEL}`, input: 'a' }, 'not a Bedrock embeddings model'],
+  ] as const) {
+    const res = await embed(body)
+    expect(res.status).toBe(400)
+    expect(((await res.json()) as Record<string, string>).message).toContain(says)
+  }
   expect(aws.seen.length).toBe(before)
 })
 

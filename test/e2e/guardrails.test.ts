@@ -70,6 +70,7 @@ function startWebhook() {
 let echo: ReturnType<typeof startEcho>
 let hook: ReturnType<typeof startWebhook>
 let anthropic: FakeUpstream
+let openaiFake: FakeUpstream
 let gw: TestGateway
 let seq = 0
 
@@ -77,6 +78,7 @@ beforeAll(async () => {
   echo = startEcho()
   hook = startWebhook()
   anthropic = await startFake('anthropic')
+  openaiFake = await startFake('openai')
   gw = await startTestGateway({ anthropic })
 })
 afterAll(async () => {
@@ -84,6 +86,7 @@ afterAll(async () => {
   echo.stop()
   hook.stop()
   await anthropic.stop()
+  await openaiFake.stop()
 })
 
 /** A fresh org whose OpenAI key points at the echo upstream, with the given guardrails. */
@@ -196,10 +199,20 @@ test('redact on input and on output; output block ends a stream with an error ev
   expect(s.status).toBe(200)
   const raw = await s.text()
   expect(raw).not.toContain('AKIAIOSFODNN7EXAMPLE')
-  expect(raw).toContain('Guardrail \\"no-keys\\" blocked the answer: it contains a secret')
+  const events = raw.split('\n\n').filter((e) => e.startsWith('data: {')).map((e) => JSON.parse(e.slice(6)))
+  expect(events.at(-1)).toEqual({ error: true, code: 'guardrail_blocked', message: 'Guardrail "no-keys" blocked the answer: it contains a secret (an API key or private key)', requestId: s.headers.get('x-gw-request-id') })
+  expect(raw.endsWith('data: [DONE]\n\n')).toBe(true)
   const entry = await org.log(s)
   expect(entry).toMatchObject({ errorCode: 'guardrail_blocked', incomplete: true })
   expect(JSON.stringify(entry)).not.toContain('AKIAIOSFODNN7EXAMPLE')
+  // The same answer as JSON: 400, the upstream's usage and cost still logged.
+  const j = await org.chat(text)
+  expect(j.status).toBe(400)
+  expect(await j.json()).toMatchObject({ code: 'guardrail_blocked', message: 'Guardrail "no-keys" blocked the answer: it contains a secret (an API key or private key)' })
+  const jEntry = await org.log(j)
+  expect(jEntry).toMatchObject({ status: 400, errorCode: 'guardrail_blocked', model: 'openai/gpt-4o-mini', usage: { promptTokens: 10, completionTokens: 5 } })
+  expect(jEntry.costUsd).toBeGreaterThan(0)
+  expect(JSON.stringify(jEntry)).not.toContain('AKIAIOSFODNN7EXAMPLE')
 })
 
 test('webhook: allow, deny with its reason, rewrite in order, and down or slow following failOpen', async () => {
@@ -263,4 +276,25 @@ test('metrics count what acted; Messages is guarded through its translating adap
   expect(((await bad.json()) as any).message).toMatch(/guardrails\/0\/patterns\/0.*backreferences and lookaround are not supported/)
   const maskOut = await gw.admin('PUT', `/orgs/${org.id}/policy`, { guardrails: [{ name: 'm', kind: 'pii', on: 'output', action: 'mask', entities: ['email'] }] })
   expect(maskOut.status).toBe(400)
+})
+
+test('embeddings: inputs are masked or refused before the provider sees them; the log keeps no value', async () => {
+  const org = await orgWith([{ name: 'pii', kind: 'pii', on: 'input', action: 'mask', entities: ['email'] }, { name: 'no-cards', kind: 'pii', on: 'input', action: 'block', entities: ['credit_card'] }])
+  await gw.admin('PUT', `/orgs/${org.id}/providers/openai`, { apiKey: openaiFake.apiKey, baseUrl: openaiFake.url })
+  const embed = (input: unknown) =>
+    gw.fetch('/v1/embeddings', { method: 'POST', headers: { authorization: `GwKey ${org.key}`, 'content-type': 'application/json' }, body: JSON.stringify({ model: 'openai/text-embedding-3-small', input }) })
+  const res = await embed(['mail ada@example.com', 'plain text'])
+  expect(res.status).toBe(200)
+  expect((openaiFake.requests.at(-1)?.body as any).input).toEqual(['mail [EMAIL_1]', 'plain text'])
+  const entry = await org.log(res)
+  expect(entry.guardrails).toEqual([{ name: 'pii', action: 'mask', entities: ['email'] }])
+  expect(JSON.stringify(entry)).not.toContain('ada@example.com')
+  const single = await embed('ada@example.com')
+  expect((openaiFake.requests.at(-1)?.body as any).input).toBe('[EMAIL_1]')
+  expect(single.status).toBe(200)
+  const before = openaiFake.requests.length
+  const refused = await embed(['card 4111 1111 1111 1111'])
+  expect(refused.status).toBe(400)
+  expect(((await refused.json()) as any).code).toBe('guardrail_blocked')
+  expect(openaiFake.requests.length).toBe(before)
 })

@@ -189,6 +189,9 @@ test("/v1/models lists each OpenAI-compatible provider's own models, asked in th
   const ids = ((await res.json()) as { data: { id: string; owned_by: string }[] }).data.map((m) => m.id)
   for (const m of OLLAMA_MODELS) expect(ids).toContain(`ollama/${m}`)
   expect(ids).toContain('openai/gpt-4o-mini')
+  // A preset the catalog prices lists the catalog's models too (once each, beside what its upstream lists).
+  expect(ids).toEqual(expect.arrayContaining(['groq/llama-3.3-70b-versatile', 'groq/openai/gpt-oss-120b']))
+  expect(new Set(ids).size).toBe(ids.length)
   const asked = () => ollama.requests.filter((r) => r.method === 'GET' && r.path === '/v1/models').length
   expect(asked()).toBe(1)
   // Asked at most once a minute: a second listing, and chat requests, do not ask again.

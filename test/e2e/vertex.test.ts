@@ -6,8 +6,7 @@ import { exportPKCS8, generateKeyPair } from 'jose'
 import { type FakeGoogleOAuth, startFakeGoogleOAuth } from '../fakes/google-oauth'
 import { startFake, type FakeUpstream } from '../fakes/upstream'
 import { type FakeVertex, startFakeVertex } from '../fakes/vertex'
-import { readSse, startTestGateway, type TestGateway } from '../helpers/gateway'
-import { assertChatChunk, assertChatCompletion } from '../helpers/openai-schema'
+import { startTestGateway, type TestGateway } from '../helpers/gateway'
 
 const EMAIL = 'gw-test@example-project.iam.gserviceaccount.com'
 const PROJECT = 'example-project'
@@ -47,18 +46,7 @@ afterAll(async () => {
   await Promise.all([oauth.stop(), vertex.stop(), openai.stop()])
 })
 
-/** A streamed answer's text, each chunk checked and the stream ended by [DONE]. */
-async function streamedText(res: Response): Promise<string> {
-  expect(res.status).toBe(200)
-  const events = await readSse(res)
-  expect(events.at(-1)).toBe('[DONE]')
-  const chunks = events.filter((e) => e !== '[DONE]') as Record<string, any>[]
-  for (const c of chunks) assertChatChunk(c)
-  return chunks.map((c) => c.choices[0]?.delta?.content ?? '').join('')
-}
-
 const lastRequest = () => vertex.requests.at(-1)
-const base = `/v1/projects/${PROJECT}/locations/${LOCATION}/publishers`
 
 test('the admin API answers a Vertex provider with its project and location, never its service-account key', async () => {
   const put = await gw.admin('PUT', '/orgs/default/providers/vertex', provider(pem))
@@ -76,47 +64,16 @@ test('the admin API answers a Vertex provider with its project and location, nev
   expect(text).not.toContain('not a key')
 })
 
-test('vertex/gemini-2.5-flash: generateContent on the Vertex URL with a Bearer token the token endpoint issued', async () => {
-  const res = await gw.chat({ model: 'vertex/gemini-2.5-flash', messages: hello })
+test("/v1/models lists Gemini's and Claude's catalog models under the Vertex provider's name, Claude as Vertex versions it", async () => {
+  const grants = oauth.grants.length
+  const res = await gw.fetch('/v1/models')
   expect(res.status).toBe(200)
-  const body = (await res.json()) as Record<string, any>
-  assertChatCompletion(body)
-  expect(body.model).toBe('vertex/gemini-2.5-flash')
-  expect(body.choices[0].message.content).toContain('fake-google')
-  const sent = lastRequest()
-  expect(sent?.path).toBe(`${base}/google/models/gemini-2.5-flash:generateContent`)
-  expect(sent?.headers.authorization).toBe(`Bearer ${oauth.issued[0]}`)
-  expect(sent?.headers['x-goog-api-key']).toBeUndefined()
-  expect(sent?.body).toMatchObject({ contents: [{ role: 'user', parts: [{ text: 'Say hi please' }] }] })
-  const log = await gw.log(res.headers.get('x-gw-request-id') as string)
-  expect(log.provider).toBe('vertex')
-})
-
-test('vertex/gemini-2.5-flash streams through streamGenerateContent?alt=sse', async () => {
-  const res = await gw.chat({ model: 'vertex/gemini-2.5-flash', messages: hello, stream: true })
-  expect(await streamedText(res)).toContain('fake-google')
-  expect(lastRequest()?.path).toBe(`${base}/google/models/gemini-2.5-flash:streamGenerateContent?alt=sse`)
-})
-
-test('vertex/claude-sonnet-4@20250514: rawPredict with anthropic_version vertex-2023-10-16 and no model in the body', async () => {
-  const res = await gw.chat({ model: 'vertex/claude-sonnet-4@20250514', messages: hello, max_tokens: 50 })
-  expect(res.status).toBe(200)
-  const body = (await res.json()) as Record<string, any>
-  assertChatCompletion(body)
-  expect(body.model).toBe('vertex/claude-sonnet-4@20250514')
-  expect(body.choices[0].message.content).toContain('fake-anthropic')
-  const sent = lastRequest()
-  expect(sent?.path).toBe(`${base}/anthropic/models/claude-sonnet-4%4020250514:rawPredict`)
-  expect(sent?.headers.authorization).toStartWith('Bearer ya29.fake-')
-  expect(sent?.body).toMatchObject({ anthropic_version: 'vertex-2023-10-16', max_tokens: 50 })
-  expect((sent?.body as Record<string, unknown>).model).toBeUndefined()
-  expect(sent?.headers['x-api-key']).toBeUndefined()
-})
-
-test('Anthropic on Vertex streams through streamRawPredict', async () => {
-  const res = await gw.chat({ model: 'vertex/claude-sonnet-4@20250514', messages: hello, stream: true })
-  expect(await streamedText(res)).toContain('fake-anthropic')
-  expect(lastRequest()?.path).toBe(`${base}/anthropic/models/claude-sonnet-4%4020250514:streamRawPredict`)
+  const ids = ((await res.json()) as { data: { id: string; owned_by: string }[] }).data.filter((m) => m.owned_by === 'vertex').map((m) => m.id)
+  expect(ids).toEqual(expect.arrayContaining(['vertex/gemini-2.5-flash', 'vertex/claude-sonnet-4-5@20250929', 'vertex/claude-sonnet-4@20250514']))
+  expect(ids).not.toContain('vertex/gemini-embedding-001')
+  expect((await gw.fetch(`/v1/models/${encodeURIComponent('vertex/claude-sonnet-4@20250514')}`)).status).toBe(200)
+  // Listing asks Google nothing.
+  expect(oauth.grants.length).toBe(grants)
 })
 
 test('the access token is fetched once for many requests, concurrent or not', async () => {

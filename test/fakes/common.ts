@@ -1,6 +1,6 @@
 // Helpers shared by the fake upstreams: ids, word counting, text splitting, schema-driven sample values, SSE framing and reply planning.
 
-import type { FakeProvider, FinishKind, Obj, ReplyBehavior, Reply, RequestCtx, ToolCallSpec } from './types.ts'
+import type { FakeProtocol, FinishKind, Obj, ReplyBehavior, Reply, RequestCtx, ToolCallSpec } from './types.ts'
 
 export const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v)
 
@@ -142,7 +142,7 @@ export const REASONING_RE = /^(o1|o3|o4|gpt-5|gpt-6)/
 
 /** Turn a reply behaviour plus the validated request into the concrete reply. */
 export function planReply(
-  provider: FakeProvider,
+  provider: FakeProtocol,
   refusalText: string,
   b: ReplyBehavior,
   ctx: RequestCtx,

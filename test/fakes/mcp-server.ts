@@ -2,6 +2,7 @@
 // transport on Bun.serve (127.0.0.1:0), one transport per session, recording each request's headers.
 
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
+import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js'
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'
 
 export interface SeenRequest {
@@ -22,11 +23,11 @@ export interface FakeMcpServer {
 export interface FakeMcpOptions {
   /** Registers the server's tools, resources and prompts on each session's McpServer. */
   build: (server: McpServer) => void
-  /** A request is refused (401) unless this says yes; `www` is the WWW-Authenticate value sent with the 401. */
-  authorize?: (headers: Headers) => boolean
-  www?: string
-  /** Extra routes (an OAuth server's metadata, say) answered before the MCP endpoint. */
-  routes?: (req: Request, url: URL) => Response | Promise<Response> | undefined
+  /**
+   * A protected server (the MCP authorization spec): its protected-resource metadata names this authorization
+   * server, and a request without a token `verify` accepts is refused with 401 and a WWW-Authenticate pointing at it.
+   */
+  oauth?: { authorizationServer: string; verify: (token: string) => AuthInfo | undefined }
 }
 
 export async function startMcpServer(opts: FakeMcpOptions): Promise<FakeMcpServer> {
@@ -38,13 +39,19 @@ export async function startMcpServer(opts: FakeMcpOptions): Promise<FakeMcpServe
     idleTimeout: 0,
     async fetch(req) {
       const url = new URL(req.url)
-      const extra = await opts.routes?.(req, url)
-      if (extra) return extra
+      const prm = `${url.origin}/.well-known/oauth-protected-resource`
+      if (opts.oauth && url.pathname.startsWith('/.well-known/oauth-protected-resource'))
+        return Response.json({ resource: `${url.origin}/mcp`, authorization_servers: [opts.oauth.authorizationServer], bearer_methods_supported: ['header'] })
       if (url.pathname !== '/mcp') return new Response('not found', { status: 404 })
       const body = req.method === 'POST' ? ((await req.json()) as { method?: string }) : undefined
       requests.push({ method: req.method, headers: Object.fromEntries(req.headers), rpc: body?.method })
-      if (opts.authorize && !opts.authorize(req.headers))
-        return new Response('{"error":"invalid_token"}', { status: 401, headers: { 'www-authenticate': opts.www ?? 'Bearer', 'content-type': 'application/json' } })
+      let authInfo: AuthInfo | undefined
+      if (opts.oauth) {
+        const token = /^Bearer (\S+)$/.exec(req.headers.get('authorization') ?? '')?.[1]
+        authInfo = token ? opts.oauth.verify(token) : undefined
+        if (!authInfo)
+          return Response.json({ error: 'invalid_token' }, { status: 401, headers: { 'www-authenticate': `Bearer error="invalid_token", resource_metadata="${prm}"` } })
+      }
       const id = req.headers.get('mcp-session-id')
       let transport = id ? transports.get(id) : undefined
       if (!transport) {
@@ -59,7 +66,7 @@ export async function startMcpServer(opts: FakeMcpOptions): Promise<FakeMcpServe
         await mcp.connect(t)
         transport = t
       }
-      return transport.handleRequest(req, { parsedBody: body })
+      return transport.handleRequest(req, { parsedBody: body, ...(authInfo ? { authInfo } : {}) })
     },
   })
   return {

@@ -2,6 +2,9 @@
 
 export type FakeProvider = 'openai' | 'anthropic' | 'google' | 'mistral'
 
+/** The protocol a fake speaks: a provider's, or Bedrock's Converse (test/fakes/bedrock.ts). */
+export type FakeProtocol = FakeProvider | 'bedrock'
+
 export interface RecordedRequest {
   method: string
   /** Path + query, e.g. '/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse'. */
@@ -76,7 +79,7 @@ export type Behavior =
   | RawBehavior
 
 export interface FakeUpstream {
-  readonly provider: FakeProvider
+  readonly provider: FakeProtocol
   readonly url: string
   readonly requests: RecordedRequest[]
   readonly apiKey: string
@@ -155,13 +158,15 @@ export interface StreamPlan {
 export type Validation = { ok: true; ctx: RequestCtx } | { ok: false; reply: NativeReply }
 
 export interface ProviderImpl {
-  readonly id: FakeProvider
+  readonly id: FakeProtocol
   readonly basePath: string
   /** undefined → 404. */
   route(method: string, url: URL): Route | undefined
   notFound(method: string, url: URL): NativeReply
-  /** undefined when the credentials are accepted. */
-  authenticate(headers: Record<string, string>, url: URL, apiKey: string): NativeReply | undefined
+  /** undefined when the credentials are accepted; `request` is the method and body as received (a signature covers them). */
+  authenticate(headers: Record<string, string>, url: URL, apiKey: string, request: { method: string; text: string }): NativeReply | undefined
+  /** The stream's events are bytes (each string a latin1 rendering of one frame's bytes), not text. */
+  readonly binary?: boolean
   validate(body: unknown, isJson: boolean, route: Route, headers: Record<string, string>): Validation
   /** Text the fake says when the behaviour gives none, for a refusal (OpenAI, Mistral); '' = none. */
   readonly refusalText: string

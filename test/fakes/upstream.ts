@@ -10,6 +10,7 @@ import { openai } from './openai.ts'
 import { openrouter } from './openrouter.ts'
 import type {
   Behavior,
+  FakeProtocol,
   FakeProvider,
   FakeUpstream,
   NativeReply,
@@ -24,6 +25,7 @@ import type {
 export type {
   Behavior,
   ErrorBehavior,
+  FakeProtocol,
   ErrorType,
   FakeProvider,
   FakeUpstream,
@@ -80,7 +82,7 @@ class Fake implements FakeUpstream {
   private readonly server: ReturnType<typeof Bun.serve>
 
   constructor(
-    readonly provider: FakeProvider,
+    readonly provider: FakeProtocol,
     readonly apiKey: string,
     private readonly impl: ProviderImpl,
   ) {
@@ -158,7 +160,7 @@ class Fake implements FakeUpstream {
     if (b.kind === 'stall-headers') return this.stall(ex)
     if (b.kind === 'raw') return this.raw(ex, b, route.streamMode !== undefined || (isObj(body) && body.stream === true))
 
-    const authErr = impl.authenticate(headers, url, this.apiKey)
+    const authErr = impl.authenticate(headers, url, this.apiKey, { method: req.method, text: raw })
     if (authErr) return done(toResponse(authErr))
     if (route.endpoint && impl.extra) return this.extra(ex, route, body, isJson, headers, b)
     const v = impl.validate(body, isJson, route, headers)
@@ -296,7 +298,8 @@ class Fake implements FakeUpstream {
             first = false
             if (cancelled || ex.gone.aborted) return
             try {
-              c.enqueue(encoder.encode(s))
+              // A binary protocol's frames travel as latin1 strings (one character per byte).
+              c.enqueue(this.impl.binary ? Buffer.from(s, 'latin1') : encoder.encode(s))
             } catch {
               return
             }
@@ -326,6 +329,11 @@ class Fake implements FakeUpstream {
  * `ollama`: an OpenAI-compatible upstream speaking OpenAI's format with Ollama's differences (test/fakes/ollama.ts);
  * `azure`: Azure OpenAI's URL forms and `api-key` header (test/fakes/azure.ts).
  */
+/** A fake speaking a protocol made for one test setup (Vertex AI's publishers, Bedrock's Converse), `apiKey` its secret. */
+export function startFakeImpl(impl: ProviderImpl, apiKey: string): FakeUpstream {
+  return new Fake(impl.id, apiKey, impl)
+}
+
 export async function startFake(provider: FakeProvider | 'ollama' | 'azure' | 'openrouter', opts?: { apiKey?: string }): Promise<FakeUpstream> {
   const impl = PROVIDERS[provider]
   return new Fake(impl.id, opts?.apiKey ?? `test-${provider}-key`, impl)

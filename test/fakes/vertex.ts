@@ -11,7 +11,7 @@
 import { anthropic } from './anthropic.ts'
 import { isObj, planReply } from './common.ts'
 import { google, googleError } from './google.ts'
-import type { NativeReply, ProviderImpl, RequestCtx } from './types.ts'
+import type { NativeReply, ProviderImpl, RequestCtx, Validation } from './types.ts'
 
 export interface FakeVertexRequest {
   path: string
@@ -31,6 +31,16 @@ export interface FakeVertex {
 
 const ROUTE = /^\/v1\/projects\/([^/]+)\/locations\/([^/]+)\/publishers\/(google|anthropic)\/models\/([^/:]+):(generateContent|streamGenerateContent|rawPredict|streamRawPredict)$/
 const VERTEX_ANTHROPIC_VERSION = 'vertex-2023-10-16'
+
+/** A rawPredict body: Anthropic's Messages body with Vertex's `anthropic_version`, the model in the URL only; then Anthropic's own checks. */
+function validateRawPredict(body: unknown, model: string, streaming: boolean): Validation {
+  if (!isObj(body)) return { ok: false, reply: googleError(400, 'Invalid JSON payload received.') }
+  const { anthropic_version: version, ...rest } = body
+  if (version !== VERTEX_ANTHROPIC_VERSION) return { ok: false, reply: googleError(400, `anthropic_version: expected "${VERTEX_ANTHROPIC_VERSION}", got ${JSON.stringify(version)}`) }
+  if ('model' in rest) return { ok: false, reply: googleError(400, 'model: the model is named in the URL, not in the body') }
+  if (streaming !== (rest.stream === true)) return { ok: false, reply: googleError(400, `${streaming ? 'streamRawPredict' : 'rawPredict'} and "stream": ${JSON.stringify(rest.stream)} do not agree`) }
+  return anthropic.validate({ ...rest, model }, true, {}, { 'anthropic-version': '2023-06-01' })
+}
 
 const reply = (r: NativeReply) => new Response(r.body, { status: r.status, headers: r.headers })
 
@@ -79,12 +89,7 @@ export function startFakeVertex(opts: { project: string; location: string; token
         return v.ok ? answer(google, v.ctx) : reply(v.reply)
       }
       if (method !== 'rawPredict' && method !== 'streamRawPredict') return reply(googleError(400, `${method} is not supported for publisher anthropic.`))
-      if (!isObj(body)) return reply(googleError(400, 'Invalid JSON payload received.'))
-      const { anthropic_version: version, ...rest } = body
-      if (version !== VERTEX_ANTHROPIC_VERSION) return reply(googleError(400, `anthropic_version: expected "${VERTEX_ANTHROPIC_VERSION}", got ${JSON.stringify(version)}`))
-      if ('model' in rest) return reply(googleError(400, 'model: the model is named in the URL, not in the body'))
-      if ((method === 'streamRawPredict') !== (rest.stream === true)) return reply(googleError(400, `${method} and "stream": ${JSON.stringify(rest.stream)} do not agree`))
-      const v = anthropic.validate({ ...rest, model: id }, true, {}, { 'anthropic-version': '2023-06-01' })
+      const v = validateRawPredict(body, id, method === 'streamRawPredict')
       return v.ok ? answer(anthropic, v.ctx) : reply(v.reply)
     },
   })
@@ -96,5 +101,35 @@ export function startFakeVertex(opts: { project: string; location: string; token
       for (const t of opts.tokens()) revoked.add(t)
     },
     stop: () => server.stop(true),
+  }
+}
+
+/**
+ * One publisher of the same endpoint as a provider module of the scripted fakes (test/fakes/upstream.ts), for the shared
+ * provider matrix (test/conformance): Gemini or Anthropic answers, errors and broken streams on demand, in their own shapes.
+ */
+export function vertexPublisher(publisher: 'google' | 'anthropic', opts: { project: string; location: string; tokens: () => readonly string[] }): ProviderImpl {
+  const base = publisher === 'google' ? google : anthropic
+  return {
+    ...base,
+    basePath: '',
+    route(method, url) {
+      const m = ROUTE.exec(url.pathname)
+      if (method !== 'POST' || !m || m[3] !== publisher) return undefined
+      const [, project, location, , model, call] = m as unknown as [string, string, string, string, string, string]
+      if (decodeURIComponent(project) !== opts.project || decodeURIComponent(location) !== opts.location) return undefined
+      const id = decodeURIComponent(model)
+      if (publisher === 'anthropic') return call === 'rawPredict' ? { model: id } : call === 'streamRawPredict' ? { model: id, streamMode: 'sse' } : undefined
+      if (call === 'generateContent') return { model: id }
+      return call === 'streamGenerateContent' ? { model: id, streamMode: url.searchParams.get('alt') === 'sse' ? 'sse' : 'json-array' } : undefined
+    },
+    notFound: (method, url) => googleError(404, `Method not found: ${method} ${url.pathname}`),
+    authenticate(headers) {
+      const token = /^Bearer (.+)$/.exec(headers.authorization ?? '')?.[1]
+      if (token && opts.tokens().includes(token)) return undefined
+      return googleError(401, 'Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential.')
+    },
+    validate: (body, isJson, route, headers) =>
+      publisher === 'google' ? google.validate(body, isJson, route, headers) : validateRawPredict(body, route.model ?? '', route.streamMode !== undefined),
   }
 }

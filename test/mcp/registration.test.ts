@@ -2,6 +2,7 @@
 // are write-only and sealed on disk.
 
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
+import { Database } from 'bun:sqlite'
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -113,5 +114,18 @@ test('config file: mcpServers are applied at start, a bearer secret from the env
     expect((await g.gw.deps.store.mcp.getServers('default'))[0]?.auth).toEqual({ kind: 'bearer', token: 'env-bearer-secret' })
   } finally {
     await g.stop()
+  }
+})
+
+test('CLI: gw key create --mcp-allow/--mcp-deny sets the key\'s tool policy', () => {
+  const made = cli('', 'key', 'create', '--name', 'agent', '--mcp-allow', 'github__*,search__query', '--mcp-deny', 'github__delete_*')
+  expect(made.err).toBe('')
+  const { id } = JSON.parse(made.out) as { id: string }
+  const db = new Database(join(dir, 'cli.db'), { readonly: true })
+  try {
+    const row = db.query<{ spec: string }, [string]>('SELECT spec FROM mcp_key_policies WHERE key_id = ?1').get(id)
+    expect(JSON.parse(row?.spec ?? 'null')).toEqual({ allowedTools: ['github__*', 'search__query'], deniedTools: ['github__delete_*'] })
+  } finally {
+    db.close()
   }
 })

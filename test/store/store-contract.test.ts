@@ -153,6 +153,29 @@ for (const kind of ['sqlite', 'postgres'] as const) {
       if (kind === 'postgres') expect(await s.raw('dashboard_sessions')).toEqual([expect.objectContaining({ id_hash: 'hash-b' })])
     })
 
+    test('response cache: an entry until it expires, replaced by a later put, orgs apart; past the org bound the oldest go', async () => {
+      const c = store.cache
+      const now = 1_800_000_000_000
+      await c.put('o1', 'k1', 'first', now + 10_000, now, 1_000)
+      expect(await c.get('o1', 'k1', now)).toBe('first')
+      expect(await c.get('o2', 'k1', now)).toBeUndefined()
+      expect(await c.get('o1', 'k1', now + 10_000)).toBeUndefined() // expired then
+      await c.put('o1', 'k1', 'second', now + 20_000, now + 1, 1_000)
+      expect(await c.get('o1', 'k1', now + 15_000)).toBe('second')
+      // 400 bytes each under a 1,000-byte bound: the third put drops the oldest.
+      const big = (ch: string) => ch.repeat(400)
+      await c.put('o1', 'a', big('a'), now + 60_000, now + 2, 1_000)
+      await c.put('o1', 'b', big('b'), now + 60_000, now + 3, 1_000)
+      await c.put('o1', 'c', big('c'), now + 60_000, now + 4, 1_000)
+      expect(await c.get('o1', 'k1', now + 5)).toBeUndefined()
+      expect(await c.get('o1', 'a', now + 5)).toBeUndefined()
+      expect(await c.get('o1', 'b', now + 5)).toBe(big('b'))
+      expect(await c.get('o1', 'c', now + 5)).toBe(big('c'))
+      // Expired entries are dropped when the org next puts.
+      await c.put('o1', 'd', 'd', now + 120_000, now + 61_000, 1_000)
+      if (kind === 'postgres') expect((await s.raw('response_cache')).length).toBe(1)
+    })
+
     test('prompt versions: concurrent saves get distinct consecutive numbers; publish; partials', async () => {
       const p = await store.prompts.createPrompt({ id: crypto.randomUUID(), orgId: 'o1', slug: 'greet', name: 'Greet' })
       const content = { systemTemplate: undefined, userTemplate: 'Hi {{name}}', variables: [{ name: 'name', type: 'string' as const, required: true }], model: 'openai/gpt-4o', temperature: 0.5, maxTokens: undefined }

@@ -91,6 +91,25 @@ describe('bedrock converse', () => {
     ])
   })
 
+  test("structured output beside the client's own tools: the JSON tool unforced, the system asks for it; its call is the answer, a client tool's call stays a call", async () => {
+    const schema = { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] }
+    const weather = { type: 'function', function: { name: 'weather', parameters: { type: 'object', properties: {} } } }
+    const req = { ...base, tools: [weather], response_format: { type: 'json_schema', json_schema: { name: 'out', schema } } } as ChatRequest
+    fake.plan({ kind: 'tool', name: 'json_response', input: { city: 'Oslo' } }, { kind: 'tool', name: 'weather', input: {} })
+    const answer = parseConverse(await (await call(req)).json(), true)
+    const sent = fake.seen.at(-1)?.body as Record<string, any>
+    expect(sent.toolConfig).toEqual({
+      tools: [{ toolSpec: { name: 'weather', inputSchema: { json: { type: 'object', properties: {} } } } }, { toolSpec: { name: 'json_response', description: expect.any(String), inputSchema: { json: schema } } }],
+      toolChoice: { auto: {} },
+    })
+    expect(sent.system).toContainEqual({ text: expect.stringContaining('json_response') })
+    expect(answer.choices[0]).toMatchObject({ message: { content: '{"city":"Oslo"}' }, finish_reason: 'stop' })
+    expect(answer.choices[0]?.message.tool_calls).toBeUndefined()
+    const called = parseConverse(await (await call(req)).json(), true)
+    expect(called.choices[0]?.finish_reason).toBe('tool_calls')
+    expect(called.choices[0]?.message.tool_calls?.[0]?.function.name).toBe('weather')
+  })
+
   test('an image as a data: URL becomes an image block', async () => {
     const req = { ...base, messages: [{ role: 'user', content: [{ type: 'text', text: 'What is it?' }, { type: 'image_url', image_url: { url: 'data:image/png;base64,iVBORw0KGgo=' } }] }] } as ChatRequest
     expect((await call(req)).status).toBe(200)

@@ -3,6 +3,7 @@
 // gave back first, as a `thinking` block) and streamed as message_start … content_block_* …
 // message_delta (with the real usage) … message_stop.
 
+import type { GatewayError } from '../../errors'
 import type { AnswerShape, StreamEncoder } from '../../pipeline/6-normalise'
 import type { UpstreamCompletion } from '../../providers/adapter'
 import type { FinishReason, Usage } from '../../providers/openai-types'
@@ -138,9 +139,9 @@ class MessagesStream implements StreamEncoder {
     )
   }
 
-  fail(message: string): string {
+  fail(message: string, gw?: GatewayError): string {
     if (this.upstreamError) return ''
-    return sseEvent('error', anthropicErrorBody(502, 'provider_error', message, this.info.requestId))
+    return sseEvent('error', anthropicErrorBody(gw?.status ?? 502, gw?.code ?? 'provider_error', message, this.info.requestId))
   }
 
   private start(): string {

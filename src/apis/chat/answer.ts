@@ -57,9 +57,9 @@ export function chatShape(includeUsage: boolean): AnswerShape {
           const closing = includeUsage ? sseData(chunk(last)) + sseData(chunk([], { usage })) : sseData(chunk(last, { usage }))
           return closing + SSE_DONE
         },
-        fail(message) {
+        fail(message, gw) {
           const held = finishing ? sseData(chunk(finishing)) : ''
-          const error = new GatewayError(502, 'provider_error', message)
+          const error = gw ?? new GatewayError(502, 'provider_error', message)
           return `${held}${sseData(error.toBody(info.requestId, info.errorShape))}${SSE_DONE}`
         },
       }

@@ -1,10 +1,12 @@
-// Embeddings adapters (OpenAI, Mistral, Google batchEmbedContents): each builds its provider's
+// Embeddings adapters (OpenAI, Mistral, Google batchEmbedContents, Bedrock InvokeModel): each builds its provider's
 // request from the OpenAI-shaped one and answers in OpenAI's shape (`encoding_format: "base64"` as
 // little-endian float32, as OpenAI encodes it). Anthropic has no embeddings.
 // References: https://platform.openai.com/docs/api-reference/embeddings,
 // https://docs.mistral.ai/api/#tag/embeddings, https://ai.google.dev/api/embeddings
 
 import { badRequest } from '../../errors'
+import { bedrock } from '../../providers/bedrock'
+import { embeddingFamily, embeddingsBody, invokeUrl, readEmbeddings } from '../../providers/bedrock/embeddings'
 import { google } from '../../providers/google'
 import { mistral } from '../../providers/mistral'
 import { openai } from '../../providers/openai'
@@ -123,12 +125,34 @@ function googleEmbeddings(req: EmbeddingsRequest): ProviderAdapter {
   }
 }
 
+/**
+ * Bedrock: InvokeModel with Titan's or Cohere's body (SigV4 signed by the bedrock kind like a Converse call);
+ * Cohere reports no tokens, so its usage is gw's estimate.
+ */
+function bedrockEmbeddings(req: EmbeddingsRequest): ProviderAdapter {
+  const familyOf = (target: Target) => {
+    const family = embeddingFamily(target.model.id)
+    if (!family) throw badRequest(`${target.model.name.slice(0, 64)} is not a Bedrock embeddings model (amazon.titan-embed-text-*, cohere.embed-*)`)
+    return family
+  }
+  return {
+    ...bedrock,
+    buildRequest: (_chat, target) =>
+      json(invokeUrl(target.baseUrl, target.model.id), { accept: 'application/json' }, embeddingsBody(familyOf(target), target.model.id, texts(req, 'bedrock'), req.dimensions)),
+    parseResponse: (body, target) => {
+      const { vectors, promptTokens } = readEmbeddings(familyOf(target), body)
+      return answer(openAIList(vectors, target.model.id, req.base64), promptTokens === undefined ? undefined : usageOf(promptTokens))
+    },
+  }
+}
+
 /** The embeddings adapter of each provider that has embeddings. */
 export function embeddingsAdapters(req: EmbeddingsRequest): (p: Wire) => ProviderAdapter | undefined {
   const made: Partial<Record<Wire, ProviderAdapter>> = {
     openai: openAIEmbeddings(req),
     mistral: mistralEmbeddings(req),
     google: googleEmbeddings(req),
+    bedrock: bedrockEmbeddings(req),
   }
   return (p) => made[p]
 }

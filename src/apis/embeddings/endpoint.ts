@@ -1,5 +1,5 @@
-// POST /v1/embeddings, declared (PRODUCT §12, §16): OpenAI's shape in and out; OpenAI, Mistral and
-// Google (Anthropic has no embeddings models).
+// POST /v1/embeddings, declared (PRODUCT §12, §16): OpenAI's shape in and out; OpenAI, Mistral,
+// Google and Bedrock's Titan and Cohere models (Anthropic has no embeddings models).
 
 import { badRequest } from '../../errors'
 import { withHeaderFields } from '../../pipeline/chat-input'
@@ -7,7 +7,7 @@ import type { EndpointDeclaration } from '../../pipeline/endpoint'
 import { applyGatewayHeaders } from '../../pipeline/prompt-input'
 import { EmbeddingsAnswer } from '../../schemas/answers'
 import { EMBEDDINGS_SHAPE, embeddingsAdapters } from './adapters'
-import { EmbeddingsBody, parseEmbeddingsInput } from './request'
+import { EmbeddingsBody, inputSlots, parseEmbeddingsInput } from './request'
 
 export const embeddings: EndpointDeclaration = {
   id: 'createEmbedding',
@@ -25,8 +25,6 @@ export const embeddings: EndpointDeclaration = {
     await applyGatewayHeaders(deps, ctx, input)
     if (input.model.provider === 'anthropic')
       throw badRequest(`Anthropic has no embeddings models ("${input.model.name.slice(0, 64)}"): use openai/, mistral/ or google/`)
-    if (ctx.org.providers.get(input.model.provider)?.some((k) => k.bedrock))
-      throw badRequest(`Bedrock embeddings are not supported ("${input.model.name.slice(0, 64)}"): use openai/, mistral/ or google/`)
-    return { input, shape: EMBEDDINGS_SHAPE, adapters: embeddingsAdapters(request) }
+    return { input, shape: EMBEDDINGS_SHAPE, adapters: embeddingsAdapters(request), texts: inputSlots(request) }
   },
 }

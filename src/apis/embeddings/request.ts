@@ -7,6 +7,7 @@ import { badRequest } from '../../errors'
 import { parseMetadata, type RouteResolver, routingOf, withoutGatewayFields } from '../../pipeline/chat-input'
 import type { ChatInput } from '../../pipeline/context'
 import { inputTextsView } from '../../pipeline/policy-view'
+import type { TextSlot } from '../../guardrails/guard'
 import type { ChatRequest } from '../../providers/openai-types'
 import { validator } from '../../schemas/chat-body'
 
@@ -74,4 +75,17 @@ export function parseEmbeddingsInput(raw: unknown, routeOf?: RouteResolver): { i
  */
 function noConversation(model: string): ChatRequest & { messages: [] } {
   return { model, messages: [] }
+}
+
+/** The input texts, for the org's guardrails (PRODUCT §19): a change reaches what every adapter sends. */
+export function inputSlots(req: EmbeddingsRequest): TextSlot[] {
+  const texts = req.input
+  if (!texts.every((x): x is string => typeof x === 'string')) return []
+  return texts.map((_, i) => ({
+    get: () => texts[i] as string,
+    set: (t: string) => {
+      texts[i] = t
+      req.native.input = typeof req.native.input === 'string' ? t : [...texts]
+    },
+  }))
 }

@@ -2,6 +2,7 @@
 // (pass-through), otherwise a `response` object built from the internal chat answer, streamed as
 // response.created … output_item / content_part / *.delta … response.completed (with the real usage).
 
+import type { GatewayError } from '../../errors'
 import type { AnswerInfo, AnswerShape, StreamEncoder } from '../../pipeline/6-normalise'
 import type { UpstreamCompletion } from '../../providers/adapter'
 import type { ChunkChoice, FinishReason, ToolCall, Usage } from '../../providers/openai-types'
@@ -152,9 +153,9 @@ class ResponsesStream implements StreamEncoder {
     return out + this.event(response.status === 'incomplete' ? 'response.incomplete' : 'response.completed', { response })
   }
 
-  fail(message: string): string {
+  fail(message: string, gw?: GatewayError): string {
     if (this.upstreamError) return ''
-    return this.event('error', { code: 'provider_error', message, param: null })
+    return this.event('error', { code: gw?.code ?? 'provider_error', message, param: null })
   }
 
   private event(type: string, data: Obj): string {

@@ -11,6 +11,7 @@ import type { Route } from '../../domain/org'
 import { modelUnavailable } from '../../policy/model-access'
 import { ModelDiscovery } from '../../providers/model-discovery'
 import { PROVIDER_IDS } from '../../providers/provider-id'
+import { kindOfRecord, kindSpec } from '../../providers/registry'
 import { resolveModel } from '../../pipeline/3-route'
 import { ModelAnswer, ModelList } from '../../schemas/admin-answers'
 import { operationRoutes, ownOperations } from '../operation-routes'
@@ -47,6 +48,18 @@ const compatEntry = (provider: string, id: string) => ({ id: `${provider}/${id}`
 
 export const modelRoutes = (deps: Deps) => {
   const discovery = new ModelDiscovery(deps.fetch)
+  /** The catalog's models of each provider of the org whose kind the catalog prices (Bedrock, Vertex AI, a priced preset), under its name (PRODUCT §17). */
+  const kindEntries = (ctx: AuthedContext) =>
+    [...ctx.org.providers.entries()].flatMap(([provider, keys]) => {
+      const rec = keys.find((k) => k.enabled)
+      const spec = kindSpec(kindOfRecord(rec, provider))
+      return (spec.catalogIds?.(deps.catalog, provider) ?? []).flatMap((id) => {
+        const ref = { provider, id, name: `${provider}/${id}` }
+        if (modelUnavailable(ctx.org, ref)) return []
+        const m = spec.resolve(deps.catalog, ref, rec)
+        return [{ id: ref.name, object: 'model', created: 0, owned_by: provider, endpoints: endpointsServing(m.info.kind) }]
+      })
+    })
   /** Each OpenAI-compatible provider of the org the caller may use, with its models (PRODUCT §17). */
   const compatEntries = async (ctx: AuthedContext) => {
     const lists = [...ctx.org.providers.entries()].map(async ([provider, keys]) => {
@@ -63,10 +76,13 @@ export const modelRoutes = (deps: Deps) => {
     listModels: ({ request, path }) =>
       handleApiRequest(deps, contextFor(request, path), async (authenticate) => {
         const ctx = await authenticate()
-        const data: object[] = [...ctx.org.routes.values()].map(routeEntry)
+        const data: { id: string }[] = [...ctx.org.routes.values()].map(routeEntry)
         for (const provider of PROVIDER_IDS) for (const m of deps.catalog.list(provider)) if (!modelUnavailable(ctx.org, m)) data.push(entry(m))
-        data.push(...(await compatEntries(ctx)))
-        return json(ctx, { object: 'list', data })
+        data.push(...kindEntries(ctx), ...(await compatEntries(ctx)))
+        // A preset's model may be both in the catalog and in the upstream's own list: listed once.
+        const unique = new Map<string, { id: string }>()
+        for (const e of data) if (!unique.has(e.id)) unique.set(e.id, e)
+        return json(ctx, { object: 'list', data: [...unique.values()] })
       }),
     getModel: ({ request, path, params }) =>
       handleApiRequest(deps, contextFor(request, path), async (authenticate) => {

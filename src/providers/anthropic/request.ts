@@ -2,13 +2,13 @@
 // Reference: https://docs.anthropic.com/en/api/messages
 
 import type { Target } from '../adapter'
-import { closeObjects, JSON_HINT, jsonRequest, mapSchema, type Schema } from '../json-output'
+import { closeObjects, JSON_HINT, JSON_TOOL, JSON_TOOL_HINT, jsonRequest, mapSchema, type Schema } from '../json-output'
 import type { ChatRequest, RequestToolChoice } from '../openai-types'
+import { cacheControlOf } from '../content'
 import { toAnthropicMessages } from './messages'
+import { addCacheBreakpoints } from './prompt-cache'
 
-/** The tool structured output is forced through on models without native JSON output. */
-export const JSON_TOOL = 'json_response'
-const JSON_TOOL_HINT = `When you give your final answer, give it by calling the ${JSON_TOOL} tool.`
+export { JSON_TOOL }
 
 /**
  * How a JSON answer is obtained from this model (docs/providers.md):
@@ -65,6 +65,12 @@ function addTools(body: Record<string, unknown>, req: ChatRequest, strategy: Jso
       ...(fn.description ? { description: fn.description } : {}),
       input_schema: { type: 'object', ...fn.parameters },
     }))
+  // A chat client's breakpoint on a tool (on the tool or its function) reaches Anthropic as given (PRODUCT §19).
+  const functions = (req.tools ?? []).filter((t) => t.type === 'function' && t.function)
+  functions.forEach((t, i) => {
+    const cache = cacheControlOf(t) ?? cacheControlOf(t.function ?? {})
+    if (cache && tools[i]) tools[i].cache_control = cache
+  })
   let choice = tools.length ? toolChoice(req.tool_choice, req.parallel_tool_calls) : undefined
   if (strategy === 'tool') {
     const json = jsonRequest(req)
@@ -94,8 +100,11 @@ export function toAnthropicBody(req: ChatRequest, target: Target): Record<string
     max_tokens: req.max_tokens ?? req.max_completion_tokens ?? target.model.info.defaultMaxTokens,
     messages,
   }
-  const systemText = [system, hint].filter(Boolean).join('\n\n')
-  if (systemText) body.system = systemText
+  if (typeof system !== 'string') body.system = hint ? [...system, { type: 'text', text: hint }] : system
+  else {
+    const systemText = [system, hint].filter(Boolean).join('\n\n')
+    if (systemText) body.system = systemText
+  }
   if (req.temperature !== undefined) body.temperature = req.temperature
   if (req.top_p !== undefined) body.top_p = req.top_p
   if (req.stop !== undefined) body.stop_sequences = typeof req.stop === 'string' ? [req.stop] : req.stop
@@ -107,6 +116,7 @@ export function toAnthropicBody(req: ChatRequest, target: Target): Record<string
   if (effort) outputConfig.effort = effort
   if (Object.keys(outputConfig).length) body.output_config = outputConfig
   if (target.stream) body.stream = true
+  if (target.promptCaching) addCacheBreakpoints(body, target.model.id)
   return body
 }
 

@@ -5,6 +5,7 @@
 import type { SseEvent } from '../../sse/parse'
 import type { StreamDecoder, StreamPart, StreamTranslator } from '../adapter'
 import type { ChunkDelta, FinishReason } from '../openai-types'
+import { JSON_TOOL } from '../json-output'
 import { clip, isRecord, parseJson } from '../upstream-errors'
 import { bedrockFailure, finishReason, toUsage } from './converse'
 import { EventStreamDecoder, type EventStreamFrame } from './event-stream'
@@ -56,8 +57,13 @@ const upperFirst = (s: string) => s.charAt(0).toUpperCase() + s.slice(1)
 export class ConverseStream implements StreamTranslator {
   /** Bedrock content block index → OpenAI tool-call index. */
   private readonly toolIndex = new Map<number, number>()
+  /** The content block of the JSON tool, whose input is streamed as the answer's content. */
+  private jsonBlock: number | undefined
   private stopped = false
   private ended = false
+
+  /** `jsonTool`: structured output was asked for through the JSON tool (converse.ts). */
+  constructor(private readonly jsonTool = false) {}
 
   /** The parts one frame gives. */
   push(ev: SseEvent): StreamPart[] {
@@ -68,7 +74,9 @@ export class ConverseStream implements StreamTranslator {
       const e = parseJson(ev.data) as { type: string; payload: string }
       const body = parseJson(e.payload)
       const message = isRecord(body) && typeof body.message === 'string' ? body.message : e.payload
-      return [{ type: 'failure', failure: { ...bedrockFailure(0, upperFirst(e.type), message, NO_HEADERS), status: undefined } }]
+      // Named as the other providers' stream errors are (an exception frame is Bedrock's error event).
+      const f = bedrockFailure(0, upperFirst(e.type), message, NO_HEADERS)
+      return [{ type: 'failure', failure: { ...f, message: `error event in stream: ${f.message}`, status: undefined } }]
     }
     const json = parseJson(ev.data)
     if (!isRecord(json)) return [fail(`malformed stream event ${ev.event}: ${clip(ev.data, 200)}`)]
@@ -81,9 +89,11 @@ export class ConverseStream implements StreamTranslator {
         return this.blockDelta(json)
       case 'contentBlockStop':
         return []
-      case 'messageStop':
+      case 'messageStop': {
         this.stopped = true
-        return [delta({}, finishReason(json.stopReason))]
+        const jsonOnly = this.jsonBlock !== undefined && this.toolIndex.size === 0 && json.stopReason === 'tool_use'
+        return [delta({}, jsonOnly ? 'stop' : finishReason(json.stopReason))]
+      }
       case 'metadata': {
         const parts: StreamPart[] = [{ type: 'usage', usage: toUsage(json.usage) }]
         if (this.stopped) {
@@ -107,6 +117,10 @@ export class ConverseStream implements StreamTranslator {
   private blockStart(json: Record<string, unknown>): StreamPart[] {
     const start = isRecord(json.start) ? json.start : {}
     if (!isRecord(start.toolUse)) return []
+    if (this.jsonTool && start.toolUse.name === JSON_TOOL) {
+      this.jsonBlock = Number(json.contentBlockIndex)
+      return []
+    }
     const k = this.toolIndex.size
     this.toolIndex.set(Number(json.contentBlockIndex), k)
     const id = String(start.toolUse.toolUseId ?? '')
@@ -118,6 +132,7 @@ export class ConverseStream implements StreamTranslator {
     const d = isRecord(json.delta) ? json.delta : {}
     if (typeof d.text === 'string') return d.text ? [delta({ content: d.text })] : []
     if (isRecord(d.toolUse) && typeof d.toolUse.input === 'string') {
+      if (this.jsonBlock !== undefined && Number(json.contentBlockIndex) === this.jsonBlock) return d.toolUse.input ? [delta({ content: d.toolUse.input })] : []
       const k = this.toolIndex.get(Number(json.contentBlockIndex))
       return k === undefined ? [] : [delta({ tool_calls: [{ index: k, function: { arguments: d.toolUse.input } }] })]
     }

@@ -2,7 +2,10 @@
 
 import { badRequest } from '../../errors'
 import type { UpstreamCompletion, UpstreamFailure } from '../adapter'
-import { type ImageSource, pieces, textOf } from '../content'
+import { cacheControlOf, type ImageSource, pieces, textOf } from '../content'
+import { JSON_TOOL, JSON_TOOL_HINT, type JsonRequest, jsonRequest } from '../json-output'
+import { MAX_BREAKPOINTS, minCacheableTokens } from '../anthropic/prompt-cache'
+import { estimateTokens } from '../../tokens'
 import type { ChatMessage, ChatRequest, FinishReason, ToolCall, Usage } from '../openai-types'
 import { clip, failure, isRecord, parseJson } from '../upstream-errors'
 
@@ -29,8 +32,16 @@ function imageBlock(source: ImageSource): Block {
   return { image: { format, source: { bytes: source.data } } }
 }
 
+/** Converse's prompt-cache breakpoint: a block of its own after what it caches (PRODUCT §19). */
+const CACHE_POINT: Block = { cachePoint: { type: 'default' } }
+
+/** The blocks of a piece, with a cache point after it when the chat client put `cache_control` on its part. */
+const withPoint = (block: Block, cache: unknown): Block[] => (cache ? [block, CACHE_POINT] : [block])
+
 function userBlocks(m: ChatMessage): Block[] {
-  return pieces(m, 'bedrock').map((p) => (p.kind === 'text' ? { text: p.text } : imageBlock(p.source)))
+  const blocks = pieces(m, 'bedrock').flatMap((p) => withPoint(p.kind === 'text' ? { text: p.text } : imageBlock(p.source), p.cache))
+  if (cacheControlOf(m) && blocks.length && !blocks[blocks.length - 1]?.cachePoint) blocks.push(CACHE_POINT)
+  return blocks
 }
 
 /** Tool-call arguments as the JSON object Converse wants; anything else becomes `{}`. */
@@ -67,39 +78,77 @@ function converseMessages(messages: ChatMessage[]): BedrockMessage[] {
   return out
 }
 
-function toolConfig(req: ChatRequest): Block | undefined {
-  const fns = (req.tools ?? []).flatMap((t) => (t.type === 'function' && t.function ? [t.function] : []))
-  if (!fns.length || req.tool_choice === 'none') return undefined
-  const specs = fns.map((f) => ({
-    toolSpec: {
-      name: f.name,
-      ...(f.description ? { description: f.description } : {}),
-      inputSchema: { json: f.parameters ?? { type: 'object', properties: {} } },
-    },
-  }))
+/**
+ * The tools and the choice among them. Structured output (`response_format`) is the JSON tool, its input
+ * schema the requested schema (docs/providers.md "AWS Bedrock"): forced when the client has no tools of its own.
+ * A tool's `cache_control` becomes a cache point after it.
+ */
+function toolConfig(req: ChatRequest, json: JsonRequest | undefined): Block | undefined {
+  const fns = req.tool_choice === 'none' ? [] : (req.tools ?? []).flatMap((t) => (t.type === 'function' && t.function ? [t.function] : []))
+  const cacheOf = new Map((req.tools ?? []).flatMap((t) => (t.function ? [[t.function, cacheControlOf(t) ?? cacheControlOf(t.function)] as const] : [])))
+  const specs: Block[] = fns.flatMap((f) =>
+    withPoint(
+      {
+        toolSpec: {
+          name: f.name,
+          ...(f.description ? { description: f.description } : {}),
+          inputSchema: { json: f.parameters ?? { type: 'object', properties: {} } },
+        },
+      },
+      cacheOf.get(f),
+    ),
+  )
   const c = req.tool_choice
   const named = typeof c === 'object' && c !== null ? c.function?.name : undefined
-  const choice = c === 'required' ? { any: {} } : named ? { tool: { name: named } } : { auto: {} }
-  return { tools: specs, toolChoice: choice }
+  let choice: Block = c === 'required' ? { any: {} } : named ? { tool: { name: named } } : { auto: {} }
+  if (json) {
+    if (!specs.length) choice = { tool: { name: JSON_TOOL } }
+    specs.push({ toolSpec: { name: JSON_TOOL, description: 'Gives the final answer as JSON.', inputSchema: { json: json.mode === 'json_schema' ? json.schema : { type: 'object' } } } })
+  }
+  return specs.length ? { tools: specs, toolChoice: choice } : undefined
 }
 
-/** The Converse request body for an OpenAI chat request (the model id goes in the URL, not the body). */
-export function converseBody(req: ChatRequest): Record<string, unknown> {
-  if (req.response_format && req.response_format.type !== 'text')
-    throw badRequest('response_format is not supported for bedrock yet')
-  const system = req.messages.filter((m) => m.role === 'system' || m.role === 'developer').map((m) => textOf(m, 'bedrock')).filter(Boolean)
+/**
+ * The Converse request body for an OpenAI chat request (the model id goes in the URL, not the body).
+ * `promptCaching`: cache points after the last tool, the system text and the turn before the final
+ * user turn, as for Anthropic's own API (src/providers/anthropic/prompt-cache.ts).
+ */
+export function converseBody(req: ChatRequest, promptCaching = false): Record<string, unknown> {
+  const json = jsonRequest(req)
+  const system: Block[] = req.messages
+    .filter((m) => m.role === 'system' || m.role === 'developer')
+    .flatMap((m) => {
+      const text = textOf(m, 'bedrock')
+      return text ? withPoint({ text }, pieces(m, 'bedrock').some((p) => p.cache) || cacheControlOf(m)) : []
+    })
+  if (json && req.tools?.length && req.tool_choice !== 'none') system.push({ text: JSON_TOOL_HINT })
   const inference: Record<string, unknown> = {}
   const max = req.max_completion_tokens ?? req.max_tokens
   if (max != null) inference.maxTokens = max
   if (req.temperature != null) inference.temperature = req.temperature
   if (req.top_p != null) inference.topP = req.top_p
   if (req.stop != null) inference.stopSequences = typeof req.stop === 'string' ? [req.stop] : req.stop
-  const tools = toolConfig(req)
+  const tools = toolConfig(req, json)
+  const messages = converseMessages(req.messages)
+  if (promptCaching) addCachePoints(tools?.tools as Block[] | undefined, system, messages, minCacheableTokens(req.model))
   return {
-    messages: converseMessages(req.messages),
-    ...(system.length ? { system: system.map((text) => ({ text })) } : {}),
+    messages,
+    ...(system.length ? { system } : {}),
     ...(Object.keys(inference).length ? { inferenceConfig: inference } : {}),
     ...(tools ? { toolConfig: tools } : {}),
+  }
+}
+
+/** Cache points at the ends of the tools, the system text and the turn before the final user turn, while the prefix is long enough; four at most. */
+function addCachePoints(tools: Block[] | undefined, system: Block[], messages: BedrockMessage[], minTokens: number): void {
+  const finalUser = messages.findLastIndex((m) => m.role === 'user')
+  const before = finalUser > 0 ? messages[finalUser - 1] : undefined
+  if (estimateTokens(JSON.stringify([tools ?? [], system, messages.slice(0, Math.max(0, finalUser))])) < minTokens) return
+  let count = [...(tools ?? []), ...system, ...messages.flatMap((m) => m.content)].filter((b) => b.cachePoint).length
+  for (const list of [tools, system, before?.content]) {
+    if (!list?.length || list[list.length - 1]?.cachePoint || count >= MAX_BREAKPOINTS) continue
+    list.push(CACHE_POINT)
+    count++
   }
 }
 
@@ -136,16 +185,18 @@ export function toUsage(u: unknown): Usage {
   }
 }
 
-/** A Converse answer in OpenAI terms; throws on an answer that is not Converse's shape. */
-export function parseConverse(json: unknown): UpstreamCompletion {
+/** A Converse answer in OpenAI terms (`jsonTool`: the JSON tool's input is the answer); throws on an answer that is not Converse's shape. */
+export function parseConverse(json: unknown, jsonTool = false): UpstreamCompletion {
   const output = isRecord(json) && isRecord(json.output) ? json.output : undefined
   const message = output && isRecord(output.message) ? output.message : undefined
   if (!isRecord(json) || !message || !Array.isArray(message.content)) throw new Error('Bedrock answer without output.message.content')
   let text = ''
+  let jsonAnswer: string | undefined
   const toolCalls: ToolCall[] = []
   for (const b of message.content) {
     if (!isRecord(b)) continue
     if (typeof b.text === 'string') text += b.text
+    else if (jsonTool && isRecord(b.toolUse) && b.toolUse.name === JSON_TOOL) jsonAnswer = JSON.stringify(b.toolUse.input ?? {})
     else if (isRecord(b.toolUse))
       toolCalls.push({ id: String(b.toolUse.toolUseId ?? ''), type: 'function', function: { name: String(b.toolUse.name ?? ''), arguments: JSON.stringify(b.toolUse.input ?? {}) } })
   }
@@ -153,8 +204,9 @@ export function parseConverse(json: unknown): UpstreamCompletion {
     choices: [
       {
         index: 0,
-        message: { role: 'assistant', content: text || (toolCalls.length ? null : ''), refusal: null, ...(toolCalls.length ? { tool_calls: toolCalls } : {}) },
-        finish_reason: finishReason(json.stopReason),
+        message: { role: 'assistant', content: jsonAnswer ?? (text || (toolCalls.length ? null : '')), refusal: null, ...(toolCalls.length ? { tool_calls: toolCalls } : {}) },
+        // The JSON tool's call is the answer, not a call for the client to make.
+        finish_reason: jsonAnswer !== undefined && !toolCalls.length && json.stopReason === 'tool_use' ? 'stop' : finishReason(json.stopReason),
         logprobs: null,
       },
     ],

@@ -3,10 +3,7 @@
 import type { ProviderKindSpec } from '../adapter'
 import { bedrockBaseUrl } from './converse'
 import { withBedrockAuth } from './request'
-import { bedrockTarget } from './settings'
-
-/** A cross-region inference profile's prefix (docs/providers.md "AWS Bedrock"). */
-const PROFILE = /^(us|eu|apac|us-gov|global|jp|au|ca)\./
+import { bedrockTarget, foundationModel } from './settings'
 
 export const bedrockKind: ProviderKindSpec = {
   locate: (rec, name) => ({
@@ -15,8 +12,9 @@ export const bedrockKind: ProviderKindSpec = {
     bedrock: bedrockTarget(name, rec),
   }),
   // Priced from the catalog's bedrock section; an inference profile (`us.`, `eu.`, `apac.`, `global.` before the model id) as its model.
-  resolve: (catalog, ref) => ({ ...catalog.resolve('bedrock', ref.id.replace(PROFILE, '')), id: ref.id, name: ref.name }),
+  resolve: (catalog, ref) => ({ ...catalog.resolve('bedrock', foundationModel(ref.id)), id: ref.id, name: ref.name }),
   genAiName: () => 'aws.bedrock',
+  catalogIds: (catalog) => catalog.list('bedrock').map((m) => m.id),
   // Signed per attempt (a retry on another key, or later, signs again).
   authorize: async (req, t) =>
     t.bedrock

@@ -16,10 +16,10 @@ export interface BedrockCall {
 }
 
 /** The unsigned request (`req.model` is the Bedrock model id): what the adapter builds. */
-export function converseRequest(req: ChatRequest, baseUrl: string, stream: boolean): UpstreamRequest {
+export function converseRequest(req: ChatRequest, baseUrl: string, stream: boolean, promptCaching = false): UpstreamRequest {
   return {
     url: converseUrl(baseUrl, req.model, stream),
-    body: JSON.stringify(converseBody(req)),
+    body: JSON.stringify(converseBody(req, promptCaching && /anthropic|claude/i.test(req.model))),
     headers: { 'content-type': 'application/json', accept: stream ? 'application/vnd.amazon.eventstream' : 'application/json' },
   }
 }

@@ -16,3 +16,9 @@ export function bedrockTarget(name: string, rec: { apiKey: string; bedrock?: Bed
   const { region, credentials } = rec.bedrock
   return { name, region, auth: credentials ? { kind: 'sigv4', credentials } : { kind: 'apiKey', apiKey: rec.apiKey } }
 }
+
+/** A cross-region inference profile's prefix before the model id (`us.anthropic.claude-…`). */
+const PROFILE = /^(us|eu|apac|us-gov|global|jp|au|ca)\./
+
+/** The foundation model an id names: an inference profile (`us.`, `eu.`, `global.`, … before it) as its model (docs/providers.md "AWS Bedrock"). */
+export const foundationModel = (modelId: string): string => modelId.replace(PROFILE, '')

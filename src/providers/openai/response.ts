@@ -210,10 +210,12 @@ export class OpenAIStyleStream implements StreamTranslator {
       return [{ type: 'failure', failure: { kind: 'provider_error', message: `error event in stream: ${message}` } }]
     }
     const parts: StreamPart[] = []
-    if (!this.started) {
+    // The answer's id, model and time come from its first chunk that has any: Azure's stream opens with a chunk of
+    // no choices and an empty id (its prompt filter results), and the chunks passed on keep the upstream's id.
+    if (!this.started && (json.id || (Array.isArray(json.choices) && json.choices.length))) {
       this.started = true
       const meta: StreamPart = { type: 'meta' }
-      if (typeof json.id === 'string') meta.id = json.id
+      if (typeof json.id === 'string' && json.id) meta.id = json.id
       if (typeof json.model === 'string') meta.model = json.model
       if (typeof json.created === 'number') meta.created = json.created
       parts.push(meta)

@@ -91,6 +91,11 @@ export const vertexKind: ProviderKindSpec = {
   },
   resolve: (catalog, ref) => ({ ...catalog.resolve(vertexWire(ref.id), ref.id.replace('@', '-')), id: ref.id, name: ref.name }),
   genAiName: () => 'gcp.vertex_ai',
+  // Gemini's chat models by their ids, Claude's as Vertex versions them (`claude-haiku-4-5@20251001`).
+  catalogIds: (catalog) => [
+    ...catalog.list('google').flatMap((m) => (m.info.kind === 'chat' ? [m.id] : [])),
+    ...catalog.list('anthropic').map((m) => m.id.replace(/-(\d{8})$/, '@$1')),
+  ],
   // The token is fetched once per expiry and shared by concurrent requests (bounded by the attempt's fetch).
   authorize: async (req, t, env) => {
     if (!t.vertex) return { ok: false, failure: { kind: 'provider_error', message: 'not a Vertex AI provider' } }

@@ -12,6 +12,7 @@ import { connect, connectionFailure, migratePostgres } from './open'
 import { PgOrgStore } from './orgs'
 import { PgPromptStore } from './prompts'
 import { PgRouteStore } from './routes'
+import { PgResponseCache } from './response-cache'
 import { PgSessionStore } from './sessions'
 import { PgUserStore } from './users'
 
@@ -52,6 +53,7 @@ export function createPostgresStore(url: string, box: SecretBox, opts: { onRetry
     users: new PgUserStore(sql),
     audit: new PgAuditStore(sql),
     mcp: new PgMcpStore(sql, box),
+    cache: new PgResponseCache(sql),
     logs: new PgLogStore(sql, () => ready),
     get ready() {
       return ready

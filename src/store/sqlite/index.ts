@@ -14,6 +14,7 @@ import { SqliteOrgStore } from './orgs'
 import { SqlitePromptStore } from './prompts'
 import { startReadThread } from './read-thread'
 import { SqliteRouteStore } from './routes'
+import { SqliteResponseCache } from './response-cache'
 import { SqliteSessionStore } from './sessions'
 import { SqliteUserStore } from './users'
 
@@ -40,6 +41,7 @@ export function createSqliteStore(path: string, box: SecretBox): Store {
     users: new SqliteUserStore(db),
     audit: new SqliteAuditStore(db),
     mcp: new SqliteMcpStore(db, box),
+    cache: new SqliteResponseCache(db),
     logs: new SqliteLogStore(db, writeDb, reads),
     ready: true,
     whenReady: Promise.resolve(),

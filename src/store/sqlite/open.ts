@@ -16,10 +16,11 @@ import dashboardSessions from './migrations/0009_dashboard_sessions.sql' with { 
 import promptSourceFile from './migrations/0010_prompt_source_file.sql' with { type: 'text' }
 import compatProviders from './migrations/0011_compat_providers.sql' with { type: 'text' }
 import mcp from './migrations/0012_mcp.sql' with { type: 'text' }
-import people from './migrations/0013_people.sql' with { type: 'text' }
+import responseCache from './migrations/0013_response_cache.sql' with { type: 'text' }
+import people from './migrations/0014_people.sql' with { type: 'text' }
 
 /** Every migration, in order; index + 1 is the schema version it brings the database to (the number its file name starts with). */
-export const MIGRATIONS: readonly string[] = [core, auth, prompts, usage, routes, providerKeyNames, logFigures, logFilters, dashboardSessions, promptSourceFile, compatProviders, mcp, people]
+export const MIGRATIONS: readonly string[] = [core, auth, prompts, usage, routes, providerKeyNames, logFigures, logFilters, dashboardSessions, promptSourceFile, compatProviders, mcp, responseCache, people]
 
 /**
  * `busyTimeoutMs` is how long a statement waits for another connection's lock. bun:sqlite is

@@ -244,6 +244,28 @@ function LogDetail({ org, id }: { org: string; id: string }) {
             </dd>
             <dt>Cost</dt>
             <dd>{e.costUsd === null ? 'unknown price' : fmtUsd(e.costUsd)}</dd>
+            {e.cache && (
+              <>
+                <dt>Response cache</dt>
+                <dd>
+                  {e.cache === 'hit'
+                    ? `hit: answered from the cache, saving ${e.costSavedUsd == null ? 'an unknown cost' : fmtUsd(e.costSavedUsd)}`
+                    : e.cache === 'refresh'
+                      ? 'refreshed (x-gw-cache: refresh)'
+                      : 'miss'}
+                </dd>
+              </>
+            )}
+            {e.guardrails?.length ? (
+              <>
+                <dt>Guardrails</dt>
+                <dd>
+                  {e.guardrails.map((g) => (
+                    <span class="tag" key={`${g.name}:${g.action}`}>{`${g.name}: ${g.action}${g.entities.length ? ` (${g.entities.join(', ')})` : ''}`}</span>
+                  ))}
+                </dd>
+              </>
+            ) : null}
             <dt>Timings</dt>
             <dd>
               total {fmtMs(e.latencyMs)}, upstream {fmtMs(e.upstreamLatencyMs)}

@@ -5,8 +5,9 @@ import { api, get, orgPath } from '../api'
 import { Empty, ErrorNote, Field, Section, SubmitRow, useAction, useLoad } from '../components'
 import type { OrgDetail, Route } from '../types'
 
-type FieldKind = 'list' | 'number' | 'boolean' | 'json'
-const POLICY_FIELDS: { key: string; label: string; kind: FieldKind; hint: string }[] = [
+type FieldKind = 'list' | 'number' | 'boolean' | 'json' | 'choice'
+/** A policy field; a dotted key (`cache.mode`) is a field of an object field. */
+const POLICY_FIELDS: { key: string; label: string; kind: FieldKind; hint: string; options?: string[]; example?: string }[] = [
   { key: 'allowedModels', label: 'Allowed models', kind: 'list', hint: 'Globs, comma-separated, e.g. openai/*, anthropic/claude-*. Empty: every model.' },
   { key: 'disabledProviders', label: 'Disabled providers', kind: 'list', hint: 'e.g. google, mistral' },
   { key: 'maxTokens', label: 'Max output tokens', kind: 'number', hint: 'Per request; larger max_tokens are refused.' },
@@ -22,15 +23,46 @@ const POLICY_FIELDS: { key: string; label: string; kind: FieldKind; hint: string
     key: 'budgets',
     label: 'Budgets (JSON)',
     kind: 'json',
+    example: '[{"scope": "org", "usd": 50, "period": "month"}]',
     hint: '[{"scope": "org" | "key" | "endUser", "usd": 50, "period": "day" | "month" | "total"}]; spend shows on the Overview.',
   },
+  { key: 'cache.mode', label: 'Response cache', kind: 'choice', options: ['off', 'exact'], hint: 'exact: the same request is answered from the cache (x-gw-cache: hit).' },
+  { key: 'cache.ttlSeconds', label: 'Cache TTL (seconds)', kind: 'number', hint: 'How long an answer is kept: 1 to 2,592,000 (30 days).' },
+  { key: 'cache.maxEntryBytes', label: 'Largest cached answer (bytes)', kind: 'number', hint: 'Larger answers are not kept; default 1,048,576.' },
+  { key: 'promptCaching', label: 'Anthropic prompt caching', kind: 'choice', options: ['off', 'auto'], hint: 'auto: cache breakpoints on long stable prefixes (tools, system, earlier turns).' },
+  {
+    key: 'guardrails',
+    label: 'Guardrails (JSON)',
+    kind: 'json',
+    example: '[{"name": "pii", "kind": "pii", "on": "input", "action": "mask", "entities": ["email"]}]',
+    hint: '[{"name": "pii", "kind": "pii", "on": "both", "action": "mask", "entities": ["email", "phone", "credit_card"]}]; also "regex" with "patterns", "webhook" with "url", "failOpen". See docs/policy.md.',
+  },
 ]
+
+const CACHE_TTL_MAX = 2_592_000
+
+/** A field's value in the policy (a dotted key reads the object field's own field). */
+function valueAt(policy: Record<string, unknown>, key: string): unknown {
+  const [head, sub] = key.split('.') as [string, string | undefined]
+  const v = policy[head]
+  return sub === undefined ? v : typeof v === 'object' && v !== null ? (v as Record<string, unknown>)[sub] : undefined
+}
+
+/** What the form can tell before asking the server: the cache's settings go together. */
+function checkCache(cache: Record<string, unknown> | undefined): void {
+  if (!cache) return
+  if (cache.mode === undefined) throw new Error('Response cache: choose off or exact (a TTL needs a mode).')
+  const ttl = cache.ttlSeconds
+  if (ttl === undefined) throw new Error('Response cache: set the TTL in seconds, from 1 to 2,592,000.')
+  if (typeof ttl !== 'number' || !Number.isInteger(ttl) || ttl < 1 || ttl > CACHE_TTL_MAX)
+    throw new Error(`Cache TTL must be whole seconds from 1 to 2,592,000 (30 days), not "${String(ttl)}".`)
+}
 
 const asText = (kind: FieldKind, v: unknown) =>
   v === undefined ? '' : kind === 'json' ? JSON.stringify(v) : Array.isArray(v) ? v.join(', ') : String(v)
 
 /** Form text → the policy value; whatever does not parse is sent as typed, so the server's message explains it. */
-function fromText(kind: FieldKind, text: string): unknown {
+function fromText(kind: FieldKind, text: string, label = '', example = ''): unknown {
   const t = text.trim()
   if (t === '') return undefined
   if (kind === 'list')
@@ -39,11 +71,12 @@ function fromText(kind: FieldKind, text: string): unknown {
       .map((x) => x.trim())
       .filter(Boolean)
   if (kind === 'boolean') return t === 'true'
+  if (kind === 'choice') return t
   if (kind === 'json') {
     try {
       return JSON.parse(t)
     } catch {
-      throw new Error(`Budgets must be JSON, e.g. [{"scope": "org", "usd": 50, "period": "month"}]`)
+      throw new Error(`${label.replace(' (JSON)', '')} must be JSON, e.g. ${example}`)
     }
   }
   return /^-?\d+(\.\d+)?$/.test(t) ? Number(t) : t
@@ -63,7 +96,7 @@ export function SettingsPage({ org }: { org: string }) {
 }
 
 function PolicyForm({ org, policy, reload }: { org: string; policy: Record<string, unknown>; reload: () => void }) {
-  const [values, setValues] = useState(() => Object.fromEntries(POLICY_FIELDS.map((f) => [f.key, asText(f.kind, policy[f.key])])))
+  const [values, setValues] = useState(() => Object.fromEntries(POLICY_FIELDS.map((f) => [f.key, asText(f.kind, valueAt(policy, f.key))])))
   const [saved, setSaved] = useState(false)
   const [error, busy, run] = useAction()
   const save = (e: Event) => {
@@ -72,11 +105,20 @@ function PolicyForm({ org, policy, reload }: { org: string; policy: Record<strin
     return run(async () => {
       // Fields this form does not know (added by a newer gw) are kept as they are.
       const next: Record<string, unknown> = { ...policy }
+      const objects = new Map<string, Record<string, unknown>>()
       for (const f of POLICY_FIELDS) {
-        const v = fromText(f.kind, values[f.key] ?? '')
-        if (v === undefined) delete next[f.key]
+        const v = fromText(f.kind, values[f.key] ?? '', f.label, f.example)
+        const [head, sub] = f.key.split('.') as [string, string | undefined]
+        if (sub !== undefined) {
+          if (!objects.has(head)) objects.set(head, {})
+          if (v !== undefined) (objects.get(head) as Record<string, unknown>)[sub] = v
+        } else if (v === undefined) delete next[f.key]
         else next[f.key] = v
       }
+      for (const [head, obj] of objects)
+        if (Object.keys(obj).length) next[head] = obj
+        else delete next[head]
+      checkCache(next.cache as Record<string, unknown> | undefined)
       await api('PUT', orgPath(org, '/policy'), next)
       setSaved(true)
       reload()
@@ -87,14 +129,23 @@ function PolicyForm({ org, policy, reload }: { org: string; policy: Record<strin
       <form class="grid-form" onSubmit={save} aria-label="Policy">
         {POLICY_FIELDS.map((f) => (
           <Field label={f.label} hint={f.hint} key={f.key}>
-            {f.kind === 'boolean' ? (
+            {f.kind === 'choice' ? (
+              <select name={f.key} value={values[f.key]} onChange={(e) => setValues({ ...values, [f.key]: e.currentTarget.value })}>
+                <option value="">not set</option>
+                {f.options?.map((o) => (
+                  <option value={o} key={o}>
+                    {o}
+                  </option>
+                ))}
+              </select>
+            ) : f.kind === 'boolean' ? (
               <select name={f.key} value={values[f.key]} onChange={(e) => setValues({ ...values, [f.key]: e.currentTarget.value })}>
                 <option value="">not set</option>
                 <option value="true">allowed</option>
                 <option value="false">refused</option>
               </select>
             ) : f.kind === 'json' ? (
-              <textarea name={f.key} rows={3} value={values[f.key]} onInput={(e) => setValues({ ...values, [f.key]: e.currentTarget.value })} />
+              <textarea name={f.key} rows={f.key === 'guardrails' ? 6 : 3} value={values[f.key]} onInput={(e) => setValues({ ...values, [f.key]: e.currentTarget.value })} />
             ) : (
               <input
                 name={f.key}

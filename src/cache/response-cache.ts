@@ -1,0 +1,188 @@
+// The exact response cache (PRODUCT §19): whether a request may be answered from it (the org's policy,
+// `x-gw-cache`, `x-gw-cache-ttl`), its key (a hash of the request as it goes upstream), what is kept of
+// an answer (never an error, a refusal or an answer cut short) and the answer made from a kept one.
+
+import { badRequest } from '../errors'
+import type { AnswerInfo, AnswerShape, Finish } from '../pipeline/6-normalise'
+import { failureOutcome, type Outcome } from '../pipeline/7-log'
+import type { AuthedContext, ChatInput, Deps, RawBody } from '../pipeline/context'
+import type { Plan } from '../pipeline/endpoint'
+import type { UpstreamCompletion } from '../providers/adapter'
+import type { ChunkChoice, FinishReason, ToolCall, Usage } from '../providers/openai-types'
+import { SSE_HEADERS } from '../sse/encode'
+import { errorShapeFor } from '../errors'
+import { NO_FALLBACK } from '../pipeline/5-fallback'
+
+/** Answers larger than this are not kept unless the policy says otherwise. */
+export const DEFAULT_MAX_ENTRY_BYTES = 1_048_576
+const MAX_TTL_SECONDS = 2_592_000
+
+/** What a request does with the cache: `x-gw-cache` is `hit`, `miss` or `off` on its answer. */
+export interface CacheUse {
+  key: string
+  /** Looked up (false: `x-gw-cache: refresh`, which stores a fresh answer over the kept one). */
+  read: boolean
+  ttlMs: number
+  maxEntryBytes: number
+}
+
+/** An answer as kept: enough to answer again as JSON or as a stream, in any endpoint's shape. */
+interface Kept {
+  v: 1
+  /** `provider/model-id` that answered. */
+  model: string
+  completion: UpstreamCompletion
+  usage: Usage
+  /** What it cost when it was answered (the cost a hit saves); null when unknown. */
+  costUsd: number | null
+}
+
+/** Body fields that never change an answer, left out of the key (PRODUCT §19: `user`, metadata, the stream flag). */
+const IGNORED = new Set(['user', 'metadata', 'stream', 'stream_options', 'model', 'prompt_id', 'x-gw-prompt-id', 'fallback_chain', 'x-gw-fallback-chain'])
+
+function keyed(value: unknown): unknown {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return value
+  const out: Record<string, unknown> = {}
+  for (const [k, v] of Object.entries(value)) if (!IGNORED.has(k)) out[k] = v
+  return out
+}
+
+/**
+ * The request's key: the endpoint, the model it goes to and the body as it goes upstream (and, for an
+ * endpoint that sends its own body — Messages, Responses, embeddings — that body as received).
+ */
+export function cacheKey(ctx: AuthedContext, input: ChatInput, plan: Plan, raw: RawBody | undefined): string {
+  const material = JSON.stringify([ctx.endpoint, input.model.name, keyed(input.body), input.outputSchema ?? null, plan.adapters ? keyed(raw?.value) : null])
+  return Bun.CryptoHasher.hash('sha256', material, 'base64url')
+}
+
+/** How this request uses the cache, or undefined when it does not (the org's cache is off, or `x-gw-cache: off`). */
+export function cacheUse(ctx: AuthedContext, input: ChatInput, plan: Plan): CacheUse | undefined {
+  const policy = ctx.org.org.policy.cache
+  if (policy?.mode !== 'exact') return undefined
+  const asked = ctx.headers.get('x-gw-cache')?.trim().toLowerCase()
+  if (asked !== undefined && asked !== 'off' && asked !== 'refresh')
+    throw badRequest(`Invalid header "x-gw-cache": expected "off" or "refresh", got "${asked.slice(0, 32)}"`)
+  if (asked === 'off') return undefined
+  let ttl = policy.ttlSeconds
+  const ttlHeader = ctx.headers.get('x-gw-cache-ttl')
+  if (ttlHeader !== null) {
+    ttl = Number(ttlHeader)
+    if (!/^\d+$/.test(ttlHeader.trim()) || ttl < 1 || ttl > MAX_TTL_SECONDS)
+      throw badRequest(`Invalid header "x-gw-cache-ttl": expected whole seconds from 1 to ${MAX_TTL_SECONDS}`)
+  }
+  return {
+    key: cacheKey(ctx, input, plan, ctx.rawBody),
+    read: asked !== 'refresh',
+    ttlMs: ttl * 1000,
+    maxEntryBytes: policy.maxEntryBytes ?? DEFAULT_MAX_ENTRY_BYTES,
+  }
+}
+
+/** The kept answer for the request, or undefined (none, expired, unreadable, or the cache unreachable: a miss). */
+export async function lookUp(deps: Deps, ctx: AuthedContext, use: CacheUse): Promise<Kept | undefined> {
+  try {
+    const text = await deps.cache.get(ctx.org.org.id, use.key, Date.now())
+    if (text === undefined) return undefined
+    const kept = JSON.parse(text) as Kept
+    return kept.v === 1 ? kept : undefined
+  } catch {
+    return undefined
+  }
+}
+
+/** Finish reasons of answers that are kept: not cut short by the token limit, not filtered. */
+const COMPLETE: ReadonlySet<FinishReason | null> = new Set(['stop', 'tool_calls', 'function_call'])
+
+/**
+ * Keeps the answer of a request that ended with it, after the fact (the answer has gone out): only a
+ * complete one (200, not cut short, no refusal, a finish that is not `length` or a filter).
+ */
+export function keep(deps: Deps, ctx: AuthedContext, use: CacheUse, o: Outcome, completion: UpstreamCompletion | undefined): void {
+  if (o.status !== 200 || o.errorCode || o.incomplete || o.refusal || !o.target || !o.usage || o.usage === null) return
+  const c = completion ?? streamedCompletion(o)
+  // An answer with no choices is an embeddings answer (its body is `native`).
+  if (!c || (!c.choices.length && c.native === undefined) || !c.choices.every((ch) => COMPLETE.has(ch.finish_reason) && ch.message.refusal === null)) return
+  const kept: Kept = { v: 1, model: o.target.model.name, completion: { ...c, usage: undefined }, usage: o.usage, costUsd: o.costUsd }
+  const text = JSON.stringify(kept)
+  if (text.length > use.maxEntryBytes || Buffer.byteLength(text) > use.maxEntryBytes) return
+  const now = Date.now()
+  deps.cache.put(ctx.org.org.id, use.key, text, now + use.ttlMs, now, deps.config.cacheMaxOrgBytes).catch((err: unknown) => {
+    console.error('gw: keeping an answer in the response cache failed:', err instanceof Error ? err.message : err)
+  })
+}
+
+/** A streamed answer's transcript (the log's response body) as a completion. */
+function streamedCompletion(o: Outcome): UpstreamCompletion | undefined {
+  const t = o.responseBody as { content: string; tool_calls?: ToolCall[]; finish_reason: FinishReason | null } | undefined
+  if (!t || typeof t.content !== 'string') return undefined
+  return {
+    choices: [
+      {
+        index: 0,
+        message: { role: 'assistant', content: t.content || (t.tool_calls ? null : ''), refusal: null, ...(t.tool_calls ? { tool_calls: t.tool_calls } : {}) },
+        finish_reason: t.finish_reason ?? 'stop',
+        logprobs: null,
+      },
+    ],
+  }
+}
+
+const ZERO: Usage = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 }
+
+/**
+ * The answer from a kept one, in the caller's form: the endpoint's JSON body, or its stream replayed
+ * (each choice's text, tool calls and finish, then the usage and the end). Logged with `cache: "hit"`,
+ * no tokens, cost 0 and the cost it saved.
+ */
+export async function cachedAnswer(deps: Deps, ctx: AuthedContext, input: ChatInput, kept: Kept, shape: AnswerShape, finish: Finish): Promise<Response> {
+  const info: AnswerInfo = {
+    requestId: ctx.requestId,
+    model: kept.model,
+    created: Math.floor(Date.now() / 1000),
+    errorShape: errorShapeFor(ctx.headers, deps.config.errorFormat),
+    estimatePromptTokens: () => kept.usage.prompt_tokens,
+  }
+  const c = kept.completion
+  let text: string
+  let body: unknown
+  if (input.stream) {
+    const encoder = shape.stream(info)
+    text = ''
+    for (const ch of c.choices) {
+      const m = ch.message
+      const delta: ChunkChoice['delta'] = { role: 'assistant' }
+      if (m.content) delta.content = m.content
+      if (m.tool_calls?.length) delta.tool_calls = m.tool_calls.map((tc, index) => ({ index, id: tc.id, type: 'function', function: tc.function }))
+      text += encoder.choices([{ index: ch.index, delta, finish_reason: null }])
+      text += encoder.choices([{ index: ch.index, delta: {}, finish_reason: ch.finish_reason }])
+    }
+    text += encoder.end(kept.usage, 0, c.choices[0]?.finish_reason ?? 'stop')
+    body = { content: c.choices[0]?.message.content ?? '', finish_reason: c.choices[0]?.finish_reason ?? 'stop' }
+  } else {
+    body = shape.json(c, kept.usage, 0, info)
+    text = JSON.stringify(body)
+  }
+  const counted = finish({
+    ...failureOutcome(200, '', ''),
+    errorCode: null,
+    errorMessage: null,
+    model: kept.model,
+    fallback: NO_FALLBACK,
+    usage: ZERO,
+    costUsd: 0,
+    responseBody: body,
+    responseText: input.stream ? undefined : text,
+    cache: 'hit',
+    costSavedUsd: kept.costUsd,
+  })
+  if (counted) await counted
+  const headers: Record<string, string> = {
+    ...(input.stream ? SSE_HEADERS : { 'content-type': 'application/json' }),
+    'x-gw-model': kept.model,
+    'x-gw-auth-mode': ctx.identity.authMode,
+    'x-gw-cost-usd': '0',
+    'x-gw-cache': 'hit',
+  }
+  return new Response(text, { status: 200, headers })
+}

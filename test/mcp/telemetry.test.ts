@@ -1,0 +1,63 @@
+// Each MCP tool call traced (PRODUCT §20): an execute_tool span with the GenAI conventions, under the
+// client's traceparent, exported over OTLP to a local receiver.
+
+import { afterAll, beforeAll, expect, test } from 'bun:test'
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
+import { z } from 'zod'
+import { type FakeMcpServer, startMcpServer } from '../fakes/mcp-server'
+import { startTestGateway, type TestGateway } from '../helpers/gateway'
+import { type OtlpReceiver, startOtlpReceiver } from '../helpers/otlp-receiver'
+
+const TRACE_ID = '0af7651916cd43dd8448eb211c80319c'
+const PARENT_ID = 'b7ad6b7169203331'
+let gw: TestGateway
+let tools: FakeMcpServer
+let receiver: OtlpReceiver
+
+beforeAll(async () => {
+  tools = await startMcpServer({
+    build: (s) => {
+      s.registerTool('echo', { description: 'e', inputSchema: { text: z.string() } }, async ({ text }) => ({ content: [{ type: 'text', text }] }))
+      s.registerTool('boom', { description: 'b' }, async () => {
+        throw new Error('kaput')
+      })
+    },
+  })
+  receiver = await startOtlpReceiver()
+  gw = await startTestGateway({}, { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url }, { traceExporter: { intervalMs: 20 } })
+  await gw.admin('PUT', '/orgs/default/mcp-servers/tools', { url: tools.url })
+})
+afterAll(async () => {
+  await gw.stop()
+  await receiver.stop()
+  await tools.stop()
+})
+
+test("a tool call is an execute_tool span under the client's traceparent", async () => {
+  const c = new Client({ name: 'agent', version: '1' })
+  const headers = { authorization: `Bearer ${gw.key}`, traceparent: `00-${TRACE_ID}-${PARENT_ID}-01` }
+  await c.connect(new StreamableHTTPClientTransport(new URL(`${gw.url}/mcp`), { requestInit: { headers } }))
+  try {
+    const r = await c.callTool({ name: 'tools__echo', arguments: { text: 'traced' } })
+    const spans = await receiver.waitFor(1)
+    const span = spans.find((s) => s.name === 'execute_tool tools__echo')
+    expect(span).toMatchObject({ traceId: TRACE_ID, parentSpanId: PARENT_ID, kind: 3, status: { code: 0 } })
+    expect(span?.attributes).toMatchObject({
+      'gen_ai.operation.name': 'execute_tool',
+      'gen_ai.tool.name': 'tools__echo',
+      'gen_ai.tool.type': 'extension',
+      'gw.mcp.server': 'tools',
+      'gw.org_id': 'default',
+      'gw.request_id': (r._meta as Record<string, string>)['gw/requestId'],
+    })
+    expect(typeof span?.attributes['gen_ai.tool.call.id']).toBe('string')
+    expect(JSON.stringify(span?.attributes)).not.toContain('traced')
+    // A tool that failed in its own way (isError) names it on its span.
+    expect((await c.callTool({ name: 'tools__boom', arguments: {} })).isError).toBe(true)
+    const failed = (await receiver.waitFor(2)).find((s) => s.name === 'execute_tool tools__boom')
+    expect(failed?.attributes['error.type']).toBe('tool_error')
+  } finally {
+    await c.close()
+  }
+})
