@@ -94,6 +94,7 @@ const CASES: Record<string, Case> = {
   patchUser: { need: 'owner', org: false, method: 'PATCH', path: async () => `/users/${(await admin('POST', '/users', { email: `${fresh()}@example.com`, role: 'viewer' })).id}`, body: () => ({ role: 'admin' }) },
   deleteUser: { need: 'owner', org: false, method: 'DELETE', path: async () => `/users/${(await admin('POST', '/users', { email: `${fresh()}@example.com`, role: 'viewer' })).id}` },
   createUserToken: { need: 'self', org: false, method: 'POST', path: async () => `/users/${(await admin('POST', '/users', { email: `${fresh()}@example.com`, role: 'viewer' })).id}/tokens`, body: () => ({}) },
+  createSignInLink: { need: 'owner', org: false, method: 'POST', path: async () => `/users/${(await admin('POST', '/users', { email: `${fresh()}@example.com`, role: 'viewer' })).id}/sign-in-link` },
   setUserPassword: { need: 'self', org: false, method: 'PUT', path: async () => `/users/${(await admin('POST', '/users', { email: `${fresh()}@example.com`, role: 'viewer' })).id}/password`, body: () => ({ password: 'correct horse battery' }) },
   getOrg: { need: 'read', org: true, method: 'GET', path: (o) => `/orgs/${o}` },
   listServiceKeys: { need: 'read', org: true, method: 'GET', path: (o) => `/orgs/${o}/service-keys` },

@@ -70,6 +70,8 @@ export class AdminGuard {
     readonly sessions: SessionKeeper | undefined,
     readonly addresses: ClientAddresses,
     private readonly users?: UserAdmin,
+    /** GW_PUBLIC_URL: gw's address as browsers reach it, for the links it gives (else the request's origin). */
+    readonly publicUrl?: string,
     private readonly brake = new GuessBrake(),
   ) {}
 
@@ -158,6 +160,7 @@ export const ADMIN_OPERATIONS = ownOperations('admin', [
   { id: 'patchUser', method: 'PATCH', path: '/admin/users/:id', summary: "Change a user's name, role or orgs", body: UserPatchBody, answer: AnyObject, access: 'owner' },
   { id: 'deleteUser', method: 'DELETE', path: '/admin/users/:id', summary: 'Remove a user (its tokens and sessions end with it)', status: 204, access: 'owner' },
   { id: 'createUserToken', method: 'POST', path: '/admin/users/:id/tokens', summary: 'A personal admin token acting with the user\'s role (shown only here)', body: AdminTokenBody, answer: AnyObject, status: 201, access: 'self' },
+  { id: 'createSignInLink', method: 'POST', path: '/admin/users/:id/sign-in-link', summary: 'A first-sign-in link for the user (works once, for 24 hours; shown only here)', answer: AnyObject, status: 201, access: 'owner' },
   { id: 'setUserPassword', method: 'PUT', path: '/admin/users/:id/password', summary: "Set the user's dashboard password", body: PasswordBody, status: 204, access: 'self' },
   { id: 'getOrg', method: 'GET', path: ORG, summary: 'An org with its policy, provider keys (masked), routes, service keys, signing secrets and OIDC', answer: OrgAnswer },
   { id: 'listServiceKeys', method: 'GET', path: `${ORG}/service-keys`, summary: "The org's service keys (never the keys themselves)", answer: ListOf(AnyObject, 'ServiceKeyList') },
@@ -264,6 +267,10 @@ export const adminRoutes = (deps: Deps, admin: AdminService, guard: AdminGuard) 
         return json(c.request, null, 204)
       },
       createUserToken: async (c) => json(c.request, await admin.users.createToken(c.params.id as string, await readOptionalBody(c.request)), 201),
+      createSignInLink: async (c) => {
+        const { secret, expiresAt } = await admin.users.signInLink(c.params.id as string)
+        return json(c.request, { link: `${guard.publicUrl ?? new URL(c.request.url).origin}/ui/#first-sign-in=${secret}`, expiresAt }, 201)
+      },
       setUserPassword: async (c) => {
         await admin.users.setPassword(c.params.id as string, await readAdminBody(c.request))
         return json(c.request, null, 204)

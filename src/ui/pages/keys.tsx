@@ -2,7 +2,7 @@
 
 import { useState } from 'preact/hooks'
 import { api, get, orgPath } from '../api'
-import { Empty, ErrorNote, Field, fmtTime, Section, ShownOnce, useAction, useLoad } from '../components'
+import { Empty, ErrorNote, Field, fmtTime, IfCanChange, Section, ShownOnce, useAction, useLoad } from '../components'
 import type { OrgDetail, ServiceKeyInfo } from '../types'
 import { Providers } from './providers'
 
@@ -47,14 +47,16 @@ function ServiceKeys({ org }: { org: string }) {
       <p class="hint">
         Callers send <code>Authorization: GwKey &lt;key&gt;</code>. A key is shown once, when it is created.
       </p>
-      <form class="row" onSubmit={create} aria-label="Create a service key">
-        <Field label="Name (optional)">
-          <input name="keyName" value={name} onInput={(e) => setName(e.currentTarget.value)} placeholder="backend" />
-        </Field>
-        <button type="submit" disabled={busy}>
-          Create key
-        </button>
-      </form>
+      <IfCanChange>
+        <form class="row" onSubmit={create} aria-label="Create a service key">
+          <Field label="Name (optional)">
+            <input name="keyName" value={name} onInput={(e) => setName(e.currentTarget.value)} placeholder="backend" />
+          </Field>
+          <button type="submit" disabled={busy}>
+            Create key
+          </button>
+        </form>
+      </IfCanChange>
       <ErrorNote error={error ?? keys.error} />
       {created && <ShownOnce label={`New key ${created.id}`} value={created.key} onDone={() => setCreated(undefined)} />}
       {keys.data && list.length === 0 && <Empty title="No service keys yet — create one above to call gw." />}
@@ -84,9 +86,11 @@ function ServiceKeys({ org }: { org: string }) {
                 <td>{k.revokedAt ? <span class="status bad">revoked {fmtTime(k.revokedAt)}</span> : <span class="status ok">active</span>}</td>
                 <td>
                   {!k.revokedAt && (
-                    <button type="button" class="danger" onClick={() => revoke(k)} aria-label={`Revoke ${k.id}`}>
-                      Revoke
-                    </button>
+                    <IfCanChange>
+                      <button type="button" class="danger" onClick={() => revoke(k)} aria-label={`Revoke ${k.id}`}>
+                        Revoke
+                      </button>
+                    </IfCanChange>
                   )}
                 </td>
               </tr>
@@ -155,15 +159,18 @@ function ProviderKeys({ org, detail, reload }: { org: string; detail: OrgDetail;
                 <td>{p.enabled ? 'yes' : 'no'}</td>
                 <td>{fmtTime(p.updatedAt)}</td>
                 <td>
-                  <button type="button" class="danger" onClick={() => remove(p.provider, p.name)} aria-label={`Remove ${p.provider} key ${p.name}`}>
-                    Remove
-                  </button>
+                  <IfCanChange>
+                    <button type="button" class="danger" onClick={() => remove(p.provider, p.name)} aria-label={`Remove ${p.provider} key ${p.name}`}>
+                      Remove
+                    </button>
+                  </IfCanChange>
                 </td>
               </tr>
             ))}
           </tbody>
         </table>
       )}
+      <IfCanChange>
       <form class="grid-form" onSubmit={save} aria-label="Set a provider key">
         <Field label="Provider">
           <select value={provider} onChange={(e) => setProvider(e.currentTarget.value)}>
@@ -191,6 +198,7 @@ function ProviderKeys({ org, detail, reload }: { org: string; detail: OrgDetail;
           Save provider key
         </button>
       </form>
+      </IfCanChange>
       <ErrorNote error={error} />
     </Section>
   )
@@ -216,14 +224,16 @@ function SigningSecrets({ org, detail, reload }: { org: string; detail: OrgDetai
     })
   return (
     <Section title="Signing secrets (GwSigned tokens)">
-      <form class="row" onSubmit={create} aria-label="Create a signing secret">
-        <Field label="Key id (optional)">
-          <input value={kid} onInput={(e) => setKid(e.currentTarget.value)} placeholder="generated" />
-        </Field>
-        <button type="submit" disabled={busy}>
-          Create secret
-        </button>
-      </form>
+      <IfCanChange>
+        <form class="row" onSubmit={create} aria-label="Create a signing secret">
+          <Field label="Key id (optional)">
+            <input value={kid} onInput={(e) => setKid(e.currentTarget.value)} placeholder="generated" />
+          </Field>
+          <button type="submit" disabled={busy}>
+            Create secret
+          </button>
+        </form>
+      </IfCanChange>
       <ErrorNote error={error} />
       {created && <ShownOnce label={`New secret ${created.kid}`} value={created.secret} onDone={() => setCreated(undefined)} />}
       {detail.signingSecrets.length === 0 ? (
@@ -245,9 +255,11 @@ function SigningSecrets({ org, detail, reload }: { org: string; detail: OrgDetai
                 </td>
                 <td>{fmtTime(s.createdAt)}</td>
                 <td>
-                  <button type="button" class="danger" onClick={() => remove(s.kid)}>
-                    Delete
-                  </button>
+                  <IfCanChange>
+                    <button type="button" class="danger" onClick={() => remove(s.kid)}>
+                      Delete
+                    </button>
+                  </IfCanChange>
                 </td>
               </tr>
             ))}
