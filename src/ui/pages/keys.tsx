@@ -68,7 +68,8 @@ function ServiceKeys({ org }: { org: string }) {
               <th>Name</th>
               <th>Created</th>
               <th>Last used</th>
-              <th>Limits</th>
+              <th>Expires</th>
+              <th>Limits and scopes</th>
               <th>State</th>
               <th />
             </tr>
@@ -82,8 +83,26 @@ function ServiceKeys({ org }: { org: string }) {
                 <td>{k.name ?? '—'}</td>
                 <td>{fmtTime(k.createdAt)}</td>
                 <td>{fmtTime(k.lastUsedAt)}</td>
-                <td>{[k.requestsPerMinute && `${k.requestsPerMinute} rpm`, k.tokensPerMinute && `${k.tokensPerMinute} tpm`].filter(Boolean).join(', ') || '—'}</td>
-                <td>{k.revokedAt ? <span class="status bad">revoked {fmtTime(k.revokedAt)}</span> : <span class="status ok">active</span>}</td>
+                <td>{k.expiresAt ? fmtTime(k.expiresAt) : 'never'}</td>
+                <td>
+                  {[
+                    k.requestsPerMinute && `${k.requestsPerMinute} rpm`,
+                    k.tokensPerMinute && `${k.tokensPerMinute} tpm`,
+                    k.scopes?.endpoints && `endpoints ${k.scopes.endpoints.join(', ')}`,
+                    k.scopes?.models && `models ${k.scopes.models.join(', ')}`,
+                  ]
+                    .filter(Boolean)
+                    .join('; ') || '—'}
+                </td>
+                <td>
+                  {k.revokedAt ? (
+                    <span class="status bad">revoked {fmtTime(k.revokedAt)}</span>
+                  ) : k.expiresAt && Date.parse(k.expiresAt) <= Date.now() ? (
+                    <span class="status bad">expired</span>
+                  ) : (
+                    <span class="status ok">active</span>
+                  )}
+                </td>
                 <td>
                   {!k.revokedAt && (
                     <IfCanChange>
