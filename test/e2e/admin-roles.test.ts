@@ -218,6 +218,13 @@ describe('scoped reads and personal tokens', () => {
     expect(seen.every((e) => e.org === 'alpha')).toBe(true)
   })
 
+  test('/metrics (every org’s figures) is for owners: admins and viewers get 403', async () => {
+    for (const [caller, status] of [['admin-token', 200], ['owner', 200], ['admin', 403], ['viewer', 403]] as const) {
+      const res = await fetch(`${gw.url}/metrics`, { headers: { authorization: `Bearer ${tokens[caller]}` } })
+      expect(`${caller} ${res.status}`).toBe(`${caller} ${status}`)
+    }
+  })
+
   test("a personal token stops working when its user is removed; a changed role applies to the token's next request", async () => {
     const u = await admin('POST', '/users', { email: 'leaver@example.com', role: 'admin', orgs: ['alpha'] })
     const { token } = (await admin('POST', `/users/${u.id}/tokens`, {})) as { token: string }

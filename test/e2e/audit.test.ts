@@ -20,12 +20,13 @@ type Entry = AuditEntry
 
 const PROVIDER_KEY = 'sk-audit-provider-secret-0123456789'
 const CONFIG_KEY = 'sk-config-file-provider-secret-9876'
+const ENV_KEY = 'sk-environment-provider-secret-5555'
 
 beforeAll(async () => {
   const config = join(dir, 'gw.yaml')
   writeFileSync(config, `orgs:\n  filed:\n    providers:\n      openai:\n        - name: default\n          apiKey: ${CONFIG_KEY}\n    routes:\n      fast:\n        targets:\n          - model: openai/gpt-4o-mini\n`)
   // The CLI opens the same database as the gateway: a file (SQLite) or the test's schema (PostgreSQL).
-  gw = await startTestGateway({}, { GW_CONFIG: config, ...(onPostgres ? {} : { GW_DB: join(dir, 'gw.db') }) })
+  gw = await startTestGateway({}, { GW_CONFIG: config, OPENAI_API_KEY: ENV_KEY, ...(onPostgres ? {} : { GW_DB: join(dir, 'gw.db') }) })
 })
 afterAll(async () => {
   await gw.stop()
@@ -68,6 +69,12 @@ async function adminOk(method: string, path: string, body?: unknown, token = ADM
   if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`)
   return { res, body: res.status === 204 ? {} : ((await res.json()) as Record<string, unknown>) }
 }
+
+test('provider keys from the environment are recorded as configuration, masked', async () => {
+  const env = (await everything()).filter((e) => e.org === 'default' && e.action === 'provider.set')
+  expect(env.map((e) => [e.target, e.actor])).toEqual([['provider:openai/default', { kind: 'config-file' }]])
+  expect(JSON.stringify(env)).not.toContain(ENV_KEY)
+})
 
 test('a config file’s changes are recorded once, as made by the config file, its key masked', async () => {
   const filed = (await everything()).filter((e) => e.org === 'filed')

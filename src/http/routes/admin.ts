@@ -75,9 +75,12 @@ export class AdminGuard {
     private readonly brake = new GuessBrake(),
   ) {}
 
-  /** Throws unless the request carries the admin credential (`withSession`: a session cookie counts too). */
+  /**
+   * Throws unless the request carries an owner's credential (`withSession`: a session cookie counts too):
+   * what is server-wide (/metrics, every org's figures) is an owner's to read (PRODUCT §18).
+   */
   async check(request: Request, server: PeerSource | null, withSession = true): Promise<void> {
-    await this.principal(request, server, withSession)
+    authorize(await this.principal(request, server, withSession), 'owner', {})
   }
 
   /** Who the request's credential stands for; throws 401 (404 without GW_ADMIN_TOKEN) when it stands for nobody. */
