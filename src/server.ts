@@ -31,8 +31,7 @@ import { applyConfigFile, readConfigFile } from './config-file'
 import { asActor } from './admin/audit'
 import { type LoadReport, loadPromptFiles, readPromptFiles } from './prompts/prompt-files'
 import { type LogRetentionOptions, startLogRetention } from './store/log-retention'
-import { LogSpool } from './store/log-spool'
-import { LogWriter } from './store/log-writer'
+import { LogPath, type LogPathOptions } from './store/log-path'
 import { createPostgresStore } from './store/postgres'
 import { createSqliteStore } from './store/sqlite'
 import type { Store } from './store/types'
@@ -77,6 +76,21 @@ async function connectShared(config: Config): Promise<{ link: RedisLink; notices
   return { link, notices: new ChangeNotices(link, config.redisPrefix) }
 }
 
+/**
+ * The log path: entries are built and written by a log thread with its own connection (PostgreSQL, or
+ * a SQLite file; only a database server can be unreachable, so only it spools); an in-memory SQLite
+ * database, which no other thread can open, is written from this thread by the same code.
+ */
+function openLogPath(config: Config, store: Store, opts: LogPathOptions): LogPath {
+  if (config.databaseUrl) {
+    const logs = LogPath.thread({ kind: 'postgres', url: config.databaseUrl, spoolDir: resolve(config.spoolDir) }, opts)
+    void store.whenReady.then(() => logs.markReady(), () => {})
+    return logs
+  }
+  if (config.dbPath === ':memory:') return LogPath.inProcess(store.logs, opts)
+  return LogPath.thread({ kind: 'sqlite', path: resolve(config.dbPath) }, opts)
+}
+
 /** How long start-up waits for a database that does not answer before listening without it. */
 const STORE_WAIT_MS = 3000
 
@@ -102,7 +116,7 @@ export interface StartOptions {
   fetch?: typeof fetch
   /** Listen (default true); false builds everything but the socket, for tests using app.handle. */
   listen?: boolean
-  logWriter?: ConstructorParameters<typeof LogWriter>[1]
+  logWriter?: Partial<LogPathOptions>
   retention?: LogRetentionOptions
   health?: HealthOptions
   traceExporter?: ExporterOptions
@@ -167,9 +181,8 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
     health: (e) => health.applyShared(e),
     missed: () => orgs.invalidateAll(),
   })
-  const logs = new LogWriter(store.logs, {
-    // Only a database server can be unreachable: SQLite (a file) never spools.
-    ...(config.databaseUrl ? { spool: new LogSpool(config.spoolDir) } : {}),
+  const logs = openLogPath(config, store, {
+    bodyMaxBytes: config.logBodyMaxBytes,
     onError: (err, attempt) =>
       console.error(`gw: writing request logs failed (attempt ${attempt}), will retry:`, err instanceof Error ? err.message : err),
     quiet: () => metrics.inFlight <= 2,

@@ -1,6 +1,7 @@
 // Pass-through helpers: the client's body with only `model` swapped, and a stream translator that
-// relays every upstream event as it came (a `relay` part) while the provider's own translator still
-// reads it for usage, the first-byte commit and the log.
+// relays the upstream's bytes as received (cut at event boundaries by the attempt, `lastEventEnd` in
+// src/sse/parse.ts) while the provider's own translator still reads each event for usage, the
+// first-byte commit and the log.
 
 import type { StreamPart, StreamTranslator } from '../providers/adapter'
 import type { SseEvent } from '../sse/parse'
@@ -12,10 +13,15 @@ export function encodeEvent(ev: SseEvent): string {
 }
 
 export class RawRelay implements StreamTranslator {
+  /** See StreamTranslator.relaysBytes: off, each event is relayed as its SSE text instead. */
+  relaysBytes = true
+
   constructor(private readonly inner: StreamTranslator) {}
 
   push(ev: SseEvent): StreamPart[] {
-    return [{ type: 'relay', event: ev.event, text: encodeEvent(ev) }, ...this.inner.push(ev)]
+    const parts = this.inner.push(ev)
+    parts.unshift({ type: 'relay', event: ev.event, text: this.relaysBytes ? '' : encodeEvent(ev) })
+    return parts
   }
 
   end(): StreamPart[] {

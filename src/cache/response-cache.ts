@@ -2,7 +2,8 @@
 // `x-gw-cache`, `x-gw-cache-ttl`), its key (a hash of the request as it goes upstream), what is kept of
 // an answer (never an error, a refusal or an answer cut short) and the answer made from a kept one.
 
-import { badRequest } from '../errors'
+import { badRequest, errorShapeFor } from '../errors'
+import { NO_FALLBACK } from '../pipeline/5-fallback'
 import type { AnswerInfo, AnswerShape, Finish } from '../pipeline/6-normalise'
 import { failureOutcome, type Outcome } from '../pipeline/7-log'
 import type { AuthedContext, ChatInput, Deps, RawBody } from '../pipeline/context'
@@ -10,8 +11,6 @@ import type { Plan } from '../pipeline/endpoint'
 import type { UpstreamCompletion } from '../providers/adapter'
 import type { ChunkChoice, FinishReason, ToolCall, Usage } from '../providers/openai-types'
 import { SSE_HEADERS } from '../sse/encode'
-import { errorShapeFor } from '../errors'
-import { NO_FALLBACK } from '../pipeline/5-fallback'
 
 /** Answers larger than this are not kept unless the policy says otherwise. */
 export const DEFAULT_MAX_ENTRY_BYTES = 1_048_576
@@ -64,6 +63,9 @@ export function cacheUse(ctx: AuthedContext, input: ChatInput, plan: Plan): Cach
   if (asked !== undefined && asked !== 'off' && asked !== 'refresh')
     throw badRequest(`Invalid header "x-gw-cache": expected "off" or "refresh", got "${asked.slice(0, 32)}"`)
   if (asked === 'off') return undefined
+  // Responses that continue a stored conversation are not answered from the cache (stateless only, PRODUCT §19).
+  const raw = ctx.rawBody?.value as { previous_response_id?: unknown } | undefined
+  if (raw?.previous_response_id) return undefined
   let ttl = policy.ttlSeconds
   const ttlHeader = ctx.headers.get('x-gw-cache-ttl')
   if (ttlHeader !== null) {
@@ -99,7 +101,7 @@ const COMPLETE: ReadonlySet<FinishReason | null> = new Set(['stop', 'tool_calls'
  * complete one (200, not cut short, no refusal, a finish that is not `length` or a filter).
  */
 export function keep(deps: Deps, ctx: AuthedContext, use: CacheUse, o: Outcome, completion: UpstreamCompletion | undefined): void {
-  if (o.status !== 200 || o.errorCode || o.incomplete || o.refusal || !o.target || !o.usage || o.usage === null) return
+  if (o.status !== 200 || o.errorCode || o.incomplete || o.refusal || !o.target || !o.usage) return
   const c = completion ?? streamedCompletion(o)
   // An answer with no choices is an embeddings answer (its body is `native`).
   if (!c || (!c.choices.length && c.native === undefined) || !c.choices.every((ch) => COMPLETE.has(ch.finish_reason) && ch.message.refusal === null)) return
@@ -108,9 +110,14 @@ export function keep(deps: Deps, ctx: AuthedContext, use: CacheUse, o: Outcome, 
   if (text.length > use.maxEntryBytes || Buffer.byteLength(text) > use.maxEntryBytes) return
   const now = Date.now()
   deps.cache.put(ctx.org.org.id, use.key, text, now + use.ttlMs, now, deps.config.cacheMaxOrgBytes).catch((err: unknown) => {
-    console.error('gw: keeping an answer in the response cache failed:', err instanceof Error ? err.message : err)
+    // Said once a minute at most: while the store or Redis is away every miss would say it.
+    if (now - lastPutError < 60_000) return
+    lastPutError = now
+    console.error('gw: keeping an answer in the response cache failed (said once a minute at most):', err instanceof Error ? err.message : err)
   })
 }
+
+let lastPutError = -Infinity
 
 /** A streamed answer's transcript (the log's response body) as a completion. */
 function streamedCompletion(o: Outcome): UpstreamCompletion | undefined {

@@ -235,6 +235,7 @@ const COMMANDS: Record<string, Command> = {
         expiresAt: flag(a, 'expires'),
         mcp: keyToolPolicy(a),
         scopes: a.flags.has('endpoints') || a.flags.has('models') ? pick({ endpoints: list(a, 'endpoints'), models: list(a, 'models') }) : undefined,
+        mcp: keyToolPolicy(a),
       }),
     )
   },

@@ -11,6 +11,7 @@ import { findEntities, type Found, type PiiEntity } from './entities'
 import { callWebhook } from './webhook'
 
 type TextGuardrail = Exclude<Guardrail, { kind: 'webhook' }>
+type Webhook = Extract<Guardrail, { kind: 'webhook' }>
 
 /** A value found by a text guardrail: where, and the kind it is. */
 interface Hit {
@@ -36,6 +37,28 @@ class TextScreen {
     return kind === 'regex' ? this.label : kind.toUpperCase()
   }
 
+  /**
+   * `find` over a request's text of any size without holding the event loop: windows of 256 KiB that
+   * overlap by more than the longest value a rule finds (a regex match longer than the overlap that
+   * spans two windows is found in parts), the loop given back every 4 ms, stopped when the client leaves.
+   */
+  async findInWindows(text: string, signal: AbortSignal): Promise<Hit[]> {
+    if (text.length <= WINDOW) return this.find(text)
+    const hits: Hit[] = []
+    let since = performance.now()
+    for (let start = 0; ; start += WINDOW - OVERLAP) {
+      const end = Math.min(text.length, start + WINDOW)
+      for (const h of this.find(text.slice(start, end))) hits.push({ ...h, start: h.start + start, end: h.end + start })
+      if (end === text.length) break
+      if (performance.now() - since > YIELD_AFTER_MS) {
+        await new Promise<void>((resolve) => setImmediate(resolve))
+        signal.throwIfAborted()
+        since = performance.now()
+      }
+    }
+    return firstLongest(hits)
+  }
+
   find(text: string): Hit[] {
     if (this.wanted) return findEntities(text, this.wanted).map((f: Found) => ({ start: f.start, end: f.end, kind: f.entity }))
     const hits: Hit[] = []
@@ -48,15 +71,40 @@ class TextScreen {
         from = end > start ? end : end + 1
       }
     }
-    if (hits.length < 2) return hits
-    hits.sort((a, b) => a.start - b.start || b.end - a.end)
-    let until = -1
-    return hits.filter((h) => (h.start >= until ? ((until = h.end), true) : false))
+    return firstLongest(hits)
   }
 }
 
+/** A request's text is scanned in windows of this many characters… */
+const WINDOW = 262_144
+/** …each overlapping the one before by this many (more than a private key block, the longest value found). */
+const OVERLAP = 17_408
+const YIELD_AFTER_MS = 4
+/** Text shaped like a placeholder gw makes. */
+const PLACEHOLDER_LIKE = /\[[A-Z0-9_]{1,80}_\d{1,9}\]/g
+/** Above this many (values × characters), the log's scrub finds values by the rules rather than one by one. */
+const SCRUB_SEARCH_LIMIT = 20_000_000
+
+/** Hits that do not overlap, in order: the earliest, then the longest, wins. */
+function firstLongest(hits: Hit[]): Hit[] {
+  if (hits.length < 2) return hits
+  hits.sort((a, b) => a.start - b.start || b.end - a.end)
+  let until = -1
+  return hits.filter((h) => (h.start >= until ? ((until = h.end), true) : false))
+}
+
+/** The texts of an answer's message. */
+function answerSlots(m: Choice['message']): TextSlot[] {
+  const slots: TextSlot[] = []
+  if (m.content) slots.push({ get: () => m.content ?? '', set: (t) => (m.content = t) })
+  if (m.refusal) slots.push({ get: () => m.refusal ?? '', set: (t) => (m.refusal = t) })
+  if (m.reasoning_content) slots.push({ get: () => m.reasoning_content ?? '', set: (t) => (m.reasoning_content = t) })
+  for (const tc of m.tool_calls ?? []) slots.push({ get: () => tc.function.arguments, set: (t) => (tc.function.arguments = t) })
+  return slots
+}
+
 /** One guardrail per policy list (policies are cached objects): regexes compiled once. */
-const prepared = new WeakMap<readonly Guardrail[], (TextScreen | Extract<Guardrail, { kind: 'webhook' }>)[]>()
+const prepared = new WeakMap<readonly Guardrail[], (TextScreen | Webhook)[]>()
 
 function prepare(list: readonly Guardrail[]) {
   let p = prepared.get(list)
@@ -101,7 +149,7 @@ export const blocked = (name: string, kind: string, where: 'request' | 'answer')
 
 /**
  * The guardrails of one request. Built only when the org has some; `screenInput` runs before the
- * dispatch, `answer`/`streamText` on the way back, `scrub` on what the log keeps.
+ * dispatch, `answer` (JSON) and `GuardedStream` (src/guardrails/stream.ts) on the way back, `scrub` on what the log keeps.
  */
 export class Guard {
   readonly acted: GuardrailRecord[] = []
@@ -109,11 +157,13 @@ export class Guard {
   private readonly values = new Map<string, string>()
   /** Value → placeholder (masked) or label (redacted, blocked): what the log shows instead. */
   private readonly hidden = new Map<string, string>()
+  /** The last number given per label (`EMAIL` → 2 after `[EMAIL_2]`). */
   private readonly counters = new Map<string, number>()
+  /** `hidden`, longest value first (the log's scrub), made when first needed after a change. */
   private byLength: [string, string][] | undefined
   private readonly screens
-  /** Text that already holds a would-be placeholder: placeholders are numbered past it. */
-  private taken = ''
+  /** The would-be placeholders the request already holds (`[EMAIL_1]` typed by the client): never made again. */
+  private taken = new Set<string>()
   /** The longest placeholder made, for the stream's hold-back. */
   maxPlaceholder = 0
 
@@ -129,9 +179,35 @@ export class Guard {
     return this.hidden.size > 0
   }
 
-  /** Does any guardrail read the answer (output scans or restoring masked values)? */
+  /** Does any guardrail read the answer (output scans or webhooks, or restoring masked values)? */
   get readsAnswer(): boolean {
-    return this.values.size > 0 || this.outputScreens().length > 0
+    return this.values.size > 0 || this.outputScreens().length > 0 || this.reviewsAnswer
+  }
+
+  /** Does a webhook read the answer (a stream is then held whole until it has answered)? */
+  get reviewsAnswer(): boolean {
+    return this.webhooks('output').length > 0
+  }
+
+  private webhooks(where: 'input' | 'output'): Webhook[] {
+    return this.screens.filter((s): s is Webhook => !(s instanceof TextScreen) && (s.on === 'both' || s.on === where))
+  }
+
+  /** One webhook over texts: its verdict applied (texts rewritten in place), or the request refused. */
+  private async ask(w: Webhook, texts: string[], where: 'request' | 'answer', signal: AbortSignal): Promise<void> {
+    const r = await callWebhook(this.fetcher, w, texts, signal)
+    this.note(w.name, r.action, [])
+    if (r.action === 'deny') throw new GatewayError(400, 'guardrail_blocked', `Guardrail "${w.name}" blocked the ${where}${r.reason ? `: ${r.reason}` : ''}`)
+    if (r.action === 'fail_closed')
+      throw new GatewayError(503, 'gateway_error', `Guardrail "${w.name}" could not check the ${where} (${r.reason}) and fails closed: try again later`, {
+        headers: { 'retry-after': '1' },
+      })
+    if (r.texts) r.texts.forEach((t, i) => (texts[i] = t))
+  }
+
+  /** The output webhooks over an answer's texts (as the provider wrote them, before masked values are put back), in the policy's order. */
+  async reviewTexts(texts: string[], signal: AbortSignal): Promise<void> {
+    for (const w of this.webhooks('output')) await this.ask(w, texts, 'answer', signal)
   }
 
   /** Runs the input guardrails over the request's texts, in the policy's order; throws 400 guardrail_blocked or 503. */
@@ -141,21 +217,18 @@ export class Guard {
 
   /** The input guardrails over texts of a request (an embeddings request's inputs: its plan gives them). */
   async screenTexts(slots: TextSlot[], signal: AbortSignal): Promise<void> {
-    this.taken = slots.map((s) => s.get()).join('\n')
+    for (const slot of slots) for (const m of slot.get().matchAll(PLACEHOLDER_LIKE)) this.taken.add(m[0])
     for (const s of this.screens) {
       if (s instanceof TextScreen) {
         if (s.g.on === 'output') continue
-        for (const slot of slots) slot.set(this.apply(s, slot.get(), s.g.action, 'request'))
-      } else {
+        for (const slot of slots) {
+          const text = slot.get()
+          slot.set(this.apply(s, text, s.g.action, 'request', await s.findInWindows(text, signal)))
+        }
+      } else if (s.on !== 'output') {
         const texts = slots.map((x) => x.get())
-        const r = await callWebhook(this.fetcher, s, texts, signal)
-        this.note(s.name, r.action, [])
-        if (r.action === 'deny') throw new GatewayError(400, 'guardrail_blocked', `Guardrail "${s.name}" blocked the request${r.reason ? `: ${r.reason}` : ''}`)
-        if (r.action === 'fail_closed')
-          throw new GatewayError(503, 'gateway_error', `Guardrail "${s.name}" could not check the request (${r.reason}) and fails closed: try again later`, {
-            headers: { 'retry-after': '1' },
-          })
-        if (r.texts) r.texts.forEach((t, i) => slots[i]?.set(t))
+        await this.ask(s, texts, 'request', signal)
+        texts.forEach((t, i) => slots[i]?.set(t))
       }
     }
   }
@@ -185,16 +258,16 @@ export class Guard {
     return this.restore(this.scanAnswer(text))
   }
 
-  /** A JSON answer's texts, in place: content, refusal, tool call arguments, thinking. */
-  answer(choices: Choice[]): void {
+  /**
+   * A JSON answer's texts, in place (content, refusal, thinking, tool call arguments): the output
+   * guardrails, the output webhooks, then the masked values put back.
+   */
+  async answer(choices: Choice[], signal: AbortSignal): Promise<void> {
     if (!this.readsAnswer) return
-    for (const c of choices) {
-      const m = c.message
-      if (m.content) m.content = this.answerText(m.content)
-      if (m.refusal) m.refusal = this.answerText(m.refusal)
-      if (m.reasoning_content) m.reasoning_content = this.answerText(m.reasoning_content)
-      for (const tc of m.tool_calls ?? []) tc.function.arguments = this.answerText(tc.function.arguments)
-    }
+    const slots = choices.flatMap((c) => answerSlots(c.message))
+    const texts = slots.map((s) => this.scanAnswer(s.get()))
+    await this.reviewTexts(texts, signal)
+    texts.forEach((t, i) => slots[i]?.set(this.restore(t)))
   }
 
   /** The masked values put back: each placeholder gw made, and only those. */
@@ -226,10 +299,44 @@ export class Guard {
 
   /** A value as the log may keep it: every value this request masked, redacted or was blocked for replaced. */
   scrubText(text: string): string {
+    if (!this.hidden.size || !text) return text
+    // Many values in a long text: found again by the same rules (linear in the text) instead of searched one by one.
+    if (this.hidden.size * text.length > SCRUB_SEARCH_LIMIT) return this.scrubByRules(text)
     // Longest first, so a value inside a longer one never splits it.
     this.byLength ??= [...this.hidden].sort((a, b) => b[0].length - a[0].length)
     for (const [value, shown] of this.byLength) if (text.includes(value)) text = text.split(value).join(shown)
     return text
+  }
+
+  private scrubByRules(text: string): string {
+    for (const s of this.screens) {
+      if (!(s instanceof TextScreen)) continue
+      let out = ''
+      let from = 0
+      for (const h of s.find(text)) {
+        const shown = this.hidden.get(text.slice(h.start, h.end))
+        if (shown === undefined) continue
+        out += text.slice(from, h.start) + shown
+        from = h.end
+      }
+      if (from) text = out + text.slice(from)
+    }
+    return text
+  }
+
+  /**
+   * The JSON text of a body larger than the log keeps: its strings scrubbed until about `max`
+   * characters have been written, the rest left empty (the log stores a preview of the first bytes).
+   */
+  scrubbedPreview(value: unknown, max: number): string {
+    let budget = max
+    return JSON.stringify(value, (_key, v: unknown) => {
+      if (typeof v !== 'string') return v
+      if (budget <= 0) return ''
+      const s = this.scrubText(v)
+      budget -= s.length + 8
+      return s
+    })
   }
 
   /** Any JSON value with scrubText applied to its strings (keys included). */
@@ -242,8 +349,8 @@ export class Guard {
   }
 
   /** One text through one text guardrail. */
-  private apply(s: TextScreen, text: string, action: 'block' | 'redact' | 'mask', where: 'request' | 'answer'): string {
-    const hits = s.find(text)
+  private apply(s: TextScreen, text: string, action: 'block' | 'redact' | 'mask', where: 'request' | 'answer', found?: Hit[]): string {
+    const hits = found ?? s.find(text)
     if (!hits.length) return text
     const kinds = [...new Set(hits.map((h) => h.kind))]
     this.note(s.g.name, action, kinds)
@@ -269,7 +376,7 @@ export class Guard {
     let n = this.counters.get(label) ?? 0
     let p: string
     do p = `[${label}_${++n}]`
-    while (this.taken.includes(p) || this.values.has(p))
+    while (this.taken.has(p) || this.values.has(p))
     this.counters.set(label, n)
     this.values.set(p, value)
     this.maxPlaceholder = Math.max(this.maxPlaceholder, p.length)

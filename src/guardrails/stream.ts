@@ -1,8 +1,10 @@
 // A streamed answer through the request's guardrails (PRODUCT §19): each text of each choice (content,
 // refusal, thinking, each tool call's arguments) is held back just enough for the output guardrails to
 // see a whole value and for a placeholder split across chunks to be put back whole; the held text goes
-// out with the choice's finish, or before the stream's end. Works on parsed parts only.
+// out with the choice's finish, or before the stream's end. With an output webhook the whole answer is
+// held until the webhook has read it (HeldStream). Works on parsed parts only.
 
+import type { PartsTransform } from '../pipeline/6-normalise'
 import type { StreamPart } from '../providers/adapter'
 import type { ChunkChoice, ChunkDelta, ToolCallDelta } from '../providers/openai-types'
 import { MAX_ENTITY_CHARS, openKeyBlock } from './entities'
@@ -136,4 +138,93 @@ export class GuardedStream {
 function setText(d: ChunkDelta, f: TextField, text: string): void {
   if (text) d[f] = text
   else delete d[f]
+}
+
+/** The transform of a guarded stream: held whole when a webhook reads the answer, else piece by piece. */
+export function guardedTransform(guard: Guard, signal: AbortSignal): PartsTransform {
+  return guard.reviewsAnswer ? new HeldStream(guard, signal).transform : new GuardedStream(guard).transform
+}
+
+/** One choice of a held stream, as it came. */
+interface HeldChoice {
+  index: number
+  content: string
+  refusal: string
+  reasoning: string
+  tools: Map<number, { id?: string; name: string; args: string }>
+  finish: ChunkChoice['finish_reason']
+}
+
+/**
+ * A stream read whole before any of its text goes out, for an output webhook: at its end the texts go
+ * through the output guardrails, the webhooks and the restore (as a JSON answer's do), and each choice
+ * is written as one delta and its finish. Usage, meta and failures pass as they come.
+ */
+export class HeldStream {
+  private readonly choices = new Map<number, HeldChoice>()
+  private done = false
+
+  constructor(
+    private readonly guard: Guard,
+    private readonly signal: AbortSignal,
+  ) {}
+
+  readonly transform = async (parts: StreamPart[] | null): Promise<StreamPart[] | null> => {
+    if (parts === null) return this.done ? null : ((this.done = true), await this.release())
+    const out: StreamPart[] = []
+    for (const p of parts) {
+      if (p.type === 'raw') this.take((JSON.parse(p.json) as { choices: ChunkChoice[] }).choices)
+      else if (p.type === 'choices') this.take(p.choices)
+      else if (p.type === 'end') {
+        this.done = true
+        out.push(...(await this.release()), p)
+      } else out.push(p)
+    }
+    return out
+  }
+
+  private take(choices: ChunkChoice[]): void {
+    for (const c of choices) {
+      let h = this.choices.get(c.index)
+      if (!h) this.choices.set(c.index, (h = { index: c.index, content: '', refusal: '', reasoning: '', tools: new Map(), finish: null }))
+      const d = c.delta
+      h.content += d.content ?? ''
+      h.refusal += d.refusal ?? ''
+      h.reasoning += d.reasoning_content ?? ''
+      for (const tc of d.tool_calls ?? []) {
+        let t = h.tools.get(tc.index)
+        if (!t) h.tools.set(tc.index, (t = { name: '', args: '' }))
+        if (tc.id) t.id = tc.id
+        t.name += tc.function?.name ?? ''
+        t.args += tc.function?.arguments ?? ''
+      }
+      if (c.finish_reason) h.finish = c.finish_reason
+    }
+  }
+
+  /** The held answer, read by the guardrails and written out. */
+  private async release(): Promise<StreamPart[]> {
+    const held = [...this.choices.values()]
+    const slots: { get(): string; set(t: string): void }[] = []
+    for (const h of held) {
+      for (const f of ['content', 'refusal', 'reasoning'] as const) if (h[f]) slots.push({ get: () => h[f], set: (t) => (h[f] = t) })
+      for (const t of h.tools.values()) if (t.args) slots.push({ get: () => t.args, set: (x) => (t.args = x) })
+    }
+    const texts = slots.map((s) => this.guard.scanAnswer(s.get()))
+    await this.guard.reviewTexts(texts, this.signal)
+    texts.forEach((t, i) => slots[i]?.set(this.guard.restore(t)))
+    const out: StreamPart[] = []
+    for (const h of held) {
+      const delta: ChunkDelta = { role: 'assistant' }
+      if (h.content) delta.content = h.content
+      if (h.refusal) delta.refusal = h.refusal
+      if (h.reasoning) delta.reasoning_content = h.reasoning
+      if (h.tools.size)
+        delta.tool_calls = [...h.tools].map(([index, t]) => ({ index, ...(t.id ? { id: t.id, type: 'function' as const } : {}), function: { name: t.name, arguments: t.args } }))
+      out.push({ type: 'choices', choices: [{ index: h.index, delta, finish_reason: null }] })
+      if (h.finish) out.push({ type: 'choices', choices: [{ index: h.index, delta: {}, finish_reason: h.finish }] })
+    }
+    this.choices.clear()
+    return out
+  }
 }

@@ -45,8 +45,8 @@ export async function callWebhook(fetcher: typeof fetch, g: Webhook, texts: stri
       res.body?.cancel().catch(() => {})
       return failed(`it answered HTTP ${res.status}`)
     }
-    const body = await res.text()
-    if (body.length > MAX_ANSWER_BYTES) return failed('its answer is too large')
+    const body = await readCapped(res, MAX_ANSWER_BYTES)
+    if (body === undefined) return failed('its answer is too large')
     outcome = read(JSON.parse(body), texts.length)
   } catch (err) {
     signal.throwIfAborted()
@@ -54,4 +54,27 @@ export async function callWebhook(fetcher: typeof fetch, g: Webhook, texts: stri
     return failed(name === 'TimeoutError' ? `no answer within ${timeoutMs} ms` : name === 'SyntaxError' ? 'its answer is not JSON' : 'it could not be reached')
   }
   return typeof outcome === 'string' ? failed(outcome) : outcome
+}
+
+/** The answer's text, or undefined once it passes `max` bytes (the rest is not read). */
+async function readCapped(res: Response, max: number): Promise<string | undefined> {
+  const declared = Number(res.headers.get('content-length') ?? 0)
+  if (declared > max) {
+    res.body?.cancel().catch(() => {})
+    return undefined
+  }
+  if (!res.body) return ''
+  const reader = res.body.getReader()
+  const chunks: Uint8Array[] = []
+  let size = 0
+  try {
+    for (let r = await reader.read(); !r.done; r = await reader.read()) {
+      size += r.value.byteLength
+      if (size > max) return undefined
+      chunks.push(r.value)
+    }
+  } finally {
+    reader.cancel().catch(() => {})
+  }
+  return Buffer.concat(chunks).toString('utf8')
 }

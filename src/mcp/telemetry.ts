@@ -78,7 +78,8 @@ export class McpTelemetry {
     const [status, code] = ENTRY[end.status]
     const base = code ? failureOutcome(status, code, end.message ?? end.status) : answeredOutcome(status)
     const full = `${call.server}__${call.tool}`
-    const entry = recordRequest(
+    // The entry is taken whatever the log queue's fill (`room` is not waited on: a tool call's answer has gone already).
+    const { entry } = recordRequest(
       this.deps,
       call.ctx,
       undefined,

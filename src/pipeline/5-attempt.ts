@@ -21,7 +21,7 @@ import {
 } from '../providers/adapter'
 import type { ChatRequest } from '../providers/openai-types'
 import { clip, parseUpstreamJson } from '../providers/upstream-errors'
-import { SseDecoder } from '../sse/parse'
+import { lastEventEnd, SseDecoder } from '../sse/parse'
 import { kindOf } from '../providers/registry'
 import type { AttemptSpan } from '../observability/tracer'
 import type { Attempt } from '../domain/log-entry'
@@ -74,6 +74,17 @@ export function connectionTrouble(err: unknown): string {
   return known[code] ?? (code ? `connection failed (${code})` : 'connection failed')
 }
 
+const LF = 10
+
+/** The bytes of an event the upstream ended without its blank line, closed by one. */
+function closedEvent(held: Uint8Array): Uint8Array {
+  const tail = held[held.length - 1] === LF ? 1 : 2
+  const out = new Uint8Array(held.length + tail)
+  out.set(held)
+  out.fill(LF, held.length)
+  return out
+}
+
 export class UpstreamAttempt {
   /** This attempt's line in the log entry; later outcomes (a stream failing or refusing late) land here. */
   readonly record: Attempt
@@ -103,6 +114,8 @@ export class UpstreamAttempt {
   private reader: ReadableStreamDefaultReader<Uint8Array> | undefined
   private decoder: StreamDecoder | undefined
   private translator: StreamTranslator | undefined
+  /** Bytes of an event not yet whole (byte relay: see wholeEvents). */
+  private heldBytes: Uint8Array | undefined
   private ended = false
   private readonly onClientAbort = () => this.ac.abort()
   /** The provider key, as the health record knows it. */
@@ -294,18 +307,51 @@ export class UpstreamAttempt {
     for (;;) {
       this.arm(this.firstContentBy === Infinity ? this.timeoutMs : Math.min(this.timeoutMs, this.firstContentBy - performance.now()), 'stall')
       const chunk = await reader.read()
+      // Cut before the events are translated: a CR in the bytes turns the byte relay off for them.
+      const bytes = translator.relaysBytes && !chunk.done ? this.wholeEvents(chunk.value, translator) : undefined
       const events = chunk.done ? decoder.end() : decoder.push(chunk.value)
       if (decoder.tooLarge) return [{ type: 'failure', failure: { kind: 'provider_error', message: decoder.tooLarge } }]
       if (chunk.done) {
         const parts: StreamPart[] = []
+        // A last event without its blank line is relayed too, closed (as every event once was).
+        const held = this.heldBytes
+        this.heldBytes = undefined
+        if (translator.relaysBytes && held && events.length) parts.push({ type: 'bytes', bytes: closedEvent(held) })
         for (const e of events) parts.push(...translator.push(e))
         parts.push(...translator.end())
         return parts.length ? parts : null
       }
-      if (!events.length) continue
+      if (!events.length) {
+        if (bytes) return [bytes]
+        continue
+      }
       const parts = events.length === 1 ? translator.push(events[0] as (typeof events)[0]) : events.flatMap((e) => translator.push(e))
+      if (bytes) parts.unshift(bytes)
       if (parts.length) return parts
     }
+  }
+
+  /**
+   * The whole events of the bytes read so far, to relay as received; the rest is held until its event
+   * is whole. A CR turns the byte relay off for the rest of the stream (what is held is then relayed
+   * as its event's text when the decoder completes it).
+   */
+  private wholeEvents(chunk: Uint8Array, translator: StreamTranslator): StreamPart | undefined {
+    const held = this.heldBytes
+    let buf = chunk
+    if (held) {
+      buf = new Uint8Array(held.length + chunk.length)
+      buf.set(held)
+      buf.set(chunk, held.length)
+    }
+    const end = lastEventEnd(buf)
+    if (end === -1) {
+      translator.relaysBytes = false
+      this.heldBytes = undefined
+      return undefined
+    }
+    this.heldBytes = end < buf.length ? buf.subarray(end) : undefined
+    return end > 0 ? { type: 'bytes', bytes: buf.subarray(0, end) } : undefined
   }
 
   /** Moves the deadline `ms` from now; the one timer is created lazily and re-armed only when it fires early. */

@@ -8,6 +8,7 @@ import type { StreamPart, UpstreamCompletion, UpstreamFailure } from '../provide
 import type { ChunkChoice, FinishReason, ToolCall, Usage } from '../providers/openai-types'
 import { SSE_HEADERS } from '../sse/encode'
 import { estimateTokens } from '../tokens'
+import type { UpstreamAttempt } from './5-attempt'
 import type { Dispatched } from './5-fallback'
 import type { AuthedContext, Deps } from './context'
 import { failureOutcome, type Outcome } from './7-log'
@@ -122,7 +123,7 @@ export async function jsonAnswer(
   d: Dispatched,
   finish: Finish,
   shape: AnswerShape,
-  review?: (c: UpstreamCompletion) => void,
+  review?: (c: UpstreamCompletion) => Promise<void>,
 ): Promise<Response> {
   if (d.answer.kind !== 'json') throw new Error('jsonAnswer needs a JSON answer')
   const c = d.answer.completion
@@ -130,7 +131,7 @@ export async function jsonAnswer(
   const usage = c.usage ?? estimateUsage(d, text)
   const cost = costOf(d, usage)
   try {
-    review?.(c)
+    await review?.(c)
   } catch (err) {
     if (!(err instanceof GatewayError)) throw err
     const counted = finish({ ...baseOutcome(d), status: err.status, errorCode: err.code, errorMessage: err.message, usage, usageEstimated: !c.usage, costUsd: cost, responseBody: undefined })
@@ -204,14 +205,15 @@ type Ending = { kind: 'complete' } | { kind: 'failed'; failure: UpstreamFailure;
 /**
  * A change the request's guardrails make to the parsed parts on their way to the encoder (PRODUCT §19,
  * src/guardrails/stream.ts): given each read (null once the upstream is over) and may hold text back,
- * returning it later; may throw a GatewayError that ends the stream with its message.
+ * returning it later; may throw a GatewayError that ends the stream with its message. A promise only
+ * when it must wait for something (an output webhook reading the whole answer).
  */
-export type PartsTransform = (parts: StreamPart[] | null) => StreamPart[] | null
+export type PartsTransform = (parts: StreamPart[] | null) => StreamPart[] | null | Promise<StreamPart[] | null>
 
 /**
  * A client that stops reading holds the upstream connection: once it has taken nothing for
- * GW_CLIENT_READ_TIMEOUT_MS (time spent waiting for the upstream does not count), `onIdle` ends the
- * stream. One lazily armed timer; each pull only moves `waitingSince`.
+ * GW_CLIENT_READ_TIMEOUT_MS (time spent waiting for the upstream does not count), the stream's
+ * `idle()` ends it. One lazily armed timer; each pull only moves `waitingSince`.
  */
 class ReadWatch {
   private waitingSince = 0
@@ -220,7 +222,7 @@ class ReadWatch {
 
   constructor(
     private readonly timeoutMs: number,
-    private readonly onIdle: () => void,
+    private readonly stream: { idle(): void },
   ) {}
 
   /** Something was written: the client's turn to read. */
@@ -244,7 +246,7 @@ class ReadWatch {
     if (this.stopped || this.waitingSince === 0) return
     const left = this.waitingSince + this.timeoutMs - performance.now()
     if (left > 1) this.timer = setTimeout(this.check, left)
-    else this.onIdle()
+    else this.stream.idle()
   }
 }
 
@@ -262,41 +264,113 @@ export function streamAnswer(
   transform?: PartsTransform,
 ): Response {
   if (d.answer.kind !== 'stream') throw new Error('streamAnswer needs a stream answer')
-  const { attempt } = d.answer
-  const encoder = shape.stream(answerInfo(deps, ctx, d))
-  const transcript: Transcript = { content: '', toolCalls: [], finish: null, unread: [] }
-  let pending: StreamPart[] | null = d.answer.head
-  let reported: Usage | undefined
-  let upstreamEnded = false
-  let shuttingDown = false
-  let ended = false
-  let clientGone = false
-  let controller: ReadableStreamDefaultController<Uint8Array> | undefined
-  const write = (text: string) => {
-    if (text) controller?.enqueue(utf8.encode(text))
+  const pump = new StreamPump(deps, ctx, d, d.answer.attempt, d.answer.head, finish, shape, countTokens, transform)
+  return new Response(new ReadableStream<Uint8Array>(pump), { status: 200, headers: { ...SSE_HEADERS, ...successHeaders(ctx, d) } })
+}
+
+/**
+ * One streamed answer, as one object (its state in fields, its steps in methods: no closure per
+ * stream but `cut`): the response body's source, pulled by Bun as the client reads.
+ */
+class StreamPump implements UnderlyingDefaultSource<Uint8Array> {
+  private readonly encoder: StreamEncoder
+  private readonly transcript: Transcript = { content: '', toolCalls: [], finish: null, unread: [] }
+  private reported: Usage | undefined
+  private upstreamEnded = false
+  private shuttingDown = false
+  private ended = false
+  private clientGone = false
+  private controller: ReadableStreamDefaultController<Uint8Array> | undefined
+  private readonly watch: ReadWatch
+  /** Usage (reported, else estimated) and cost, worked out once when the answer is over. */
+  private final: { usage: Usage; cost: number | null } | undefined
+
+  constructor(
+    private readonly deps: Deps,
+    private readonly ctx: AuthedContext,
+    private readonly d: Dispatched,
+    private readonly attempt: UpstreamAttempt,
+    private pending: StreamPart[] | null,
+    private readonly finish: Finish,
+    shape: AnswerShape,
+    private readonly countTokens: CountTokens,
+    private readonly transform: PartsTransform | undefined,
+  ) {
+    this.encoder = shape.stream(answerInfo(deps, ctx, d))
+    deps.openStreams.add(this.cut)
+    this.watch = new ReadWatch(deps.config.clientReadTimeoutMs, this)
+  }
+
+  /** At shutdown gw cuts the stream: the attempt is closed, and the failure it then reports is told as gw's. */
+  private readonly cut = () => {
+    this.shuttingDown = true
+    this.attempt.close()
+  }
+
+  start(c: ReadableStreamDefaultController<Uint8Array>): void {
+    this.controller = c
+  }
+
+  async pull(): Promise<void> {
+    this.watch.reading()
+    try {
+      for (;;) {
+        let parts: StreamPart[] | null = this.pending ?? (await this.attempt.next())
+        this.pending = null
+        if (this.transform) {
+          const changed = this.transform(parts)
+          parts = changed instanceof Promise ? await changed : changed
+        }
+        if (this.ended) return
+        if (parts === null)
+          return await this.end(
+            this.upstreamEnded
+              ? { kind: 'complete' }
+              : { kind: 'failed', failure: { kind: 'provider_error', message: 'the upstream stream ended before it was complete' } },
+          )
+        const pumped = this.pump(parts)
+        if (typeof pumped === 'object') return await this.end(pumped)
+        if (pumped) return this.watch.waiting()
+      }
+    } catch (err) {
+      const error = err instanceof GatewayError ? err : undefined
+      await this.end({ kind: 'failed', failure: { kind: 'provider_error', message: err instanceof Error ? err.message : String(err) }, error })
+    }
+  }
+
+  cancel(): void {
+    this.clientGone = true
+    void this.end({ kind: 'left', why: 'the client disconnected before the end of the stream' })
+  }
+
+  /** The client took nothing for GW_CLIENT_READ_TIMEOUT_MS (ReadWatch). */
+  idle(): void {
+    this.clientGone = true
+    void this.end({ kind: 'left', why: `the client read nothing for ${this.deps.config.clientReadTimeoutMs} ms: the stream was ended` })
+    this.controller?.error(new Error('the client stopped reading'))
+  }
+
+  private write(text: string): boolean {
+    if (text) this.controller?.enqueue(utf8.encode(text))
     return text !== ''
   }
-  // At shutdown gw cuts the stream: the attempt is closed, and the failure it then reports is told as gw's.
-  const cut = () => {
-    shuttingDown = true
-    attempt.close()
-  }
-  deps.openStreams.add(cut)
-  const watch = new ReadWatch(deps.config.clientReadTimeoutMs, () => {
-    clientGone = true
-    void end({ kind: 'left', why: `the client read nothing for ${deps.config.clientReadTimeoutMs} ms: the stream was ended` })
-    controller?.error(new Error('the client stopped reading'))
-  })
 
-  /** Usage (reported, else estimated) and cost, worked out once when the answer is over. */
-  let final: { usage: Usage; cost: number | null } | undefined
-  const usageAndCost = () => {
-    if (!final) {
-      readRaw(transcript)
-      const u = reported ?? estimateUsage(d, transcript.content)
-      final = { usage: u, cost: costOf(d, u) }
+  private usageAndCost(): { usage: Usage; cost: number | null } {
+    if (!this.final) {
+      readRaw(this.transcript)
+      const u = this.reported ?? estimateUsage(this.d, this.transcript.content)
+      this.final = { usage: u, cost: costOf(this.d, u) }
     }
-    return final
+    return this.final
+  }
+
+  /** What the stream used, for the token count; undefined when that cannot be worked out (a bug: the outcome reports it). */
+  private usedTokens(): number | undefined {
+    try {
+      return this.usageAndCost().usage.total_tokens
+    } catch {
+      return undefined
+    }
   }
 
   /**
@@ -305,83 +379,88 @@ export function streamAnswer(
    * events are written (the answer's end, or its error event) and the stream closed. The request is
    * then settled with its outcome: the log entry follows the answer's check against its schema.
    */
-  async function end(how: Ending): Promise<void> {
-    if (ended) return
-    ended = true
-    watch.stop()
-    deps.openStreams.delete(cut)
-    attempt.close()
-    if (how.kind === 'failed' && shuttingDown) how = { kind: 'failed', failure: { ...how.failure, message: 'gw is shutting down: the answer was cut short' } }
+  private async end(how: Ending): Promise<void> {
+    if (this.ended) return
+    this.ended = true
+    this.watch.stop()
+    this.deps.openStreams.delete(this.cut)
+    this.attempt.close()
+    if (how.kind === 'failed' && this.shuttingDown) how = { kind: 'failed', failure: { ...how.failure, message: 'gw is shutting down: the answer was cut short' } }
     if (how.kind !== 'left') {
-      const used = usedTokens()
-      const counted = used === undefined ? undefined : countTokens(used)
+      const used = this.usedTokens()
+      const counted = used === undefined ? undefined : this.countTokens(used)
       if (counted) await counted
       // The client may have left meanwhile: then nothing is written, and it is what the log says.
-      if (clientGone) how = { kind: 'left', why: 'the client disconnected before the end of the stream' }
-      else how = writeClosing(how)
+      if (this.clientGone) how = { kind: 'left', why: 'the client disconnected before the end of the stream' }
+      else how = this.writeClosing(how)
     }
-    settle(how)
+    this.settle(how)
   }
 
-  /** What the stream used, for the token count; undefined when that cannot be worked out (a bug: the outcome reports it). */
-  const usedTokens = () => {
-    try {
-      return usageAndCost().usage.total_tokens
-    } catch {
-      return undefined
-    }
+  private failed(failure: UpstreamFailure, error?: GatewayError): string {
+    return this.encoder.fail(
+      this.shuttingDown || error ? failure.message : `The upstream stream failed after the answer had started (${failure.kind}): ${failure.message}`,
+      error,
+    )
   }
 
   /** The closing events of a complete answer, or its error event; an answer whose end cannot be written (a bug) ends with the error event. */
-  function writeClosing(how: Exclude<Ending, { kind: 'left' }>): Ending {
-    const failed = (failure: UpstreamFailure, error?: GatewayError) =>
-      encoder.fail(shuttingDown || error ? failure.message : `The upstream stream failed after the answer had started (${failure.kind}): ${failure.message}`, error)
+  private writeClosing(how: Exclude<Ending, { kind: 'left' }>): Ending {
     let text: string
     try {
-      text = how.kind === 'complete' ? encoder.end(usageAndCost().usage, usageAndCost().cost, transcript.finish) : failed(how.failure, how.error)
+      text =
+        how.kind === 'complete'
+          ? this.encoder.end(this.usageAndCost().usage, this.usageAndCost().cost, this.transcript.finish)
+          : this.failed(how.failure, how.error)
     } catch (err) {
       how = { kind: 'failed', failure: { kind: 'provider_error', message: err instanceof Error ? err.message : String(err) } }
-      text = failed(how.failure)
+      text = this.failed(how.failure)
     }
-    write(text)
-    controller?.close()
+    this.write(text)
+    this.controller?.close()
     return how
   }
 
   /** The request's settlement, with the stream's outcome; a bug building it is reported and settled as a 500. */
-  function settle(how: Ending): void {
-    const unexpected = (err: unknown) => console.error(`gw: unexpected error in request ${ctx.requestId}:`, err instanceof Error ? err.stack : err)
-    void outcomeOf(how)
+  private settle(how: Ending): void {
+    void this.outcomeOf(how)
       .catch((err: unknown) => {
-        unexpected(err)
-        return failureOutcome(500, 'gateway_error', 'Internal error', { attempts: d.attempts, target: d.attempt.target })
+        this.unexpected(err)
+        return failureOutcome(500, 'gateway_error', 'Internal error', { attempts: this.d.attempts, target: this.d.attempt.target })
       })
-      .then(finish)
-      .catch(unexpected)
+      .then(this.finish)
+      .catch((err: unknown) => this.unexpected(err))
   }
 
-  async function outcomeOf(how: Ending): Promise<Outcome> {
-    readRaw(transcript)
+  private unexpected(err: unknown): void {
+    console.error(`gw: unexpected error in request ${this.ctx.requestId}:`, err instanceof Error ? err.stack : err)
+  }
+
+  private async outcomeOf(how: Ending): Promise<Outcome> {
+    const t = this.transcript
+    readRaw(t)
     const failure = how.kind === 'failed' ? how.failure : undefined
     return {
-      ...baseOutcome(d),
-      structuredOutput: await checkStructuredOutput(attempt.body, transcript.content),
+      ...baseOutcome(this.d),
+      structuredOutput: await checkStructuredOutput(this.attempt.body, t.content),
       errorCode: failure ? (how.kind === 'failed' && how.error?.code) || 'provider_error' : null,
       errorMessage: failure?.message ?? (how.kind === 'left' ? how.why : null),
       incomplete: how.kind !== 'complete',
-      usage: usageAndCost().usage,
-      usageEstimated: !reported,
-      costUsd: usageAndCost().cost,
+      usage: this.usageAndCost().usage,
+      usageEstimated: !this.reported,
+      costUsd: this.usageAndCost().cost,
       responseBody: {
-        content: transcript.content,
-        ...(transcript.toolCalls.length ? { tool_calls: transcript.toolCalls } : {}),
-        finish_reason: transcript.finish,
+        content: t.content,
+        ...(t.toolCalls.length ? { tool_calls: t.toolCalls } : {}),
+        finish_reason: t.finish,
       },
+      responseStreamed: true,
     }
   }
 
   /** The parts of one upstream read, through the encoder; true when something was written. */
-  function pump(parts: StreamPart[]): Ending | boolean {
+  private pump(parts: StreamPart[]): Ending | boolean {
+    const encoder = this.encoder
     let wrote = false
     for (const p of parts) {
       switch (p.type) {
@@ -390,26 +469,31 @@ export function streamAnswer(
           break
         case 'raw':
           if (encoder.chunk) {
-            transcript.unread.push(p.json)
-            wrote = write(encoder.chunk(p.json)) || wrote
+            this.transcript.unread.push(p.json)
+            wrote = this.write(encoder.chunk(p.json)) || wrote
           } else {
             const choices = chunkChoices(p.json)
-            noteChoices(transcript, choices)
-            wrote = write(encoder.choices(choices)) || wrote
+            noteChoices(this.transcript, choices)
+            wrote = this.write(encoder.choices(choices)) || wrote
           }
           break
         case 'choices':
-          noteChoices(transcript, p.choices)
-          wrote = write(encoder.choices(p.choices)) || wrote
+          noteChoices(this.transcript, p.choices)
+          wrote = this.write(encoder.choices(p.choices)) || wrote
           break
         case 'relay':
-          wrote = write(encoder.relay(p)) || wrote
+          wrote = this.write(encoder.relay(p)) || wrote
+          break
+        case 'bytes':
+          // Relayed as received (the encoder has been told of each of its events by their `relay` parts).
+          this.controller?.enqueue(p.bytes)
+          wrote = true
           break
         case 'usage':
-          reported = p.usage
+          this.reported = p.usage
           break
         case 'end':
-          upstreamEnded = true
+          this.upstreamEnded = true
           break
         case 'failure':
           return { kind: 'failed', failure: p.failure }
@@ -417,37 +501,4 @@ export function streamAnswer(
     }
     return wrote
   }
-
-  const body = new ReadableStream<Uint8Array>({
-    start(c) {
-      controller = c
-    },
-    async pull() {
-      watch.reading()
-      try {
-        for (;;) {
-          let parts: StreamPart[] | null = pending ?? (await attempt.next())
-          pending = null
-          if (transform) parts = transform(parts)
-          if (ended) return
-          if (parts === null)
-            return await end(
-              upstreamEnded ? { kind: 'complete' } : { kind: 'failed', failure: { kind: 'provider_error', message: 'the upstream stream ended before it was complete' } },
-            )
-          const pumped = pump(parts)
-          if (typeof pumped === 'object') return await end(pumped)
-          if (pumped) return watch.waiting()
-        }
-      } catch (err) {
-        const error = err instanceof GatewayError ? err : undefined
-        await end({ kind: 'failed', failure: { kind: 'provider_error', message: err instanceof Error ? err.message : String(err) }, error })
-      }
-    },
-    cancel() {
-      clientGone = true
-      void end({ kind: 'left', why: 'the client disconnected before the end of the stream' })
-    },
-  })
-
-  return new Response(body, { status: 200, headers: { ...SSE_HEADERS, ...successHeaders(ctx, d) } })
 }

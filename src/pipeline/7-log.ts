@@ -5,7 +5,8 @@ import { usageTokens } from '../catalog/catalog'
 import { providerName, type Target } from '../providers/adapter'
 import { providerOfModel } from '../providers/provider-id'
 import type { Usage } from '../providers/openai-types'
-import { withJsonText } from '../store/json-text'
+import type { LogBodies } from '../store/log-path'
+import type { StreamedAnswer } from '../store/log-sink'
 import type { Attempt, Fallback, GuardrailRecord, LogEntry, RequestWarning } from '../domain/log-entry'
 import type { AuthedContext, ChatInput, Deps, RequestContext } from './context'
 import { NO_FALLBACK } from './5-fallback'
@@ -32,6 +33,8 @@ export interface Outcome {
   responseBody: unknown
   /** responseBody as JSON text, when the caller has serialised it already. */
   responseText?: string
+  /** responseBody is a streamed answer as the log keeps it (its text, tool calls, finish reason). */
+  responseStreamed?: boolean
   /** `org` or `key` when gw's own rate limit refused the request. */
   rateLimitScope?: string
   /** What the org's guardrails did (PRODUCT §19), when it has some. */
@@ -67,21 +70,6 @@ export function failureOutcome(status: number, code: string, message: string, ex
 /** The outcome of an API request that is not a chat (models, logs, usage): only its status. */
 export function answeredOutcome(status: number): Outcome {
   return { ...failureOutcome(status, '', ''), errorCode: null, errorMessage: null }
-}
-
-/**
- * A body over GW_LOG_BODY_MAX_BYTES is stored as `{truncated, bytes, preview}` (PRODUCT §11); one
- * within it keeps the JSON text it came as, so the writer does not serialise it again.
- */
-function capped(value: unknown, text: string | undefined, bytes: number | undefined, max: number): unknown {
-  const size = bytes ?? (text === undefined ? undefined : Buffer.byteLength(text))
-  if (size === undefined || size <= max) return text === undefined ? value : withJsonText(value, text)
-  // At most `max` bytes, cut on a character boundary.
-  const buf = Buffer.from((text ?? JSON.stringify(value)).slice(0, max))
-  let end = Math.min(max, buf.length)
-  while (end > 0 && end < buf.length && ((buf[end] as number) & 0xc0) === 0x80) end--
-  const preview = buf.subarray(0, end).toString('utf8')
-  return { truncated: true, bytes: size, preview }
 }
 
 export function endUserId(ctx: AuthedContext, input: ChatInput | undefined): string | null {
@@ -138,18 +126,29 @@ export function logEntry(deps: Deps, ctx: RequestContext | AuthedContext, input:
 }
 
 /**
- * Stage 7: the entry of an authenticated request, with its bodies, queued for the writer. `fields`: what an
- * entry that is not a model request says of itself (an MCP tool call's server and tool, PRODUCT §20).
+ * Stage 7: the entry of an authenticated request handed to the log path with its bodies as this
+ * thread holds them (the request's text as read, the answer's text as sent, else its value); the log
+ * thread caps and stores them. A promise when the log queue is full: the request waits for room.
+ * `fields`: what an entry that is not a model request says of itself (an MCP tool call's server and
+ * tool, PRODUCT §20).
  */
-export function recordRequest(deps: Deps, ctx: AuthedContext, input: ChatInput | undefined, o: Outcome, fields?: Partial<LogEntry>): LogEntry {
+export function recordRequest(
+  deps: Deps,
+  ctx: AuthedContext,
+  input: ChatInput | undefined,
+  o: Outcome,
+  fields?: Partial<LogEntry>,
+): { entry: LogEntry; room: Promise<void> | undefined } {
   const entry = logEntry(deps, ctx, input, o)
   if (fields) Object.assign(entry, fields)
+  const bodies: LogBodies = {}
   if (deps.config.logBodies) {
-    const max = deps.config.logBodyMaxBytes
-    if (ctx.rawBody) entry.requestBody = capped(ctx.rawBody.value, ctx.rawBody.text, ctx.rawBody.bytes, max)
-    if (o.responseBody !== undefined) entry.responseBody = capped(o.responseBody, o.responseText, undefined, max)
+    const raw = ctx.rawBody
+    if (raw) bodies.request = { text: raw.text, bytes: raw.bytes }
+    const res = o.responseBody
+    if (res !== undefined)
+      bodies.response = o.responseText !== undefined ? { text: o.responseText } : o.responseStreamed ? { stream: res as StreamedAnswer } : { value: res }
   }
   ctx.rawBody?.release?.()
-  deps.logs.write(entry)
-  return entry
+  return { entry, room: deps.logs.record(entry, bodies) }
 }

@@ -12,7 +12,7 @@ import type { ErrorStyle } from '../schemas/api-operation'
 
 /** The GenAI semantic conventions' operation names of gw's endpoints. */
 export type GenAiOperation = 'chat' | 'embeddings'
-import type { LogWriter } from '../store/log-writer'
+import type { LogPath } from '../store/log-path'
 import type { BudgetLedger } from '../policy/budget-ledger'
 import type { RateLimiter } from '../policy/rate-limiter'
 import type { StreamSlots } from '../policy/stream-slots'
@@ -28,7 +28,8 @@ export interface Deps {
   config: Config
   store: Store
   catalog: Catalog
-  logs: LogWriter
+  /** The log path: entries handed to the log thread (src/store/log-path.ts). */
+  logs: LogPath
   orgs: OrgDirectory
   health: UpstreamHealth
   /** Injected for tests; defaults to global fetch. */

@@ -19,18 +19,17 @@
 // clamping. A stream is settled when it ends, fails or the client leaves.
 
 import { cachedAnswer, cacheUse, keep, lookUp } from '../cache/response-cache'
-import { GatewayError } from '../errors'
-import { type Guard, guardFor } from '../guardrails/guard'
-import { GuardedStream } from '../guardrails/stream'
+import { guardFor } from '../guardrails/guard'
 import { authenticate, checkEndpointScope } from './1-auth'
 import { enforcePolicy } from './2-policy'
 import { route } from './3-route'
-import { type AdapterLookup, type DispatchFailed, type Dispatched, dispatch } from './5-fallback'
+import { type DispatchFailed, type Dispatched, dispatch } from './5-fallback'
 import { jsonAnswer, streamAnswer } from './6-normalise'
+import { chooseStreamPath } from './stream-path'
 import { answeredOutcome, endUserId, failureOutcome, type Outcome } from './7-log'
 import { checkEndUserHeader, type RouteResolver } from './chat-input'
 import type { AuthedContext, ChatInput, Deps, OrgContext, RawBody, RequestContext } from './context'
-import type { EndpointDeclaration, Plan } from './endpoint'
+import type { EndpointDeclaration } from './endpoint'
 import { chooseRoute } from './route-choice'
 import { failureOf, observeUnlogged, Settlement } from './settlement'
 
@@ -87,26 +86,27 @@ async function runAuthenticated(deps: Deps, e: EndpointDeclaration, ctx: AuthedC
     settlement.hold(await enforcePolicy(deps, run.identity, run.org, input, endUserId(ctx, input), ctx.signal, ctx.rawBody))
     if (plan.answerHere) return await plan.answerHere(settlement.finish)
     const guard = (settlement.guard = ctx.operation ? guardFor(run.org.org.policy.guardrails, deps.fetch) : undefined)
-    const adapters = guard ? await guardInput(guard, plan, input, ctx.signal) : plan.adapters
+    const path = await chooseStreamPath(plan, input, guard, ctx.signal)
     // An answer the guardrails changed is never kept: it holds this request's values or placeholders.
     const cache = ctx.operation && !guard?.hides && !guard?.readsAnswer ? cacheUse(ctx, input, plan) : undefined
     if (cache?.read) {
       const kept = await lookUp(deps, ctx, cache)
       if (kept) return await cachedAnswer(deps, ctx, input, kept, plan.shape, settlement.finish)
     }
-    const d = (dispatched = await dispatch(deps, run, input, route(deps, run.org, input), adapters))
+    const d = (dispatched = await dispatch(deps, run, input, route(deps, run.org, input), path.adapters))
     if (!d.ok) {
       const { status, code, message } = d.error
       await settlement.finish(failureOutcome(status, code, message, { attempts: d.attempts, model: d.lastModel }))
       throw d.error
     }
-    if (cache) settlement.cached(cache.read ? 'miss' : 'refresh', (o) => keep(deps, ctx, cache, o, d.answer.kind === 'json' ? d.answer.completion : undefined))
+    // A stream's transcript holds its first choice only: a stream of several is not kept.
+    const keepable = d.answer.kind === 'json' || !(typeof input.body.n === 'number' && input.body.n > 1)
+    if (cache) settlement.cached(cache.read ? 'miss' : 'refresh', (o) => keepable && keep(deps, ctx, cache, o, d.answer.kind === 'json' ? d.answer.completion : undefined))
     let res: Response
     if (d.answer.kind === 'json') {
-      res = await jsonAnswer(deps, ctx, d, settlement.finish, plan.shape, guard && ((c) => guard.answer(c.choices)))
+      res = await jsonAnswer(deps, ctx, d, settlement.finish, plan.shape, guard && ((c) => guard.answer(c.choices, ctx.signal)))
     } else {
-      const transform = guard?.readsAnswer ? new GuardedStream(guard).transform : undefined
-      res = streamAnswer(deps, ctx, d, settlement.finish, plan.shape, settlement.countTokens, transform)
+      res = streamAnswer(deps, ctx, d, settlement.finish, plan.shape, settlement.countTokens, path.transform)
     }
     if (ctx.operation) res.headers.set('x-gw-cache', cache ? 'miss' : 'off')
     return res
@@ -115,22 +115,6 @@ async function runAuthenticated(deps: Deps, e: EndpointDeclaration, ctx: AuthedC
     await settlement.fail(err, dispatched?.ok ? { attempts: dispatched.attempts, target: dispatched.attempt.target } : {})
     throw err
   }
-}
-
-/**
- * The org's input guardrails over the request (PRODUCT §19), and the adapters it then goes through:
- * ones that send `input.body` as the guardrails left it and read the answer's texts.
- */
-async function guardInput(guard: Guard, plan: Plan, input: ChatInput, signal: AbortSignal): Promise<AdapterLookup | undefined> {
-  // Embeddings: their adapters send the inputs the guardrails leave; the answer (vectors) has no text.
-  if (plan.texts) {
-    await guard.screenTexts(plan.texts, signal)
-    return plan.adapters
-  }
-  if (plan.adapters && !plan.translating)
-    throw new GatewayError(400, 'policy_violation', "This request cannot be read by the org's guardrails (a conversation the provider keeps): send the whole conversation")
-  await guard.screenInput(input.body, signal)
-  return plan.translating ?? plan.adapters
 }
 
 /**

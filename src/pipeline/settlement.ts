@@ -42,18 +42,22 @@ export class Settlement {
   readonly finish = (o: Outcome): Promise<void> | undefined => {
     if (this.done) return undefined
     this.done = true
-    if (this.guard) o = guarded(this.guard, this.ctx, o)
+    if (this.guard) o = guarded(this.guard, this.ctx, o, this.deps.config.logBodyMaxBytes)
     if (this.cache) o = { ...o, cache: this.cache.result }
     let cost: number | null = null
+    let room: Promise<void> | undefined
     let counted: Promise<void> | undefined
     try {
-      cost = record(this.deps, this.ctx, this.input, o).costUsd
+      const recorded = record(this.deps, this.ctx, this.input, o)
+      cost = recorded.entry.costUsd
+      room = recorded.room
     } finally {
       // The charges are settled whatever the log entry did.
       counted = settleCharge(this.deps, this.charge, o.usage?.total_tokens ?? 0, cost)
     }
     this.cache?.keep(o)
-    return counted
+    // A full log queue holds the answer's end too (back-pressure: the entry is never dropped).
+    return room && counted ? Promise.all([room, counted]).then(() => {}) : (room ?? counted)
   }
 
   /** Settles the token count alone, before a stream's closing events (its log entry follows them); a promise as for finish. */
@@ -69,11 +73,14 @@ export class Settlement {
  * What the log keeps of a guarded request: the guardrails that acted, and its bodies with every value
  * they masked, redacted or refused replaced by its placeholder or label (PRODUCT §19).
  */
-function guarded(guard: Guard, ctx: AuthedContext, o: Outcome): Outcome {
+function guarded(guard: Guard, ctx: AuthedContext, o: Outcome, maxBodyBytes: number): Outcome {
   const raw = ctx.rawBody
   if (raw && guard.hides) {
-    const value = guard.scrub(raw.value)
-    ctx.rawBody = { ...raw, value, text: JSON.stringify(value) }
+    if (raw.bytes > maxBodyBytes) ctx.rawBody = { ...raw, text: guard.scrubbedPreview(raw.value, maxBodyBytes) }
+    else {
+      const value = guard.scrub(raw.value)
+      ctx.rawBody = { ...raw, value, text: JSON.stringify(value) }
+    }
   }
   return {
     ...o,
@@ -93,10 +100,10 @@ export function failureOf(err: unknown, signal?: AbortSignal): Outcome {
 }
 
 /** Stage 7, then the observer. */
-function record(deps: Deps, ctx: AuthedContext, input: ChatInput | undefined, o: Outcome): LogEntry {
-  const entry = recordRequest(deps, ctx, input, o)
-  observe(deps, ctx, input, entry, o)
-  return entry
+function record(deps: Deps, ctx: AuthedContext, input: ChatInput | undefined, o: Outcome): ReturnType<typeof recordRequest> {
+  const recorded = recordRequest(deps, ctx, input, o)
+  observe(deps, ctx, input, recorded.entry, o)
+  return recorded
 }
 
 /** The observation of a request that is never logged (a refused credential; models, logs and usage reads). */

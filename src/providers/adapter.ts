@@ -132,8 +132,13 @@ export type StreamPart =
   | { type: 'failure'; failure: UpstreamFailure }
   /** The upstream's own end-of-stream signal arrived: the answer is complete. */
   | { type: 'end' }
-  /** One upstream event as it came (pass-through endpoints relay it byte for byte). */
+  /**
+   * One upstream event as it came (pass-through endpoints): its SSE text, or '' when its bytes travel
+   * in a `bytes` part (the event is then only named, for the encoder to know what passed).
+   */
   | { type: 'relay'; event: string | undefined; text: string }
+  /** Upstream bytes relayed as received: whole events only (src/apis/raw-relay.ts). */
+  | { type: 'bytes'; bytes: Uint8Array }
 
 /** Turns a streamed answer's bytes into events for the translator (SseDecoder unless the adapter has its own). */
 export interface StreamDecoder {
@@ -144,6 +149,12 @@ export interface StreamDecoder {
 }
 
 export interface StreamTranslator {
+  /**
+   * True while the upstream's bytes go to the client as received (the attempt cuts them at event
+   * boundaries into `bytes` parts); the translator then names each event with an empty `relay` part.
+   * Turned off for good when the stream is framed in a way the byte scan does not follow (a CR).
+   */
+  relaysBytes?: boolean
   push(event: SseEvent): StreamPart[]
   /** The upstream body closed. Protocols without an end marker (Gemini) report `end` here when complete. */
   end(): StreamPart[]

@@ -45,7 +45,7 @@ export const GuardrailBody = t.Union(
       {
         name: guardrailName,
         kind: t.Literal('webhook'),
-        on: t.Literal('input', { description: 'webhooks check the request' }),
+        on: guardrailOn,
         url: t.String({ pattern: '^https?://', maxLength: 2048 }),
         timeoutMs: t.Optional(t.Integer({ minimum: 1, maximum: 30_000, description: 'default 2000' })),
         failOpen: t.Boolean({ description: 'a webhook that is down, slow or answers badly lets the request through (true) or refuses it (false)' }),

@@ -113,3 +113,17 @@ export class SseDecoder {
     this.event = undefined
   }
 }
+
+const LF = 10
+const CR = 13
+
+/**
+ * Where the last whole event of `buf` ends (just past its blank line), 0 when none does; -1 when `buf`
+ * holds a CR, whose line ends this scan does not follow (the relay then goes on event by event).
+ * Every provider frames its events with LF alone.
+ */
+export function lastEventEnd(buf: Uint8Array): number {
+  if (buf.indexOf(CR) !== -1) return -1
+  for (let i = buf.length - 1; i > 0; i--) if (buf[i] === LF && buf[i - 1] === LF) return i + 1
+  return 0
+}

@@ -24,6 +24,11 @@ export interface LogWriterOptions {
    * that fills up at run time").
    */
   quiet?: () => boolean
+  /**
+   * Entries that left the writer's hands: written, moved to the spool, or given up (dropped). The log
+   * thread acknowledges them to the serving thread from here (src/store/log-path.ts).
+   */
+  onSettled?: (entries: readonly LogEntry[]) => void
 }
 
 /** Entries per transaction while quiet: a slice short enough that a request arriving meanwhile barely waits
@@ -67,7 +72,10 @@ export class LogWriter {
     this.pending.set(entry.requestId, entry)
     if (this.queue.length > this.maxQueue) {
       const dropped = this.queue.shift()
-      if (dropped) this.pending.delete(dropped.requestId)
+      if (dropped) {
+        this.pending.delete(dropped.requestId)
+        this.opts.onSettled?.([dropped])
+      }
       this.stats.dropped++
     }
     if (this.closed) return
@@ -112,6 +120,7 @@ export class LogWriter {
       if (this.queue.length && !this.toSpool()) await Bun.sleep(100 * (i + 1))
     }
     this.stats.dropped += this.queue.length
+    if (this.queue.length) this.opts.onSettled?.(this.queue)
     this.queue = []
     this.pending.clear()
   }
@@ -143,6 +152,7 @@ export class LogWriter {
     if (!spool || !this.queue.length) return false
     spool.append(this.queue)
     this.stats.spooled += this.queue.length
+    this.opts.onSettled?.(this.queue)
     // Entries stay readable by id from memory while they wait, as long as memory allows.
     if (this.pending.size > this.maxQueue) for (const e of this.queue) this.pending.delete(e.requestId)
     this.queue = []
@@ -187,6 +197,7 @@ export class LogWriter {
         this.pending.delete(e.requestId)
       }
       this.stats.written += batch.length
+      this.opts.onSettled?.(batch)
     })
     if (!failure) {
       this.queue.splice(0, written.size)

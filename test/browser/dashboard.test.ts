@@ -269,7 +269,11 @@ t('the response cache and guardrails are set on the policy page with validation 
   await page.keyboard.press('Escape')
   await detail.waitFor({ state: 'detached' })
   // The next steps' org has no cache or guardrails.
-  await gw.admin('PUT', '/orgs/default/policy', { ...org.policy, cache: undefined, guardrails: undefined })
+  const reset = await gw.admin('PUT', '/orgs/default/policy', { ...org.policy, cache: undefined, guardrails: undefined })
+  expect(reset.status).toBe(200)
+  // Leave on the page the next step expects to start from, once it has loaded.
+  await nav('Policy & access').click()
+  await page.getByRole('button', { name: 'Save policy' }).waitFor()
 }, 60_000)
 
 t('prompts: versions side by side with a diff, publish, and a playground that streams the answer', async () => {

@@ -158,6 +158,9 @@ test('errors, refusals and answers cut short are never kept', async () => {
   openai.enqueue({ kind: 'cut-after', events: 2 })
   await (await org.chat({ seed: 200, stream: true })).text()
   expect((await org.chat({ seed: 200 })).headers.get('x-gw-cache')).toBe('miss')
+  // A stream of several choices (its transcript holds the first).
+  await (await org.chat({ seed: 201, n: 2, stream: true })).text()
+  expect((await org.chat({ seed: 201, n: 2 })).headers.get('x-gw-cache')).toBe('miss')
 })
 
 test('policy and budgets still apply to hits: a hit counts as a request under the rate limit', async () => {
@@ -194,8 +197,36 @@ test('Messages, Responses and embeddings are answered from the cache too', async
   expect(await e2.json()).toEqual(e1Body)
   expect((await post('/v1/embeddings', { ...embed, input: ['a', 'c'] })).headers.get('x-gw-cache')).toBe('miss')
   const r = { model: 'openai/gpt-4o-mini', input: 'Say hi please' }
-  expect((await post('/v1/responses', r)).headers.get('x-gw-cache')).toBe('miss')
+  const first = await post('/v1/responses', r)
+  expect(first.headers.get('x-gw-cache')).toBe('miss')
   expect((await post('/v1/responses', r)).headers.get('x-gw-cache')).toBe('hit')
+  const replayed = await post('/v1/responses', { ...r, stream: true })
+  expect(replayed.headers.get('x-gw-cache')).toBe('hit')
+  const types = (await replayed.text()).split('\n').filter((l) => l.startsWith('event: ')).map((l) => l.slice(7))
+  expect(types[0]).toBe('response.created')
+  expect(types.at(-1)).toBe('response.completed')
+  // Stateless only: a request that continues a stored conversation is never answered from the cache.
+  const previous = ((await first.json()) as { id: string }).id
+  const next = { ...r, previous_response_id: previous }
+  expect((await post('/v1/responses', next)).headers.get('x-gw-cache')).toBe('off')
+  expect((await post('/v1/responses', next)).headers.get('x-gw-cache')).toBe('off')
+})
+
+test('prompt runs: the rendered request is the key (other variables miss, the same hit)', async () => {
+  const org = await orgWith(exact)
+  await gw.admin('POST', `/orgs/${org.id}/prompts`, { slug: 'greet', name: 'greet' })
+  const v = await gw.admin('POST', `/orgs/${org.id}/prompts/greet/versions`, {
+    model: 'openai/gpt-4o-mini',
+    userTemplate: 'Say hello to {{who}}.',
+    variables: [{ name: 'who', type: 'string', required: true }],
+    publish: true,
+  })
+  expect(v.status).toBe(201)
+  const run = (who: string) =>
+    gw.fetch('/v1/prompts/greet/run', { method: 'POST', headers: { authorization: `GwKey ${org.key}`, 'content-type': 'application/json' }, body: JSON.stringify({ variables: { who } }) })
+  expect((await run('Ada')).headers.get('x-gw-cache')).toBe('miss')
+  expect((await run('Ada')).headers.get('x-gw-cache')).toBe('hit')
+  expect((await run('Grace')).headers.get('x-gw-cache')).toBe('miss')
 })
 
 describe.skipIf(TEST_STORE !== 'postgres' || !TEST_WITH_REDIS)('two instances on PostgreSQL and Redis', () => {
@@ -223,3 +254,17 @@ describe.skipIf(TEST_STORE !== 'postgres' || !TEST_WITH_REDIS)('two instances on
     }
   })
 })
+
+test('Redis unreachable: the cache is a miss and the answer still comes', async () => {
+  const down = await startTestGateway({ openai }, { GW_REDIS_URL: 'redis://127.0.0.1:1', GW_REDIS_PREFIX: 'gwtest:cache-down:' })
+  try {
+    const org = await orgWith(exact, down)
+    for (let i = 0; i < 2; i++) {
+      const res = await org.chat({ seed: 900 })
+      expect(res.status).toBe(200)
+      expect(res.headers.get('x-gw-cache')).toBe('miss')
+    }
+  } finally {
+    await down.stop()
+  }
+}, 20_000)

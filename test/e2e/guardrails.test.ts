@@ -253,6 +253,11 @@ test('webhook: allow, deny with its reason, rewrite in order, and down or slow f
 
   hook.state.answer = { allow: true, texts: ['a', 'b'] }
   expect((await closed.chat('hello')).status).toBe(503)
+  // An answer past 4 MiB is not read to its end.
+  hook.state.answer = { allow: true, pad: 'x'.repeat(5_000_000) }
+  const huge = await closed.chat('hello')
+  expect(huge.status).toBe(503)
+  expect(((await huge.json()) as any).message).toContain('its answer is too large')
   hook.state.answer = { allow: true }
 })
 
@@ -297,4 +302,91 @@ test('embeddings: inputs are masked or refused before the provider sees them; th
   expect(refused.status).toBe(400)
   expect(((await refused.json()) as any).code).toBe('guardrail_blocked')
   expect(openaiFake.requests.length).toBe(before)
+})
+
+test('webhook on the answer: it reads the texts as the provider wrote them (placeholders, never the masked values); allow, rewrite and deny, JSON and streamed (held whole)', async () => {
+  const org = await orgWith([
+    { name: 'pii', kind: 'pii', on: 'input', action: 'mask', entities: ['email'] },
+    { name: 'tone', kind: 'webhook', on: 'output', url: hook.url, timeoutMs: 500, failOpen: false },
+  ])
+  hook.state.answer = { allow: true }
+  const plain = await org.chat('write to ada@example.com')
+  expect(((await plain.json()) as any).choices[0].message.content).toBe('write to ada@example.com')
+  expect(hook.state.posted.at(-1)).toEqual({ texts: ['write to [EMAIL_1]'] })
+
+  hook.state.answer = { allow: true, texts: ['please write to [EMAIL_1] politely'] }
+  const rewritten = await org.chat('write to ada@example.com')
+  expect(((await rewritten.json()) as any).choices[0].message.content).toBe('please write to ada@example.com politely')
+  expect((await org.log(rewritten)).guardrails).toEqual([
+    { name: 'pii', action: 'mask', entities: ['email'] },
+    { name: 'tone', action: 'rewrite', entities: [] },
+  ])
+
+  echo.cuts.push([3, 9, 14])
+  const streamed = await org.chat('write to ada@example.com', { stream: true })
+  const events = await readSse(streamed)
+  expect(events.at(-1)).toBe('[DONE]')
+  const text = events.flatMap((e) => (e === '[DONE]' ? [] : ((e.choices as { delta: { content?: string } }[])[0]?.delta.content ?? ''))).join('')
+  expect(text).toBe('please write to ada@example.com politely')
+
+  hook.state.answer = { allow: false, reason: 'too rude' }
+  const denied = await org.chat('write to ada@example.com')
+  expect(denied.status).toBe(400)
+  expect(await denied.json()).toMatchObject({ code: 'guardrail_blocked', message: 'Guardrail "tone" blocked the answer: too rude' })
+  echo.cuts.push([5])
+  const deniedStream = await org.chat('write to ada@example.com', { stream: true })
+  const raw = await deniedStream.text()
+  expect(raw).not.toContain('write to')
+  expect(raw).toContain('"code":"guardrail_blocked"')
+  hook.state.answer = { allow: true }
+
+  hook.state.status = 500
+  const down = await org.chat('hello')
+  expect(down.status).toBe(503)
+  expect(((await down.json()) as any).message).toContain('could not check the answer')
+  hook.state.status = 200
+})
+
+test('a body over GW_LOG_BODY_MAX_BYTES is logged as a preview with no masked value in it', async () => {
+  const small = await startTestGateway({}, { GW_LOG_BODY_MAX_BYTES: '1024' })
+  try {
+    await small.admin('POST', '/orgs', { id: 'preview', name: 'preview' })
+    await small.admin('PUT', '/orgs/preview/providers/openai', { apiKey: 'sk-echo', baseUrl: echo.url })
+    await small.admin('PUT', '/orgs/preview/policy', { guardrails: [maskAll] })
+    const { key } = (await (await small.admin('POST', '/orgs/preview/service-keys', {})).json()) as { key: string }
+    const content = `write to ada@example.com ${'and more words '.repeat(500)}`
+    const res = await small.chat({ model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content }] }, { authorization: `GwKey ${key}` })
+    expect(res.status).toBe(200)
+    const entry = await small.log(res.headers.get('x-gw-request-id') as string, key)
+    expect(entry.requestBody).toMatchObject({ truncated: true })
+    expect((entry.requestBody as { preview: string }).preview).toContain('write to [EMAIL_1]')
+    expect(JSON.stringify(entry)).not.toContain('ada@example.com')
+  } finally {
+    await small.stop()
+  }
+})
+
+test('Responses and prompt runs are guarded too: the provider gets placeholders, the client the values', async () => {
+  const org = await orgWith([maskAll])
+  const post = (path: string, body: object) =>
+    gw.fetch(path, { method: 'POST', headers: { authorization: `GwKey ${org.key}`, 'content-type': 'application/json' }, body: JSON.stringify(body) })
+  const r = await post('/v1/responses', { model: 'openai/gpt-4o-mini', input: 'mail ada@example.com' })
+  expect(r.status).toBe(200)
+  expect(JSON.stringify(echo.received.at(-1)?.messages)).toContain('mail [EMAIL_1]')
+  const out = (await r.json()) as { output: { content?: { text?: string }[] }[] }
+  expect(out.output.flatMap((o) => o.content ?? []).map((c) => c.text).join('')).toBe('mail ada@example.com')
+
+  await gw.admin('POST', `/orgs/${org.id}/prompts`, { slug: 'fwd', name: 'fwd' })
+  await gw.admin('POST', `/orgs/${org.id}/prompts/fwd/versions`, {
+    model: 'openai/gpt-4o-mini',
+    userTemplate: 'Forward to {{to}}.',
+    variables: [{ name: 'to', type: 'string', required: true }],
+    publish: true,
+  })
+  const run = await post('/v1/prompts/fwd/run', { variables: { to: 'grace@example.org' } })
+  expect(run.status).toBe(200)
+  expect(echo.received.at(-1)?.messages.at(-1).content).toBe('Forward to [EMAIL_1].')
+  expect(((await run.json()) as any).choices[0].message.content).toBe('Forward to grace@example.org.')
+  const entry = await org.log(run)
+  expect(JSON.stringify(entry)).not.toContain('grace@example.org')
 })

@@ -1,6 +1,7 @@
 // GET /health reports each check (store, redis, log writer); /health/live and /health/ready answer orchestrators.
 
 import { afterAll, beforeAll, expect, test } from 'bun:test'
+import { SQL } from 'bun'
 import { startFake, type FakeUpstream } from '../fakes/upstream'
 import { startTestGateway, type TestGateway } from '../helpers/gateway'
 import { TEST_STORE } from '../helpers/servers'
@@ -44,10 +45,31 @@ test('GET /health/live and /health/ready: 200 while the store is reachable and m
   expect((await ready.json()) as object).toMatchObject({ ok: true, status: 'ok', checks: { store: { status: 'ok' } } })
 })
 
-test('a database refusing log entries makes /health degraded (still 200), and ok again once they are written', async () => {
+/**
+ * Makes the database refuse log entries until the returned function is called: PostgreSQL for real
+ * (the table renamed away; the log thread writes on its own connection), the in-memory database of the
+ * SQLite leg (written on this thread) through its store.
+ */
+async function refuseLogs(): Promise<() => Promise<void>> {
+  const url = gw.gw.deps.config.databaseUrl
+  if (url) {
+    const sql = new SQL(url, { max: 1 })
+    await sql`ALTER TABLE request_logs RENAME TO request_logs_away`
+    return async () => {
+      await sql`ALTER TABLE request_logs_away RENAME TO request_logs`
+      await sql.close()
+    }
+  }
   const logs = gw.gw.deps.store.logs
   const insert = logs.insertLogs.bind(logs)
   logs.insertLogs = () => Promise.reject(new Error('refused for the test'))
+  return async () => {
+    logs.insertLogs = insert
+  }
+}
+
+test('a database refusing log entries makes /health degraded (still 200), and ok again once they are written', async () => {
+  const allow = await refuseLogs()
   const orig = console.error
   console.error = () => {}
   try {
@@ -61,9 +83,13 @@ test('a database refusing log entries makes /health degraded (still 200), and ok
     }
     expect(body).toMatchObject({ ok: true, status: 'degraded', checks: { logWriter: { status: 'degraded', queued: 1 } } })
   } finally {
-    logs.insertLogs = insert
+    await allow()
     console.error = orig
   }
-  await gw.gw.deps.logs.flush()
+  // Retried after its back-off: flushed until written.
+  for (let i = 0; i < 100 && gw.gw.deps.logs.queued > 0; i++) {
+    await gw.gw.deps.logs.flush()
+    await Bun.sleep(20)
+  }
   expect((await (await fetch(`${gw.url}/health`)).json()) as object).toMatchObject({ status: 'ok', checks: { logWriter: { status: 'ok', queued: 0 } } })
 })

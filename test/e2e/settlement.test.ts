@@ -31,10 +31,10 @@ function watch(gw: TestGateway) {
   const written = new Map<string, number>()
   const observed = new Map<string, number>()
   const { logs, observer } = gw.gw.deps
-  const write = logs.write.bind(logs)
-  logs.write = (entry: LogEntry) => {
+  const record = logs.record.bind(logs)
+  logs.record = (entry: LogEntry, bodies) => {
     written.set(entry.requestId, (written.get(entry.requestId) ?? 0) + 1)
-    write(entry)
+    return record(entry, bodies)
   }
   const finished = observer.requestFinished.bind(observer)
   observer.requestFinished = (r) => {

@@ -142,3 +142,22 @@ test('a token endpoint that cannot be reached is a provider_error of the provide
   expect((log.attempts as Record<string, unknown>[])[0]).toMatchObject({ outcome: 'provider_error', class: 'provider' })
   expectNoKey(error + JSON.stringify(log))
 })
+
+test('promptCaching auto (PRODUCT §19): Anthropic on Vertex gets the same breakpoints as Anthropic direct', async () => {
+  const before = ((await (await gw.admin('GET', '/orgs/default')).json()) as { policy: object }).policy
+  expect((await gw.admin('PUT', '/orgs/default/policy', { ...before, promptCaching: 'auto' })).status).toBe(200)
+  try {
+    const system = 'You are a careful support agent. '.repeat(160)
+    const res = await gw.chat({
+      model: 'vertex/claude-sonnet-4@20250514',
+      max_tokens: 50,
+      messages: [{ role: 'system', content: system }, { role: 'user', content: 'Hi' }, { role: 'assistant', content: 'Hello!' }, { role: 'user', content: 'Help me.' }],
+    })
+    expect(res.status).toBe(200)
+    const sent = lastRequest()?.body as Record<string, any>
+    expect(sent.system).toEqual([{ type: 'text', text: system, cache_control: { type: 'ephemeral' } }])
+    expect(sent.messages[1].content).toEqual([{ type: 'text', text: 'Hello!', cache_control: { type: 'ephemeral' } }])
+  } finally {
+    await gw.admin('PUT', '/orgs/default/policy', before)
+  }
+})

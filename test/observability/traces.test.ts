@@ -290,3 +290,18 @@ test("an Azure OpenAI attempt is named azure.ai.openai (GenAI conventions), and 
     await azure.stop()
   }
 })
+
+test("a request's span names the guardrails that acted (PRODUCT §19), and holds no value they hid", async () => {
+  const id = 'traced-guard'
+  await gw.admin('POST', '/orgs', { id, name: id })
+  await gw.admin('PUT', `/orgs/${id}/providers/openai`, { apiKey: openai.apiKey, baseUrl: openai.url })
+  await gw.admin('PUT', `/orgs/${id}/policy`, { guardrails: [{ name: 'pii', kind: 'pii', on: 'input', action: 'mask', entities: ['email'] }] })
+  const { key } = (await (await gw.admin('POST', `/orgs/${id}/service-keys`, {})).json()) as { key: string }
+  const res = await gw.chat({ model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'mail ada@example.com' }] }, { authorization: `GwKey ${key}` })
+  expect(res.status).toBe(200)
+  await res.text()
+  const spans = await receiver.waitFor(2)
+  const [server] = byKind(spans, 2)
+  expect(server?.attributes['gw.guardrails']).toEqual(['pii:mask:email'])
+  expect(JSON.stringify(spans.map((s) => s.attributes))).not.toContain('ada@example.com')
+})

@@ -6,7 +6,7 @@ import fc from 'fast-check'
 import { checkGuardrails, type Guardrail } from '../../src/guardrails/config'
 import { findEntities, ibanValid, luhn, PII_ENTITIES, type PiiEntity } from '../../src/guardrails/entities'
 import { Guard } from '../../src/guardrails/guard'
-import { GuardedStream } from '../../src/guardrails/stream'
+import { GuardedStream, HeldStream } from '../../src/guardrails/stream'
 import { GatewayError } from '../../src/errors'
 import type { StreamPart } from '../../src/providers/adapter'
 import type { ChatRequest } from '../../src/providers/openai-types'
@@ -205,4 +205,78 @@ test('scanning costs little: 1 MB of text with every kind asked for', () => {
   expect(hits.length).toBe(2 * Math.ceil(1_000_000 / chunk.length))
   // Generous for a shared machine; docs/policy.md gives the measured figure.
   expect(ms).toBeLessThan(1000)
+})
+
+test('property: a stream held for an output webhook gives back exactly the text, and the webhook sees placeholders only', async () => {
+  const seen: string[][] = []
+  const webhook = (async (_url: string, init: RequestInit) => {
+    seen.push((JSON.parse(init.body as string) as { texts: string[] }).texts)
+    return Response.json({ allow: true })
+  }) as unknown as typeof fetch
+  const list: Guardrail[] = [...maskAll, { name: 'review', kind: 'webhook', on: 'output', url: 'http://hook.invalid/', failOpen: false }]
+  await fc.assert(
+    fc.asyncProperty(textWithEntities, cuts, async (text, at) => {
+      const g = new Guard(list, webhook)
+      const req = body(text)
+      await g.screenInput(req, new AbortController().signal)
+      const upstream = req.messages[0]?.content as string
+      const s = new HeldStream(g, new AbortController().signal)
+      let client = ''
+      const take = (parts: StreamPart[] | null) => {
+        for (const p of parts ?? []) if (p.type === 'choices') for (const c of p.choices) client += c.delta.content ?? ''
+      }
+      const pieces = chunked(upstream, at)
+      for (const [i, piece] of pieces.entries()) {
+        const parts = await s.transform([{ type: 'choices', choices: [{ index: 0, delta: { content: piece }, finish_reason: i === pieces.length - 1 ? 'stop' : null }] }])
+        // Nothing of the text goes out before the end.
+        expect((parts ?? []).some((p) => p.type === 'choices')).toBe(false)
+        take(parts)
+      }
+      take(await s.transform([{ type: 'end' }]))
+      take(await s.transform(null))
+      expect(client).toBe(text)
+      if (upstream) expect(seen.at(-1)).toEqual([upstream])
+    }),
+    { numRuns: 200 },
+  )
+})
+
+test('a large request is screened in overlapping windows: the same values as one pass, and the event loop keeps turning', async () => {
+  const g = new Guard([...maskAll, { name: 'codes', kind: 'regex', on: 'input', action: 'redact', patterns: ['\\bPROJ-\\d{4}\\b', 'x+y', '(a|b)+c'] }], noFetch)
+  // Values on and around the window edges (every 245,760 characters).
+  const filler = 'lorem ipsum dolor sit amet consectetur '.repeat(40_000) // 1.56 MB
+  let text = filler
+  for (const at of [245_760 - 10, 245_760 * 2 - 3, 245_760 * 3 + 5, 262_144 - 8, 700_000])
+    text = `${text.slice(0, at)} ada@example.com 4111 1111 1111 1111 PROJ-1234 ${text.slice(at)}`
+  const whole = findEntities(text, ALL).map((f) => [f.start, f.end])
+  let turns = 0
+  const timer = setInterval(() => turns++, 1)
+  const req = body(text)
+  const t0 = performance.now()
+  await g.screenInput(req, new AbortController().signal)
+  const ms = performance.now() - t0
+  clearInterval(timer)
+  const sent = req.messages[0]?.content as string
+  expect(sent).not.toContain('ada@example.com')
+  expect(sent).not.toContain('4111 1111 1111 1111')
+  expect(sent).not.toContain('PROJ-1234')
+  expect(g.answerText(sent)).toBe(text.replaceAll('PROJ-1234', '[CODES]'))
+  expect(whole.length).toBe(10)
+  // The loop was given back while it scanned (a 1 ms timer ran several times).
+  if (ms > 20) expect(turns).toBeGreaterThan(2)
+})
+
+test("the log's scrub stays linear with many values: thousands of masked emails are found again by the rules", async () => {
+  const g = new Guard(maskAll, noFetch)
+  const text = Array.from({ length: 4000 }, (_, i) => `user${i}@example.com wrote`).join(' ')
+  const req = body(text)
+  await g.screenInput(req, new AbortController().signal)
+  const t0 = performance.now()
+  expect(g.scrubText(text)).toBe(req.messages[0]?.content as string)
+  expect(performance.now() - t0).toBeLessThan(500)
+  // A body larger than the log keeps: the preview's strings are scrubbed, the rest left empty.
+  const preview = g.scrubbedPreview({ messages: [{ content: text }, { content: text }] }, 1000)
+  expect(preview).not.toContain('user0@example.com')
+  expect(preview).toContain('[EMAIL_1]')
+  expect(preview.length).toBeLessThan(text.length + 200)
 })

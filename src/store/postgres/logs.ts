@@ -1,6 +1,7 @@
 // PostgreSQL storage of request log entries: multi-row batch inserts, lookup by id, filtered pages newest first.
 
 import type { SQL } from 'bun'
+import { jsonText } from '../json-text'
 import { decodeCursor, drivingFilter, encodeCursor, FILTER_WINDOW, withoutBodies } from '../log-cursor'
 import { BIN_SCALE, shapeStats } from '../log-stats'
 import type { LogEntry } from '../../domain/log-entry'
@@ -17,7 +18,7 @@ interface EntryRow {
   response_body?: string | null
 }
 
-const json = (v: unknown) => (v === undefined ? null : JSON.stringify(v))
+const json = (v: unknown) => (v === undefined ? null : jsonText(v))
 
 /** Conditions joined by AND. */
 const and = (sql: SQL, w: SQL.Query<unknown>[]) => w.reduce((acc, x) => sql`${acc} AND ${x}`)

@@ -1,0 +1,240 @@
+// The log thread's side of the log path: what the serving thread hands over per request, the entry built from it, and the writer that batches it into the store.
+
+import type { LogEntry } from '../domain/log-entry'
+import { withJsonText } from './json-text'
+import { LogWriter, type LogWriterOptions } from './log-writer'
+import type { LogStore } from './types'
+
+/**
+ * A body as the serving thread holds it: its JSON text as read or sent (and its size when known); a
+ * streamed answer as its assembled parts (its text unserialised); else the value.
+ */
+export interface BodyMaterial {
+  text?: string
+  /** Bytes of the whole body; `text` may hold only the prefix a preview keeps. */
+  bytes?: number
+  stream?: StreamedAnswer
+  value?: unknown
+}
+
+/** What the log keeps of a streamed answer (PRODUCT §11: the assembled text, tool calls and finish reason). */
+export interface StreamedAnswer {
+  content: string
+  tool_calls?: unknown[]
+  finish_reason: string | null
+}
+
+/**
+ * One request's log material, posted to the log thread: the entry without its bodies as JSON text
+ * (small: ids, figures, attempts, tags) and the bodies as the serving thread already held them, never
+ * serialised again there. `seq` orders the items and names them in acknowledgements.
+ */
+export interface LogItem {
+  seq: number
+  head: string
+  request?: BodyMaterial
+  response?: BodyMaterial
+}
+
+/** Serving thread → log thread. */
+export type ToLogThread =
+  | { kind: 'start'; store: LogThreadStore; writer: LogWriterSettings; bodyMaxBytes: number }
+  /** Items packed into one string (packItems): one copy per batch instead of a structured clone per object. */
+  | { kind: 'items'; packed: string }
+  | { kind: 'ready' }
+  | { kind: 'flush'; id: number }
+  | { kind: 'close'; id: number }
+
+/** Log thread → serving thread: `settled` lists the seqs written, spooled or given up since the last message. */
+export type FromLogThread =
+  | { kind: 'settled'; seqs: number[]; stats: SinkStats }
+  | { kind: 'done'; id: number; seqs: number[]; stats: SinkStats }
+  | { kind: 'error'; message: string; attempt: number; stats: SinkStats }
+
+/** Where the log thread writes: its own connection to the same database. */
+export type LogThreadStore = { kind: 'sqlite'; path: string } | { kind: 'postgres'; url: string; spoolDir: string }
+
+/** The writer's settings that cross to the log thread (numbers only). */
+export interface LogWriterSettings {
+  batchSize?: number
+  intervalMs?: number
+}
+
+export interface SinkStats {
+  written: number
+  dropped: number
+  retries: number
+  spooled: number
+  inSpool: number
+  failing: boolean
+}
+
+/**
+ * A body over `max` bytes is stored as `{truncated, bytes, preview}` (PRODUCT §11); one within it
+ * keeps the JSON text it came as, so the store does not serialise it again.
+ */
+export function cappedBody(b: BodyMaterial, max: number): unknown {
+  if (b.stream) return b.stream
+  const text = b.text
+  const size = b.bytes ?? (text === undefined ? undefined : Buffer.byteLength(text))
+  if (size === undefined || size <= max) return text === undefined ? b.value : withJsonText(JSON.parse(text), text)
+  // At most `max` bytes, cut on a character boundary.
+  const buf = Buffer.from((text ?? JSON.stringify(b.value)).slice(0, max))
+  let end = Math.min(max, buf.length)
+  while (end > 0 && end < buf.length && ((buf[end] as number) & 0xc0) === 0x80) end--
+  const preview = buf.subarray(0, end).toString('utf8')
+  return { truncated: true, bytes: size, preview }
+}
+
+/** The whole entry of an item, bodies capped. */
+export function entryOf(item: LogItem, bodyMaxBytes: number): LogEntry {
+  const entry = JSON.parse(item.head) as LogEntry
+  if (item.request) entry.requestBody = cappedBody(item.request, bodyMaxBytes)
+  if (item.response) entry.responseBody = cappedBody(item.response, bodyMaxBytes)
+  return entry
+}
+
+/**
+ * Builds entries from items and writes them with a LogWriter; every entry written, spooled or given
+ * up is reported by its seq through `settled` (the serving thread keeps each item until then, so a
+ * log thread that dies loses nothing: the next one is handed the same items again, and the stores
+ * skip request ids they already hold).
+ */
+export class LogSink {
+  private readonly seqOf = new WeakMap<LogEntry, number>()
+  private settledSeqs: number[] = []
+  private reportDue = false
+  readonly writer: LogWriter
+
+  constructor(
+    store: LogStore,
+    private readonly bodyMaxBytes: number,
+    options: LogWriterOptions,
+    private readonly report: (m: FromLogThread) => void,
+  ) {
+    this.writer = new LogWriter(store, {
+      ...options,
+      onSettled: (entries) => {
+        for (const e of entries) {
+          const seq = this.seqOf.get(e)
+          if (seq !== undefined) this.settledSeqs.push(seq)
+        }
+        this.reportSoon()
+      },
+      onError: (err, attempt) => {
+        options.onError?.(err, attempt)
+        this.report({ kind: 'error', message: err instanceof Error ? err.message : String(err), attempt, stats: this.stats() })
+      },
+    })
+  }
+
+  add(items: readonly LogItem[]): void {
+    for (const item of items) {
+      let entry: LogEntry
+      try {
+        entry = entryOf(item, this.bodyMaxBytes)
+      } catch {
+        // A head that does not parse cannot be written; it is given up rather than retried for ever.
+        this.settledSeqs.push(item.seq)
+        this.reportSoon()
+        continue
+      }
+      this.seqOf.set(entry, item.seq)
+      this.writer.write(entry)
+    }
+  }
+
+  /** Writes what is queued (see LogWriter.flush), then reports it done with what settled meanwhile. */
+  async flush(id: number): Promise<void> {
+    await this.writer.flush()
+    this.report({ kind: 'done', id, seqs: this.takeSettled(), stats: this.stats() })
+  }
+
+  /** Writes everything (see LogWriter.close), lets the store go, then reports it done. */
+  async close(id: number, closeStore?: () => Promise<void>): Promise<void> {
+    await this.writer.close()
+    await closeStore?.()
+    this.report({ kind: 'done', id, seqs: this.takeSettled(), stats: this.stats() })
+  }
+
+  stats(): SinkStats {
+    const w = this.writer
+    return { ...w.stats, inSpool: w.inSpool, failing: w.failing }
+  }
+
+  /** One report per turn of the thread's loop, however many batches settled in it. */
+  private reportSoon(): void {
+    if (this.reportDue) return
+    this.reportDue = true
+    setTimeout(() => {
+      this.reportDue = false
+      const seqs = this.takeSettled()
+      if (seqs.length) this.report({ kind: 'settled', seqs, stats: this.stats() })
+    }, 0)
+  }
+
+  private takeSettled(): number[] {
+    const seqs = this.settledSeqs
+    this.settledSeqs = []
+    return seqs
+  }
+}
+
+/**
+ * Items as one string: each field length-prefixed (`<length>:<text>`), so bodies cross to the log
+ * thread as the text they are, never serialised again. A body is `-` (none), `t<bytes>` or `t` and
+ * its text, `s`, the answer's text, finish reason and tool calls (JSON, `` when none), or `v` and its
+ * value as JSON (a value without text: a count, an MCP result).
+ */
+export function packItems(items: readonly LogItem[]): string {
+  let out = ''
+  for (const it of items) out += `${field(String(it.seq))}${field(it.head)}${packBody(it.request)}${packBody(it.response)}`
+  return out
+}
+
+const field = (s: string) => `${s.length}:${s}`
+
+function packBody(b: BodyMaterial | undefined): string {
+  if (!b) return field('-')
+  if (b.text !== undefined) return field(b.bytes === undefined ? 't' : `t${b.bytes}`) + field(b.text)
+  if (b.stream) {
+    const a = b.stream
+    return field('s') + field(a.content) + field(a.finish_reason ?? '') + field(a.tool_calls ? JSON.stringify(a.tool_calls) : '')
+  }
+  return field('v') + field(JSON.stringify(b.value) ?? 'null')
+}
+
+export function unpackItems(packed: string): LogItem[] {
+  let at = 0
+  const next = (): string => {
+    const colon = packed.indexOf(':', at)
+    const len = Number(packed.slice(at, colon))
+    at = colon + 1 + len
+    return packed.slice(colon + 1, at)
+  }
+  const body = (): BodyMaterial | undefined => {
+    const kind = next()
+    if (kind === '-') return undefined
+    if (kind[0] === 't') return kind.length > 1 ? { text: next(), bytes: Number(kind.slice(1)) } : { text: next() }
+    if (kind === 's') {
+      const content = next()
+      const finish = next()
+      const tools = next()
+      const stream: StreamedAnswer = { content, finish_reason: finish || null }
+      if (tools) stream.tool_calls = JSON.parse(tools) as unknown[]
+      // The key order of the answer gw always logged: content, tool_calls, finish_reason.
+      return { stream: tools ? { content, tool_calls: stream.tool_calls, finish_reason: stream.finish_reason } : stream }
+    }
+    return { value: JSON.parse(next()) }
+  }
+  const items: LogItem[] = []
+  while (at < packed.length) {
+    const item: LogItem = { seq: Number(next()), head: next() }
+    const request = body()
+    const response = body()
+    if (request) item.request = request
+    if (response) item.response = response
+    items.push(item)
+  }
+  return items
+}
