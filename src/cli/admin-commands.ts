@@ -233,7 +233,6 @@ const COMMANDS: Record<string, Command> = {
         requestsPerMinute: int(a, 'rpm'),
         tokensPerMinute: int(a, 'tpm'),
         expiresAt: flag(a, 'expires'),
-        mcp: keyToolPolicy(a),
         scopes: a.flags.has('endpoints') || a.flags.has('models') ? pick({ endpoints: list(a, 'endpoints'), models: list(a, 'models') }) : undefined,
         mcp: keyToolPolicy(a),
       }),
