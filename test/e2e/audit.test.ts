@@ -155,6 +155,26 @@ describe('every change through the admin API appends exactly one entry', () => {
     expect((await audit(`?actor=grace@example.com`)).data.map((e) => e.action)).toEqual(['partial.set'])
   })
 
+  test('a change made in the dashboard (a user’s session) names the user, with the request id', async () => {
+    const u = (await adminOk('POST', '/users', { email: 'dash@example.com', role: 'admin', orgs: ['acme'] })).body
+    await adminOk('PUT', `/users/${u.id}/password`, { password: 'dashboard password 1' })
+    const signIn = await fetch(`${gw.url}/ui/session`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'dash@example.com', password: 'dashboard password 1' }) })
+    expect(signIn.status).toBe(201)
+    const { csrf } = (await signIn.json()) as { csrf: string }
+    const cookie = (signIn.headers.get('set-cookie') as string).split(';')[0] as string
+    let res: Response | undefined
+    const entries = await appended(async () => {
+      res = await fetch(`${gw.url}/admin/orgs/acme/routes/from-dashboard`, {
+        method: 'PUT',
+        headers: { cookie, 'x-gw-csrf': csrf, 'content-type': 'application/json' },
+        body: JSON.stringify({ targets: [{ model: 'openai/gpt-4o' }] }),
+      })
+    })
+    expect(res?.status).toBe(200)
+    expect(entries).toHaveLength(1)
+    expect(entries[0]).toMatchObject({ action: 'route.set', actor: { kind: 'user', id: u.id as string, email: 'dash@example.com' }, requestId: res?.headers.get('x-gw-request-id') })
+  })
+
   test('the CLI is the actor of what its commands change', async () => {
     const config = gw.gw.deps.config
     const out: string[] = []
