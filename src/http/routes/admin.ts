@@ -1,4 +1,4 @@
-// The admin API (PRODUCT §6) under /admin, behind `Authorization: Bearer $GW_ADMIN_TOKEN`.
+// The admin API (PRODUCT §6, §18) under /admin: the admin token, a user's session or personal token; every route role-checked and audited (guarded).
 
 import type { AdminService } from '../../admin/admin-service'
 import { type Access, actorOf, authorize, orgsOf, type Principal } from '../../admin/access'
