@@ -127,7 +127,22 @@ t('an admin edits its own org and only reads another it is given no role in', as
   await nav('Keys').click()
   // Only its own org is listed, and there it has the edit controls.
   await expect(page.getByLabel('Org').locator('option').allTextContents()).resolves.toEqual(['Other (other)'])
-  await page.getByRole('button', { name: 'Create key' }).waitFor()
+  await page.getByRole('button', { name: 'Create key' }).click()
+  const made = page.getByRole('status')
+  const oldKey = (await made.locator('code').textContent()) ?? ''
+  await made.getByRole('button', { name: 'Done' }).click()
+  // Rotating without a grace (the dialog's default) shows the new key once and revokes the old one.
+  const oldId = `sk_${oldKey.slice('gw_sk_'.length, 'gw_sk_'.length + 12)}`
+  await page.getByRole('button', { name: `Rotate ${oldId}` }).click()
+  const rotated = page.getByRole('status')
+  await rotated.waitFor()
+  const newKey = (await rotated.locator('code').textContent()) ?? ''
+  expect(newKey).toMatch(/^gw_sk_/)
+  expect(newKey).not.toBe(oldKey)
+  await rotated.getByRole('button', { name: 'Done' }).click()
+  await expect(page.getByRole('row').filter({ hasText: oldId }).textContent()).resolves.toContain('revoked')
+  expect((await gw.fetch('/v1/models', { headers: { authorization: `GwKey ${oldKey}` } })).status).toBe(401)
+  expect((await gw.fetch('/v1/models', { headers: { authorization: `GwKey ${newKey}` } })).status).toBe(200)
   expect(await nav('Users').count()).toBe(0)
   await signOut()
 })

@@ -35,6 +35,15 @@ function ServiceKeys({ org }: { org: string }) {
       keys.reload()
     })
   }
+  const rotate = (k: ServiceKeyInfo) =>
+    run(async () => {
+      const grace = prompt(`Rotate key ${k.name ?? k.id}: how many seconds may the old key still work? (0: it stops now)`, '0')
+      if (grace === null) return
+      if (!/^\d*$/.test(grace.trim())) throw new Error('The grace is a whole number of seconds')
+      const made = await api<{ id: string; key: string }>('POST', orgPath(org, `/service-keys/${encodeURIComponent(k.id)}/rotate`), { graceSeconds: Number(grace.trim() || 0) })
+      setCreated(made)
+      keys.reload()
+    })
   const revoke = (k: ServiceKeyInfo) =>
     run(async () => {
       if (!confirm(`Revoke key ${k.name ?? k.id}? Requests using it get 401 from now on.`)) return
@@ -106,9 +115,14 @@ function ServiceKeys({ org }: { org: string }) {
                 <td>
                   {!k.revokedAt && (
                     <IfCanChange>
-                      <button type="button" class="danger" onClick={() => revoke(k)} aria-label={`Revoke ${k.id}`}>
-                        Revoke
-                      </button>
+                      <div class="row">
+                        <button type="button" class="secondary" onClick={() => rotate(k)} aria-label={`Rotate ${k.id}`}>
+                          Rotate
+                        </button>
+                        <button type="button" class="danger" onClick={() => revoke(k)} aria-label={`Revoke ${k.id}`}>
+                          Revoke
+                        </button>
+                      </div>
                     </IfCanChange>
                   )}
                 </td>
