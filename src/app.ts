@@ -13,7 +13,6 @@ import { ADMIN_OPERATIONS, AdminGuard, adminRoutes } from './http/routes/admin'
 import { endpointRoutes } from './http/routes/endpoints'
 import { MCP_ADMIN_OPERATIONS, mcpAdminRoutes } from './http/routes/mcp-admin'
 import { MCP_OPERATIONS, mcpRoutes } from './http/routes/mcp'
-import { McpGateway } from './mcp/gateway'
 import { HEALTH_OPERATIONS, healthRoutes } from './http/routes/health'
 import { LOG_OPERATIONS, logRoutes } from './http/routes/logs'
 import { METRICS_OPERATIONS, metricsRoutes } from './http/routes/metrics'
@@ -68,7 +67,7 @@ export function createApp(deps: Deps, admin = new AdminService(deps.store, (org)
     .use(clients ? endpointRoutes(deps) : off())
     .use(clients ? modelRoutes(deps) : off())
     .use(clients ? logRoutes(deps) : off())
-    .use(clients ? mcpRoutes(new McpGateway(deps)) : off())
+    .use(clients ? mcpRoutes(deps) : off())
     .use(operators ? adminRoutes(deps, admin, guard) : off())
     .use(operators ? mcpAdminRoutes(admin, guard) : off())
     .use(operators ? uiRoutes(guard, deps.config.dev, dashboardSignIn(deps, admin)) : off())

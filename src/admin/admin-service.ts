@@ -191,7 +191,8 @@ function checkVertexProvider(providerName: string, name: string, raw: unknown): 
   if (!isCompatName(providerName))
     throw badRequest(`Invalid provider name ${echo(providerName)} for a Vertex AI provider: [a-z][a-z0-9-]{0,31}, not a native provider's name`)
   const body = checkVertexProviderBody(raw)
-  let json: unknown = body.serviceAccountKey
+  let json: unknown = body.serviceAccountKey ?? body.serviceAccount
+  if (json === undefined) throw fieldError(['serviceAccountKey'], "serviceAccountKey is required: the service account's JSON key (also taken as serviceAccount)", 'required')
   if (typeof json === 'string') {
     try {
       json = JSON.parse(json)

@@ -30,9 +30,10 @@ const USAGES = [
   'gw org list',
   'gw org show [--org ID]',
   "gw policy set [--org ID] (--json '{…}' | --file policy.json)",
-  `gw provider set PROVIDER [--api-key -] [--org ID] [--base-url URL] [--disabled]
+  `gw provider set PROVIDER [--api-key -] [--org ID] [--base-url URL] [--disabled] [--file record.json]
                     (the key from stdin with --api-key -, else from OPENAI_API_KEY, ANTHROPIC_API_KEY, …;
-                     any other name is an OpenAI-compatible provider: --base-url, or a preset such as ollama, groq)`,
+                     any other name is an OpenAI-compatible provider: --base-url, or a preset such as ollama, groq;
+                     --file: the admin API's record, any kind: azure, bedrock, vertex, openai-compatible with quirks)`,
   'gw provider key add PROVIDER NAME [--api-key -] [--weight N] [--base-url URL] [--disabled] [--org ID]',
   'gw provider key remove PROVIDER NAME [--org ID]',
   'gw key create [--org ID] [--name NAME] [--rpm N] [--tpm N] [--expires TIME] [--endpoints PATH,…] [--models GLOB,…] [--mcp-allow GLOB,…] [--mcp-deny GLOB,…]',
@@ -89,6 +90,7 @@ const FLAG_HELP: Record<string, string> = {
   'policy set --json': "the whole policy as a JSON object (fields below); it replaces the org's policy",
   'policy set --file': 'a file holding that JSON object',
   'api-key': 'only "-": the key is read from stdin (a value in argv would show in `ps`)',
+  'provider set --file': 'a file (or "-": stdin) holding the record as PUT /admin/orgs/:org/providers/:provider takes it, secrets included (never in argv)',
   'base-url': "the provider API's base URL (default: the provider's own, or GW_<PROVIDER>_BASE_URL)",
   disabled: 'store the key switched off',
   weight: "this key's share of the provider's requests among the org's keys for it (default 1)",
@@ -653,6 +655,13 @@ export async function runAdminCommand(config: Config, words: string[], configFla
 /** Sets one of the org's keys for a provider (`default` is the key of `gw provider set`). */
 function providerKey(admin: AdminService, a: Args, name: string) {
   const provider = positional(a, 'which provider? (openai, anthropic, google, mistral, or an OpenAI-compatible one)')
+  const file = flag(a, 'file')
+  if (file !== undefined) {
+    // A record of any kind (PRODUCT §17), as the admin API takes it: from a file or stdin, so its secrets stay out of argv.
+    const body = JSON.parse(readFileSync(file === '-' ? 0 : file, 'utf8')) as unknown
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new Error('--file must hold a JSON object: the provider record')
+    return admin.putProvider(orgOf(a), provider, a.flags.has('disabled') ? { ...body, enabled: false } : body, name)
+  }
   if (!toProviderId(provider) && isCompatName(provider)) {
     // An OpenAI-compatible provider (PRODUCT §17): its key is optional, from stdin or the preset's variable.
     const given = flag(a, 'api-key')

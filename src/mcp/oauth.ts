@@ -7,9 +7,6 @@ import { GatewayError, badRequest } from '../errors'
 import type { McpServerRecord } from './records'
 import type { McpStore } from './store'
 
-/** The path of gw's OAuth callback, under the address users' browsers reach gw at. */
-export const CALLBACK_PATH = '/mcp/oauth/callback'
-
 /** How long an authorisation URL stays good. */
 const PENDING_MS = 10 * 60_000
 /** Authorisations a user may have started and not finished, per server (the newest kept). */

@@ -5,6 +5,9 @@ import { validator } from '../schemas/chat-body'
 import { badRequest, echo } from '../errors'
 import { fieldError } from '../schemas/problems'
 
+/** The path of gw's OAuth callback for MCP servers, under the address users' browsers reach gw at. */
+export const CALLBACK_PATH = '/mcp/oauth/callback'
+
 /** Server names become tool-name prefixes (`<server>__<tool>`): no "__" inside, so the split is unambiguous. */
 export const MCP_SERVER_NAME = /^[a-z0-9](?:[a-z0-9-]|_(?!_)){0,31}$/
 

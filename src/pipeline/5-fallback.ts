@@ -1,7 +1,7 @@
 // Stage 5, the walk down the fallback chain (PRODUCT §4a): primary first, then each chain entry
 // whose triggers match the last failure; one UpstreamAttempt per model tried, every one recorded.
 
-import { GatewayError } from '../errors'
+import { badRequest, GatewayError } from '../errors'
 import { type FailureKind, failureClass, type ProviderAdapter, type Target, type UpstreamFailure } from '../providers/adapter'
 import type { Wire } from '../providers/provider-id'
 import { adapterFor } from '../providers/registry'
@@ -101,7 +101,10 @@ export async function dispatch(
     const firedBy = i > 0 ? (kind ?? null) : null
     const adapter = adapters(c.target.provider, c.target)
     if (!adapter) {
-      skip(c, `provider "${c.ref.provider}" does not serve ${ctx.endpoint}`)
+      const why = `${c.ref.name.slice(0, 64)} does not serve ${ctx.endpoint}`
+      // The model asked for cannot answer this endpoint at all (Claude's embeddings): the caller's request is wrong.
+      if (i === 0 && !candidates.slice(1).some((e) => e.target)) throw badRequest(`${why}: use a model that does`)
+      skip(c, why)
       continue
     }
     const prepared = clamp(input, c.target, adapter)

@@ -18,11 +18,15 @@ export function azureRoot(baseUrl: string): string {
   return baseUrl.replace(/\/+$/, '').replace(/\/openai(\/v1)?$/, '')
 }
 
-/** Where a request for `modelId` goes, and the `model` its body names (none on the deployment API: the URL names it). */
+/**
+ * Where a request for `modelId` goes, and the `model` its body names (none on the deployment API: the URL names it).
+ * The Responses API is not per deployment: `…/openai/v1/responses`, or `…/openai/responses?api-version=`, the deployment as `model`.
+ */
 export function azureEndpoint(baseUrl: string, az: AzureSettings, modelId: string, path: string): { url: string; model: string | undefined } {
   const deployment = Object.hasOwn(az.deployments, modelId) ? (az.deployments[modelId] as string) : modelId
   const root = azureRoot(baseUrl)
   if (az.apiVersion === undefined) return { url: `${root}/openai/v1/${path}`, model: deployment }
+  if (path === 'responses') return { url: `${root}/openai/responses?api-version=${encodeURIComponent(az.apiVersion)}`, model: deployment }
   return { url: `${root}/openai/deployments/${encodeURIComponent(deployment)}/${path}?api-version=${encodeURIComponent(az.apiVersion)}`, model: undefined }
 }
 

@@ -35,6 +35,11 @@ function mentionsJson(messages: readonly ChatMessage[]): boolean {
   })
 }
 
+/** The whole instruction where the JSON can only be asked for in the prompt: the hint, and the schema when there is one. */
+export function jsonPromptHint(json: JsonRequest): string {
+  return json.mode === 'json_schema' ? `${JSON_HINT} It must match this JSON Schema: ${JSON.stringify(json.schema)}` : JSON_HINT
+}
+
 export function withJsonHint(messages: ChatMessage[]): ChatMessage[] {
   return mentionsJson(messages) ? messages : [{ role: 'system', content: JSON_HINT }, ...messages]
 }

@@ -315,3 +315,23 @@ test('gw logs list and gw logs show read the request log written by a running ga
   expect(missing.err).toContain('No log entry "nope"')
   expect(gw('logs', 'list', '--limit', '0').err).toContain('Invalid limit')
 })
+
+test('gw provider set --file sets a record of any kind as the admin API takes it (a file, or stdin), its secrets never printed', () => {
+  expect(gw('org', 'create', '--name', 'Kinds', '--id', 'kinds').code).toBe(0)
+  const secret = 'cLiBeDrOcKsEcReT/K7MDENG/bPxRfiCYEXAMPLE0'
+  const file = join(dir, 'bedrock.json')
+  writeFileSync(file, JSON.stringify({ kind: 'bedrock', region: 'eu-west-1', accessKeyId: 'AKIACLIBEDROCK000001', secretAccessKey: secret }), { mode: 0o600 })
+  const bedrock = gw('provider', 'set', 'aws', '--org', 'kinds', '--file', file)
+  expect(bedrock.code).toBe(0)
+  expect(bedrock.json()).toMatchObject({ provider: 'aws', kind: 'bedrock', region: 'eu-west-1', auth: 'sigv4' })
+  const azureKey = 'azure-cli-key-0123456789abcdef'
+  const azure = gwWith({}, JSON.stringify({ kind: 'azure', baseUrl: 'https://acme.openai.azure.com', apiKey: azureKey, apiVersion: '2024-10-21', deployments: { 'gpt-4o': 'prod' } }), 'provider', 'set', 'az', '--org', 'kinds', '--file', '-', '--disabled', '--json')
+  expect(azure.code).toBe(0)
+  expect(azure.json()).toMatchObject({ provider: 'az', kind: 'azure', deployments: { 'gpt-4o': 'prod' }, enabled: false })
+  for (const r of [bedrock, azure]) for (const s of [secret, azureKey]) expect(r.out + r.err).not.toContain(s)
+  const shown = text('org', 'show', '--org', 'kinds')
+  expect(shown.out).toContain('aws')
+  expect(shown.out).not.toContain(secret)
+  const bad = gw('provider', 'set', 'aws', '--org', 'kinds', '--file', join(dir, 'missing.json'))
+  expect(bad.code).not.toBe(0)
+})

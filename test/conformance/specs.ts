@@ -74,6 +74,10 @@ export interface ProviderSpec {
   start(): Promise<FakeUpstream>
   /** A native provider is set from its variables; a kind's record (the admin API's body) points at the fake. */
   record?(fake: FakeUpstream): Promise<object>
+  /** Its embeddings model (as the provider names it) and the path the call reaches; none: the provider has no embeddings (400). */
+  embeddings?: { id: string; path: string }
+  /** The catalog (or the record) prices the model: its answers cost more than 0; otherwise unknown (null). */
+  priced: boolean
   /** How the fake's "refusal" reaches the client: its finish, whether the log sees a refusal, whether `refusal` text is given (default: as logged). */
   refusal: { finish: string; logged: boolean; text?: boolean }
   path(stream: boolean): string
@@ -98,7 +102,7 @@ export interface ProviderSpec {
   }
 }
 
-const native = (provider: FakeProvider) => ({ name: provider, prefix: provider, protocol: provider, start: () => startFake(provider) })
+const native = (provider: FakeProvider) => ({ name: provider, prefix: provider, protocol: provider, priced: true, start: () => startFake(provider) })
 
 const ANTHROPIC_TOOLS = [{ name: 'get_weather', description: 'Current weather in a city', input_schema: WEATHER_PARAMS }]
 const GEMINI_TOOLS = [
@@ -108,6 +112,7 @@ const geminiText = (text: string) => ({ role: 'user', parts: [{ text }] })
 
 const openai: ProviderSpec = {
   ...native('openai'),
+  embeddings: { id: 'text-embedding-3-small', path: '/v1/embeddings' },
   id: 'gpt-4o',
   path: () => '/v1/chat/completions',
   auth: (fake) => ({ authorization: `Bearer ${fake.apiKey}` }),
@@ -177,6 +182,7 @@ const anthropic: ProviderSpec = {
 
 const google: ProviderSpec = {
   ...native('google'),
+  embeddings: { id: 'gemini-embedding-001', path: '/v1beta/models/gemini-embedding-001:batchEmbedContents' },
   id: 'gemini-3-pro-preview',
   path: (stream) => `/v1beta/models/gemini-3-pro-preview:${stream ? 'streamGenerateContent?alt=sse' : 'generateContent'}`,
   auth: (fake) => ({ 'x-goog-api-key': fake.apiKey }),
@@ -216,6 +222,7 @@ const google: ProviderSpec = {
 const M = { model: 'mistral-small-latest' }
 const mistral: ProviderSpec = {
   ...native('mistral'),
+  embeddings: { id: 'mistral-embed', path: '/v1/embeddings' },
   id: 'mistral-small-latest',
   path: () => '/v1/chat/completions',
   auth: (fake) => ({ authorization: `Bearer ${fake.apiKey}` }),
@@ -257,6 +264,8 @@ const compat: ProviderSpec = {
   ...openai,
   name: 'openai-compatible',
   prefix: 'compat',
+  // A record without a price, not a preset the catalog prices.
+  priced: false,
   start: () => startFake('openai', { apiKey: 'sk-compat-matrix-0123456789abcdef' }),
   record: async (fake) => ({ kind: 'openai-compatible', baseUrl: fake.url, apiKey: fake.apiKey }),
 }
@@ -280,6 +289,8 @@ const azure: ProviderSpec = {
   start: () => startFake('azure', { apiKey: 'azure-matrix-key-0123456789abcdef' }),
   record: async (fake) => ({ kind: 'azure', baseUrl: fake.url, apiKey: fake.apiKey, apiVersion: AZURE_API_VERSION, deployments: { 'gpt-4o': 'prod-4o' } }),
   path: () => `/openai/deployments/prod-4o/chat/completions?api-version=${AZURE_API_VERSION}`,
+  // A model the record does not map is deployed under its own id.
+  embeddings: { id: 'text-embedding-3-small', path: `/openai/deployments/text-embedding-3-small/embeddings?api-version=${AZURE_API_VERSION}` },
   auth: (fake) => ({ 'api-key': fake.apiKey }),
   notSent: ['authorization'],
   eventsIntoContent: 4,
@@ -324,6 +335,7 @@ const vertexGemini: ProviderSpec = {
   start: vertexFake('google'),
   record: vertexRecord,
   path: (stream) => vertexPath('google', google.id, stream ? 'streamGenerateContent?alt=sse' : 'generateContent'),
+  embeddings: { id: 'text-embedding-005', path: vertexPath('google', 'text-embedding-005', 'predict') },
   auth: bearer,
   notSent: ['x-goog-api-key'],
 }
@@ -338,6 +350,7 @@ const vertexAnthropic: ProviderSpec = {
   start: vertexFake('anthropic'),
   record: vertexRecord,
   path: (stream) => vertexPath('anthropic', CLAUDE_ON_VERTEX, stream ? 'streamRawPredict' : 'rawPredict'),
+  embeddings: undefined,
   auth: bearer,
   notSent: ['x-api-key', 'anthropic-version'],
   sent: Object.fromEntries(
@@ -356,10 +369,12 @@ const bedrock: ProviderSpec = {
   name: 'bedrock',
   prefix: 'bedrock',
   protocol: 'bedrock',
+  priced: true,
   id: BEDROCK_MODEL,
   start: async () => startFakeImpl(bedrockConverse({ region: 'eu-central-1', accessKeyId: 'AKIAMATRIXBEDROCK001' }), 'mAtRiXsEcReT/K7MDENG/bPxRfiCYEXAMPLEKEY0'),
   record: async (fake) => ({ kind: 'bedrock', region: 'eu-central-1', accessKeyId: 'AKIAMATRIXBEDROCK001', secretAccessKey: fake.apiKey, baseUrl: fake.url }),
   path: (stream) => `/model/${encodeURIComponent(BEDROCK_MODEL)}/${stream ? 'converse-stream' : 'converse'}`,
+  embeddings: { id: 'cohere.embed-english-v3', path: '/model/cohere.embed-english-v3/invoke' },
   auth: () => ({
     authorization: expect.stringMatching(/^AWS4-HMAC-SHA256 Credential=AKIAMATRIXBEDROCK001\/\d{8}\/eu-central-1\/bedrock\/aws4_request, SignedHeaders=\S+, Signature=[0-9a-f]{64}$/),
     'x-amz-date': expect.stringMatching(/^\d{8}T\d{6}Z$/),

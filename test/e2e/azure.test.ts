@@ -138,24 +138,19 @@ test('a config file (GW_CONFIG) sets an Azure record like the admin API', async 
   }
 })
 
-test('a 500 from Azure falls back to openai', async () => {
-  azure.enqueue({ kind: 'error', status: 500, errorType: 'server' })
-  const res = await gw.chat({ model: 'azure/gpt-4o', messages: hello, fallback_chain: [{ model: 'openai/gpt-4o-mini' }] })
-  expect(res.status).toBe(200)
-  expect(res.headers.get('x-gw-fallback-reason')).toBe('provider_error')
-  expect(((await res.json()) as any).model).toBe('openai/gpt-4o-mini')
-  expect(openai.requests).toHaveLength(1)
-})
-
-test('/v1/messages and /v1/responses reach Azure through the chat translators; embeddings through both URL forms', async () => {
+test('/v1/messages is translated to chat; /v1/responses is passed through to both URL forms (the deployment as model); embeddings through both', async () => {
   const messages = await post('/v1/messages', { model: 'azure/gpt-4o', max_tokens: 50, messages: [{ role: 'user', content: 'hi' }] })
   expect(messages.status).toBe(200)
   expect(((await messages.json()) as any)).toMatchObject({ type: 'message', model: 'azure/gpt-4o' })
-  const responses = await post('/v1/responses', { model: 'azure/gpt-4o', input: 'hi' })
+  const responses = await post('/v1/responses', { model: 'azure/gpt-4o', input: 'hi', store: false })
   expect(responses.status).toBe(200)
   const r = (await responses.json()) as any
-  expect(r).toMatchObject({ object: 'response', model: 'azure/gpt-4o' })
+  expect(r).toMatchObject({ object: 'response' })
   expect(r.output.length).toBeGreaterThan(0)
+  expect(azure.requests.at(-1)?.body).toEqual({ model: 'prod-4o', input: 'hi', store: false })
+  const depResponses = await post('/v1/responses', { model: 'azure-dep/gpt-4o-mini', input: 'hi' })
+  expect(depResponses.status).toBe(200)
+  expect(azure.requests.at(-1)?.body).toMatchObject({ model: 'mini-eu', input: 'hi' })
   const v1 = await post('/v1/embeddings', { model: 'azure/text-embedding-3-small', input: 'hi' })
   expect(v1.status).toBe(200)
   const dep = await post('/v1/embeddings', { model: 'azure-dep/text-embedding-3-small', input: ['a', 'b'] })
@@ -163,7 +158,8 @@ test('/v1/messages and /v1/responses reach Azure through the chat translators; e
   expect(((await dep.json()) as any).data).toHaveLength(2)
   expect(azure.requests.map((x) => x.path)).toEqual([
     '/openai/v1/chat/completions',
-    '/openai/v1/chat/completions',
+    '/openai/v1/responses',
+    `/openai/responses?api-version=${API_VERSION}`,
     '/openai/v1/embeddings',
     `/openai/deployments/emb/embeddings?api-version=${API_VERSION}`,
   ])

@@ -57,6 +57,24 @@ test('chat JSON: the Converse call is signed and names the model in its path; th
   expect(log.provider).toBe('bedrock')
 })
 
+test("structured output on a model Bedrock refuses a forced tool choice for (Llama): asked in the system prompt with the schema, the answer's text checked; a required tool_choice relaxed to auto", async () => {
+  aws.plan({ kind: 'text', text: '{"city":"Oslo"}' }, { kind: 'text', text: 'ok' })
+  const llama = 'meta.llama3-3-70b-instruct-v1:0'
+  const schema = { mode: 'json_schema', type: 'object', properties: { city: { type: 'string' } }, required: ['city'] }
+  const res = await gw.chat({ model: `bedrock/${llama}`, messages: hello, output_schema: schema })
+  expect(res.status).toBe(200)
+  expect(((await res.json()) as Record<string, any>).choices[0]).toMatchObject({ message: { content: '{"city":"Oslo"}' }, finish_reason: 'stop' })
+  const sent = aws.seen.at(-1)?.body as Record<string, any>
+  expect(sent.toolConfig).toBeUndefined()
+  expect(sent.system).toEqual([{ text: expect.stringContaining('"required":["city"]') }])
+  expect((await gw.log(res.headers.get('x-gw-request-id') as string)).structuredOutput).toEqual({ parsed: true, matchesSchema: true })
+  const tools = [{ type: 'function', function: { name: 'weather', parameters: { type: 'object', properties: {} } } }]
+  const relaxed = await gw.chat({ model: `bedrock/${llama}`, messages: hello, tools, tool_choice: 'required' })
+  expect(relaxed.status).toBe(200)
+  expect((aws.seen.at(-1)?.body as Record<string, any>).toolConfig.toolChoice).toEqual({ auto: {} })
+  expect((await gw.log(relaxed.headers.get('x-gw-request-id') as string)).warnings).toEqual([expect.objectContaining({ type: 'param_relaxed', setting: 'tool_choice' })])
+})
+
 test("a priced model costs what the catalog's bedrock section says, an inference profile as its model: cache reads and writes at their own prices", async () => {
   aws.plan({ kind: 'text', text: 'Hi there!' }, { kind: 'text', text: 'Hi there!' })
   const profile = 'us.anthropic.claude-sonnet-4-5-20250929-v1:0'
@@ -156,19 +174,6 @@ test('a Bedrock API key is sent as Authorization: Bearer, unsigned, and never sh
   expect(aws.seen.at(-1)?.signer).toBe('bearer')
   expect(aws.seen.at(-1)?.headers.get('authorization')).toBe(`Bearer ${API_KEY}`)
   expect(await (await gw.admin('GET', '/orgs/default')).text()).not.toContain(API_KEY.slice(0, 12))
-})
-
-test('the Messages API and the Responses API reach a Bedrock model through the same adapter', async () => {
-  aws.plan({ kind: 'text', text: 'Hello from Messages' }, { kind: 'text', text: 'Hello from Responses' })
-  const post = (path: string, body: unknown) => gw.fetch(path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })
-  const messages = await post('/v1/messages', { model: `bedrock/${MODEL}`, max_tokens: 30, messages: hello })
-  expect(messages.status).toBe(200)
-  expect(((await messages.json()) as Record<string, any>).content[0].text).toBe('Hello from Messages')
-  expect(aws.seen.at(-1)?.body.inferenceConfig).toEqual({ maxTokens: 30 })
-  const responses = await post('/v1/responses', { model: `bedrock/${MODEL}`, input: 'Say hi please' })
-  expect(responses.status).toBe(200)
-  expect(JSON.stringify(await responses.json())).toContain('Hello from Responses')
-  expect(aws.seen.at(-1)?.signer).toBe('AKIAFAKEBEDROCK0001')
 })
 
 test("/v1/models lists the catalog's Bedrock models under the provider's name, each with the endpoints it serves; AWS is not asked", async () => {

@@ -62,6 +62,14 @@ test('the admin API answers a Vertex provider with its project and location, nev
   const text = await bad.text()
   expect(text).toContain('private_key')
   expect(text).not.toContain('not a key')
+  // PRODUCT §17 names the key `serviceAccount`: taken too; without either, a 400 naming the field.
+  const { serviceAccountKey: key, ...rest } = provider(pem)
+  const named = await gw.admin('PUT', '/orgs/default/providers/vertex-named', { ...rest, serviceAccount: key })
+  expect(named.status).toBe(200)
+  expectNoKey(await named.text())
+  const none = await gw.admin('PUT', '/orgs/default/providers/vertex-none', rest)
+  expect(none.status).toBe(400)
+  expect(await none.text()).toContain('serviceAccountKey')
 })
 
 test("/v1/models lists Gemini's and Claude's catalog models under the Vertex provider's name, Claude as Vertex versions it", async () => {
@@ -70,7 +78,7 @@ test("/v1/models lists Gemini's and Claude's catalog models under the Vertex pro
   expect(res.status).toBe(200)
   const ids = ((await res.json()) as { data: { id: string; owned_by: string }[] }).data.filter((m) => m.owned_by === 'vertex').map((m) => m.id)
   expect(ids).toEqual(expect.arrayContaining(['vertex/gemini-2.5-flash', 'vertex/claude-sonnet-4-5@20250929', 'vertex/claude-sonnet-4@20250514']))
-  expect(ids).not.toContain('vertex/gemini-embedding-001')
+  expect(ids).toContain('vertex/gemini-embedding-001')
   expect((await gw.fetch(`/v1/models/${encodeURIComponent('vertex/claude-sonnet-4@20250514')}`)).status).toBe(200)
   // Listing asks Google nothing.
   expect(oauth.grants.length).toBe(grants)
@@ -84,6 +92,37 @@ test('the access token is fetched once for many requests, concurrent or not', as
   // One grant for the good key over every request of this file so far (the foreign key has not been used yet).
   expect(oauth.grants.filter((g) => g.status === 200)).toHaveLength(1)
   expect(oauth.issued).toHaveLength(1)
+})
+
+test("embeddings: Vertex AI's :predict with instances and outputDimensionality, the same token; vectors, base64 and Vertex's token count in OpenAI terms", async () => {
+  const embed = (body: unknown) => gw.fetch('/v1/embeddings', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })
+  const res = await embed({ model: 'vertex/text-embedding-005', input: ['one two', 'three'], dimensions: 256 })
+  expect(res.status).toBe(200)
+  const body = (await res.json()) as Record<string, any>
+  expect(body).toMatchObject({ object: 'list', model: 'text-embedding-005', usage: { prompt_tokens: 3, total_tokens: 3 } })
+  expect(body.data.map((d: { embedding: number[] }) => d.embedding.length)).toEqual([256, 256])
+  const sent = lastRequest()
+  expect(sent?.path).toBe(`/v1/projects/${PROJECT}/locations/${LOCATION}/publishers/google/models/text-embedding-005:predict`)
+  expect(sent?.headers.authorization).toBe(`Bearer ${oauth.issued.at(-1)}`)
+  expect(sent?.body).toEqual({ instances: [{ content: 'one two' }, { content: 'three' }], parameters: { outputDimensionality: 256 } })
+  const log = await gw.log(res.headers.get('x-gw-request-id') as string)
+  expect(log).toMatchObject({ provider: 'vertex', usage: { promptTokens: 3, estimated: false } })
+
+  const gemini = await embed({ model: 'vertex/gemini-embedding-001', input: 'hello there', encoding_format: 'base64' })
+  expect(gemini.status).toBe(200)
+  const one = (await gemini.json()) as Record<string, any>
+  expect(Buffer.from(one.data[0].embedding, 'base64')).toHaveLength(3072 * 4)
+  // Priced as the catalog's gemini-embedding-001 ($0.15 per million tokens).
+  expect(Number(gemini.headers.get('x-gw-cost-usd'))).toBeCloseTo((2 * 0.15) / 1e6, 15)
+  const before = vertex.requests.length
+  const two = await embed({ model: 'vertex/gemini-embedding-001', input: ['a', 'b'] })
+  expect(two.status).toBe(400)
+  expect(((await two.json()) as Record<string, string>).message).toContain('one text per call')
+  // Claude has no embeddings, on Vertex AI neither: the caller's 400, nothing sent.
+  const claude = await embed({ model: 'vertex/claude-sonnet-4@20250514', input: 'a' })
+  expect(claude.status).toBe(400)
+  expect(((await claude.json()) as Record<string, string>).message).toContain('does not serve /v1/embeddings')
+  expect(vertex.requests.length).toBe(before)
 })
 
 test('429 RESOURCE_EXHAUSTED is a rate limit, the key\'s failure', async () => {

@@ -1,7 +1,9 @@
 // Fake Azure OpenAI: OpenAI's chat wire format as the OpenAI fake speaks it, at Azure's two URL forms and with
 // Azure's authentication, per Microsoft's public reference:
 // - the v1 API, https://learn.microsoft.com/azure/ai-foundry/openai/api-version-lifecycle (`POST {endpoint}/openai/v1/chat/completions`,
-//   `…/openai/v1/embeddings`, the deployment's name in the body's `model`, no api-version needed);
+//   `…/openai/v1/embeddings`, `…/openai/v1/responses`, the deployment's name in the body's `model`, no api-version needed);
+// - the Responses API of the older form, https://learn.microsoft.com/azure/ai-foundry/openai/how-to/responses (`POST
+//   {endpoint}/openai/responses?api-version=…`, the deployment in the body's `model`);
 // - the deployment API, https://learn.microsoft.com/azure/ai-foundry/openai/reference (`POST {endpoint}/openai/deployments/{deployment-id}/chat/completions?api-version=…`,
 //   `…/embeddings?api-version=…`; api-version is required: without it the service answers 404 "Resource not found");
 // - the key in the `api-key` header; without it (or with a wrong one) 401 `{"error":{"code":"401","message":"Access denied due to invalid
@@ -49,6 +51,9 @@ export const azure: ProviderImpl = {
     if (method !== 'POST') return undefined
     if (url.pathname === '/openai/v1/chat/completions') return {}
     if (url.pathname === '/openai/v1/embeddings') return { endpoint: 'embeddings' }
+    // The Responses API: not per deployment, the deployment named in the body's `model`.
+    if (url.pathname === '/openai/v1/responses') return { endpoint: 'responses' }
+    if (url.pathname === '/openai/responses') return url.searchParams.get('api-version') ? { endpoint: 'responses' } : { endpoint: 'no-api-version' }
     const m = DEPLOYMENT.exec(url.pathname)
     if (!m) return undefined
     if (!url.searchParams.get('api-version')) return { endpoint: 'no-api-version' }

@@ -7,7 +7,7 @@
 // `x-amzn-errortype`, and in a stream as `:message-type` `exception` frames). Signatures: sigv4-verify.ts.
 
 import { encodeFrame, eventFrame, exceptionFrame } from './event-stream-encode.ts'
-import { countWords, isObj, randomAlnum, splitJson, textOf } from './common.ts'
+import { countWords, isObj, jsonReply, randomAlnum, splitJson, textOf } from './common.ts'
 import { type FakeAwsKey, sigV4Refusal, verifySigV4 } from './sigv4-verify.ts'
 import type { FinishKind, NativeReply, Obj, ProviderImpl, Reply, RequestCtx, StreamErrorType } from './types.ts'
 
@@ -38,6 +38,12 @@ export interface FakeBedrock {
 }
 
 export const USAGE = { inputTokens: 11, outputTokens: 7, totalTokens: 18, cacheReadInputTokens: 5, cacheWriteInputTokens: 3 }
+
+const awsReply = (status: number, type: string, message: string): NativeReply => ({
+  status,
+  body: JSON.stringify({ message }),
+  headers: { 'content-type': 'application/json', 'x-amzn-errortype': `${type}:http://internal.amazon.com/coral/com.amazon.bedrock/`, 'x-amzn-requestid': crypto.randomUUID() },
+})
 
 const awsError = (status: number, type: string, message: string): Response =>
   Response.json({ message }, { status, headers: { 'x-amzn-errortype': `${type}:http://internal.amazon.com/coral/com.amazon.bedrock/`, 'x-amzn-requestid': crypto.randomUUID() } })
@@ -104,27 +110,27 @@ const COHERE_INPUT_TYPES = ['search_document', 'search_query', 'classification',
  * (`{inputText, dimensions?, normalize?}` → `{embedding, inputTextTokenCount}`, V2 sizes 256/512/1024, default 1024;
  * V1 1536) and Cohere Embed (`{texts, input_type}` → `{embeddings, id, response_type, texts}`, 1024 floats, no token count).
  */
-function invokeEmbeddings(modelId: string, body: unknown): Response {
-  if (!isObj(body)) return awsError(400, 'ValidationException', 'Malformed input request, please reformat your input and try again.')
+function invokeEmbeddings(modelId: string, body: unknown): NativeReply {
+  if (!isObj(body)) return awsReply(400, 'ValidationException', 'Malformed input request, please reformat your input and try again.')
   if (modelId.startsWith('amazon.titan-embed-text')) {
     const extra = Object.keys(body).find((k) => !TITAN_KEYS.includes(k))
-    if (extra) return awsError(400, 'ValidationException', `Malformed input request: extraneous key [${extra}] is not permitted, please reformat your input and try again.`)
-    if (typeof body.inputText !== 'string' || !body.inputText) return awsError(400, 'ValidationException', 'Malformed input request: #/inputText: expected minLength: 1, please reformat your input and try again.')
+    if (extra) return awsReply(400, 'ValidationException', `Malformed input request: extraneous key [${extra}] is not permitted, please reformat your input and try again.`)
+    if (typeof body.inputText !== 'string' || !body.inputText) return awsReply(400, 'ValidationException', 'Malformed input request: #/inputText: expected minLength: 1, please reformat your input and try again.')
     const v2 = modelId.startsWith('amazon.titan-embed-text-v2')
     if (body.dimensions !== undefined && (!v2 || ![256, 512, 1024].includes(body.dimensions as number)))
-      return awsError(400, 'ValidationException', 'Malformed input request: #/dimensions: 100 is not a valid enum value, please reformat your input and try again.')
+      return awsReply(400, 'ValidationException', 'Malformed input request: #/dimensions: 100 is not a valid enum value, please reformat your input and try again.')
     const size = v2 ? ((body.dimensions as number | undefined) ?? 1024) : 1536
-    return Response.json({ embedding: vectorOf(body.inputText, size), inputTextTokenCount: body.inputText.split(/\s+/).filter(Boolean).length })
+    return jsonReply(200, { embedding: vectorOf(body.inputText, size), inputTextTokenCount: body.inputText.split(/\s+/).filter(Boolean).length })
   }
   if (modelId.startsWith('cohere.embed-')) {
     const extra = Object.keys(body).find((k) => !COHERE_KEYS.includes(k))
-    if (extra) return awsError(400, 'ValidationException', `Malformed input request: extraneous key [${extra}] is not permitted, please reformat your input and try again.`)
+    if (extra) return awsReply(400, 'ValidationException', `Malformed input request: extraneous key [${extra}] is not permitted, please reformat your input and try again.`)
     if (!Array.isArray(body.texts) || body.texts.length === 0 || body.texts.length > 96 || !body.texts.every((t) => typeof t === 'string'))
-      return awsError(400, 'ValidationException', 'Malformed input request: #/texts: expected 1 to 96 strings, please reformat your input and try again.')
-    if (!COHERE_INPUT_TYPES.includes(body.input_type as string)) return awsError(400, 'ValidationException', 'Malformed input request: #/input_type: expected one of search_document, search_query, classification, clustering')
-    return Response.json({ embeddings: body.texts.map((t) => vectorOf(t as string, 1024)), id: crypto.randomUUID(), response_type: 'embeddings_floats', texts: body.texts })
+      return awsReply(400, 'ValidationException', 'Malformed input request: #/texts: expected 1 to 96 strings, please reformat your input and try again.')
+    if (!COHERE_INPUT_TYPES.includes(body.input_type as string)) return awsReply(400, 'ValidationException', 'Malformed input request: #/input_type: expected one of search_document, search_query, classification, clustering')
+    return jsonReply(200, { embeddings: body.texts.map((t) => vectorOf(t as string, 1024)), id: crypto.randomUUID(), response_type: 'embeddings_floats', texts: body.texts })
   }
-  return awsError(400, 'ValidationException', `The provided model identifier is invalid for InvokeModel: ${modelId}`)
+  return awsReply(400, 'ValidationException', `The provided model identifier is invalid for InvokeModel: ${modelId}`)
 }
 
 /** Starts the fake on a free port; `keys` are the access keys it knows, `apiKeys` the Bedrock API keys. */
@@ -157,7 +163,10 @@ export function startFakeBedrock(opts: { region: string; keys: Record<string, Fa
         return awsError(400, 'SerializationException', 'Unexpected character')
       }
       seen.push({ modelId, action, stream, body: isObj(body) ? body : {}, headers: req.headers, signer })
-      if (action === 'invoke') return invokeEmbeddings(modelId, body)
+      if (action === 'invoke') {
+        const r = invokeEmbeddings(modelId, body)
+        return new Response(r.body, { status: r.status, headers: r.headers })
+      }
       const invalid = validate(body)
       if (invalid) return awsError(400, 'ValidationException', invalid)
       const plan = plans.shift() ?? { kind: 'text', text: `Hello from ${modelId}` }
@@ -179,11 +188,6 @@ export function startFakeBedrock(opts: { region: string; keys: Record<string, Fa
 // The same protocol as a provider module of the scripted fakes (test/fakes/upstream.ts), for the shared
 // provider matrix (test/conformance): replies planned from the request, errors and broken streams on demand.
 
-const awsReply = (status: number, type: string, message: string): NativeReply => ({
-  status,
-  body: JSON.stringify({ message }),
-  headers: { 'content-type': 'application/json', 'x-amzn-errortype': `${type}:http://internal.amazon.com/coral/com.amazon.bedrock/`, 'x-amzn-requestid': crypto.randomUUID() },
-})
 
 const STOP: Record<FinishKind, string> = { stop: 'end_turn', length: 'max_tokens', tool_calls: 'tool_use', content_filter: 'guardrail_intervened', refusal: 'guardrail_intervened' }
 
@@ -234,10 +238,15 @@ export function bedrockConverse(opts: { region: string; accessKeyId: string }): 
     refusalText: 'Sorry, the model cannot answer this question.',
 
     route(method, url) {
-      const m = /^\/model\/([^/]+)\/(converse|converse-stream)$/.exec(url.pathname)
+      const m = /^\/model\/([^/]+)\/(converse|converse-stream|invoke)$/.exec(url.pathname)
       if (method !== 'POST' || !m?.[1]) return undefined
-      return m[2] === 'converse-stream' ? { model: decodeURIComponent(m[1]), streamMode: 'sse' } : { model: decodeURIComponent(m[1]) }
+      const model = decodeURIComponent(m[1])
+      if (m[2] === 'invoke') return { endpoint: 'invoke', model }
+      return m[2] === 'converse-stream' ? { model, streamMode: 'sse' } : { model }
     },
+
+    // InvokeModel: the embeddings models.
+    extra: (route, body) => invokeEmbeddings(route.model ?? '', body),
 
     notFound: () => awsReply(404, 'UnknownOperationException', 'Unknown operation'),
 

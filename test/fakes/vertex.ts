@@ -9,7 +9,7 @@
 // The bodies are checked and answered by the Gemini and Anthropic fakes (test/fakes/google.ts, anthropic.ts).
 
 import { anthropic } from './anthropic.ts'
-import { isObj, planReply } from './common.ts'
+import { isObj, jsonReply, planReply } from './common.ts'
 import { google, googleError } from './google.ts'
 import type { NativeReply, ProviderImpl, RequestCtx, Validation } from './types.ts'
 
@@ -29,7 +29,7 @@ export interface FakeVertex {
   stop(): Promise<void>
 }
 
-const ROUTE = /^\/v1\/projects\/([^/]+)\/locations\/([^/]+)\/publishers\/(google|anthropic)\/models\/([^/:]+):(generateContent|streamGenerateContent|rawPredict|streamRawPredict)$/
+const ROUTE = /^\/v1\/projects\/([^/]+)\/locations\/([^/]+)\/publishers\/(google|anthropic)\/models\/([^/:]+):(generateContent|streamGenerateContent|predict|rawPredict|streamRawPredict)$/
 const VERTEX_ANTHROPIC_VERSION = 'vertex-2023-10-16'
 
 /** A rawPredict body: Anthropic's Messages body with Vertex's `anthropic_version`, the model in the URL only; then Anthropic's own checks. */
@@ -40,6 +40,31 @@ function validateRawPredict(body: unknown, model: string, streaming: boolean): V
   if ('model' in rest) return { ok: false, reply: googleError(400, 'model: the model is named in the URL, not in the body') }
   if (streaming !== (rest.stream === true)) return { ok: false, reply: googleError(400, `${streaming ? 'streamRawPredict' : 'rawPredict'} and "stream": ${JSON.stringify(rest.stream)} do not agree`) }
   return anthropic.validate({ ...rest, model }, true, {}, { 'anthropic-version': '2023-06-01' })
+}
+
+/** A vector of `n` floats made from the text (the same text always embeds the same). */
+function vectorOf(text: string, n: number): number[] {
+  const seed = [...text].reduce((h, c) => (h * 31 + c.charCodeAt(0)) >>> 0, 11)
+  return Array.from({ length: n }, (_, i) => Math.round(Math.cos(seed + i) * 1e6) / 1e6)
+}
+
+/**
+ * `:predict` of a text embeddings model, after Vertex AI's text embeddings reference: `{instances: [{content, task_type?,
+ * title?}], parameters?: {outputDimensionality?, autoTruncate?}}` → `{predictions: [{embeddings: {values, statistics:
+ * {token_count, truncated}}}], metadata: {billableCharacterCount}}`; gemini-embedding-001 takes one instance (3072
+ * values by default), text-embedding-005 up to 250 (768).
+ */
+function predict(model: string, body: unknown): NativeReply {
+  if (!isObj(body) || !Array.isArray(body.instances) || body.instances.length === 0) return googleError(400, 'Invalid JSON payload received. instances: required')
+  const contents = body.instances.map((i) => (isObj(i) && typeof i.content === 'string' ? i.content : undefined))
+  if (contents.some((c) => c === undefined)) return googleError(400, 'Invalid JSON payload received. instances[].content: a string is required')
+  const gemini = model.startsWith('gemini-embedding')
+  if (gemini && contents.length > 1) return googleError(400, `Unable to submit request because ${model} only supports 1 instance per request.`)
+  if (contents.length > 250) return googleError(400, 'Unable to submit request because the number of instances exceeds 250.')
+  const params = isObj(body.parameters) ? body.parameters : {}
+  const size = typeof params.outputDimensionality === 'number' ? params.outputDimensionality : gemini ? 3072 : 768
+  const predictions = (contents as string[]).map((c) => ({ embeddings: { values: vectorOf(c, size), statistics: { token_count: c.split(/\s+/).filter(Boolean).length, truncated: false } } }))
+  return jsonReply(200, { predictions, metadata: { billableCharacterCount: (contents as string[]).join('').length } })
 }
 
 const reply = (r: NativeReply) => new Response(r.body, { status: r.status, headers: r.headers })
@@ -82,6 +107,7 @@ export function startFakeVertex(opts: { project: string; location: string; token
       if (failure !== undefined) return reply(googleError(failure, failure === 429 ? 'Quota exceeded for aiplatform.googleapis.com/generate_content_requests_per_minute_per_project_per_base_model.' : 'Internal error encountered.'))
       const id = decodeURIComponent(model)
 
+      if (publisher === 'google' && method === 'predict') return reply(predict(id, body))
       if (publisher === 'google') {
         if (method !== 'generateContent' && method !== 'streamGenerateContent') return reply(googleError(400, `${method} is not supported for publisher google.`))
         const streamMode = method === 'generateContent' ? undefined : url.searchParams.get('alt') === 'sse' ? 'sse' : 'json-array'
@@ -121,6 +147,7 @@ export function vertexPublisher(publisher: 'google' | 'anthropic', opts: { proje
       const id = decodeURIComponent(model)
       if (publisher === 'anthropic') return call === 'rawPredict' ? { model: id } : call === 'streamRawPredict' ? { model: id, streamMode: 'sse' } : undefined
       if (call === 'generateContent') return { model: id }
+      if (call === 'predict') return { endpoint: 'predict', model: id }
       return call === 'streamGenerateContent' ? { model: id, streamMode: url.searchParams.get('alt') === 'sse' ? 'sse' : 'json-array' } : undefined
     },
     notFound: (method, url) => googleError(404, `Method not found: ${method} ${url.pathname}`),
@@ -129,6 +156,8 @@ export function vertexPublisher(publisher: 'google' | 'anthropic', opts: { proje
       if (token && opts.tokens().includes(token)) return undefined
       return googleError(401, 'Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential.')
     },
+    // `:predict`: the text embeddings models.
+    extra: (route, body) => predict(route.model ?? '', body),
     validate: (body, isJson, route, headers) =>
       publisher === 'google' ? google.validate(body, isJson, route, headers) : validateRawPredict(body, route.model ?? '', route.streamMode !== undefined),
   }

@@ -78,6 +78,15 @@ test('dist/gw starts offline on its embedded SQLite, answers, and flushes its lo
   expect(page.status).toBe(200)
   expect(((await page.json()) as { data: { requestId: string }[] }).data.map((e) => e.requestId)).toContain(id)
 
+  // The MCP gateway, loaded on the first /mcp request, is inside the binary too.
+  const mcp = await fetch(`${url}/mcp`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'smoke', version: '1' } } }),
+  })
+  expect(mcp.status).toBe(200)
+  expect(await mcp.text()).toContain('"protocolVersion"')
+
   proc.kill('SIGTERM')
   expect(await proc.exited).toBe(0)
   const stderr = await new Response(proc.stderr).text()

@@ -8,10 +8,12 @@ import { badRequest } from '../../errors'
 import { bedrock } from '../../providers/bedrock'
 import { embeddingFamily, embeddingsBody, invokeUrl, readEmbeddings } from '../../providers/bedrock/embeddings'
 import { google } from '../../providers/google'
+import { predictRequest, readPredictions } from '../../providers/vertex/embeddings'
 import { mistral } from '../../providers/mistral'
 import { openai } from '../../providers/openai'
 import { openAIEndpoint, openAIHeaders } from '../../providers/openai-compatible'
 import type { AnswerShape } from '../../pipeline/6-normalise'
+import type { AdapterLookup } from '../../pipeline/5-fallback'
 import type { ProviderAdapter, Target, UpstreamCompletion, UpstreamRequest } from '../../providers/adapter'
 import type { Usage } from '../../providers/openai-types'
 import type { Wire } from '../../providers/provider-id'
@@ -146,15 +148,32 @@ function bedrockEmbeddings(req: EmbeddingsRequest): ProviderAdapter {
   }
 }
 
+/** Google's models on Vertex AI: one `:predict` call (the vertex kind adds the token); Vertex counts the tokens. */
+function vertexEmbeddings(req: EmbeddingsRequest): ProviderAdapter {
+  return {
+    ...google,
+    buildRequest: (_chat, target) => {
+      if (!target.vertex) throw badRequest('not a Vertex AI provider')
+      return predictRequest(target.baseUrl, target.vertex, texts(req, 'vertex'), req.dimensions)
+    },
+    parseResponse: (body, target) => {
+      const { vectors, promptTokens } = readPredictions(body)
+      return answer(openAIList(vectors, target.model.id, req.base64), promptTokens === undefined ? undefined : usageOf(promptTokens))
+    },
+  }
+}
+
 /** The embeddings adapter of each provider that has embeddings. */
-export function embeddingsAdapters(req: EmbeddingsRequest): (p: Wire) => ProviderAdapter | undefined {
+export function embeddingsAdapters(req: EmbeddingsRequest): AdapterLookup {
   const made: Partial<Record<Wire, ProviderAdapter>> = {
     openai: openAIEmbeddings(req),
     mistral: mistralEmbeddings(req),
     google: googleEmbeddings(req),
     bedrock: bedrockEmbeddings(req),
   }
-  return (p) => made[p]
+  const vertex = vertexEmbeddings(req)
+  // Google's models on Vertex AI have an embeddings API of their own (`:predict`), not the Gemini API's.
+  return (p, target) => (p === 'google' && target?.vertex ? vertex : made[p])
 }
 
 /**

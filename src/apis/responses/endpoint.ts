@@ -35,8 +35,8 @@ export const responses: EndpointDeclaration = {
     return {
       input,
       shape: responsesShape(body),
-      // Azure OpenAI is reached through the chat translators (docs/providers.md "Azure OpenAI").
-      adapters: (p, t) => (p === 'openai' && !t?.compat?.azure ? (rebuilt ? adapterFor(p) : passThrough) : openAIState ? undefined : adapterFor(p)),
+      // The OpenAI wire (OpenAI, Azure OpenAI, OpenAI-compatible providers) has the Responses API: passed through.
+      adapters: (p) => (p === 'openai' ? (rebuilt ? adapterFor(p) : passThrough) : openAIState ? undefined : adapterFor(p)),
       // A conversation OpenAI keeps (its own previous_response_id) can only be relayed.
       translating: openAIState ? undefined : adapterFor,
     }

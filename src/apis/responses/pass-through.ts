@@ -5,7 +5,7 @@
 
 import type { ProviderAdapter, StreamPart, StreamTranslator, UpstreamCompletion, UpstreamRequest } from '../../providers/adapter'
 import { openai } from '../../providers/openai'
-import { openAIHeaders } from '../../providers/openai-compatible'
+import { openAIEndpoint, openAIHeaders } from '../../providers/openai-compatible'
 import type { ChunkChoice, ChunkDelta, FinishReason, ToolCall, Usage } from '../../providers/openai-types'
 import { clip, isRecord, parseJson } from '../../providers/upstream-errors'
 import type { SseEvent } from '../../sse/parse'
@@ -128,12 +128,16 @@ export class ResponsesEvents implements StreamTranslator {
 export function responsesPassThrough(native: Record<string, unknown>): ProviderAdapter {
   return {
     ...openai,
-    buildRequest: (req, target): UpstreamRequest => ({
-      url: `${target.baseUrl}/responses`,
-      headers: openAIHeaders(target),
-      // The org's maxTokens is the output limit of a request that sets none (PRODUCT §6).
-      body: withModel(native.max_output_tokens == null && req.max_tokens !== undefined ? { ...native, max_output_tokens: req.max_tokens } : native, target.model.id),
-    }),
+    buildRequest: (req, target): UpstreamRequest => {
+      // Azure OpenAI's Responses API is at its own URL, the deployment as the model (docs/providers.md "Azure OpenAI").
+      const { url, model } = openAIEndpoint(target, 'responses')
+      return {
+        url,
+        headers: openAIHeaders(target),
+        // The org's maxTokens is the output limit of a request that sets none (PRODUCT §6).
+        body: withModel(native.max_output_tokens == null && req.max_tokens !== undefined ? { ...native, max_output_tokens: req.max_tokens } : native, model ?? target.model.id),
+      }
+    },
     parseResponse: readResponse,
     createStream: () => new RawRelay(new ResponsesEvents()),
   }

@@ -2,7 +2,8 @@
 
 import { Elysia } from 'elysia'
 import type { McpGateway } from '../../mcp/gateway'
-import { CALLBACK_PATH } from '../../mcp/oauth'
+import { CALLBACK_PATH } from '../../mcp/records'
+import type { Deps } from '../../pipeline/context'
 import { ownOperations } from '../operation-routes'
 import { AnyObject } from '../../schemas/admin-answers'
 
@@ -15,12 +16,18 @@ export const MCP_OPERATIONS = [
   ...ownOperations('public', [{ id: 'mcpOAuthCallback', method: 'GET', path: CALLBACK_PATH, summary: "Where an end user's browser comes back after authorising gw for an MCP server" }]),
 ]
 
-/** The body is read by the transport, only after the credential is checked. */
-export function mcpRoutes(gateway: McpGateway) {
-  const handle = ({ request }: { request: Request }) => gateway.handle(request)
+/**
+ * The body is read by the transport, only after the credential is checked. The gateway (and the MCP
+ * SDK under it) is loaded on the first MCP request, so a gw that serves none, and every CLI command,
+ * starts without it.
+ */
+export function mcpRoutes(deps: Deps) {
+  let gateway: Promise<McpGateway> | undefined
+  const loaded = () => (gateway ??= import('../../mcp/gateway').then((m) => new m.McpGateway(deps)))
+  const handle = async ({ request }: { request: Request }) => (await loaded()).handle(request)
   return new Elysia({ name: 'mcp-routes' })
     .post('/mcp', handle, { parse: 'none' })
     .get('/mcp', handle)
     .delete('/mcp', handle, { parse: 'none' })
-    .get(CALLBACK_PATH, ({ request }) => gateway.callback(request))
+    .get(CALLBACK_PATH, async ({ request }) => (await loaded()).callback(request))
 }

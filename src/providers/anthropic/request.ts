@@ -2,7 +2,7 @@
 // Reference: https://docs.anthropic.com/en/api/messages
 
 import type { Target } from '../adapter'
-import { closeObjects, JSON_HINT, JSON_TOOL, JSON_TOOL_HINT, jsonRequest, mapSchema, type Schema } from '../json-output'
+import { closeObjects, JSON_HINT, JSON_TOOL, JSON_TOOL_HINT, jsonPromptHint, jsonRequest, mapSchema, type Schema } from '../json-output'
 import type { ChatRequest, RequestToolChoice } from '../openai-types'
 import { cacheControlOf } from '../content'
 import { toAnthropicMessages } from './messages'
@@ -86,8 +86,7 @@ function addTools(body: Record<string, unknown>, req: ChatRequest, strategy: Jso
 /** The system-prompt line a strategy needs: the whole instruction for `prompt`, a pointer to the tool otherwise. */
 function jsonHint(req: ChatRequest, strategy: JsonStrategy): string {
   const json = jsonRequest(req)
-  if (strategy === 'prompt')
-    return json?.mode === 'json_schema' ? `${JSON_HINT} It must match this JSON Schema: ${JSON.stringify(json.schema)}` : JSON_HINT
+  if (strategy === 'prompt') return json ? jsonPromptHint(json) : JSON_HINT
   return strategy === 'tool' && req.tools?.length ? JSON_TOOL_HINT : ''
 }
 

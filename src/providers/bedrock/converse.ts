@@ -3,7 +3,7 @@
 import { badRequest } from '../../errors'
 import type { UpstreamCompletion, UpstreamFailure } from '../adapter'
 import { cacheControlOf, type ImageSource, pieces, textOf } from '../content'
-import { JSON_TOOL, JSON_TOOL_HINT, type JsonRequest, jsonRequest } from '../json-output'
+import { JSON_TOOL, JSON_TOOL_HINT, jsonPromptHint, type JsonRequest, jsonRequest } from '../json-output'
 import { MAX_BREAKPOINTS, minCacheableTokens } from '../anthropic/prompt-cache'
 import { estimateTokens } from '../../tokens'
 import type { ChatMessage, ChatRequest, FinishReason, ToolCall, Usage } from '../openai-types'
@@ -113,8 +113,21 @@ function toolConfig(req: ChatRequest, json: JsonRequest | undefined): Block | un
  * `promptCaching`: cache points after the last tool, the system text and the turn before the final
  * user turn, as for Anthropic's own API (src/providers/anthropic/prompt-cache.ts).
  */
-export function converseBody(req: ChatRequest, promptCaching = false): Record<string, unknown> {
-  const json = jsonRequest(req)
+/**
+ * How structured output is asked of a Bedrock model (docs/providers.md "AWS Bedrock"): `tool`, the JSON tool (forced
+ * unless the client has tools of its own); `prompt`, an instruction only, for a model Bedrock refuses a forced tool
+ * choice for (the catalog's `forcedToolChoice: false`: Meta Llama, Mistral) when the client has no tools.
+ */
+export type BedrockJson = 'none' | 'tool' | 'prompt'
+
+export function bedrockJson(req: ChatRequest, forcedToolChoice: boolean): BedrockJson {
+  if (!jsonRequest(req)) return 'none'
+  return forcedToolChoice || (req.tools?.length && req.tool_choice !== 'none') ? 'tool' : 'prompt'
+}
+
+export function converseBody(req: ChatRequest, promptCaching = false, strategy: BedrockJson = bedrockJson(req, true)): Record<string, unknown> {
+  const asked = jsonRequest(req)
+  const json = strategy === 'tool' ? asked : undefined
   const system: Block[] = req.messages
     .filter((m) => m.role === 'system' || m.role === 'developer')
     .flatMap((m) => {
@@ -122,6 +135,7 @@ export function converseBody(req: ChatRequest, promptCaching = false): Record<st
       return text ? withPoint({ text }, pieces(m, 'bedrock').some((p) => p.cache) || cacheControlOf(m)) : []
     })
   if (json && req.tools?.length && req.tool_choice !== 'none') system.push({ text: JSON_TOOL_HINT })
+  if (strategy === 'prompt' && asked) system.push({ text: jsonPromptHint(asked) })
   const inference: Record<string, unknown> = {}
   const max = req.max_completion_tokens ?? req.max_tokens
   if (max != null) inference.maxTokens = max

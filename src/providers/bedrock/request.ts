@@ -2,7 +2,7 @@
 
 import type { UpstreamRequest } from '../adapter'
 import type { ChatRequest } from '../openai-types'
-import { converseBody, converseUrl } from './converse'
+import { type BedrockJson, bedrockJson, converseBody, converseUrl } from './converse'
 import { type AwsCredentials, signSigV4 } from './sigv4'
 
 /** A Bedrock provider record's credentials: AWS access keys (signed with SigV4), or a Bedrock API key (Bearer). */
@@ -16,10 +16,10 @@ export interface BedrockCall {
 }
 
 /** The unsigned request (`req.model` is the Bedrock model id): what the adapter builds. */
-export function converseRequest(req: ChatRequest, baseUrl: string, stream: boolean, promptCaching = false): UpstreamRequest {
+export function converseRequest(req: ChatRequest, baseUrl: string, stream: boolean, promptCaching = false, json: BedrockJson = bedrockJson(req, true)): UpstreamRequest {
   return {
     url: converseUrl(baseUrl, req.model, stream),
-    body: JSON.stringify(converseBody(req, promptCaching && /anthropic|claude/i.test(req.model))),
+    body: JSON.stringify(converseBody(req, promptCaching && /anthropic|claude/i.test(req.model), json)),
     headers: { 'content-type': 'application/json', accept: stream ? 'application/vnd.amazon.eventstream' : 'application/json' },
   }
 }

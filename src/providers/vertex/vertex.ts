@@ -3,6 +3,7 @@
 import { GatewayError } from '../../errors'
 import type { ProviderKindSpec, Target, UpstreamFailure, UpstreamRequest } from '../adapter'
 import type { ProviderId } from '../provider-id'
+import { vertexModelPath } from './embeddings'
 import { GRANT_REFUSED, parseServiceAccountKey, ServiceAccountTokenSource, type TokenFetch } from './token-source'
 
 /** The part of a Vertex provider's record native providers do not have (the service-account key is its sealed `apiKey`). */
@@ -21,8 +22,8 @@ export interface VertexTarget {
   model: string
 }
 
-/** `https://{location}-aiplatform.googleapis.com`, Vertex AI's regional endpoint. */
-export const vertexBaseUrl = (location: string) => `https://${location}-aiplatform.googleapis.com`
+/** `https://{location}-aiplatform.googleapis.com`, Vertex AI's regional endpoint; the `global` location's has no region. */
+export const vertexBaseUrl = (location: string) => (location === 'global' ? 'https://aiplatform.googleapis.com' : `https://${location}-aiplatform.googleapis.com`)
 
 /** Anthropic's models on Vertex are `claude…`; every other id is a Gemini (publisher `google`) model. */
 export const vertexWire = (modelId: string): ProviderId => (modelId.startsWith('claude') ? 'anthropic' : 'google')
@@ -30,17 +31,22 @@ export const vertexWire = (modelId: string): ProviderId => (modelId.startsWith('
 /** The Anthropic version Vertex takes in the body (in place of the `anthropic-version` header). */
 export const VERTEX_ANTHROPIC_VERSION = 'vertex-2023-10-16'
 
-/** The request an adapter built, sent to Vertex: its URL, a Bearer access token, and for Anthropic the body Vertex takes. */
+/**
+ * The request an adapter built for the Gemini or Anthropic API, sent to Vertex instead: its URL, a Bearer access
+ * token, and for Anthropic the body Vertex takes. A request an adapter addressed to Vertex itself (embeddings'
+ * `:predict`) only gets the token.
+ */
 export function toVertexRequest(req: UpstreamRequest, target: Target, v: VertexTarget, accessToken: string): UpstreamRequest {
+  const headers = { authorization: `Bearer ${accessToken}`, 'content-type': 'application/json' }
+  if (req.url.startsWith(`${target.baseUrl}/v1/projects/`)) return { ...req, headers: { ...req.headers, ...headers } }
   const anthropic = target.provider === 'anthropic'
   const method = anthropic ? (target.stream ? 'streamRawPredict' : 'rawPredict') : target.stream ? 'streamGenerateContent?alt=sse' : 'generateContent'
-  const path = `/v1/projects/${encodeURIComponent(v.project)}/locations/${encodeURIComponent(v.location)}/publishers/${anthropic ? 'anthropic' : 'google'}/models/${encodeURIComponent(v.model)}:${method}`
   let body = req.body
   if (anthropic) {
     const { model: _, ...rest } = JSON.parse(req.body) as Record<string, unknown>
     body = JSON.stringify({ anthropic_version: VERTEX_ANTHROPIC_VERSION, ...rest })
   }
-  return { url: `${target.baseUrl}${path}`, headers: { authorization: `Bearer ${accessToken}`, 'content-type': 'application/json' }, body }
+  return { url: `${target.baseUrl}${vertexModelPath(v, anthropic ? 'anthropic' : 'google', v.model, method)}`, headers, body }
 }
 
 /** Token sources kept per gateway, by service-account key: at most this many (PRODUCT §17; docs/security.md). */
@@ -91,9 +97,9 @@ export const vertexKind: ProviderKindSpec = {
   },
   resolve: (catalog, ref) => ({ ...catalog.resolve(vertexWire(ref.id), ref.id.replace('@', '-')), id: ref.id, name: ref.name }),
   genAiName: () => 'gcp.vertex_ai',
-  // Gemini's chat models by their ids, Claude's as Vertex versions them (`claude-haiku-4-5@20251001`).
+  // Gemini's models by their ids, Claude's as Vertex versions them (`claude-haiku-4-5@20251001`).
   catalogIds: (catalog) => [
-    ...catalog.list('google').flatMap((m) => (m.info.kind === 'chat' ? [m.id] : [])),
+    ...catalog.list('google').map((m) => m.id),
     ...catalog.list('anthropic').map((m) => m.id.replace(/-(\d{8})$/, '@$1')),
   ],
   // The token is fetched once per expiry and shared by concurrent requests (bounded by the attempt's fetch).
