@@ -578,7 +578,7 @@ const SWITCHES = new Set(['json', 'help', 'disabled', 'publish'])
 function checkFlags(usage: string, argv: string[], configFlags: ReadonlySet<string>): void {
   const allowed = new Set(['json', 'help', ...[...usage.matchAll(/--([a-z][a-z0-9-]*)/g)].map((m) => m[1] as string)])
   const command = usage.split(' ').slice(0, 3).join(' ')
-  const words = (/^gw (?:[a-z]+ ?){1,3}((?:[A-Z][A-Z_]* ?)*)/.exec(usage)?.[1] ?? '').split(' ').filter(Boolean)
+  const words = (/^gw (?:[a-z][a-z-]* ?){1,3}((?:[A-Z][A-Z_]* ?)*)/.exec(usage)?.[1] ?? '').split(' ').filter(Boolean)
   let positionals = 0
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i] as string

@@ -3,7 +3,7 @@
 
 import { useState } from 'preact/hooks'
 import { api, get, orgPath } from '../api'
-import { CopyButton, Empty, ErrorNote, Field, fmtTime, JsonView, Section, SubmitRow, useAction, useLoad } from '../components'
+import { CopyButton, Empty, ErrorNote, Field, fmtTime, IfCanChange, JsonView, Section, SubmitRow, useAction, useLoad } from '../components'
 import type { OrgDetail } from '../types'
 
 /** A server as the admin API shows it: header names only, the bearer token and client secret as `****`. */
@@ -63,14 +63,18 @@ export function McpPage({ org }: { org: string }) {
                   <td>{s.headers.length ? s.headers.join(', ') : '—'}</td>
                   <td>{s.enabled ? 'yes' : 'no'}</td>
                   <td>{fmtTime(s.updatedAt)}</td>
-                  <td>{removeButton(s, remove)}</td>
+                  <td>
+                    <IfCanChange>{removeButton(s, remove)}</IfCanChange>
+                  </td>
                 </tr>
               ))}
             </tbody>
           </table>
         )}
         <ErrorNote error={error} />
-        <ServerForm org={org} reload={servers.reload} />
+        <IfCanChange>
+          <ServerForm org={org} reload={servers.reload} />
+        </IfCanChange>
       </Section>
       {list.some((x) => x.auth.kind === 'oauth') && (
         <Section title="Users who authorised gw">
@@ -131,9 +135,11 @@ function OAuthUsers({ org, server }: { org: string; server: string }) {
                 <td>{u.authorised ? 'authorised' : 'authorisation under way'}</td>
                 <td>{fmtTime(u.updatedAt)}</td>
                 <td>
-                  <button type="button" class="danger" onClick={() => forget(u)} aria-label={`Forget ${u.endUser} at ${server}`}>
-                    Forget
-                  </button>
+                  <IfCanChange>
+                    <button type="button" class="danger" onClick={() => forget(u)} aria-label={`Forget ${u.endUser} at ${server}`}>
+                      Forget
+                    </button>
+                  </IfCanChange>
                 </td>
               </tr>
             ))}

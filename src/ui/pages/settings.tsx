@@ -2,7 +2,7 @@
 
 import { useState } from 'preact/hooks'
 import { api, get, orgPath } from '../api'
-import { Empty, ErrorNote, Field, Section, SubmitRow, useAction, useLoad } from '../components'
+import { Empty, ErrorNote, Field, IfCanChange, Section, SubmitRow, useAccess, useAction, useLoad } from '../components'
 import type { OrgDetail, Route } from '../types'
 
 type FieldKind = 'list' | 'number' | 'boolean' | 'json' | 'choice'
@@ -85,14 +85,24 @@ function fromText(kind: FieldKind, text: string, label = '', example = ''): unkn
   return /^-?\d+(\.\d+)?$/.test(t) ? Number(t) : t
 }
 
+/** A setting as a viewer sees it: its JSON, no form. */
+function ReadOnly({ title, value }: { title: string; value: unknown }) {
+  return (
+    <Section title={title}>
+      <pre aria-label={title}>{value === null ? 'not set' : JSON.stringify(value, null, 2)}</pre>
+    </Section>
+  )
+}
+
 export function SettingsPage({ org }: { org: string }) {
   const detail = useLoad(() => get<OrgDetail>(orgPath(org)), [org])
+  const { canChange } = useAccess()
   return (
     <div class="stack">
       <h1>Policy &amp; access</h1>
       <ErrorNote error={detail.error} />
-      {detail.data && <PolicyForm org={org} policy={detail.data.policy} reload={detail.reload} />}
-      {detail.data && <OidcForm org={org} oidc={detail.data.oidc} reload={detail.reload} />}
+      {detail.data && (canChange ? <PolicyForm org={org} policy={detail.data.policy} reload={detail.reload} /> : <ReadOnly title="Policy" value={detail.data.policy} />)}
+      {detail.data && (canChange ? <OidcForm org={org} oidc={detail.data.oidc} reload={detail.reload} /> : <ReadOnly title="OIDC (Bearer tokens)" value={detail.data.oidc} />)}
       <Routes org={org} />
     </div>
   )
@@ -269,15 +279,18 @@ function Routes({ org }: { org: string }) {
                 <td>{r.targets.map((t) => `${t.model} (${t.weight})`).join(', ')}</td>
                 <td>{r.fallback.map((f) => f.model).join(', ') || '—'}</td>
                 <td>
-                  <button type="button" class="danger" onClick={() => remove(r.name)}>
-                    Delete
-                  </button>
+                  <IfCanChange>
+                    <button type="button" class="danger" onClick={() => remove(r.name)}>
+                      Delete
+                    </button>
+                  </IfCanChange>
                 </td>
               </tr>
             ))}
           </tbody>
         </table>
       )}
+      <IfCanChange>
       <form class="grid-form" onSubmit={save} aria-label="Set a route">
         <Field label="Route name">
           <input value={v.name} onInput={input('name')} required placeholder="fast" />
@@ -298,6 +311,7 @@ function Routes({ org }: { org: string }) {
           Save route
         </button>
       </form>
+      </IfCanChange>
       <ErrorNote error={error} />
     </Section>
   )
