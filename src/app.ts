@@ -40,7 +40,7 @@ export function createApp(deps: Deps, admin = new AdminService(deps.store, (org)
   const metrics = operators || deps.config.metrics === 'public'
   const token = deps.config.adminToken
   const sessions = token ? new SessionKeeper(token, deps.store.sessions) : undefined
-  const guard = new AdminGuard(token, sessions, new ClientAddresses(deps.config.trustedProxies), admin.users)
+  const guard = new AdminGuard(token, sessions, new ClientAddresses(deps.config.trustedProxies), admin.users, deps.config.publicUrl)
   const cors = new Cors(deps.config.corsOrigins)
   const app = new Elysia({ name: `gw-${surface}`, serve: { routes: operators ? uiPageRoutes(token, deps.config.dev) : {} } })
     // No body is looked at here: each route reads its body (with the size limit) only after the

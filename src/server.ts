@@ -233,7 +233,7 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
     openStreams: new Set(),
   }
   const setUp = async () => {
-    await bootstrap(store, config)
+    await bootstrap(store, config, admin.audit)
     await applyConfigFile(store, configured, admin.audit)
     const order = (p: string) => (PROVIDER_IDS as readonly string[]).indexOf(p) >>> 0
     const providers = [...new Set((await store.orgs.getProviders(DEFAULT_ORG)).filter((p) => p.enabled && (p.apiKey || p.compat)).map((p) => p.provider))].sort(

@@ -386,6 +386,9 @@ export class AdminService {
       throw notFound(`Service key "${id}" not found in org "${orgId}" (or already revoked or expired)`)
     const made = newServiceKey()
     const rec = await this.store.keys.createServiceKey({ id: made.id, orgId, name: old.name, hash: made.hash, limits: old.limits, expiresAt: old.expiresAt, scopes: old.scopes })
+    // Its MCP tool policy too: a rotation never widens what the key may call (PRODUCT §20).
+    const tools = await this.store.mcp.getKeyPolicy(id)
+    if (tools) await this.store.mcp.putKeyPolicy(orgId, made.id, tools)
     const until = new Date(now + graceSeconds * 1000).toISOString()
     if (graceSeconds === 0) await this.store.keys.revokeServiceKey(orgId, id)
     else await this.store.keys.expireServiceKey(orgId, id, until)

@@ -74,7 +74,7 @@ export class UserAdmin {
   async describe(id: string) {
     const u = await this.requireUser(id)
     const tokens = await this.store.users.listAdminTokens(id)
-    return { ...publicUser(u), tokens: tokens.map((t) => ({ id: t.id, name: t.name ?? null, createdAt: t.createdAt, lastUsedAt: t.lastUsedAt ?? null })) }
+    return { ...publicUser(u), tokens: tokens.map((t) => ({ id: t.id, name: t.name ?? null, createdAt: t.createdAt })) }
   }
 
   async update(id: string, raw: unknown) {

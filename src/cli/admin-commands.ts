@@ -66,6 +66,8 @@ const USAGES = [
   'gw mcp set NAME --url URL [--header NAME=VALUE,…] [--auth none|bearer|oauth] [--token -] [--scope S] [--client-id ID] [--client-secret -] [--disabled] [--org ID]',
   'gw mcp list [--org ID]',
   'gw mcp remove NAME [--org ID]',
+  'gw mcp users NAME [--org ID]          (end users gw holds OAuth tokens for at the server)',
+  'gw mcp forget NAME --user END_USER [--org ID]   (forget their tokens: their next call asks them again)',
   'gw budget set --scope org|key|endUser --period day|month|total --usd N [--org ID]',
   'gw budget remove --scope org|key|endUser --period day|month|total [--org ID]',
   'gw budget list [--org ID]        (spent, reserved and remaining in the current period)',
@@ -145,6 +147,7 @@ const FLAG_HELP: Record<string, string> = {
   'client-id': 'an OAuth client registered by hand (default: dynamic client registration)',
   'client-secret': "only \"-\": the OAuth client's secret is read from stdin",
   'mcp set --scope': 'the OAuth scope to ask for',
+  'mcp forget --user': 'the end user whose tokens gw forgets',
   'mcp set --disabled': 'store the server switched off',
   scope: "whose spend the budget counts: the org's, each key's or each end user's",
   period: 'the period it counts over',
@@ -394,6 +397,16 @@ const COMMANDS: Record<string, Command> = {
     return admin.mcp.put(orgOf(a), positional(a, 'which MCP server name?'), { url: requireFlag(a, 'url'), headers, auth, enabled: !a.flags.has('disabled') })
   },
   'mcp list': async (admin, argv) => admin.mcp.list(orgOf(parseArgs(argv))),
+  'mcp users': async (admin, argv) => {
+    const a = parseArgs(argv)
+    return admin.mcp.users(orgOf(a), positional(a, 'which MCP server name?'))
+  },
+  'mcp forget': async (admin, argv) => {
+    const a = parseArgs(argv)
+    const user = requireFlag(a, 'user')
+    await admin.mcp.forgetUser(orgOf(a), positional(a, 'which MCP server name?'), user)
+    return { forgotten: user }
+  },
   'mcp remove': async (admin, argv) => {
     const a = parseArgs(argv)
     const name = positional(a, 'which MCP server name?')
@@ -565,7 +578,7 @@ const SWITCHES = new Set(['json', 'help', 'disabled', 'publish'])
 function checkFlags(usage: string, argv: string[], configFlags: ReadonlySet<string>): void {
   const allowed = new Set(['json', 'help', ...[...usage.matchAll(/--([a-z][a-z0-9-]*)/g)].map((m) => m[1] as string)])
   const command = usage.split(' ').slice(0, 3).join(' ')
-  const words = (/^gw (?:[a-z]+ ?){1,3}((?:[A-Z][A-Z_]* ?)*)/.exec(usage)?.[1] ?? '').split(' ').filter(Boolean)
+  const words = (/^gw (?:[a-z][a-z-]* ?){1,3}((?:[A-Z][A-Z_]* ?)*)/.exec(usage)?.[1] ?? '').split(' ').filter(Boolean)
   let positionals = 0
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i] as string

@@ -15,10 +15,12 @@ const EXPOSED = [
   'x-gw-estimated',
   'retry-after',
   'x-should-retry',
+  // The MCP gateway's session (PRODUCT §20): a browser MCP client reads it from the initialize answer.
+  'mcp-session-id',
 ].join(', ')
 const METHODS = 'GET, POST, PUT, DELETE, OPTIONS'
 const REQUEST_HEADERS =
-  'authorization, content-type, x-api-key, anthropic-version, anthropic-beta, x-gw-end-user-id, x-gw-error-format, x-gw-fallback-chain, x-gw-metadata, x-gw-prompt-id, x-gw-cache, x-gw-cache-ttl'
+  'authorization, content-type, x-api-key, anthropic-version, anthropic-beta, x-gw-end-user-id, x-gw-error-format, x-gw-fallback-chain, x-gw-metadata, x-gw-prompt-id, x-gw-cache, x-gw-cache-ttl, mcp-session-id, mcp-protocol-version, last-event-id'
 
 export class Cors {
   private readonly any: boolean

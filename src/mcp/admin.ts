@@ -43,6 +43,26 @@ export class McpAdmin {
     return publicMcpServer(rec)
   }
 
+  /** The end users gw holds tokens for at an OAuth server (never the tokens), and those with an authorisation under way. */
+  async users(orgId: string, name: string) {
+    await this.get(orgId, name)
+    const grants = await this.store.mcp.listUserGrants(orgId, name)
+    const data = []
+    for (const g of grants) {
+      const json = await this.store.mcp.getUserTokens(orgId, name, g.endUser)
+      const grant = json ? (JSON.parse(json) as { tokens?: unknown }) : {}
+      data.push({ endUser: g.endUser, authorised: grant.tokens !== undefined, updatedAt: g.updatedAt })
+    }
+    return { data }
+  }
+
+  /** Forgets one end user's tokens at a server (offboarding, a grant to withdraw): their next call asks them again. */
+  async forgetUser(orgId: string, name: string, endUser: string): Promise<void> {
+    await this.get(orgId, name)
+    if (!(await this.store.mcp.deleteUserTokens(orgId, name, endUser))) throw notFound(`gw holds nothing for ${echo(endUser)} at the MCP server "${name}"`)
+    await this.audit.record({ action: 'mcp-server.forget-user', org: orgId, target: `mcp-server:${name}/user:${endUser}`, before: { endUser }, after: null })
+  }
+
   async delete(orgId: string, name: string): Promise<void> {
     await this.requireOrg(orgId)
     const before = await this.current(orgId, name)

@@ -15,52 +15,20 @@ import {
 } from '@modelcontextprotocol/sdk/types.js'
 import { badRequest, GatewayError } from '../errors'
 import { contextFor } from '../http/request-context'
-import { authenticate } from '../pipeline/1-auth'
-import type { AuthedContext, Deps } from '../pipeline/context'
+import { authenticate, checkEndpointScope } from '../pipeline/1-auth'
+import type { AuthedContext, Deps, OrgContext } from '../pipeline/context'
 import { completeAuthorization, OAuthNeeded, UserOAuth } from './oauth'
 import { CALLBACK_PATH, type McpServerRecord } from './records'
 import { CALL_TIMEOUT_MS, McpSession } from './session'
 import { type CallEnd, McpTelemetry, type ToolCall } from './telemetry'
 import { splitName, toolRefusal } from './tool-policy'
 import { connectUpstream } from './upstream'
+import { IDLE_MS, SESSION_LIMITS, SessionRegistry } from './sessions'
 
-/** Sessions one instance keeps; past it a new session is refused (503) until idle ones are swept. */
-const MAX_SESSIONS = 10_000
-/** A session unused for this long is closed (its upstream connections with it). */
-const IDLE_MS = 30 * 60_000
-/** How long the org's server list is kept before it is read again (admin changes on other instances show within it). */
-const SERVERS_TTL_MS = 2000
 /** The longest end-user id (PRODUCT §4). */
 const MAX_END_USER = 256
 
 type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>
-
-/** The sessions of this instance by id. */
-export class SessionRegistry {
-  private readonly byId = new Map<string, McpSession>()
-
-  add(id: string, s: McpSession): void {
-    this.byId.set(id, s)
-  }
-
-  get(id: string): McpSession | undefined {
-    return this.byId.get(id)
-  }
-
-  remove(s: McpSession): void {
-    const id = s.transport.sessionId
-    if (id && this.byId.get(id) === s) this.byId.delete(id)
-  }
-
-  get size(): number {
-    return this.byId.size
-  }
-
-  /** Closes the sessions idle since before `before` (epoch ms); all of them when not given. */
-  async closeIdle(before = Number.POSITIVE_INFINITY): Promise<void> {
-    await Promise.allSettled([...this.byId.values()].filter((s) => s.lastUsed < before).map((s) => s.close()))
-  }
-}
 
 /** The JSON-RPC answer to a request naming a session this instance does not have (the client starts a new one). */
 function sessionNotFound(): Response {
@@ -76,15 +44,16 @@ const header = (h: Record<string, string | string[] | undefined> | undefined, na
 const plainMessage = (e: McpError) => e.message.replace(/^MCP error -?\d+: /, '')
 
 export class McpGateway {
-  readonly sessions = new SessionRegistry()
+  readonly sessions: SessionRegistry
   private readonly telemetry: McpTelemetry
-  private readonly cache = new Map<string, { at: number; servers: Promise<McpServerRecord[]> }>()
+  private readonly cache = new Map<string, { org: OrgContext; servers: Promise<McpServerRecord[]> }>()
   private readonly sweeper: ReturnType<typeof setInterval>
   /** Each OAuth client's provider, to read the URL a refused refresh left. */
   private readonly oauthOf = new WeakMap<Client, UserOAuth>()
 
   constructor(private readonly deps: Deps) {
     this.telemetry = new McpTelemetry(deps)
+    this.sessions = new SessionRegistry(deps.openStreams)
     this.sweeper = setInterval(() => void this.sessions.closeIdle(Date.now() - IDLE_MS), 60_000)
     this.sweeper.unref?.()
   }
@@ -92,6 +61,8 @@ export class McpGateway {
   /** POST/GET/DELETE /mcp: one request of the Streamable HTTP transport, after its credential is checked (401 without one). */
   async handle(request: Request): Promise<Response> {
     const { identity, org } = await authenticate(this.deps, request.headers)
+    // A service key scoped to other endpoints may not use the gateway (PRODUCT §18).
+    checkEndpointScope({ identity, endpoint: '/mcp' })
     const id = request.headers.get('mcp-session-id')
     if (id !== null) {
       const s = this.sessions.get(id)
@@ -102,17 +73,19 @@ export class McpGateway {
       s.owner.ctx = { ...s.owner.ctx, org }
       return s.transport.handleRequest(request)
     }
-    if (this.sessions.size >= MAX_SESSIONS) throw new GatewayError(503, 'gateway_error', 'Too many MCP sessions open on this instance; try again shortly', { headers: { 'retry-after': '5' } })
+    if (this.sessions.size >= SESSION_LIMITS.total) throw new GatewayError(503, 'gateway_error', 'Too many MCP sessions open on this instance; try again shortly', { headers: { 'retry-after': '5' } })
     const endUserId = identity.endUserId ?? request.headers.get('x-gw-end-user-id')
     if (endUserId !== null && endUserId.length > MAX_END_USER) throw badRequest(`x-gw-end-user-id is longer than ${MAX_END_USER} characters`)
     const ctx: AuthedContext = { ...contextFor(request, '/mcp'), identity, org }
     const keyPolicy = identity.authMode === 'GwKey' ? await this.deps.store.mcp.getKeyPolicy(identity.subject) : undefined
     const session = new McpSession(this, { ctx, endUserId, keyPolicy, base: this.deps.config.publicUrl ?? new URL(request.url).origin }, this.deps.config.maxBodyBytes)
-    await session.server.connect(session.transport)
-    const res = await session.transport.handleRequest(request)
-    // Only an initialize opens a session; anything else was answered (400) and leaves nothing behind.
-    if (!session.transport.sessionId) await session.close()
-    return res
+    try {
+      await session.server.connect(session.transport)
+      return await session.transport.handleRequest(request)
+    } finally {
+      // Only an initialize opens a session; anything else was answered (400) and leaves nothing behind.
+      if (!session.transport.sessionId) await session.close()
+    }
   }
 
   /** GET /mcp/oauth/callback: the end of a user's authorisation; a page saying it worked, or the error. */
@@ -120,19 +93,24 @@ export class McpGateway {
     const url = new URL(request.url)
     const base = this.deps.config.publicUrl ?? url.origin
     const done = await completeAuthorization(this.deps.store.mcp, url.searchParams, `${base}${CALLBACK_PATH}`, this.deps.fetch)
+    // The user's open sessions on this instance list the server's tools from now on: their clients are told.
+    this.sessions.toolsChangedFor(done.orgId, done.endUser)
     const page = `<!doctype html><meta charset="utf-8"><title>gw</title><p>gw may now use the MCP server <b>${escapeHtml(done.server)}</b> for you. You can close this tab and go back to your agent.</p>`
     return new Response(page, { headers: { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' } })
   }
 
-  /** The org's enabled servers (kept SERVERS_TTL_MS). */
-  servers(orgId: string): Promise<McpServerRecord[]> {
-    const now = Date.now()
+  /**
+   * The org's enabled servers, read again whenever the org's context is (`org`, from the org directory): at
+   * once after an admin change on this instance or a change notice, else within its 2 s.
+   */
+  servers(org: OrgContext): Promise<McpServerRecord[]> {
+    const orgId = org.org.id
     const hit = this.cache.get(orgId)
-    if (hit && now - hit.at < SERVERS_TTL_MS) return hit.servers
+    if (hit && hit.org === org) return hit.servers
     const servers = this.deps.store.mcp.getServers(orgId).then((all) => all.filter((s) => s.enabled))
     if (this.cache.size > 10_000) this.cache.clear()
-    this.cache.set(orgId, { at: now, servers })
-    servers.catch(() => this.cache.delete(orgId))
+    this.cache.set(orgId, { org, servers })
+    servers.catch(() => this.cache.get(orgId)?.servers === servers && this.cache.delete(orgId))
     return servers
   }
 
@@ -149,6 +127,12 @@ export class McpGateway {
       return client
     } catch (err) {
       if (err instanceof UnauthorizedError && oauth.authorizationUrl) throw new OAuthNeeded(server.name, oauth.authorizationUrl)
+      // No registration endpoint and no client registered by hand: only the operator can fix it.
+      if (err instanceof Error && /does not support dynamic client registration/.test(err.message))
+        throw new McpError(
+          ErrorCode.InvalidRequest,
+          `The MCP server "${server.name}"'s authorization server does not offer dynamic client registration: an admin must register gw there and set auth.clientId (and clientSecret) on the server`,
+        )
       throw err
     }
   }
@@ -201,11 +185,12 @@ export class McpGateway {
       return { ...result, _meta: { ...result._meta, 'gw/requestId': entry.requestId } }
     } catch (err) {
       const upstreamLatencyMs = Math.round(performance.now() - t0)
+      if (extra.signal.aborted) return fail({ status: 'cancelled', message: 'the client cancelled the call', upstreamLatencyMs }, new McpError(ErrorCode.RequestTimeout, 'Cancelled'))
       const oauth = this.oauthOf.get(client)
       if (err instanceof UnauthorizedError && oauth?.authorizationUrl) return fail(...this.connectFailure(server, new OAuthNeeded(server.name, oauth.authorizationUrl)))
       if (err instanceof McpError)
         return fail({ status: 'upstream_error', message: plainMessage(err), upstreamLatencyMs }, new McpError(err.code, plainMessage(err), err.data))
-      const message = `The MCP server "${server.name}" failed the call: ${err instanceof Error ? err.message.slice(0, 200) : 'error'}`
+      const message = `The MCP server "${server.name}" failed the call: ${safeMessage(server, err)}`
       return fail({ status: 'unreachable', message, upstreamLatencyMs }, new McpError(ErrorCode.InternalError, message))
     }
   }
@@ -218,7 +203,7 @@ export class McpGateway {
         new UrlElicitationRequiredError([{ mode: 'url', url: err.url, elicitationId: crypto.randomUUID(), message: err.message }], err.message),
       ]
     if (err instanceof McpError && err.code === ErrorCode.InvalidRequest) return [{ status: 'unauthorized', message: plainMessage(err) }, err]
-    const message = `The MCP server "${server.name}" is out of reach: ${err instanceof Error ? err.message.slice(0, 200) : 'error'}`
+    const message = `The MCP server "${server.name}" is out of reach: ${safeMessage(server, err)}`
     return [{ status: 'unreachable', message }, new McpError(ErrorCode.InternalError, message)]
   }
 
@@ -226,6 +211,18 @@ export class McpGateway {
     clearInterval(this.sweeper)
     await this.sessions.closeIdle()
   }
+}
+
+/**
+ * An upstream failure's message for the caller and the log: without the server's query string (some servers
+ * take a key there), its header values or bearer secret, and at most 200 characters.
+ */
+export function safeMessage(server: McpServerRecord, err: unknown): string {
+  let text = err instanceof Error ? err.message : 'error'
+  const url = new URL(server.url)
+  const secrets = [...Object.values(server.headers), ...(server.auth.kind === 'bearer' ? [server.auth.token] : []), ...(url.search ? [url.search.slice(1)] : [])]
+  for (const secret of secrets) if (secret.length >= 4) text = text.split(secret).join('[redacted]')
+  return text.slice(0, 200)
 }
 
 function escapeHtml(s: string): string {

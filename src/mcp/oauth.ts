@@ -173,7 +173,7 @@ export async function completeAuthorization(
   params: URLSearchParams,
   redirectUrl: string,
   fetchFn: typeof fetch,
-): Promise<{ server: string; endUser: string }> {
+): Promise<{ orgId: string; server: string; endUser: string }> {
   const state = decodeState(params.get('state') ?? '')
   const denied = params.get('error')
   if (denied) throw new GatewayError(403, 'forbidden', `The authorization server refused: ${denied.slice(0, 64)}`)
@@ -190,5 +190,5 @@ export async function completeAuthorization(
   } catch (err) {
     throw new GatewayError(502, 'provider_error', `The authorization server did not exchange the code: ${err instanceof Error ? err.message.slice(0, 200) : 'error'}`)
   }
-  return { server: server.name, endUser: state.u }
+  return { orgId: state.o, server: server.name, endUser: state.u }
 }

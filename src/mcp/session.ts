@@ -13,6 +13,9 @@ import {
   ListResourcesRequestSchema,
   ListResourceTemplatesRequestSchema,
   ListToolsRequestSchema,
+  PromptListChangedNotificationSchema,
+  ResourceListChangedNotificationSchema,
+  ToolListChangedNotificationSchema,
   McpError,
   type Prompt,
   ReadResourceRequestSchema,
@@ -71,7 +74,7 @@ export class McpSession {
     })
     this.server = new Server(
       { ...GW_CLIENT_INFO, title: 'gw MCP gateway' },
-      { capabilities: { tools: {}, resources: {}, prompts: {} }, instructions: 'Tools of this org’s MCP servers, named <server>__<tool>.' },
+      { capabilities: { tools: { listChanged: true }, resources: { listChanged: true }, prompts: { listChanged: true } }, instructions: 'Tools of this org’s MCP servers, named <server>__<tool>.' },
     )
     const s = this.server
     s.setRequestHandler(ListToolsRequestSchema, () => this.listTools())
@@ -98,9 +101,9 @@ export class McpSession {
     s.setRequestHandler(ReadResourceRequestSchema, (req) => this.readResource(req.params.uri))
   }
 
-  /** The org's enabled servers, read through the gateway's short cache. */
+  /** The org's enabled servers, as fresh as the org context of the session's latest request. */
   servers(): Promise<McpServerRecord[]> {
-    return this.gw.servers(this.owner.ctx.identity.orgId)
+    return this.gw.servers(this.owner.ctx.org)
   }
 
   /** The connected client of `server`, made on first use and again when the server's record changes. */
@@ -108,7 +111,7 @@ export class McpSession {
     const known = this.links.get(server.name)
     if (known && known.updatedAt === server.updatedAt) return known.client
     if (known) void known.client.then(endUpstream).catch(() => {})
-    const client = this.gw.connect(this, server)
+    const client = this.gw.connect(this, server).then((c) => this.relayListChanges(c))
     const link = { updatedAt: server.updatedAt, client }
     this.links.set(server.name, link)
     // A failed connection is not kept: the next use tries again (a server down now may be up then).
@@ -116,6 +119,15 @@ export class McpSession {
       if (this.links.get(server.name) === link) this.links.delete(server.name)
     })
     return client
+  }
+
+  /** An upstream's tools, prompts or resources changed: so did the union this session's client sees. */
+  private relayListChanges(c: Client): Client {
+    const relay = (send: () => Promise<void>) => () => void send().catch(() => {})
+    c.setNotificationHandler(ToolListChangedNotificationSchema, relay(() => this.server.sendToolListChanged()))
+    c.setNotificationHandler(PromptListChangedNotificationSchema, relay(() => this.server.sendPromptListChanged()))
+    c.setNotificationHandler(ResourceListChangedNotificationSchema, relay(() => this.server.sendResourceListChanged()))
+    return c
   }
 
   /** `<server>__<name>` → the enabled server and the upstream name; an unknown one is the JSON-RPC invalid-params error. */
@@ -189,6 +201,9 @@ export class McpSession {
     if (last instanceof McpError) throw last
     throw new McpError(ErrorCode.InvalidParams, `Resource not found: ${uri.slice(0, 64)}`)
   }
+
+  /** Ends the session now (shutdown): its streams close, its upstream sessions end. */
+  readonly end = (): void => void this.close()
 
   async close(): Promise<void> {
     if (this.closed) return

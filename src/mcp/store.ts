@@ -16,7 +16,10 @@ export interface McpStore {
   /** One end user's OAuth tokens for a server (JSON text). */
   getUserTokens(orgId: string, server: string, endUser: string): Promise<string | undefined>
   putUserTokens(orgId: string, server: string, endUser: string, json: string): Promise<void>
-  deleteUserTokens(orgId: string, server: string, endUser: string): Promise<void>
+  /** Returns false when gw held nothing for that user. */
+  deleteUserTokens(orgId: string, server: string, endUser: string): Promise<boolean>
+  /** The end users gw holds a grant (or an authorisation under way) for, by id. */
+  listUserGrants(orgId: string, server: string): Promise<{ endUser: string; updatedAt: string }[]>
   /** A service key's own tool policy (set when the key is created). */
   putKeyPolicy(orgId: string, keyId: string, policy: ToolPolicy): Promise<void>
   getKeyPolicy(keyId: string): Promise<ToolPolicy | undefined>

@@ -6,12 +6,13 @@ import type { Counter, Histogram } from '../observability/metric-registry'
 import { LATENCY_BUCKETS } from '../observability/gateway-metrics'
 import { SPAN_KIND, STATUS_CODE } from '../observability/otlp-encode'
 import { newSpanId, newTraceId, parseTraceParent } from '../observability/trace-context'
+import { CLIENT_CLOSED } from '../pipeline/5-attempt'
 import { answeredOutcome, failureOutcome, recordRequest } from '../pipeline/7-log'
 import type { AuthedContext, Deps } from '../pipeline/context'
 import type { ErrorCode } from '../errors'
 
 /** How a call ended, as the metric's `status` label says it. */
-export type CallStatus = 'ok' | 'tool_error' | 'denied' | 'rate_limited' | 'unauthorized' | 'upstream_error' | 'unreachable' | 'unknown_tool'
+export type CallStatus = 'ok' | 'tool_error' | 'denied' | 'rate_limited' | 'unauthorized' | 'upstream_error' | 'unreachable' | 'unknown_tool' | 'cancelled'
 
 /** The log entry's HTTP-like status and code of each. */
 const ENTRY: Record<CallStatus, [number, ErrorCode | null]> = {
@@ -23,6 +24,8 @@ const ENTRY: Record<CallStatus, [number, ErrorCode | null]> = {
   upstream_error: [502, 'provider_error'],
   unreachable: [502, 'provider_error'],
   unknown_tool: [404, 'gateway_error'],
+  // The client cancelled the call or went away (the status gw logs for a client that left, PRODUCT §9).
+  cancelled: [CLIENT_CLOSED, 'gateway_error'],
 }
 
 export interface ToolCall {
@@ -86,13 +89,24 @@ export class McpTelemetry {
       { ...base, responseBody: end.result, upstreamLatencyMs: end.upstreamLatencyMs ?? null },
       { mcp: { server: call.server, tool: call.tool }, model: full, requestedModel: full, metadata: { mcpServer: call.server, mcpTool: call.tool } },
     )
-    const pair = `${call.server}\n${call.tool}`
-    if (!this.series.has(pair) && this.series.size < MAX_SERIES) this.series.add(pair)
-    const tool = this.series.has(pair) ? call.tool : 'other'
-    this.calls.inc([call.server, tool, end.status])
-    this.duration.observe([call.server, tool], entry.latencyMs / 1000)
+    const [server, tool] = this.labels(call, end.status)
+    this.calls.inc([server, tool, end.status])
+    this.duration.observe([server, tool], entry.latencyMs / 1000)
+    // Its line in the access log, like an API request's (GW_LOG_FORMAT).
+    this.deps.observer.accessLog.request(entry, true)
     if (this.deps.observer.tracing) this.span(call, end, entry)
     return entry
+  }
+
+  /**
+   * The call's {server, tool} labels, bounded: a name the client made up (no such server) is `unknown`,
+   * and past MAX_SERIES pairs a new one is `other`.
+   */
+  private labels(call: ToolCall, status: CallStatus): [string, string] {
+    if (status === 'unknown_tool') return ['unknown', 'unknown']
+    const pair = `${call.server}\n${call.tool}`
+    if (!this.series.has(pair) && this.series.size < MAX_SERIES) this.series.add(pair)
+    return this.series.has(pair) ? [call.server, call.tool] : ['other', 'other']
   }
 
   private span(call: ToolCall, end: CallEnd, entry: LogEntry): void {

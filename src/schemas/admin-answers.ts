@@ -86,6 +86,7 @@ export const LogEntryAnswer = t.Object(
     costUsd: nullable(t.Number()),
     usage: t.Object({ promptTokens: t.Integer(), completionTokens: t.Integer(), totalTokens: t.Integer() }, open),
     latencyMs: t.Number(),
+    mcp: t.Optional(t.Object({ server: t.String(), tool: t.String() }, { description: 'an MCP tool call through /mcp (PRODUCT §20)' })),
   },
   { ...open, title: 'LogEntry' },
 )

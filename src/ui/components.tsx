@@ -1,7 +1,7 @@
 // Small building blocks shared by the dashboard's pages: data loading, errors, empty states, JSON, copy, forms.
 
-import type { ComponentChildren } from 'preact'
-import { useCallback, useEffect, useRef, useState } from 'preact/hooks'
+import { type ComponentChildren, createContext } from 'preact'
+import { useCallback, useContext, useEffect, useRef, useState } from 'preact/hooks'
 import { ApiError } from './api'
 
 export interface Loaded<T> {
@@ -168,4 +168,21 @@ export function SubmitRow({ label, busy, saved }: { label: string; busy: boolean
       {saved && <span role="status">Saved.</span>}
     </div>
   )
+}
+
+/** What the signed-in person may do in the org on screen (from GET /admin/me): the server refuses the rest anyway. */
+export interface Access {
+  /** May change the org's settings (an owner, the admin token, or an admin of the org). */
+  canChange: boolean
+  /** May manage users (an owner or the admin token). */
+  isOwner: boolean
+}
+
+export const AccessContext = createContext<Access>({ canChange: false, isOwner: false })
+
+export const useAccess = () => useContext(AccessContext)
+
+/** Its children only for someone who may change the org (a viewer sees no edit controls). */
+export function IfCanChange({ children }: { children: ComponentChildren }) {
+  return useAccess().canChange ? <>{children}</> : null
 }

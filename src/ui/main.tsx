@@ -3,9 +3,12 @@
 import { render } from 'preact'
 import { useEffect, useState } from 'preact/hooks'
 import { api, get, setSession } from './api'
-import { ErrorNote, messageOf, useAutofocus, useLoad } from './components'
+import { AccessContext, ErrorNote, messageOf, useAutofocus, useLoad } from './components'
+import { AuditPage } from './pages/audit'
+import { UsersPage } from './pages/users'
 import { KeysPage } from './pages/keys'
 import { LogsPage } from './pages/logs'
+import { McpPage } from './pages/mcp'
 import { OverviewPage } from './pages/overview'
 import { PromptsPage } from './pages/prompts'
 import { SettingsPage } from './pages/settings'
@@ -38,7 +41,18 @@ const PAGES = [
   { id: 'keys', title: 'Keys', key: 'k' },
   { id: 'settings', title: 'Policy & access', key: 'p' },
   { id: 'prompts', title: 'Prompts', key: 'r' },
+  { id: 'mcp', title: 'MCP', key: 'm' },
+  { id: 'audit', title: 'Audit', key: 'a' },
+  { id: 'users', title: 'Users', key: 'u', ownersOnly: true },
 ] as const
+
+/** GET /admin/me: who is signed in, with which role, in which orgs (null: every org). */
+interface Me {
+  kind: 'admin-token' | 'user'
+  email?: string
+  role: 'owner' | 'admin' | 'viewer'
+  orgs: string[] | null
+}
 
 /** `#/logs/abc` → ['logs', 'abc']. */
 function useHashRoute(): string[] {
@@ -175,16 +189,20 @@ function OrgSwitcher({ org, onChange }: { org: string; onChange: (org: string) =
 
 function Shell({ onSignOut }: { onSignOut: () => void }) {
   const route = useHashRoute()
+  const me = useLoad(() => get<Me>('/admin/me'), [])
   const [org, setOrgState] = useState(() => localStorage.getItem('gw.org') ?? 'default')
   const setOrg = (o: string) => {
     localStorage.setItem('gw.org', o)
     setOrgState(o)
   }
-  const page = PAGES.find((p) => p.id === route[0]) ?? PAGES[0]
+  const isOwner = me.data?.role === 'owner'
+  const pages = PAGES.filter((p) => !('ownersOnly' in p) || isOwner)
+  const page = pages.find((p) => p.id === route[0]) ?? PAGES[0]
+  const canChange = isOwner || (me.data?.role === 'admin' && !!me.data.orgs?.includes(org))
   useEffect(() => {
     document.title = `${page.title} · gw`
   }, [page])
-  // Keyboard: g then a page's letter moves there (g o, g l, g k, g p, g r).
+  // Keyboard: g then a page's letter moves there (g o, g l, g k, g p, g r, g m).
   useEffect(() => {
     let armed = false
     const on = (e: KeyboardEvent) => {
@@ -207,24 +225,34 @@ function Shell({ onSignOut }: { onSignOut: () => void }) {
           gw
         </a>
         <nav aria-label="Pages">
-          {PAGES.map((p) => (
+          {pages.map((p) => (
             <a href={`#/${p.id}`} aria-current={p === page ? 'page' : undefined} title={`g ${p.key}`} key={p.id}>
               {p.title}
             </a>
           ))}
         </nav>
         <OrgSwitcher org={org} onChange={setOrg} />
+        {me.data && (
+          <span class="whoami" title={me.data.kind === 'admin-token' ? 'signed in with the admin token' : me.data.email}>
+            {me.data.kind === 'admin-token' ? 'admin token' : me.data.email} · {canChange || isOwner ? me.data.role : `${me.data.role} (read only)`}
+          </span>
+        )}
         <button type="button" class="secondary" onClick={onSignOut}>
           Sign out
         </button>
       </header>
-      <main class="page" key={`${org}/${page.id}`}>
+      <AccessContext.Provider value={{ canChange, isOwner }}>
+      <main class="page" key={`${org}/${page.id}/${canChange}`}>
         {page.id === 'overview' && <OverviewPage org={org} />}
         {page.id === 'logs' && <LogsPage org={org} selected={rest[0]} />}
         {page.id === 'keys' && <KeysPage org={org} />}
         {page.id === 'settings' && <SettingsPage org={org} />}
         {page.id === 'prompts' && <PromptsPage org={org} slug={rest[0]} />}
+        {page.id === 'mcp' && <McpPage org={org} />}
+        {page.id === 'audit' && <AuditPage org={org} />}
+        {page.id === 'users' && isOwner && <UsersPage org={org} />}
       </main>
+      </AccessContext.Provider>
     </div>
   )
 }

@@ -18,6 +18,9 @@ export interface ServiceKeyInfo {
   createdAt: string
   revokedAt: string | null
   lastUsedAt: string | null
+  /** When it stops working (its expiry, or the end of a rotation's grace). */
+  expiresAt: string | null
+  scopes: { endpoints?: string[]; models?: string[] } | null
   requestsPerMinute?: number
   tokensPerMinute?: number
 }

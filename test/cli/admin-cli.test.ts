@@ -241,7 +241,7 @@ test('--help on every command and noun, --version', () => {
     expect(help.out).toStartWith(`usage: gw ${command}`)
   }
   expect(text('serve', '--help').out).toContain('--port')
-})
+}, 180_000) // one spawn per command (about a second each on a loaded machine)
 
 test('--help of every admin command lists each flag it takes on a line of its own, saying what it does', () => {
   const all = text('--help')
@@ -259,7 +259,7 @@ test('--help of every admin command lists each flag it takes on a line of its ow
     for (const m of rest.join('\n').matchAll(/^ {2}--([a-z][a-z0-9-]*) /gm)) expect(flags.has(m[1] as string) || ['json', 'help'].includes(m[1] as string)).toBe(true)
   }
   expect(checked).toBeGreaterThan(60)
-})
+}, 180_000) // one spawn per command (about a second each on a loaded machine)
 
 test('gw policy set --help lists every field of the policy schema with its type', () => {
   const help = text('policy', 'set', '--help').out

@@ -32,6 +32,7 @@ describe.skipIf(!pgUp)('gw migrate --from', () => {
   let schema: Awaited<ReturnType<typeof freshSchema>>
   let openai: FakeUpstream
   let serviceKey: string
+  let adaToken: string
   const LOGS = 2500
 
   beforeAll(async () => {
@@ -54,6 +55,9 @@ describe.skipIf(!pgUp)('gw migrate --from', () => {
     const content = { systemTemplate: undefined, userTemplate: 'Hi {{n}}', variables: [{ name: 'n', type: 'string' as const, required: true }], model: 'openai/gpt-4o', temperature: undefined, maxTokens: undefined }
     await store.prompts.addVersion(p.id, content, 'h1', true)
     await store.prompts.putPartial('acme', 'sig', '-- Acme')
+    const ada = await admin.users.create({ email: 'ada@example.com', role: 'admin', orgs: ['acme'] })
+    await admin.users.setPassword(ada.id, { password: 'a password that moves' })
+    adaToken = (await admin.users.createToken(ada.id)).token
     await store.logs.insertLogs(Array.from({ length: LOGS }, (_, i) => logEntry(i, { orgId: 'acme', requestBody: { i } })))
     await store.close()
   })
@@ -72,7 +76,7 @@ describe.skipIf(!pgUp)('gw migrate --from', () => {
     expect(r.json()).toMatchObject({
       database: 'postgres',
       applied: PG_MIGRATIONS.map((_, i) => i + 1),
-      imported: { copied: { orgs: 2, provider_keys: 1, service_keys: 2, signing_secrets: 1, prompts: 1, prompt_versions: 1, prompt_partials: 1 }, logsRead: LOGS },
+      imported: { copied: { orgs: 2, provider_keys: 1, service_keys: 2, signing_secrets: 1, prompts: 1, prompt_versions: 1, prompt_partials: 1, users: 1, admin_tokens: 1, audit_log: 5 }, logsRead: LOGS },
     })
     const store = createPostgresStore(schema.url, new SecretBox(TEST_SECRET))
     await store.whenReady
@@ -82,6 +86,14 @@ describe.skipIf(!pgUp)('gw migrate --from', () => {
     expect((await store.prompts.findPrompt('acme', 'greet'))?.publishedVersion).toBe(1)
     expect(await store.logs.countLogs('acme')).toBe(LOGS)
     expect(await store.logs.getLog('acme', logEntry(42).requestId)).toEqual(logEntry(42, { orgId: 'acme', requestBody: { i: 42 } }))
+    // Users keep their role, password and tokens; the audit log keeps its entries in order, and grows after them.
+    const moved = new AdminService(store)
+    expect(await moved.users.checkPassword('ada@example.com', 'a password that moves')).toMatchObject({ role: 'admin', orgs: ['acme'] })
+    expect(await moved.users.userOfToken(adaToken)).toMatchObject({ email: 'ada@example.com' })
+    const before = (await store.audit.query({ limit: 500 })).data
+    expect(before.map((e) => e.action)).toEqual(['user.token.create', 'user.password.set', 'user.create', 'service-key.create', 'service-key.create'])
+    await moved.createOrg({ id: 'after', name: 'After' })
+    expect((await store.audit.query({ limit: 1 })).data[0]?.action).toBe('org.create')
     await store.close()
     const pg = await startTestGateway({}, { GW_DATABASE_URL: schema.url, GW_SECRET: TEST_SECRET, GW_SERVICE_KEY: 'gw_sk_only-for-bootstrap-of-this-test-000000' })
     try {
@@ -96,7 +108,7 @@ describe.skipIf(!pgUp)('gw migrate --from', () => {
   test('running it again changes nothing; an interrupted log copy resumes after its last batch', async () => {
     const again = gw(env(), 'migrate', '--from', file)
     expect(again.code).toBe(0)
-    expect(again.json()).toMatchObject({ applied: [], imported: { copied: { orgs: 0, service_keys: 0, prompt_versions: 0 }, logsRead: 0 } })
+    expect(again.json()).toMatchObject({ applied: [], imported: { copied: { orgs: 0, service_keys: 0, prompt_versions: 0, users: 0, audit_log: 0 }, logsRead: 0 } })
     // Interrupted after 1,000 entries: the position says so and the rest is missing.
     const sql = new SQL(schema.url, { max: 1 })
     const cut = logEntry(999)

@@ -94,6 +94,7 @@ const CASES: Record<string, Case> = {
   patchUser: { need: 'owner', org: false, method: 'PATCH', path: async () => `/users/${(await admin('POST', '/users', { email: `${fresh()}@example.com`, role: 'viewer' })).id}`, body: () => ({ role: 'admin' }) },
   deleteUser: { need: 'owner', org: false, method: 'DELETE', path: async () => `/users/${(await admin('POST', '/users', { email: `${fresh()}@example.com`, role: 'viewer' })).id}` },
   createUserToken: { need: 'self', org: false, method: 'POST', path: async () => `/users/${(await admin('POST', '/users', { email: `${fresh()}@example.com`, role: 'viewer' })).id}/tokens`, body: () => ({}) },
+  createSignInLink: { need: 'owner', org: false, method: 'POST', path: async () => `/users/${(await admin('POST', '/users', { email: `${fresh()}@example.com`, role: 'viewer' })).id}/sign-in-link` },
   setUserPassword: { need: 'self', org: false, method: 'PUT', path: async () => `/users/${(await admin('POST', '/users', { email: `${fresh()}@example.com`, role: 'viewer' })).id}/password`, body: () => ({ password: 'correct horse battery' }) },
   getOrg: { need: 'read', org: true, method: 'GET', path: (o) => `/orgs/${o}` },
   listServiceKeys: { need: 'read', org: true, method: 'GET', path: (o) => `/orgs/${o}/service-keys` },
@@ -155,6 +156,9 @@ const CASES: Record<string, Case> = {
       return `/orgs/${o}/mcp-servers/${name}`
     },
   },
+  listMcpServerUsers: { need: 'read', org: true, method: 'GET', path: (o) => `/orgs/${o}/mcp-servers/tools/users` },
+  // Nothing is held for that user: allowed, it is 404; refused, 403 before the store is asked.
+  forgetMcpServerUser: { need: 'change', org: true, method: 'DELETE', path: (o) => `/orgs/${o}/mcp-servers/tools/users/${fresh()}`, allowed: [404] },
 }
 
 /** Whether a caller may: owners everything; an admin changes its orgs; a viewer reads its orgs; `self` only for oneself. */
@@ -215,6 +219,13 @@ describe('scoped reads and personal tokens', () => {
     const seen = (await ok(call(tokens.viewer as string, 'GET', '/audit?limit=500'))).data as { org: string | null }[]
     expect(seen.length).toBeGreaterThan(0)
     expect(seen.every((e) => e.org === 'alpha')).toBe(true)
+  })
+
+  test('/metrics (every org’s figures) is for owners: admins and viewers get 403', async () => {
+    for (const [caller, status] of [['admin-token', 200], ['owner', 200], ['admin', 403], ['viewer', 403]] as const) {
+      const res = await fetch(`${gw.url}/metrics`, { headers: { authorization: `Bearer ${tokens[caller]}` } })
+      expect(`${caller} ${res.status}`).toBe(`${caller} ${status}`)
+    }
   })
 
   test("a personal token stops working when its user is removed; a changed role applies to the token's next request", async () => {

@@ -20,12 +20,13 @@ type Entry = AuditEntry
 
 const PROVIDER_KEY = 'sk-audit-provider-secret-0123456789'
 const CONFIG_KEY = 'sk-config-file-provider-secret-9876'
+const ENV_KEY = 'sk-environment-provider-secret-5555'
 
 beforeAll(async () => {
   const config = join(dir, 'gw.yaml')
   writeFileSync(config, `orgs:\n  filed:\n    providers:\n      openai:\n        - name: default\n          apiKey: ${CONFIG_KEY}\n    routes:\n      fast:\n        targets:\n          - model: openai/gpt-4o-mini\n`)
   // The CLI opens the same database as the gateway: a file (SQLite) or the test's schema (PostgreSQL).
-  gw = await startTestGateway({}, { GW_CONFIG: config, ...(onPostgres ? {} : { GW_DB: join(dir, 'gw.db') }) })
+  gw = await startTestGateway({}, { GW_CONFIG: config, OPENAI_API_KEY: ENV_KEY, ...(onPostgres ? {} : { GW_DB: join(dir, 'gw.db') }) })
 })
 afterAll(async () => {
   await gw.stop()
@@ -68,6 +69,12 @@ async function adminOk(method: string, path: string, body?: unknown, token = ADM
   if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`)
   return { res, body: res.status === 204 ? {} : ((await res.json()) as Record<string, unknown>) }
 }
+
+test('provider keys from the environment are recorded as configuration, masked', async () => {
+  const env = (await everything()).filter((e) => e.org === 'default' && e.action === 'provider.set')
+  expect(env.map((e) => [e.target, e.actor])).toEqual([['provider:openai/default', { kind: 'config-file' }]])
+  expect(JSON.stringify(env)).not.toContain(ENV_KEY)
+})
 
 test('a config file’s changes are recorded once, as made by the config file, its key masked', async () => {
   const filed = (await everything()).filter((e) => e.org === 'filed')
@@ -146,6 +153,26 @@ describe('every change through the admin API appends exactly one entry', () => {
     expect(entries).toHaveLength(1)
     expect(entries[0]?.actor).toEqual({ kind: 'user', id: u.id as string, email: 'grace@example.com' })
     expect((await audit(`?actor=grace@example.com`)).data.map((e) => e.action)).toEqual(['partial.set'])
+  })
+
+  test('a change made in the dashboard (a user’s session) names the user, with the request id', async () => {
+    const u = (await adminOk('POST', '/users', { email: 'dash@example.com', role: 'admin', orgs: ['acme'] })).body
+    await adminOk('PUT', `/users/${u.id}/password`, { password: 'dashboard password 1' })
+    const signIn = await fetch(`${gw.url}/ui/session`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'dash@example.com', password: 'dashboard password 1' }) })
+    expect(signIn.status).toBe(201)
+    const { csrf } = (await signIn.json()) as { csrf: string }
+    const cookie = (signIn.headers.get('set-cookie') as string).split(';')[0] as string
+    let res: Response | undefined
+    const entries = await appended(async () => {
+      res = await fetch(`${gw.url}/admin/orgs/acme/routes/from-dashboard`, {
+        method: 'PUT',
+        headers: { cookie, 'x-gw-csrf': csrf, 'content-type': 'application/json' },
+        body: JSON.stringify({ targets: [{ model: 'openai/gpt-4o' }] }),
+      })
+    })
+    expect(res?.status).toBe(200)
+    expect(entries).toHaveLength(1)
+    expect(entries[0]).toMatchObject({ action: 'route.set', actor: { kind: 'user', id: u.id as string, email: 'dash@example.com' }, requestId: res?.headers.get('x-gw-request-id') })
   })
 
   test('the CLI is the actor of what its commands change', async () => {

@@ -30,8 +30,9 @@ const b64url = (b: Buffer) => b.toString('base64url')
  * The user consents by opening the authorisation URL with `x-test-user: <name>` (the test stands in for the
  * browser and the login): the answer is the 302 back to the client's redirect_uri with the code and state.
  */
-export function startAuthServer(): FakeAuthServer {
-  const clients = new Map<string, { redirectUris: string[] }>()
+/** `registration: false`: no dynamic client registration; `clients`: clients registered by hand (id → redirect URIs). */
+export function startAuthServer(opts: { registration?: boolean; clients?: Record<string, string[]> } = {}): FakeAuthServer {
+  const clients = new Map<string, { redirectUris: string[] }>(Object.entries(opts.clients ?? {}).map(([id, redirectUris]) => [id, { redirectUris }]))
   const codes = new Map<string, { user: string; clientId: string; redirectUri: string; challenge: string; resource: string | null }>()
   const refresh = new Map<string, { user: string; clientId: string }>()
   const tokens = new Map<string, IssuedToken>()
@@ -71,13 +72,13 @@ export function startAuthServer(): FakeAuthServer {
           issuer: base,
           authorization_endpoint: `${base}/authorize`,
           token_endpoint: `${base}/token`,
-          registration_endpoint: `${base}/register`,
+          ...(opts.registration === false ? {} : { registration_endpoint: `${base}/register` }),
           response_types_supported: ['code'],
           grant_types_supported: ['authorization_code', 'refresh_token'],
           code_challenge_methods_supported: ['S256'],
           token_endpoint_auth_methods_supported: ['none'],
         })
-      if (url.pathname === '/register' && req.method === 'POST') {
+      if (url.pathname === '/register' && req.method === 'POST' && opts.registration !== false) {
         const body = (await req.json()) as { redirect_uris?: string[] }
         const clientId = `client-${clients.size + 1}`
         clients.set(clientId, { redirectUris: body.redirect_uris ?? [] })

@@ -4,14 +4,18 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
-import { McpError } from '@modelcontextprotocol/sdk/types.js'
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
+import { McpError, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js'
 import { z } from 'zod'
+import { SESSION_LIMITS } from '../../src/mcp/sessions'
 import { type FakeMcpServer, startMcpServer } from '../fakes/mcp-server'
 import { ADMIN_TOKEN, startTestGateway, type TestGateway } from '../helpers/gateway'
 
 let gw: TestGateway
 let alpha: FakeMcpServer
 let beta: FakeMcpServer
+/** The McpServer of each session beta has had, newest last. */
+const betaSessions: McpServer[] = []
 const ALPHA_SECRET = 'alpha-bearer-secret-0001'
 
 beforeAll(async () => {
@@ -26,12 +30,20 @@ beforeAll(async () => {
         }
         return { content: [{ type: 'text', text: `counted to ${n}` }] }
       })
+      s.registerTool('sleep', { description: 'Sleeps until cancelled' }, async (extra) => {
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, 10_000)
+          extra.signal.addEventListener('abort', () => (clearTimeout(timer), resolve()))
+        })
+        return { content: [{ type: 'text', text: 'woke' }] }
+      })
       s.registerTool('fail', { description: 'Always a tool error' }, async () => ({ isError: true, content: [{ type: 'text', text: 'it broke' }] }))
       s.registerResource('readme', 'mem://alpha/readme', { mimeType: 'text/plain' }, async (uri) => ({ contents: [{ uri: uri.href, text: 'alpha readme' }] }))
     },
   })
   beta = await startMcpServer({
     build: (s) => {
+      betaSessions.push(s)
       s.registerTool('add', { description: 'Adds', inputSchema: { a: z.number(), b: z.number() } }, async ({ a, b }) => ({ content: [{ type: 'text', text: String(a + b) }] }))
       s.registerPrompt('greet', { description: 'A greeting', argsSchema: { who: z.string() } }, ({ who }) => ({ messages: [{ role: 'user', content: { type: 'text', text: `Hello ${who}` } }] }))
     },
@@ -60,7 +72,7 @@ describe('aggregation and routing', () => {
     const c = await connect()
     try {
       const names = (await c.listTools()).tools.map((t) => t.name).sort()
-      expect(names).toEqual(['alpha__count', 'alpha__echo', 'alpha__fail', 'beta__add'])
+      expect(names).toEqual(['alpha__count', 'alpha__echo', 'alpha__fail', 'alpha__sleep', 'beta__add'])
       const echo = (await c.listTools()).tools.find((t) => t.name === 'alpha__echo')
       expect(echo?.description).toBe('Echoes its text')
       expect(echo?.inputSchema.properties).toHaveProperty('text')
@@ -104,6 +116,35 @@ describe('aggregation and routing', () => {
       expect(seen).toEqual([1, 2, 3])
       expect(text(r)).toBe('counted to 3')
     } finally {
+      await c.close()
+    }
+  })
+
+  test("an upstream's tools/list_changed reaches the client, and the new tool is listed", async () => {
+    const c = await connect()
+    let changed = 0
+    c.setNotificationHandler(ToolListChangedNotificationSchema, () => void changed++)
+    try {
+      await c.listTools()
+      const upstream = betaSessions.at(-1) as McpServer
+      upstream.registerTool('later', { description: 'Added while connected' }, async () => ({ content: [{ type: 'text', text: 'late' }] }))
+      for (let i = 0; i < 100 && !changed; i++) await Bun.sleep(10)
+      expect(changed).toBe(1)
+      expect((await c.listTools()).tools.map((t) => t.name)).toContain('beta__later')
+    } finally {
+      await c.close()
+    }
+  })
+
+  test('a server switched off (enabled: false) is left out and its tools unknown, at once in an open session', async () => {
+    const c = await connect()
+    try {
+      expect((await gw.admin('PUT', '/orgs/default/mcp-servers/beta', { url: beta.url, enabled: false })).status).toBe(200)
+      expect((await c.listTools()).tools.some((t) => t.name.startsWith('beta__'))).toBe(false)
+      const err = (await c.callTool({ name: 'beta__add', arguments: { a: 1, b: 1 } }).catch((e: unknown) => e)) as McpError
+      expect(err.code).toBe(-32602)
+    } finally {
+      await gw.admin('PUT', '/orgs/default/mcp-servers/beta', { url: beta.url })
       await c.close()
     }
   })
@@ -185,25 +226,80 @@ test("ending the session (DELETE) ends gw's sessions with the upstream servers",
   expect(alpha.sessions()).toBe(open - 1)
 })
 
+test("past a credential's share of sessions its least recently used one is closed; another credential's are not", async () => {
+  const before = SESSION_LIMITS.perCaller
+  SESSION_LIMITS.perCaller = 2
+  const other = ((await (await gw.admin('POST', '/orgs/default/service-keys', { name: 'share' })).json()) as { key: string }).key
+  const theirs = await connect({ authorization: `Bearer ${other}` })
+  const [a, b] = [await connect(), await connect()]
+  try {
+    await a.listTools()
+    await b.listTools()
+    await theirs.listTools()
+    const c = await connect()
+    await c.listTools()
+    // a was used longest ago: its session is gone (404), b and c and the other key's go on.
+    const res = await fetch(`${gw.url}/mcp`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${gw.key}`, 'mcp-session-id': (a.transport as StreamableHTTPClientTransport).sessionId as string, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'tools/list' }),
+    })
+    expect(res.status).toBe(404)
+    expect((await b.listTools()).tools.length).toBeGreaterThan(0)
+    expect((await theirs.listTools()).tools.length).toBeGreaterThan(0)
+    await c.close()
+  } finally {
+    SESSION_LIMITS.perCaller = before
+    for (const x of [a, b, theirs]) await x.close()
+  }
+})
+
 describe('a server down', () => {
   test('its tools are missing and a call to it fails, while the other servers answer', async () => {
     const gone = await startMcpServer({ build: (s) => s.registerTool('ping', { description: 'p' }, async () => ({ content: [{ type: 'text', text: 'pong' }] })) })
-    const url = gone.url
+    // Some servers take a key in the query string: it is never repeated to the caller or in the log.
+    const url = `${gone.url}?key=query-SECRET-1234`
     await gone.stop()
-    expect((await gw.admin('PUT', '/orgs/default/mcp-servers/gone', { url })).status).toBe(200)
-    await Bun.sleep(2100) // the gateway's list of servers is kept 2 s
     const c = await connect()
+    // Registered while the session is open: the next request sees it.
+    expect((await gw.admin('PUT', '/orgs/default/mcp-servers/gone', { url })).status).toBe(200)
     try {
-      expect((await c.listTools()).tools.map((t) => t.name).sort()).toEqual(['alpha__count', 'alpha__echo', 'alpha__fail', 'beta__add'])
+      expect((await c.listTools()).tools.map((t) => t.name).sort()).toEqual(['alpha__count', 'alpha__echo', 'alpha__fail', 'alpha__sleep', 'beta__add'])
       const err = (await c.callTool({ name: 'gone__ping', arguments: {} }).catch((e: unknown) => e)) as McpError
       expect(err).toBeInstanceOf(McpError)
       expect(err.message).toContain('"gone" is out of reach')
+      expect(err.message).not.toContain('query-SECRET-1234')
+      const logged = (await (await gw.fetch('/v1/logs?metadata=mcpServer=gone')).json()) as { data: { errorMessage: string }[] }
+      expect(logged.data[0]?.errorMessage).toContain('is out of reach')
+      expect(JSON.stringify(logged)).not.toContain('query-SECRET-1234')
       expect(text(await c.callTool({ name: 'beta__add', arguments: { a: 1, b: 2 } }))).toBe('3')
     } finally {
       await c.close()
       await gw.admin('DELETE', '/orgs/default/mcp-servers/gone')
     }
   })
+})
+
+test('a call the client cancels is cancelled upstream too, and logged as 499', async () => {
+  const c = await connect()
+  try {
+    alpha.requests.length = 0
+    const stop = new AbortController()
+    const pending = c.callTool({ name: 'alpha__sleep', arguments: {} }, undefined, { signal: stop.signal }).catch((e: unknown) => e)
+    for (let i = 0; i < 100 && !alpha.requests.some((r) => r.rpc === 'tools/call'); i++) await Bun.sleep(10)
+    stop.abort('changed my mind')
+    expect(await pending).toBeInstanceOf(Error)
+    for (let i = 0; i < 100 && !alpha.requests.some((r) => r.rpc === 'notifications/cancelled'); i++) await Bun.sleep(10)
+    expect(alpha.requests.some((r) => r.rpc === 'notifications/cancelled')).toBe(true)
+    let page: { data: { mcp: { tool: string }; errorCode: string }[] } = { data: [] }
+    for (let i = 0; i < 100 && !page.data.length; i++) {
+      await Bun.sleep(10)
+      page = (await (await gw.fetch('/v1/logs?status=499')).json()) as typeof page
+    }
+    expect(page.data[0]).toMatchObject({ mcp: { tool: 'sleep' }, errorCode: 'gateway_error' })
+  } finally {
+    await c.close()
+  }
 })
 
 describe('records', () => {
@@ -242,5 +338,36 @@ describe('records', () => {
     expect(metrics).toMatch(/gw_mcp_calls_total\{server="alpha",tool="echo",status="ok"\} [1-9]/)
     expect(metrics).toMatch(/gw_mcp_calls_total\{server="alpha",tool="fail",status="tool_error"\} 1/)
     expect(metrics).toMatch(/gw_mcp_calls_total\{server="gone",tool="ping",status="unreachable"\} 1/)
+    // A name the client made up is not a label of its own.
+    expect(metrics).toMatch(/gw_mcp_calls_total\{server="unknown",tool="unknown",status="unknown_tool"\} [1-9]/)
+    expect(metrics).not.toContain('server="nope"')
   })
+})
+
+test('sessions opened and ended in a loop leave no upstream session behind', async () => {
+  const before = [alpha.sessions(), beta.sessions()]
+  for (let i = 0; i < 30; i++) {
+    const c = await connect()
+    await c.listTools()
+    await (c.transport as StreamableHTTPClientTransport).terminateSession()
+    await c.close()
+  }
+  for (let i = 0; i < 100 && (alpha.sessions() > (before[0] as number) || beta.sessions() > (before[1] as number)); i++) await Bun.sleep(10)
+  expect([alpha.sessions(), beta.sessions()]).toEqual(before)
+})
+
+test('at shutdown an open session (its event stream included) is ended after the drain time, not left holding gw', async () => {
+  const own = await startTestGateway({}, { GW_DRAIN_MS: '200' })
+  await own.admin('PUT', '/orgs/default/mcp-servers/beta', { url: beta.url })
+  const c = new Client({ name: 'agent', version: '1' })
+  await c.connect(new StreamableHTTPClientTransport(new URL(`${own.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${own.key}` } } }))
+  await c.listTools()
+  const open = beta.sessions()
+  const started = performance.now()
+  await own.stop()
+  expect(performance.now() - started).toBeLessThan(2000)
+  // gw ended its session with the upstream server too.
+  for (let i = 0; i < 50 && beta.sessions() >= open; i++) await Bun.sleep(10)
+  expect(beta.sessions()).toBe(open - 1)
+  await c.close()
 })

@@ -5,7 +5,10 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
-import { McpError } from '@modelcontextprotocol/sdk/types.js'
+import { McpError, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { AdminService } from '../../src/admin/admin-service'
 import { type FakeMcpServer, startMcpServer } from '../fakes/mcp-server'
 import { type FakeAuthServer, startAuthServer } from '../fakes/oauth-server'
@@ -76,6 +79,8 @@ const stateOf = (url: URL) => JSON.parse(Buffer.from(url.searchParams.get('state
 describe('per-user OAuth', () => {
   test('before consent a call answers with the URL to visit; after it, the call goes through with the user\'s own token', async () => {
     const c = await asUser('alice')
+    let changed = 0
+    c.setNotificationHandler(ToolListChangedNotificationSchema, () => void changed++)
     try {
       // Its tools cannot be listed for alice yet: one tool says how to authorise.
       expect((await c.listTools()).tools.map((t) => t.name)).toEqual(['crm__authorize'])
@@ -89,7 +94,9 @@ describe('per-user OAuth', () => {
       expect(page.status).toBe(200)
       expect(await page.text()).toContain('gw may now use the MCP server <b>crm</b>')
       expect(as.log.filter((l) => l.kind === 'authorization_code')).toEqual([{ kind: 'authorization_code', detail: 'alice' }])
-      // The same session, now authorised.
+      // The same session, now authorised; its client was told the tool list changed.
+      for (let i = 0; i < 50 && !changed; i++) await Bun.sleep(10)
+      expect(changed).toBe(1)
       expect(await whoami(c)).toBe('alice')
       expect((await c.listTools()).tools.map((t) => t.name)).toEqual(['crm__whoami'])
     } finally {
@@ -146,6 +153,29 @@ describe('per-user OAuth', () => {
     }
   })
 
+  test("the admin API lists who authorised gw (never their tokens) and forgets one user's tokens: that user is asked again", async () => {
+    const users = await gw.admin('GET', '/orgs/default/mcp-servers/crm/users')
+    expect(users.status).toBe(200)
+    const text = await users.text()
+    expect(text).not.toContain('at-alice')
+    const data = (JSON.parse(text) as { data: { endUser: string; authorised: boolean }[] }).data
+    expect(data.filter((u) => u.authorised).map((u) => u.endUser)).toEqual(expect.arrayContaining(['alice', 'bob']))
+    expect((await gw.admin('DELETE', '/orgs/default/mcp-servers/crm/users/alice')).status).toBe(204)
+    expect((await gw.admin('DELETE', '/orgs/default/mcp-servers/crm/users/alice')).status).toBe(404)
+    const c = await asUser('alice')
+    try {
+      expect(stateOf(await needsAuthorisation(c)).u).toBe('alice')
+    } finally {
+      await c.close()
+    }
+    const bob = await asUser('bob')
+    try {
+      expect(await whoami(bob)).toBe('bob')
+    } finally {
+      await bob.close()
+    }
+  })
+
   test('a callback link works once; a forged state is refused', async () => {
     const c = await asUser('dave')
     try {
@@ -180,6 +210,71 @@ describe('per-user OAuth', () => {
       expect(err.message).toContain('send x-gw-end-user-id')
     } finally {
       await anonymous.close()
+    }
+  })
+})
+
+test('without dynamic client registration: the call says an admin must set auth.clientId; with a client registered by hand it works', async () => {
+  const handAs = startAuthServer({ registration: false, clients: { 'hand-client': [`${gw.url}/mcp/oauth/callback`] } })
+  const erp = await startMcpServer({
+    oauth: { authorizationServer: handAs.url, verify: (token) => (handAs.verify(token) ? { token, clientId: 'hand-client', scopes: [] } : undefined) },
+    build: (s) => s.registerTool('ping', { description: 'p' }, async () => ({ content: [{ type: 'text', text: 'pong' }] })),
+  })
+  try {
+    await gw.admin('PUT', '/orgs/default/mcp-servers/erp', { url: erp.url, auth: { kind: 'oauth' } })
+    const c = await asUser('gina')
+    try {
+      const err = (await c.callTool({ name: 'erp__ping', arguments: {} }).catch((e: unknown) => e)) as McpError
+      expect(err).toBeInstanceOf(McpError)
+      expect(err.message).toContain('must register gw there and set auth.clientId')
+      await gw.admin('PUT', '/orgs/default/mcp-servers/erp', { url: erp.url, auth: { kind: 'oauth', clientId: 'hand-client' } })
+      const res = await c.callTool({ name: 'erp__ping', arguments: {} }).catch((e: unknown) => e as McpError)
+      const url = new URL(((res as McpError).data as { elicitations: { url: string }[] }).elicitations[0]?.url as string)
+      expect(url.searchParams.get('client_id')).toBe('hand-client')
+      expect((await consent(url, 'gina')).status).toBe(200)
+      expect((await c.callTool({ name: 'erp__ping', arguments: {} })).content).toEqual([{ type: 'text', text: 'pong' }])
+    } finally {
+      await c.close()
+    }
+  } finally {
+    await gw.admin('DELETE', '/orgs/default/mcp-servers/erp')
+    await erp.stop()
+    handAs.stop()
+  }
+})
+
+describe('two instances on one database', () => {
+  test('an authorisation started on one instance completes on the other (GW_PUBLIC_URL), and both then use the tokens', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gw-mcp-two-'))
+    const shared = { GW_DB: join(dir, 'gw.db'), GW_SECRET: 'a-shared-secret-for-two-instances-0123' }
+    const b = await startTestGateway({}, shared)
+    const a = await startTestGateway({}, { ...shared, GW_PUBLIC_URL: b.url, GW_SERVICE_KEY: b.key })
+    try {
+      expect((await a.admin('PUT', '/orgs/default/mcp-servers/crm', { url: crm.url, auth: { kind: 'oauth' } })).status).toBe(200)
+      const onA = new Client({ name: 'agent', version: '1' })
+      await onA.connect(new StreamableHTTPClientTransport(new URL(`${a.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${b.key}`, 'x-gw-end-user-id': 'frank' } } }))
+      try {
+        const url = await needsAuthorisation(onA)
+        expect(url.searchParams.get('redirect_uri')).toBe(`${b.url}/mcp/oauth/callback`)
+        const back = await fetch(url, { headers: { 'x-test-user': 'frank' }, redirect: 'manual' })
+        const location = back.headers.get('location') as string
+        expect(location.startsWith(`${b.url}/mcp/oauth/callback?`)).toBe(true)
+        expect((await fetch(location)).status).toBe(200)
+        expect(await whoami(onA)).toBe('frank')
+      } finally {
+        await onA.close()
+      }
+      const onB = new Client({ name: 'agent', version: '1' })
+      await onB.connect(new StreamableHTTPClientTransport(new URL(`${b.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${b.key}`, 'x-gw-end-user-id': 'frank' } } }))
+      try {
+        expect(await whoami(onB)).toBe('frank')
+      } finally {
+        await onB.close()
+      }
+    } finally {
+      await a.stop()
+      await b.stop()
+      rmSync(dir, { recursive: true, force: true })
     }
   })
 })

@@ -6,6 +6,8 @@ import { Database } from 'bun:sqlite'
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { SecretBox } from '../../src/crypto/secret-box'
+import { createSqliteStore } from '../../src/store/sqlite'
 import { startTestGateway, type TestGateway } from '../helpers/gateway'
 
 setDefaultTimeout(60_000)
@@ -128,4 +130,19 @@ test('CLI: gw key create --mcp-allow/--mcp-deny sets the key\'s tool policy', ()
   } finally {
     db.close()
   }
+})
+
+test("CLI: gw mcp users lists who authorised gw at an OAuth server; gw mcp forget withdraws a user's tokens", async () => {
+  expect(cli('', 'mcp', 'set', 'crm', '--url', 'https://crm.example/mcp', '--auth', 'oauth', '--scope', 'read').code).toBe(0)
+  // A grant as the OAuth callback leaves it, written through the store on the same database file.
+  const store = createSqliteStore(join(dir, 'cli.db'), new SecretBox('cli-test-secret-0123456789abcdefghijkl'))
+  await store.mcp.putUserTokens('default', 'crm', 'alice', JSON.stringify({ tokens: { access_token: 'alice-access-token-xyz', token_type: 'Bearer' } }))
+  await store.close()
+  const users = cli('', 'mcp', 'users', 'crm')
+  expect(JSON.parse(users.out)).toEqual({ data: [{ endUser: 'alice', authorised: true, updatedAt: expect.any(String) }] })
+  expect(users.out).not.toContain('alice-access-token-xyz')
+  expect(cli('', 'mcp', 'forget', 'crm', '--user', 'alice').code).toBe(0)
+  const again = cli('', 'mcp', 'forget', 'crm', '--user', 'alice')
+  expect(again.code).toBe(1)
+  expect(again.err).toContain('gw holds nothing for "alice"')
 })

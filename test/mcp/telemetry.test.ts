@@ -1,13 +1,17 @@
-// Each MCP tool call traced (PRODUCT §20): an execute_tool span with the GenAI conventions, under the
-// client's traceparent, exported over OTLP to a local receiver.
+// Each MCP tool call traced and in the access log (PRODUCT §20, §14): an execute_tool span with the GenAI
+// conventions under the client's traceparent, exported over OTLP to a local receiver; a JSON access line.
 
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { z } from 'zod'
 import { type FakeMcpServer, startMcpServer } from '../fakes/mcp-server'
 import { startTestGateway, type TestGateway } from '../helpers/gateway'
 import { type OtlpReceiver, startOtlpReceiver } from '../helpers/otlp-receiver'
+import { spawnGw } from '../helpers/process'
 
 const TRACE_ID = '0af7651916cd43dd8448eb211c80319c'
 const PARENT_ID = 'b7ad6b7169203331'
@@ -59,5 +63,31 @@ test("a tool call is an execute_tool span under the client's traceparent", async
     expect(failed?.attributes['error.type']).toBe('tool_error')
   } finally {
     await c.close()
+  }
+})
+
+test('GW_LOG_FORMAT=json: a tool call is one access line like an API request, without its arguments or result', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'gw-mcp-access-'))
+  const key = `gw_sk_${'M1c2P3d4'.repeat(5)}wxyz`
+  const proc = await spawnGw({ GW_LOG_FORMAT: 'json', GW_DB: join(dir, 'gw.db'), GW_SERVICE_KEY: key, GW_ADMIN_TOKEN: 'admin-token-for-the-mcp-access-test', GW_PROMPTS_DIR: join(dir, 'none') })
+  try {
+    await fetch(`${proc.url}/admin/orgs/default/mcp-servers/tools`, {
+      method: 'PUT',
+      headers: { authorization: 'Bearer admin-token-for-the-mcp-access-test', 'content-type': 'application/json' },
+      body: JSON.stringify({ url: tools.url }),
+    })
+    const c = new Client({ name: 'agent', version: '1' })
+    await c.connect(new StreamableHTTPClientTransport(new URL(`${proc.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${key}` } } }))
+    const r = await c.callTool({ name: 'tools__echo', arguments: { text: 'secret-argument-text' } })
+    await c.close()
+    proc.proc.kill('SIGTERM')
+    await proc.proc.exited
+    const lines = proc.output().split('\n').filter((l) => l.startsWith('{'))
+    const line = lines.map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => l.endpoint === '/mcp')
+    expect(line).toMatchObject({ requestId: (r._meta as Record<string, string>)['gw/requestId'], orgId: 'default', endpoint: '/mcp', model: 'tools__echo', status: 200 })
+    expect(proc.output()).not.toContain('secret-argument-text')
+  } finally {
+    proc.proc.kill()
+    rmSync(dir, { recursive: true, force: true })
   }
 })

@@ -105,6 +105,28 @@ describe("a service key's policy", () => {
     })
   })
 
+  test('a rotated key keeps its tool policy', async () => {
+    const made = (await (await gw.admin('POST', '/orgs/default/service-keys', { name: 'narrow', mcp: { allowedTools: ['beta__*'] } })).json()) as { id: string }
+    const rotated = await gw.admin('POST', `/orgs/default/service-keys/${made.id}/rotate`, {})
+    expect(rotated.status).toBe(201)
+    const { key } = (await rotated.json()) as { key: string }
+    await withClient(key, async (c) => expect(await names(c)).toEqual(['beta__search']))
+  })
+
+  test('a key whose endpoint scope leaves out /mcp is refused (403); one that names it connects', async () => {
+    const make = async (endpoints: string[]) => ((await (await gw.admin('POST', '/orgs/default/service-keys', { scopes: { endpoints } })).json()) as { key: string }).key
+    const chatOnly = await make(['/v1/chat/completions'])
+    await expect(connect(chatOnly)).rejects.toThrow()
+    const res = await fetch(`${gw.url}/mcp`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${chatOnly}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: '{}',
+    })
+    expect(res.status).toBe(403)
+    expect(await res.json()).toMatchObject({ error: true, code: 'forbidden' })
+    await withClient(await make(['/mcp']), async (c) => expect(await names(c)).toHaveLength(4))
+  })
+
   test('a bad key policy is a 400', async () => {
     const res = await gw.admin('POST', '/orgs/default/service-keys', { mcp: { allowedTools: [1] } })
     expect(res.status).toBe(400)

@@ -73,7 +73,7 @@ const expectUnauthorized = (r: { status: number; body: string }) => {
 }
 
 test('no key: 401 before the body has arrived, for a large, an over-limit and a malformed body', async () => {
-  for (const path of ['/v1/chat/completions', '/v1/prompts/any/run']) {
+  for (const path of ['/v1/chat/completions', '/v1/prompts/any/run', '/mcp']) {
     expectUnauthorized(await answerBeforeBody(path, null, 10 * MB, '{"model":"openai/gpt-4o","messages":['))
     // Over GW_MAX_BODY_BYTES: still 401, not 413 — the size is not looked at before the credential.
     expectUnauthorized(await answerBeforeBody(path, null, 1024 * MB, '{"model"'))

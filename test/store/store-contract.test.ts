@@ -11,34 +11,13 @@ import { createSqliteStore } from '../../src/store/sqlite'
 import type { LogQuery, Store } from '../../src/store/types'
 import { logEntry as entry } from '../helpers/log-entry'
 import { freshSchema, serversFor } from '../helpers/servers'
+import { postgresSubject, sqliteSubject, type StoreSubject } from '../helpers/store-subjects'
 
-interface Subject {
-  store: Store
-  /** Raw rows of a table, as the database holds them. */
-  raw(table: string): Promise<unknown[]>
-  done(): Promise<void>
-}
+type Subject = StoreSubject
 
 const makers: Record<'sqlite' | 'postgres', () => Promise<Subject>> = {
-  async sqlite() {
-    const store = createSqliteStore(':memory:', new SecretBox('s'))
-    return { store, raw: async () => [], done: () => store.close() }
-  },
-  async postgres() {
-    const schema = await freshSchema()
-    const store = createPostgresStore(schema.url, new SecretBox('s'))
-    await store.whenReady
-    const sql = new SQL(schema.url, { max: 1 })
-    return {
-      store,
-      raw: (table) => sql.unsafe(`SELECT * FROM ${table}`),
-      async done() {
-        await store.close()
-        await sql.close()
-        await schema.drop()
-      },
-    }
-  },
+  sqlite: () => sqliteSubject('s'),
+  postgres: () => postgresSubject('s'),
 }
 
 const pgUp = await serversFor('store contract on PostgreSQL', { postgres: true })

@@ -1,4 +1,4 @@
-// The admin API (PRODUCT §6) under /admin, behind `Authorization: Bearer $GW_ADMIN_TOKEN`.
+// The admin API (PRODUCT §6, §18) under /admin: the admin token, a user's session or personal token; every route role-checked and audited (guarded).
 
 import type { AdminService } from '../../admin/admin-service'
 import { type Access, actorOf, authorize, orgsOf, type Principal } from '../../admin/access'
@@ -70,12 +70,17 @@ export class AdminGuard {
     readonly sessions: SessionKeeper | undefined,
     readonly addresses: ClientAddresses,
     private readonly users?: UserAdmin,
+    /** GW_PUBLIC_URL: gw's address as browsers reach it, for the links it gives (else the request's origin). */
+    readonly publicUrl?: string,
     private readonly brake = new GuessBrake(),
   ) {}
 
-  /** Throws unless the request carries the admin credential (`withSession`: a session cookie counts too). */
+  /**
+   * Throws unless the request carries an owner's credential (`withSession`: a session cookie counts too):
+   * what is server-wide (/metrics, every org's figures) is an owner's to read (PRODUCT §18).
+   */
   async check(request: Request, server: PeerSource | null, withSession = true): Promise<void> {
-    await this.principal(request, server, withSession)
+    authorize(await this.principal(request, server, withSession), 'owner', {})
   }
 
   /** Who the request's credential stands for; throws 401 (404 without GW_ADMIN_TOKEN) when it stands for nobody. */
@@ -158,6 +163,7 @@ export const ADMIN_OPERATIONS = ownOperations('admin', [
   { id: 'patchUser', method: 'PATCH', path: '/admin/users/:id', summary: "Change a user's name, role or orgs", body: UserPatchBody, answer: AnyObject, access: 'owner' },
   { id: 'deleteUser', method: 'DELETE', path: '/admin/users/:id', summary: 'Remove a user (its tokens and sessions end with it)', status: 204, access: 'owner' },
   { id: 'createUserToken', method: 'POST', path: '/admin/users/:id/tokens', summary: 'A personal admin token acting with the user\'s role (shown only here)', body: AdminTokenBody, answer: AnyObject, status: 201, access: 'self' },
+  { id: 'createSignInLink', method: 'POST', path: '/admin/users/:id/sign-in-link', summary: 'A first-sign-in link for the user (works once, for 24 hours; shown only here)', answer: AnyObject, status: 201, access: 'owner' },
   { id: 'setUserPassword', method: 'PUT', path: '/admin/users/:id/password', summary: "Set the user's dashboard password", body: PasswordBody, status: 204, access: 'self' },
   { id: 'getOrg', method: 'GET', path: ORG, summary: 'An org with its policy, provider keys (masked), routes, service keys, signing secrets and OIDC', answer: OrgAnswer },
   { id: 'listServiceKeys', method: 'GET', path: `${ORG}/service-keys`, summary: "The org's service keys (never the keys themselves)", answer: ListOf(AnyObject, 'ServiceKeyList') },
@@ -264,6 +270,10 @@ export const adminRoutes = (deps: Deps, admin: AdminService, guard: AdminGuard) 
         return json(c.request, null, 204)
       },
       createUserToken: async (c) => json(c.request, await admin.users.createToken(c.params.id as string, await readOptionalBody(c.request)), 201),
+      createSignInLink: async (c) => {
+        const { secret, expiresAt } = await admin.users.signInLink(c.params.id as string)
+        return json(c.request, { link: `${guard.publicUrl ?? new URL(c.request.url).origin}/ui/#first-sign-in=${secret}`, expiresAt }, 201)
+      },
       setUserPassword: async (c) => {
         await admin.users.setPassword(c.params.id as string, await readAdminBody(c.request))
         return json(c.request, null, 204)

@@ -35,6 +35,10 @@ const TABLES: { name: string; key: string[]; seal?: { column: string; boundTo: (
   { name: 'prompt_partials', key: ['org_id', 'name'] },
   // The source's roll-ups cover entries it may already have pruned; copied entries do not add to them again.
   { name: 'usage_daily', key: ['org_id', 'dim', 'day', 'value'] },
+  // People (PRODUCT §18): users with their password hashes, personal token hashes, and the audit log in its order.
+  { name: 'users', key: ['id'] },
+  { name: 'admin_tokens', key: ['id'] },
+  { name: 'audit_log', key: ['id'] },
 ]
 
 const LOG_BATCH = 1000
@@ -52,7 +56,8 @@ export async function importSqlite(sql: SQL, path: string, from: Pick<SecretBox,
     const present = new Set(db.query<{ name: string }, []>("SELECT name FROM sqlite_master WHERE type = 'table'").all().map((r) => r.name))
     for (const t of TABLES) {
       if (!present.has(t.name)) continue // a file from an older gw: nothing of that kind to copy
-      const rows = db.query<Record<string, unknown>, []>(`SELECT * FROM ${t.name}`).all()
+      // Audit entries keep their order: PostgreSQL numbers them again as they come.
+      const rows = db.query<Record<string, unknown>, []>(`SELECT * FROM ${t.name}${t.name === 'audit_log' ? ' ORDER BY seq' : ''}`).all()
       copied[t.name] = 0
       for (let i = 0; i < rows.length; i += 500) {
         const batch = rows.slice(i, i + 500).map((r) => toPg(t.name, r, t.seal, from, to))
@@ -84,6 +89,13 @@ function toPg(
   if (table === 'provider_keys' && r.compat != null) row.compat = JSON.parse(String(r.compat))
   if (table === 'service_keys') row.key_hash = Buffer.from(r.key_hash as Uint8Array)
   if (table === 'prompt_versions') row.variables = JSON.parse(String(r.variables))
+  if (table === 'service_keys' && r.scopes != null) row.scopes = JSON.parse(String(r.scopes))
+  if (table === 'users') row.orgs = JSON.parse(String(r.orgs))
+  if (table === 'admin_tokens') row.token_hash = Buffer.from(r.token_hash as Uint8Array)
+  if (table === 'audit_log') {
+    delete row.seq
+    for (const c of ['before_json', 'after_json']) if (r[c] != null) row[c] = JSON.parse(String(r[c]))
+  }
   return row
 }
 

@@ -78,8 +78,15 @@ export class PgMcpStore implements McpStore {
       ON CONFLICT (org_id, server, end_user) DO UPDATE SET tokens_enc = excluded.tokens_enc, updated_at = excluded.updated_at`)
   }
 
-  async deleteUserTokens(orgId: string, server: string, endUser: string): Promise<void> {
-    await q(this.sql`DELETE FROM mcp_user_tokens WHERE org_id = ${orgId} AND server = ${server} AND end_user = ${endUser}`)
+  async deleteUserTokens(orgId: string, server: string, endUser: string): Promise<boolean> {
+    return (await q(this.sql`DELETE FROM mcp_user_tokens WHERE org_id = ${orgId} AND server = ${server} AND end_user = ${endUser}`)).count > 0
+  }
+
+  async listUserGrants(orgId: string, server: string): Promise<{ endUser: string; updatedAt: string }[]> {
+    const rows = await q<{ end_user: string; updated_at: string }[]>(
+      this.sql`SELECT end_user, updated_at FROM mcp_user_tokens WHERE org_id = ${orgId} AND server = ${server} ORDER BY end_user`,
+    )
+    return rows.map((r) => ({ endUser: r.end_user, updatedAt: r.updated_at }))
   }
 
   async putKeyPolicy(orgId: string, keyId: string, policy: ToolPolicy): Promise<void> {

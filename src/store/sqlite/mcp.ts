@@ -37,6 +37,9 @@ export class SqliteMcpStore implements McpStore {
          ON CONFLICT (org_id, server, end_user) DO UPDATE SET tokens_enc = ?4, updated_at = ?5`,
       ),
       deleteTokens: db.query<null, [string, string, string]>('DELETE FROM mcp_user_tokens WHERE org_id = ?1 AND server = ?2 AND end_user = ?3'),
+      grants: db.query<{ end_user: string; updated_at: string }, [string, string]>(
+        'SELECT end_user, updated_at FROM mcp_user_tokens WHERE org_id = ?1 AND server = ?2 ORDER BY end_user',
+      ),
       putPolicy: db.query<null, [string, string, string]>('INSERT OR REPLACE INTO mcp_key_policies (key_id, org_id, spec) VALUES (?1, ?2, ?3)'),
       policy: db.query<{ spec: string }, [string]>('SELECT spec FROM mcp_key_policies WHERE key_id = ?1'),
     }
@@ -87,8 +90,12 @@ export class SqliteMcpStore implements McpStore {
     this.q.putTokens.run(orgId, server, endUser, this.box.seal(json, mcpSealedFor.userTokens(orgId, server, endUser)), new Date().toISOString())
   }
 
-  async deleteUserTokens(orgId: string, server: string, endUser: string): Promise<void> {
-    this.q.deleteTokens.run(orgId, server, endUser)
+  async deleteUserTokens(orgId: string, server: string, endUser: string): Promise<boolean> {
+    return this.q.deleteTokens.run(orgId, server, endUser).changes > 0
+  }
+
+  async listUserGrants(orgId: string, server: string): Promise<{ endUser: string; updatedAt: string }[]> {
+    return this.q.grants.all(orgId, server).map((r) => ({ endUser: r.end_user, updatedAt: r.updated_at }))
   }
 
   async putKeyPolicy(orgId: string, keyId: string, policy: ToolPolicy): Promise<void> {

@@ -2,7 +2,7 @@
 
 import { useState } from 'preact/hooks'
 import { api, get, orgPath } from '../api'
-import { Empty, ErrorNote, Field, fmtTime, Section, ShownOnce, useAction, useLoad } from '../components'
+import { Empty, ErrorNote, Field, fmtTime, IfCanChange, Section, ShownOnce, useAction, useLoad } from '../components'
 import type { OrgDetail, ServiceKeyInfo } from '../types'
 import { Providers } from './providers'
 
@@ -35,6 +35,15 @@ function ServiceKeys({ org }: { org: string }) {
       keys.reload()
     })
   }
+  const rotate = (k: ServiceKeyInfo) =>
+    run(async () => {
+      const grace = prompt(`Rotate key ${k.name ?? k.id}: how many seconds may the old key still work? (0: it stops now)`, '0')
+      if (grace === null) return
+      if (!/^\d*$/.test(grace.trim())) throw new Error('The grace is a whole number of seconds')
+      const made = await api<{ id: string; key: string }>('POST', orgPath(org, `/service-keys/${encodeURIComponent(k.id)}/rotate`), { graceSeconds: Number(grace.trim() || 0) })
+      setCreated(made)
+      keys.reload()
+    })
   const revoke = (k: ServiceKeyInfo) =>
     run(async () => {
       if (!confirm(`Revoke key ${k.name ?? k.id}? Requests using it get 401 from now on.`)) return
@@ -47,14 +56,16 @@ function ServiceKeys({ org }: { org: string }) {
       <p class="hint">
         Callers send <code>Authorization: GwKey &lt;key&gt;</code>. A key is shown once, when it is created.
       </p>
-      <form class="row" onSubmit={create} aria-label="Create a service key">
-        <Field label="Name (optional)">
-          <input name="keyName" value={name} onInput={(e) => setName(e.currentTarget.value)} placeholder="backend" />
-        </Field>
-        <button type="submit" disabled={busy}>
-          Create key
-        </button>
-      </form>
+      <IfCanChange>
+        <form class="row" onSubmit={create} aria-label="Create a service key">
+          <Field label="Name (optional)">
+            <input name="keyName" value={name} onInput={(e) => setName(e.currentTarget.value)} placeholder="backend" />
+          </Field>
+          <button type="submit" disabled={busy}>
+            Create key
+          </button>
+        </form>
+      </IfCanChange>
       <ErrorNote error={error ?? keys.error} />
       {created && <ShownOnce label={`New key ${created.id}`} value={created.key} onDone={() => setCreated(undefined)} />}
       {keys.data && list.length === 0 && <Empty title="No service keys yet — create one above to call gw." />}
@@ -66,7 +77,8 @@ function ServiceKeys({ org }: { org: string }) {
               <th>Name</th>
               <th>Created</th>
               <th>Last used</th>
-              <th>Limits</th>
+              <th>Expires</th>
+              <th>Limits and scopes</th>
               <th>State</th>
               <th />
             </tr>
@@ -80,13 +92,38 @@ function ServiceKeys({ org }: { org: string }) {
                 <td>{k.name ?? '—'}</td>
                 <td>{fmtTime(k.createdAt)}</td>
                 <td>{fmtTime(k.lastUsedAt)}</td>
-                <td>{[k.requestsPerMinute && `${k.requestsPerMinute} rpm`, k.tokensPerMinute && `${k.tokensPerMinute} tpm`].filter(Boolean).join(', ') || '—'}</td>
-                <td>{k.revokedAt ? <span class="status bad">revoked {fmtTime(k.revokedAt)}</span> : <span class="status ok">active</span>}</td>
+                <td>{k.expiresAt ? fmtTime(k.expiresAt) : 'never'}</td>
+                <td>
+                  {[
+                    k.requestsPerMinute && `${k.requestsPerMinute} rpm`,
+                    k.tokensPerMinute && `${k.tokensPerMinute} tpm`,
+                    k.scopes?.endpoints && `endpoints ${k.scopes.endpoints.join(', ')}`,
+                    k.scopes?.models && `models ${k.scopes.models.join(', ')}`,
+                  ]
+                    .filter(Boolean)
+                    .join('; ') || '—'}
+                </td>
+                <td>
+                  {k.revokedAt ? (
+                    <span class="status bad">revoked {fmtTime(k.revokedAt)}</span>
+                  ) : k.expiresAt && Date.parse(k.expiresAt) <= Date.now() ? (
+                    <span class="status bad">expired</span>
+                  ) : (
+                    <span class="status ok">active</span>
+                  )}
+                </td>
                 <td>
                   {!k.revokedAt && (
-                    <button type="button" class="danger" onClick={() => revoke(k)} aria-label={`Revoke ${k.id}`}>
-                      Revoke
-                    </button>
+                    <IfCanChange>
+                      <div class="row">
+                        <button type="button" class="secondary" onClick={() => rotate(k)} aria-label={`Rotate ${k.id}`}>
+                          Rotate
+                        </button>
+                        <button type="button" class="danger" onClick={() => revoke(k)} aria-label={`Revoke ${k.id}`}>
+                          Revoke
+                        </button>
+                      </div>
+                    </IfCanChange>
                   )}
                 </td>
               </tr>
@@ -155,15 +192,18 @@ function ProviderKeys({ org, detail, reload }: { org: string; detail: OrgDetail;
                 <td>{p.enabled ? 'yes' : 'no'}</td>
                 <td>{fmtTime(p.updatedAt)}</td>
                 <td>
-                  <button type="button" class="danger" onClick={() => remove(p.provider, p.name)} aria-label={`Remove ${p.provider} key ${p.name}`}>
-                    Remove
-                  </button>
+                  <IfCanChange>
+                    <button type="button" class="danger" onClick={() => remove(p.provider, p.name)} aria-label={`Remove ${p.provider} key ${p.name}`}>
+                      Remove
+                    </button>
+                  </IfCanChange>
                 </td>
               </tr>
             ))}
           </tbody>
         </table>
       )}
+      <IfCanChange>
       <form class="grid-form" onSubmit={save} aria-label="Set a provider key">
         <Field label="Provider">
           <select value={provider} onChange={(e) => setProvider(e.currentTarget.value)}>
@@ -191,6 +231,7 @@ function ProviderKeys({ org, detail, reload }: { org: string; detail: OrgDetail;
           Save provider key
         </button>
       </form>
+      </IfCanChange>
       <ErrorNote error={error} />
     </Section>
   )
@@ -216,14 +257,16 @@ function SigningSecrets({ org, detail, reload }: { org: string; detail: OrgDetai
     })
   return (
     <Section title="Signing secrets (GwSigned tokens)">
-      <form class="row" onSubmit={create} aria-label="Create a signing secret">
-        <Field label="Key id (optional)">
-          <input value={kid} onInput={(e) => setKid(e.currentTarget.value)} placeholder="generated" />
-        </Field>
-        <button type="submit" disabled={busy}>
-          Create secret
-        </button>
-      </form>
+      <IfCanChange>
+        <form class="row" onSubmit={create} aria-label="Create a signing secret">
+          <Field label="Key id (optional)">
+            <input value={kid} onInput={(e) => setKid(e.currentTarget.value)} placeholder="generated" />
+          </Field>
+          <button type="submit" disabled={busy}>
+            Create secret
+          </button>
+        </form>
+      </IfCanChange>
       <ErrorNote error={error} />
       {created && <ShownOnce label={`New secret ${created.kid}`} value={created.secret} onDone={() => setCreated(undefined)} />}
       {detail.signingSecrets.length === 0 ? (
@@ -245,9 +288,11 @@ function SigningSecrets({ org, detail, reload }: { org: string; detail: OrgDetai
                 </td>
                 <td>{fmtTime(s.createdAt)}</td>
                 <td>
-                  <button type="button" class="danger" onClick={() => remove(s.kid)}>
-                    Delete
-                  </button>
+                  <IfCanChange>
+                    <button type="button" class="danger" onClick={() => remove(s.kid)}>
+                      Delete
+                    </button>
+                  </IfCanChange>
                 </td>
               </tr>
             ))}

@@ -231,6 +231,14 @@ function LogDetail({ org, id }: { org: string; id: string }) {
             <dd>
               {e.model ?? '—'} {e.requestedModel && e.requestedModel !== e.model ? `(asked for ${e.requestedModel})` : ''}
             </dd>
+            {e.mcp && (
+              <>
+                <dt>MCP tool</dt>
+                <dd>
+                  {e.mcp.tool} on the server {e.mcp.server}
+                </dd>
+              </>
+            )}
             <dt>Provider</dt>
             <dd>{e.provider ?? '—'}</dd>
             <dt>Stream</dt>

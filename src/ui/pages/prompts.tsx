@@ -2,7 +2,7 @@
 
 import { useEffect, useState } from 'preact/hooks'
 import { api, get, orgPath, query, readEvents, request } from '../api'
-import { Empty, ErrorNote, Field, fmtInt, fmtTime, fmtUsd, messageOf, Section, useAction, useLoad } from '../components'
+import { Empty, ErrorNote, Field, fmtInt, fmtTime, fmtUsd, IfCanChange, messageOf, Section, useAction, useLoad } from '../components'
 import { sideBySide } from '../diff'
 import type { PromptDetail, PromptSummary, PromptVersionInfo } from '../types'
 
@@ -60,6 +60,7 @@ function PromptList({ org }: { org: string }) {
           </tbody>
         </table>
       )}
+      <IfCanChange>
       <Section title="New prompt">
         <form class="row" onSubmit={create} aria-label="New prompt">
           <Field label="Slug">
@@ -74,6 +75,7 @@ function PromptList({ org }: { org: string }) {
         </form>
         <ErrorNote error={error} />
       </Section>
+      </IfCanChange>
     </div>
   )
 }
@@ -155,9 +157,11 @@ function PromptView({ org, slug }: { org: string; slug: string }) {
                     {v.version === p?.publishedVersion ? (
                       <span class="status ok">published</span>
                     ) : (
-                      <button type="button" class="secondary" disabled={busy} onClick={() => publish(v.version)}>
-                        Publish v{v.version}
-                      </button>
+                      <IfCanChange>
+                        <button type="button" class="secondary" disabled={busy} onClick={() => publish(v.version)}>
+                          Publish v{v.version}
+                        </button>
+                      </IfCanChange>
                     )}
                   </th>
                 ))}
@@ -178,8 +182,10 @@ function PromptView({ org, slug }: { org: string; slug: string }) {
           </table>
         </Section>
       )}
-      {p && versions.length > 0 && <Playground org={org} slug={slug} versions={versions} published={p.publishedVersion} />}
-      {p && <NewVersion org={org} slug={slug} base={versions[versions.length - 1]} onSaved={prompt.reload} />}
+      <IfCanChange>
+        {p && versions.length > 0 && <Playground org={org} slug={slug} versions={versions} published={p.publishedVersion} />}
+        {p && <NewVersion org={org} slug={slug} base={versions[versions.length - 1]} onSaved={prompt.reload} />}
+      </IfCanChange>
     </div>
   )
 }

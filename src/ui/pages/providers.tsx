@@ -2,7 +2,7 @@
 
 import { useState } from 'preact/hooks'
 import { api, orgPath } from '../api'
-import { Empty, ErrorNote, Field, fmtTime, Section, SubmitRow, useAction } from '../components'
+import { Empty, ErrorNote, Field, fmtTime, IfCanChange, Section, SubmitRow, useAction } from '../components'
 import { DEFAULT_QUIRKS, PRESET_NAMES, presetOf, type Quirks } from '../../providers/openai-compatible'
 import type { OrgDetail, ProviderInfo } from '../types'
 
@@ -94,9 +94,11 @@ export function Providers({ org, detail, reload }: { org: string; detail: OrgDet
                 <td>{p.enabled ? 'yes' : 'no'}</td>
                 <td>{fmtTime(p.updatedAt)}</td>
                 <td>
-                  <button type="button" class="danger" onClick={() => remove(p)} aria-label={`Remove provider ${p.provider}`}>
-                    Remove
-                  </button>
+                  <IfCanChange>
+                    <button type="button" class="danger" onClick={() => remove(p)} aria-label={`Remove provider ${p.provider}`}>
+                      Remove
+                    </button>
+                  </IfCanChange>
                 </td>
               </tr>
             ))}
@@ -104,7 +106,9 @@ export function Providers({ org, detail, reload }: { org: string; detail: OrgDet
         </table>
       )}
       <ErrorNote error={error} />
-      <ProviderForm org={org} reload={reload} />
+      <IfCanChange>
+        <ProviderForm org={org} reload={reload} />
+      </IfCanChange>
     </Section>
   )
 }

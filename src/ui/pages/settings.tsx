@@ -2,7 +2,7 @@
 
 import { useState } from 'preact/hooks'
 import { api, get, orgPath } from '../api'
-import { Empty, ErrorNote, Field, Section, SubmitRow, useAction, useLoad } from '../components'
+import { Empty, ErrorNote, Field, IfCanChange, Section, SubmitRow, useAccess, useAction, useLoad } from '../components'
 import type { OrgDetail, Route } from '../types'
 
 type FieldKind = 'list' | 'number' | 'boolean' | 'json' | 'choice'
@@ -29,6 +29,9 @@ const POLICY_FIELDS: { key: string; label: string; kind: FieldKind; hint: string
   { key: 'cache.mode', label: 'Response cache', kind: 'choice', options: ['off', 'exact'], hint: 'exact: the same request is answered from the cache (x-gw-cache: hit).' },
   { key: 'cache.ttlSeconds', label: 'Cache TTL (seconds)', kind: 'number', hint: 'How long an answer is kept: 1 to 2,592,000 (30 days).' },
   { key: 'cache.maxEntryBytes', label: 'Largest cached answer (bytes)', kind: 'number', hint: 'Larger answers are not kept; default 1,048,576.' },
+  { key: 'mcp.allowedTools', label: 'MCP tools allowed', kind: 'list', hint: 'server__tool globs, e.g. github__*, search__query. Empty: every tool of the MCP page.' },
+  { key: 'mcp.deniedTools', label: 'MCP tools denied', kind: 'list', hint: 'Hidden from agents and refused, e.g. github__delete_*.' },
+  { key: 'mcp.requestsPerMinute', label: 'MCP tool calls per minute', kind: 'number', hint: 'For the whole org.' },
   { key: 'promptCaching', label: 'Anthropic prompt caching', kind: 'choice', options: ['off', 'auto'], hint: 'auto: cache breakpoints on long stable prefixes (tools, system, earlier turns).' },
   {
     key: 'guardrails',
@@ -82,14 +85,24 @@ function fromText(kind: FieldKind, text: string, label = '', example = ''): unkn
   return /^-?\d+(\.\d+)?$/.test(t) ? Number(t) : t
 }
 
+/** A setting as a viewer sees it: its JSON, no form. */
+function ReadOnly({ title, value }: { title: string; value: unknown }) {
+  return (
+    <Section title={title}>
+      <pre aria-label={title}>{value === null ? 'not set' : JSON.stringify(value, null, 2)}</pre>
+    </Section>
+  )
+}
+
 export function SettingsPage({ org }: { org: string }) {
   const detail = useLoad(() => get<OrgDetail>(orgPath(org)), [org])
+  const { canChange } = useAccess()
   return (
     <div class="stack">
       <h1>Policy &amp; access</h1>
       <ErrorNote error={detail.error} />
-      {detail.data && <PolicyForm org={org} policy={detail.data.policy} reload={detail.reload} />}
-      {detail.data && <OidcForm org={org} oidc={detail.data.oidc} reload={detail.reload} />}
+      {detail.data && (canChange ? <PolicyForm org={org} policy={detail.data.policy} reload={detail.reload} /> : <ReadOnly title="Policy" value={detail.data.policy} />)}
+      {detail.data && (canChange ? <OidcForm org={org} oidc={detail.data.oidc} reload={detail.reload} /> : <ReadOnly title="OIDC (Bearer tokens)" value={detail.data.oidc} />)}
       <Routes org={org} />
     </div>
   )
@@ -266,15 +279,18 @@ function Routes({ org }: { org: string }) {
                 <td>{r.targets.map((t) => `${t.model} (${t.weight})`).join(', ')}</td>
                 <td>{r.fallback.map((f) => f.model).join(', ') || '—'}</td>
                 <td>
-                  <button type="button" class="danger" onClick={() => remove(r.name)}>
-                    Delete
-                  </button>
+                  <IfCanChange>
+                    <button type="button" class="danger" onClick={() => remove(r.name)}>
+                      Delete
+                    </button>
+                  </IfCanChange>
                 </td>
               </tr>
             ))}
           </tbody>
         </table>
       )}
+      <IfCanChange>
       <form class="grid-form" onSubmit={save} aria-label="Set a route">
         <Field label="Route name">
           <input value={v.name} onInput={input('name')} required placeholder="fast" />
@@ -295,6 +311,7 @@ function Routes({ org }: { org: string }) {
           Save route
         </button>
       </form>
+      </IfCanChange>
       <ErrorNote error={error} />
     </Section>
   )

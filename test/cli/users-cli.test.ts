@@ -1,0 +1,66 @@
+// `gw user …`, `gw audit` and the service-key lifecycle flags of `gw key`, run as a user would, on a database file (PRODUCT §18).
+
+import { afterAll, expect, setDefaultTimeout, test } from 'bun:test'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+
+// Each test spawns gw several times; on a loaded machine one spawn can take a second or more.
+setDefaultTimeout(90_000)
+
+const dir = mkdtempSync(join(tmpdir(), 'gw-users-cli-'))
+const main = join(import.meta.dir, '../../src/main.ts')
+afterAll(() => rmSync(dir, { recursive: true, force: true }))
+
+function gw(stdin: string | undefined, ...args: string[]) {
+  const p = Bun.spawnSync([process.execPath, main, ...args], {
+    env: { PATH: process.env.PATH ?? '', GW_DB: join(dir, 'gw.db'), GW_PORT: '9999' },
+    stdout: 'pipe',
+    stderr: 'pipe',
+    ...(stdin === undefined ? {} : { stdin: Buffer.from(stdin) }),
+  })
+  const out = p.stdout.toString()
+  return { code: p.exitCode, out, err: p.stderr.toString(), json: () => JSON.parse(out) as Record<string, any> }
+}
+
+test('users: create (with a first-sign-in link), list, set-role, set-password from stdin, token, remove; each change audited as the CLI', () => {
+  const made = gw(undefined, 'user', 'create', '--email', 'Ada@Example.com', '--role', 'admin', '--orgs', 'default', '--json')
+  expect(made.code).toBe(0)
+  expect(made.json()).toMatchObject({ email: 'ada@example.com', role: 'admin', orgs: ['default'], hasPassword: false })
+  expect(made.json().signInLink).toMatch(/^http:\/\/127\.0\.0\.1:9999\/ui\/#first-sign-in=[\w-]{32}$/)
+  expect(gw(undefined, 'user', 'create', '--email', 'ada@example.com', '--role', 'viewer').err).toContain('already exists')
+  expect(gw(undefined, 'user', 'create', '--email', 'x@example.com', '--role', 'root').err).toContain('role')
+
+  const listed = gw(undefined, 'user', 'list')
+  expect(listed.code).toBe(0)
+  expect(listed.out).toContain('ada@example.com')
+
+  expect(gw(undefined, 'user', 'set-role', 'ada@example.com', '--role', 'viewer', '--json').json()).toMatchObject({ role: 'viewer', orgs: ['default'] })
+  const inArgv = gw(undefined, 'user', 'set-password', 'ada@example.com', '--password', 'hunter2hunter2')
+  expect(inArgv.code).toBe(1)
+  expect(inArgv.err).toContain('takes no value on the command line')
+  expect(gw('a long enough password\n', 'user', 'set-password', 'ada@example.com', '--password', '-').code).toBe(0)
+  const token = gw(undefined, 'user', 'token', 'ada@example.com', '--name', 'ci', '--json')
+  expect(token.json().token).toMatch(/^gw_at_/)
+
+  const audit = gw(undefined, 'audit', '--action', 'user.', '--json').json() as { data: { action: string; actor: { kind: string } }[] }
+  expect(audit.data.map((e) => e.action)).toEqual(['user.token.create', 'user.password.set', 'user.update', 'user.sign-in-link.create', 'user.create'])
+  expect(audit.data.every((e) => e.actor.kind === 'cli')).toBe(true)
+  expect(JSON.stringify(audit)).not.toContain(token.json().token)
+  expect(JSON.stringify(audit)).not.toContain('a long enough password')
+
+  expect(gw(undefined, 'user', 'remove', 'ada@example.com').code).toBe(0)
+  expect(gw(undefined, 'user', 'list', '--json').json().data).toEqual([])
+})
+
+test('keys: --expires, --endpoints and --models on create; rotate with --grace', () => {
+  const made = gw(undefined, 'key', 'create', '--name', 'ci', '--expires', '2099-01-01T00:00:00Z', '--endpoints', '/v1/chat/completions', '--models', 'openai/*,anthropic/*', '--json').json()
+  const listed = (gw(undefined, 'key', 'list', '--json').json().data as Record<string, unknown>[]).find((k) => k.id === made.id)
+  expect(listed).toMatchObject({ name: 'ci', expiresAt: '2099-01-01T00:00:00.000Z', scopes: { endpoints: ['/v1/chat/completions'], models: ['openai/*', 'anthropic/*'] } })
+  const rotated = gw(undefined, 'key', 'rotate', made.id, '--grace', '60', '--json').json()
+  expect(rotated.key).toMatch(/^gw_sk_/)
+  expect(Date.parse(rotated.oldKeyExpiresAt) - Date.now()).toBeWithin(40_000, 60_001)
+  const after = gw(undefined, 'key', 'list', '--json').json().data as Record<string, unknown>[]
+  expect(after.find((k) => k.id === rotated.id)).toMatchObject({ name: 'ci', expiresAt: '2099-01-01T00:00:00.000Z', scopes: { models: ['openai/*', 'anthropic/*'] } })
+  expect(after.find((k) => k.id === made.id)).toMatchObject({ expiresAt: rotated.oldKeyExpiresAt })
+})
