@@ -45,14 +45,16 @@ const plainMessage = (e: McpError) => e.message.replace(/^MCP error -?\d+: /, ''
 
 export class McpGateway {
   readonly sessions: SessionRegistry
-  private readonly telemetry: McpTelemetry
   private readonly cache = new Map<string, { org: OrgContext; servers: Promise<McpServerRecord[]> }>()
   private readonly sweeper: ReturnType<typeof setInterval>
   /** Each OAuth client's provider, to read the URL a refused refresh left. */
   private readonly oauthOf = new WeakMap<Client, UserOAuth>()
 
-  constructor(private readonly deps: Deps) {
-    this.telemetry = new McpTelemetry(deps)
+  /** `telemetry` is made with the routes, so /metrics shows the MCP families before the first call. */
+  constructor(
+    private readonly deps: Deps,
+    private readonly telemetry: McpTelemetry,
+  ) {
     this.sessions = new SessionRegistry(deps.openStreams)
     this.sweeper = setInterval(() => void this.sessions.closeIdle(Date.now() - IDLE_MS), 60_000)
     this.sweeper.unref?.()

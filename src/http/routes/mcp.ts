@@ -3,6 +3,7 @@
 import { Elysia } from 'elysia'
 import type { McpGateway } from '../../mcp/gateway'
 import { CALLBACK_PATH } from '../../mcp/records'
+import { McpTelemetry } from '../../mcp/telemetry'
 import type { Deps } from '../../pipeline/context'
 import { ownOperations } from '../operation-routes'
 import { AnyObject } from '../../schemas/admin-answers'
@@ -19,11 +20,12 @@ export const MCP_OPERATIONS = [
 /**
  * The body is read by the transport, only after the credential is checked. The gateway (and the MCP
  * SDK under it) is loaded on the first MCP request, so a gw that serves none, and every CLI command,
- * starts without it.
+ * starts without it; its metric families are registered at once.
  */
 export function mcpRoutes(deps: Deps) {
+  const telemetry = new McpTelemetry(deps)
   let gateway: Promise<McpGateway> | undefined
-  const loaded = () => (gateway ??= import('../../mcp/gateway').then((m) => new m.McpGateway(deps)))
+  const loaded = () => (gateway ??= import('../../mcp/gateway').then((m) => new m.McpGateway(deps, telemetry)))
   const handle = async ({ request }: { request: Request }) => (await loaded()).handle(request)
   return new Elysia({ name: 'mcp-routes' })
     .post('/mcp', handle, { parse: 'none' })
