@@ -3,8 +3,7 @@
 // /v1/messages (docs/benchmarks.md).
 
 import { SseDecoder } from '../src/sse/parse'
-import { RawRelay } from '../src/apis/raw-relay'
-import { AnthropicStream } from '../src/providers/anthropic/stream'
+import { anthropicRelay } from '../src/apis/anthropic-messages/pass-through'
 import { OpenAIStyleStream, mapOpenAIFinishReason } from '../src/providers/openai/response'
 import { chatShape } from '../src/apis/chat/answer'
 import type { AnswerShape } from '../src/pipeline/6-normalise'
@@ -37,6 +36,6 @@ const time = (f: () => void) => {
 }
 for (let round = 0; round < 12; round++) {
   best.openai = Math.min(best.openai, time(() => run(ob, new OpenAIStyleStream({ mapFinish: mapOpenAIFinishReason, passThrough: true }, 'openai/gpt-4o-mini'), chatShape(true))))
-  best.relay = Math.min(best.relay, time(() => run(ab, new RawRelay(new AnthropicStream(false)), MESSAGES_SHAPE)))
+  best.relay = Math.min(best.relay, time(() => run(ab, anthropicRelay(), MESSAGES_SHAPE)))
 }
 console.log(`stream path, fastest of 12 rounds of ${N}: OpenAI chat ${best.openai.toFixed(1)} µs/answer, Anthropic relayed on /v1/messages ${best.relay.toFixed(1)} µs/answer`)

@@ -6,9 +6,11 @@
 // streamed answer is handed over at its commit point: the reader (stage 6) pulls the rest with
 // next() and calls close() when it is done with it; every resource is released there, once.
 
+import type { RelayReader } from '../apis/relay-transcript'
 import { GatewayError } from '../errors'
 import {
   failureClass,
+  isContent,
   providerName,
   type ProviderAdapter,
   type StreamDecoder,
@@ -42,14 +44,6 @@ export const clientGone = () => new GatewayError(CLIENT_CLOSED, 'gateway_error',
 const redact = (text: string, secret: string) => (secret.length >= 4 ? text.split(secret).join('[redacted]') : text)
 
 /** Did this part put something the client can see on the wire? */
-function isContent(p: StreamPart): boolean {
-  if (p.type === 'raw') return true // plain text, by construction
-  return (
-    p.type === 'choices' &&
-    p.choices.some((c) => !!c.delta.content || !!c.delta.refusal || !!c.delta.tool_calls?.length || c.finish_reason !== null)
-  )
-}
-
 function isRefusal(p: StreamPart): boolean {
   return p.type === 'choices' && p.choices.some((c) => !!c.delta.refusal || c.finish_reason === 'content_filter')
 }
@@ -281,6 +275,11 @@ export class UpstreamAttempt {
       else if (!this.refusal && isRefusal(p)) this.markRefusal()
     }
     return parts
+  }
+
+  /** The stream's relay reader, when its events reach the log as the text the client received (RawRelay). */
+  get relayReader(): RelayReader | undefined {
+    return this.translator?.reader
   }
 
   /** Ends the attempt: timers, listener, the upstream connection and the health record. Safe to call twice. */

@@ -5,7 +5,8 @@
 import { type ErrorShape, errorShapeFor, GatewayError } from '../errors'
 import { costUsd, usageTokens } from '../catalog/catalog'
 import type { StreamPart, UpstreamCompletion, UpstreamFailure } from '../providers/adapter'
-import type { ChunkChoice, FinishReason, ToolCall, Usage } from '../providers/openai-types'
+import type { ChunkChoice, FinishReason, Usage } from '../providers/openai-types'
+import { addChoices, type RelayedEvents, type RelayReader, relayTranscript, streamedAnswer, type Transcript } from '../apis/relay-transcript'
 import { SSE_HEADERS } from '../sse/encode'
 import { estimateTokens } from '../tokens'
 import type { UpstreamAttempt } from './5-attempt'
@@ -15,6 +16,7 @@ import { failureOutcome, type Outcome } from './7-log'
 import { checkStructuredOutput } from './structured-output'
 
 const utf8 = new TextEncoder()
+const utf8in = new TextDecoder()
 
 /** What every shape knows about the answer it writes. */
 export interface AnswerInfo {
@@ -158,16 +160,13 @@ export async function jsonAnswer(
 }
 
 /** What the stream has said so far, for the usage estimate and the log. */
-interface Transcript {
-  content: string
-  toolCalls: ToolCall[]
-  finish: FinishReason | null
+interface ChatTranscript extends Transcript {
   /** Raw chunks passed on unread (plain text of choice 0), read in order when the text is needed. */
   unread: string[]
 }
 
 /** Appends the text of the raw chunks passed on so far: one JSON.parse each, after they were sent. */
-function readRaw(t: Transcript): void {
+function readRaw(t: ChatTranscript): void {
   for (const json of t.unread) {
     const chunk = JSON.parse(json) as { choices: { delta: { content: string } }[] }
     t.content += chunk.choices[0]?.delta.content ?? ''
@@ -175,20 +174,9 @@ function readRaw(t: Transcript): void {
   t.unread.length = 0
 }
 
-function noteChoices(t: Transcript, choices: ChunkChoice[]): void {
+function noteChoices(t: ChatTranscript, choices: ChunkChoice[]): void {
   if (t.unread.length) readRaw(t)
-  for (const c of choices) {
-    if (c.index !== 0) continue
-    if (c.delta.content) t.content += c.delta.content
-    if (c.delta.refusal) t.content += c.delta.refusal
-    for (const tc of c.delta.tool_calls ?? []) {
-      const slot = (t.toolCalls[tc.index] ??= { id: '', type: 'function', function: { name: '', arguments: '' } })
-      if (tc.id) slot.id = tc.id
-      if (tc.function?.name) slot.function.name += tc.function.name
-      if (tc.function?.arguments) slot.function.arguments += tc.function.arguments
-    }
-    if (c.finish_reason) t.finish = c.finish_reason
-  }
+  addChoices(t, choices)
 }
 
 /** The choices of an OpenAI chat chunk passed on unread, for shapes that do not write it as it is. */
@@ -274,7 +262,12 @@ export function streamAnswer(
  */
 class StreamPump implements UnderlyingDefaultSource<Uint8Array> {
   private readonly encoder: StreamEncoder
-  private readonly transcript: Transcript = { content: '', toolCalls: [], finish: null, unread: [] }
+  private readonly transcript: ChatTranscript = { content: '', toolCalls: [], finish: null, unread: [] }
+  /** A relayed stream: what the client received, in order (bytes as relayed, or events' SSE text), for the log thread to read. */
+  private readonly relayReader: RelayReader | undefined
+  private readonly relayed: (Uint8Array | string)[] = []
+  private relayedEvents: RelayedEvents | undefined
+  private relayedTranscript: Transcript | undefined
   private reported: Usage | undefined
   private upstreamEnded = false
   private shuttingDown = false
@@ -299,6 +292,26 @@ class StreamPump implements UnderlyingDefaultSource<Uint8Array> {
     this.encoder = shape.stream(answerInfo(deps, ctx, d))
     deps.openStreams.add(this.cut)
     this.watch = new ReadWatch(deps.config.clientReadTimeoutMs, this)
+    this.relayReader = attempt.relayReader
+  }
+
+  /** A relayed stream's text as the client received it: one decode, at its end. */
+  private events(): RelayedEvents | undefined {
+    if (!this.relayReader) return undefined
+    if (!this.relayedEvents) {
+      // Each piece ends an event (a blank line), so each decodes alone.
+      let text = ''
+      for (const r of this.relayed) text += typeof r === 'string' ? r : utf8in.decode(r)
+      this.relayedEvents = { reader: this.relayReader, text }
+    }
+    return this.relayedEvents
+  }
+
+  /** The answer's text so far: a relayed stream's read again here only when needed (a usage estimate, a structured-output check). */
+  private content(): string {
+    const events = this.events()
+    if (!events) return (readRaw(this.transcript), this.transcript.content)
+    return (this.relayedTranscript ??= relayTranscript(events)).content
   }
 
   /** At shutdown gw cuts the stream: the attempt is closed, and the failure it then reports is told as gw's. */
@@ -357,8 +370,7 @@ class StreamPump implements UnderlyingDefaultSource<Uint8Array> {
 
   private usageAndCost(): { usage: Usage; cost: number | null } {
     if (!this.final) {
-      readRaw(this.transcript)
-      const u = this.reported ?? estimateUsage(this.d, this.transcript.content)
+      const u = this.reported ?? estimateUsage(this.d, this.content())
       this.final = { usage: u, cost: costOf(this.d, u) }
     }
     return this.final
@@ -440,20 +452,19 @@ class StreamPump implements UnderlyingDefaultSource<Uint8Array> {
     const t = this.transcript
     readRaw(t)
     const failure = how.kind === 'failed' ? how.failure : undefined
+    const events = this.events()
     return {
       ...baseOutcome(this.d),
-      structuredOutput: await checkStructuredOutput(this.attempt.body, t.content),
+      structuredOutput: await checkStructuredOutput(this.attempt.body, () => this.content()),
       errorCode: failure ? (how.kind === 'failed' && how.error?.code) || 'provider_error' : null,
       errorMessage: failure?.message ?? (how.kind === 'left' ? how.why : null),
       incomplete: how.kind !== 'complete',
       usage: this.usageAndCost().usage,
       usageEstimated: !this.reported,
       costUsd: this.usageAndCost().cost,
-      responseBody: {
-        content: t.content,
-        ...(t.toolCalls.length ? { tool_calls: t.toolCalls } : {}),
-        finish_reason: t.finish,
-      },
+      // A relayed stream's transcript is assembled by the log thread from the text the client received.
+      responseBody: events ? undefined : streamedAnswer(t),
+      ...(events ? { responseEvents: events } : {}),
       responseStreamed: true,
     }
   }
@@ -486,6 +497,7 @@ class StreamPump implements UnderlyingDefaultSource<Uint8Array> {
           out += encoder.choices(p.choices)
           break
         case 'relay':
+          if (p.text) this.relayed.push(p.text)
           out += encoder.relay(p)
           break
         case 'bytes':
@@ -493,6 +505,7 @@ class StreamPump implements UnderlyingDefaultSource<Uint8Array> {
           this.write(out)
           out = ''
           this.controller?.enqueue(p.bytes)
+          this.relayed.push(p.bytes)
           relayed = true
           break
         case 'usage':

@@ -7,6 +7,7 @@ import { providerOfModel } from '../providers/provider-id'
 import type { Usage } from '../providers/openai-types'
 import type { LogBodies } from '../store/log-path'
 import type { StreamedAnswer } from '../store/log-sink'
+import type { RelayedEvents } from '../apis/relay-transcript'
 import type { Attempt, Fallback, GuardrailRecord, LogEntry, RequestWarning } from '../domain/log-entry'
 import type { AuthedContext, ChatInput, Deps, RequestContext } from './context'
 import { NO_FALLBACK } from './5-fallback'
@@ -35,6 +36,8 @@ export interface Outcome {
   responseText?: string
   /** responseBody is a streamed answer as the log keeps it (its text, tool calls, finish reason). */
   responseStreamed?: boolean
+  /** A relayed stream's text as the client received it, in place of responseBody: the log thread reads its transcript. */
+  responseEvents?: RelayedEvents
   /** `org` or `key` when gw's own rate limit refused the request. */
   rateLimitScope?: string
   /** What the org's guardrails did (PRODUCT §19), when it has some. */
@@ -146,7 +149,8 @@ export function recordRequest(
     const raw = ctx.rawBody
     if (raw) bodies.request = { text: raw.text, bytes: raw.bytes }
     const res = o.responseBody
-    if (res !== undefined)
+    if (o.responseEvents) bodies.response = { events: o.responseEvents }
+    else if (res !== undefined)
       bodies.response = o.responseText !== undefined ? { text: o.responseText } : o.responseStreamed ? { stream: res as StreamedAnswer } : { value: res }
   }
   ctx.rawBody?.release?.()

@@ -6,9 +6,10 @@ import { jsonRequest } from '../providers/json-output'
 import type { ChatRequest } from '../providers/openai-types'
 import type { LogEntry } from '../domain/log-entry'
 
-export async function checkStructuredOutput(sent: ChatRequest, content: string | null): Promise<LogEntry['structuredOutput']> {
+export async function checkStructuredOutput(sent: ChatRequest, answer: string | null | (() => string)): Promise<LogEntry['structuredOutput']> {
   const json = jsonRequest(sent)
   if (!json) return null
+  const content = typeof answer === 'function' ? answer() : answer
   const schema = json.mode === 'json_schema' ? json.schema : undefined
   let value: unknown
   try {

@@ -3,6 +3,7 @@
 import type { Catalog, ResolvedModel } from '../catalog/catalog'
 import type { RequestWarning } from '../domain/log-entry'
 import type { ProviderRecord } from '../domain/org'
+import type { RelayReader } from '../apis/relay-transcript'
 import type { SseEvent } from '../sse/parse'
 import type { ChatRequest, Choice, ChunkChoice, Usage } from './openai-types'
 import type { AzureSettings } from './azure'
@@ -140,6 +141,15 @@ export type StreamPart =
   /** Upstream bytes relayed as received: whole events only (src/apis/raw-relay.ts). */
   | { type: 'bytes'; bytes: Uint8Array }
 
+/** A part that commits a stream: the answer's first content (text, a refusal, a tool call or a finish). */
+export function isContent(p: StreamPart): boolean {
+  if (p.type === 'raw') return true // plain text, by construction
+  return (
+    p.type === 'choices' &&
+    p.choices.some((c) => !!c.delta.content || !!c.delta.refusal || !!c.delta.tool_calls?.length || c.finish_reason !== null)
+  )
+}
+
 /** Turns a streamed answer's bytes into events for the translator (SseDecoder unless the adapter has its own). */
 export interface StreamDecoder {
   push(chunk: Uint8Array): SseEvent[]
@@ -155,6 +165,8 @@ export interface StreamTranslator {
    * Turned off for good when the stream is framed in a way the byte scan does not follow (a CR).
    */
   relaysBytes?: boolean
+  /** A pass-through stream's reader (RawRelay): its events reach the log as the text the client received. */
+  readonly reader?: RelayReader
   push(event: SseEvent): StreamPart[]
   /** The upstream body closed. Protocols without an end marker (Gemini) report `end` here when complete. */
   end(): StreamPart[]

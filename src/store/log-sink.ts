@@ -1,5 +1,6 @@
 // The log thread's side of the log path: what the serving thread hands over per request, the entry built from it, and the writer that batches it into the store.
 
+import { type RelayedEvents, type RelayReader, relayTranscript, streamedAnswer } from '../apis/relay-transcript'
 import type { LogEntry } from '../domain/log-entry'
 import { withEntryText, withJsonText } from './json-text'
 import { LogWriter, type LogWriterOptions } from './log-writer'
@@ -14,6 +15,8 @@ export interface BodyMaterial {
   /** Bytes of the whole body; `text` may hold only the prefix a preview keeps. */
   bytes?: number
   stream?: StreamedAnswer
+  /** A relayed stream's text as the client received it: its transcript is read here (relayTranscript). */
+  events?: RelayedEvents
   value?: unknown
 }
 
@@ -80,6 +83,7 @@ export interface SinkStats {
  */
 export function cappedBody(b: BodyMaterial, max: number, parse = true): unknown {
   if (b.stream) return b.stream
+  if (b.events) return streamedAnswer(relayTranscript(b.events))
   const text = b.text
   const size = b.bytes ?? (text === undefined ? undefined : Buffer.byteLength(text))
   if (size === undefined || size <= max) return text === undefined ? b.value : withJsonText(parse ? JSON.parse(text) : new JsonBody(text), text)
@@ -204,7 +208,8 @@ export class LogSink {
 /**
  * Items as one string: each field length-prefixed (`<length>:<text>`), so bodies cross to the log
  * thread as the text they are, never serialised again. A body is `-` (none), `t<bytes>` or `t` and
- * its text, `s`, the answer's text, finish reason and tool calls (JSON, `` when none), or `v` and its
+ * its text, `s`, the answer's text, finish reason and tool calls (JSON, `` when none), `e`, a relayed
+ * stream's reader and text, or `v` and its
  * value as JSON (a value without text: a count, an MCP result).
  */
 export function packItems(items: readonly LogItem[]): string {
@@ -222,6 +227,7 @@ function packBody(b: BodyMaterial | undefined): string {
     const a = b.stream
     return field('s') + field(a.content) + field(a.finish_reason ?? '') + field(a.tool_calls ? JSON.stringify(a.tool_calls) : '')
   }
+  if (b.events) return field('e') + field(b.events.reader) + field(b.events.text)
   return field('v') + field(JSON.stringify(b.value) ?? 'null')
 }
 
@@ -237,6 +243,10 @@ export function unpackItems(packed: string): LogItem[] {
     const kind = next()
     if (kind === '-') return undefined
     if (kind[0] === 't') return kind.length > 1 ? { text: next(), bytes: Number(kind.slice(1)) } : { text: next() }
+    if (kind === 'e') {
+      const reader = next() as RelayReader
+      return { events: { reader, text: next() } }
+    }
     if (kind === 's') {
       const content = next()
       const finish = next()

@@ -257,3 +257,38 @@ test('log threads that die before opening the database (three in a row): the ent
   }
   await expectExactlyOnce(s, 300)
 }, 40_000)
+
+test('SQLite: a relayed stream reaches the log thread as the text the client received; the entry holds its text, tool calls and finish reason', async () => {
+  const s = sqliteStore(`relayed-${Bun.randomUUIDv7()}`)
+  const logs = LogPath.thread(s.where, { bodyMaxBytes: BODY_MAX, intervalMs: 5, ...quietErrors })
+  logs.markReady()
+  const ev = (name: string, data: object) => `event: ${name}\ndata: ${JSON.stringify({ type: name, ...data })}\n\n`
+  const text = [
+    ev('message_start', { message: { id: 'm', role: 'assistant', content: [], usage: { input_tokens: 3, output_tokens: 1 } } }),
+    ev('content_block_start', { index: 0, content_block: { type: 'text', text: '' } }),
+    ev('content_block_delta', { index: 0, delta: { type: 'text_delta', text: 'Héllo, ' } }),
+    ev('content_block_delta', { index: 0, delta: { type: 'text_delta', text: 'world' } }),
+    ev('content_block_stop', { index: 0 }),
+    ev('content_block_start', { index: 1, content_block: { type: 'tool_use', id: 'toolu_1', name: 'lookup', input: {} } }),
+    ev('content_block_delta', { index: 1, delta: { type: 'input_json_delta', partial_json: '{"q":' } }),
+    ev('content_block_delta', { index: 1, delta: { type: 'input_json_delta', partial_json: '"x"}' } }),
+    ev('content_block_stop', { index: 1 }),
+    ev('message_delta', { delta: { stop_reason: 'tool_use' }, usage: { output_tokens: 9 } }),
+    ev('message_stop', {}),
+  ].join('')
+  const entry = logEntry(0, { createdAt: new Date().toISOString() })
+  await logs.record(entry, { response: { events: { reader: 'anthropic', text } } })
+  await logs.flush()
+  await logs.close()
+  const db = new Database((s.where as { path: string }).path, { readonly: true })
+  try {
+    const row = db.query<{ response_body: string }, [string]>('SELECT response_body FROM request_log_bodies WHERE request_id = ?1').get(entry.requestId)
+    expect(JSON.parse(row?.response_body ?? 'null')).toEqual({
+      content: 'Héllo, world',
+      tool_calls: [{ id: 'toolu_1', type: 'function', function: { name: 'lookup', arguments: '{"q":"x"}' } }],
+      finish_reason: 'tool_calls',
+    })
+  } finally {
+    db.close()
+  }
+})

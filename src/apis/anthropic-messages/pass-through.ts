@@ -9,6 +9,12 @@ import type { ProviderAdapter, Target, UpstreamRequest } from '../../providers/a
 import { isRecord } from '../../providers/upstream-errors'
 import { RawRelay, withModel } from '../raw-relay'
 
+/** The events read on the serving thread past the commit point (RawRelay): text and argument deltas, block ends and pings are not. */
+const ACTS_ON = new Set(['message_start', 'content_block_start', 'message_delta', 'message_stop', 'error'])
+
+/** Anthropic's stream relayed as its bytes to a /v1/messages client. */
+export const anthropicRelay = () => new RawRelay(new AnthropicStream(false), 'anthropic', ACTS_ON)
+
 function anthropicHeaders(target: Target, client: Headers): Record<string, string> {
   const h: Record<string, string> = {
     'x-api-key': target.apiKey,
@@ -29,7 +35,7 @@ export function anthropicPassThrough(native: Record<string, unknown>, client: He
       body: withModel(native, target.model.id),
     }),
     parseResponse: (json) => ({ ...readAnthropicMessage(json, false), native: json }),
-    createStream: () => new RawRelay(new AnthropicStream(false)),
+    createStream: anthropicRelay,
   }
 }
 

@@ -125,6 +125,16 @@ export class ResponsesEvents implements StreamTranslator {
   }
 }
 
+/** The events read on the serving thread past the commit point (RawRelay): a refusal, a new function call, the end, errors. */
+const ACTS_ON = new Set([
+  'response.refusal.delta',
+  'response.output_item.added',
+  'response.completed',
+  'response.incomplete',
+  'response.failed',
+  'error',
+])
+
 export function responsesPassThrough(native: Record<string, unknown>): ProviderAdapter {
   return {
     ...openai,
@@ -139,6 +149,6 @@ export function responsesPassThrough(native: Record<string, unknown>): ProviderA
       }
     },
     parseResponse: readResponse,
-    createStream: () => new RawRelay(new ResponsesEvents()),
+    createStream: () => new RawRelay(new ResponsesEvents(), 'responses', ACTS_ON),
   }
 }
