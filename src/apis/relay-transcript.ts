@@ -3,6 +3,7 @@
 import { AnthropicStream } from '../providers/anthropic/stream'
 import type { StreamTranslator } from '../providers/adapter'
 import type { ChunkChoice, FinishReason, ToolCall } from '../providers/openai-types'
+import { mapOpenAIFinishReason, OpenAIStyleStream } from '../providers/openai/response'
 import { SseDecoder } from '../sse/parse'
 import type { StreamedAnswer } from '../store/log-sink'
 import { ResponsesEvents } from './responses/pass-through'
@@ -11,11 +12,13 @@ import { ResponsesEvents } from './responses/pass-through'
 const READERS = {
   anthropic: (): StreamTranslator => new AnthropicStream(false),
   responses: (): StreamTranslator => new ResponsesEvents(),
+  /** A chat client's stream as gw wrote it (chunks passed on with their model renamed, and gw's own). */
+  'openai-chat': (): StreamTranslator => new OpenAIStyleStream({ mapFinish: mapOpenAIFinishReason, passThrough: true }),
 }
 
 export type RelayReader = keyof typeof READERS
 
-/** A relayed stream's text as the client received it, and the translator that reads it. */
+/** A stream's text as the client received it (its relayed bytes and what gw wrote), and the translator that reads it. */
 export interface RelayedEvents {
   reader: RelayReader
   text: string

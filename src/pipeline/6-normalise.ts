@@ -263,10 +263,9 @@ export function streamAnswer(
 class StreamPump implements UnderlyingDefaultSource<Uint8Array> {
   private readonly encoder: StreamEncoder
   private readonly transcript: ChatTranscript = { content: '', toolCalls: [], finish: null, unread: [] }
-  /** A relayed stream: what the client received, in order (bytes as relayed, or events' SSE text), for the log thread to read. */
+  /** A relayed stream (or chat chunks passed on): what the client received, in order (bytes as relayed, text as written), for the log thread to read. */
   private readonly relayReader: RelayReader | undefined
   private readonly relayed: (Uint8Array | string)[] = []
-  private relayedEvents: RelayedEvents | undefined
   private relayedTranscript: Transcript | undefined
   private reported: Usage | undefined
   private upstreamEnded = false
@@ -292,26 +291,23 @@ class StreamPump implements UnderlyingDefaultSource<Uint8Array> {
     this.encoder = shape.stream(answerInfo(deps, ctx, d))
     deps.openStreams.add(this.cut)
     this.watch = new ReadWatch(deps.config.clientReadTimeoutMs, this)
-    this.relayReader = attempt.relayReader
+    // Chunks passed on (OpenAI chat) are read again from the client's text only where the client reads chat chunks.
+    const reader = attempt.relayReader
+    this.relayReader = reader === 'openai-chat' && !this.encoder.chunk ? undefined : reader
   }
 
-  /** A relayed stream's text as the client received it: one decode, at its end. */
-  private events(): RelayedEvents | undefined {
+  /** What the client has received so far (relayed bytes decoded: each piece ends an event, so each decodes alone). */
+  private received(): RelayedEvents | undefined {
     if (!this.relayReader) return undefined
-    if (!this.relayedEvents) {
-      // Each piece ends an event (a blank line), so each decodes alone.
-      let text = ''
-      for (const r of this.relayed) text += typeof r === 'string' ? r : utf8in.decode(r)
-      this.relayedEvents = { reader: this.relayReader, text }
-    }
-    return this.relayedEvents
+    let text = ''
+    for (const r of this.relayed) text += typeof r === 'string' ? r : utf8in.decode(r)
+    return { reader: this.relayReader, text }
   }
 
   /** The answer's text so far: a relayed stream's read again here only when needed (a usage estimate, a structured-output check). */
   private content(): string {
-    const events = this.events()
-    if (!events) return (readRaw(this.transcript), this.transcript.content)
-    return (this.relayedTranscript ??= relayTranscript(events)).content
+    if (!this.relayReader) return (readRaw(this.transcript), this.transcript.content)
+    return (this.relayedTranscript ??= relayTranscript(this.received() as RelayedEvents)).content
   }
 
   /** At shutdown gw cuts the stream: the attempt is closed, and the failure it then reports is told as gw's. */
@@ -364,8 +360,10 @@ class StreamPump implements UnderlyingDefaultSource<Uint8Array> {
   }
 
   private write(text: string): boolean {
-    if (text) this.controller?.enqueue(utf8.encode(text))
-    return text !== ''
+    if (!text) return false
+    this.controller?.enqueue(utf8.encode(text))
+    if (this.relayReader) this.relayed.push(text)
+    return true
   }
 
   private usageAndCost(): { usage: Usage; cost: number | null } {
@@ -452,7 +450,7 @@ class StreamPump implements UnderlyingDefaultSource<Uint8Array> {
     const t = this.transcript
     readRaw(t)
     const failure = how.kind === 'failed' ? how.failure : undefined
-    const events = this.events()
+    const events = this.received()
     return {
       ...baseOutcome(this.d),
       structuredOutput: await checkStructuredOutput(this.attempt.body, () => this.content()),
@@ -484,7 +482,8 @@ class StreamPump implements UnderlyingDefaultSource<Uint8Array> {
           break
         case 'raw':
           if (encoder.chunk) {
-            this.transcript.unread.push(p.json)
+            // Read for the transcript from the client's text (the log thread), not here.
+            if (!this.relayReader) this.transcript.unread.push(p.json)
             out += encoder.chunk(p.json)
           } else {
             const choices = chunkChoices(p.json)
@@ -497,7 +496,6 @@ class StreamPump implements UnderlyingDefaultSource<Uint8Array> {
           out += encoder.choices(p.choices)
           break
         case 'relay':
-          if (p.text) this.relayed.push(p.text)
           out += encoder.relay(p)
           break
         case 'bytes':

@@ -10,6 +10,7 @@ import type {
   ToolCallDelta,
   Usage,
 } from '../openai-types'
+import type { RelayReader } from '../../apis/relay-transcript'
 import type { SseEvent } from '../../sse/parse'
 import { clip, isRecord, parseJson } from '../upstream-errors'
 
@@ -160,8 +161,6 @@ function readDelta(raw: unknown, opts: OpenAIStyleOptions): ChunkDelta {
   return delta
 }
 
-/** The upstream's `"model":"…"` field (the first one: it comes before `choices`). */
-const MODEL_FIELD = /"model":"(?:[^"\\]|\\.)*"/
 /** What only a chunk that needs a full read contains (inside strings every `"` is escaped, so text never matches). */
 const NEEDS_READ = ['"finish_reason":"', '"usage":{', '"refusal":"', '"tool_calls"', '"error"', '"content":""']
 
@@ -169,15 +168,16 @@ const NEEDS_READ = ['"finish_reason":"', '"usage":{', '"refusal":"', '"tool_call
  * A chunk of plain text for choice 0 with its model renamed, or undefined when the chunk needs a full
  * read: a cheap pass per event instead of parse, translate, rebuild and serialise (most of a stream).
  */
-function passOn(data: string, modelField: string): string | undefined {
+function passOn(data: string, upstreamField: string, modelField: string): string | undefined {
   if (!data.includes('"content":"')) return undefined
   for (const marker of NEEDS_READ) if (data.includes(marker)) return undefined
   // One choice, index 0 (a second `"index":` would be another choice or a tool call).
   const i = data.indexOf('"index":0')
   if (i < 0 || data.indexOf('"index":', i + 9) >= 0 || data.lastIndexOf('"index":', i - 1) >= 0) return undefined
-  const m = MODEL_FIELD.exec(data)
-  if (!m) return undefined
-  return data.slice(0, m.index) + modelField + data.slice(m.index + m[0].length)
+  // The upstream's model field exactly as its first chunk wrote it; in any other form the chunk is read.
+  const m = data.indexOf(upstreamField)
+  if (m < 0) return undefined
+  return data.slice(0, m) + modelField + data.slice(m + upstreamField.length)
 }
 
 /** Translates an OpenAI-style `data:` stream ending in `data: [DONE]`. */
@@ -185,6 +185,10 @@ export class OpenAIStyleStream implements StreamTranslator {
   private started = false
   /** `"model":"provider/model-id"`, when chunks may be passed on with only their model renamed. */
   private readonly modelField: string | undefined
+  /** The upstream's `"model":"…"` field as its first chunk wrote it (the one a passed-on chunk must hold). */
+  private upstreamField = '"model":""'
+  /** Chunks passed on: a chat client's stream reaches the log as the text it received (src/apis/relay-transcript.ts). */
+  readonly reader: RelayReader | undefined
 
   /** `passOnAs`: the model name clients see; given, plain text chunks are passed on as `raw` parts. */
   constructor(
@@ -192,12 +196,13 @@ export class OpenAIStyleStream implements StreamTranslator {
     passOnAs?: string,
   ) {
     this.modelField = passOnAs === undefined ? undefined : `"model":${JSON.stringify(passOnAs)}`
+    this.reader = passOnAs === undefined ? undefined : 'openai-chat'
   }
 
   push(ev: SseEvent): StreamPart[] {
     if (ev.data === '[DONE]') return [{ type: 'end' }]
     if (this.started && this.modelField && ev.event === undefined) {
-      const json = passOn(ev.data, this.modelField)
+      const json = passOn(ev.data, this.upstreamField, this.modelField)
       if (json !== undefined) return [{ type: 'raw', json }]
     }
     const json = parseJson(ev.data)
@@ -216,7 +221,10 @@ export class OpenAIStyleStream implements StreamTranslator {
       this.started = true
       const meta: StreamPart = { type: 'meta' }
       if (typeof json.id === 'string' && json.id) meta.id = json.id
-      if (typeof json.model === 'string') meta.model = json.model
+      if (typeof json.model === 'string') {
+        meta.model = json.model
+        this.upstreamField = `"model":${JSON.stringify(json.model)}`
+      }
       if (typeof json.created === 'number') meta.created = json.created
       parts.push(meta)
     }
