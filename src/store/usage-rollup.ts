@@ -71,6 +71,19 @@ function cellsOf(e: LogEntry): [dim: string, value: string][] {
   return cells
 }
 
+/** Adds cell `b`'s sums to cell `a`. */
+export function addCell(a: RollupCell, b: RollupCell): void {
+  a.requests += b.requests
+  a.errors += b.errors
+  a.tokens.input += b.tokens.input
+  a.tokens.cachedInput += b.tokens.cachedInput
+  a.tokens.cacheWrite += b.tokens.cacheWrite
+  a.tokens.output += b.tokens.output
+  a.tokens.reasoning += b.tokens.reasoning
+  a.costUsd += b.costUsd
+  a.priced += b.priced
+}
+
 /** Sums a batch of entries into roll-up cells (one per org/day/dimension/value). */
 export function rollup(entries: Iterable<LogEntry>): RollupCell[] {
   const cells = new Map<string, RollupCell>()

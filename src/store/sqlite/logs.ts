@@ -1,13 +1,13 @@
 // SQLite storage of request log entries: batched inserts, lookup by id, filtered pages newest first.
 
-import type { Database, SQLQueryBindings } from 'bun:sqlite'
+import type { Database, SQLQueryBindings, Statement } from 'bun:sqlite'
 import { entryText, jsonText } from '../json-text'
 import { decodeCursor, drivingFilter, encodeCursor, FILTER_WINDOW, withoutBodies } from '../log-cursor'
 import type { LogEntry } from '../../domain/log-entry'
 import type { LogQuery, LogStats, LogStatsQuery, LogStore, SpendQuery } from '../types'
 import { statsReport } from './log-reports'
 import { inProcessReader, type SqlReader } from './read-thread'
-import { dimensionOf, MAX_METADATA_VALUES, OTHER_VALUE, rollup, type UsageQuery, type UsageRow } from '../usage-rollup'
+import { addCell, dimensionOf, MAX_METADATA_VALUES, OTHER_VALUE, type RollupCell, rollup, type UsageQuery, type UsageRow } from '../usage-rollup'
 
 interface UsageSumRow {
   key: string
@@ -57,11 +57,53 @@ function binder(): { args: SQLQueryBindings[]; arg: Bind } {
   }
 }
 
+/** Rows per multi-row INSERT: a few hundred bound values, far below SQLite's limit (32,766). */
+const ROWS_PER_STATEMENT = 50
+
+/**
+ * An INSERT of many rows per statement (`VALUES (…), (…)`): the per-call cost of bun:sqlite (bind,
+ * step, reset, the result object) paid once per ROWS_PER_STATEMENT rows. `run` takes the rows' values
+ * flat, in column order, and returns what `returning` gives for the rows inserted.
+ */
+class RowsInsert {
+  private readonly full: Statement<{ request_id: string }, SQLQueryBindings[]>
+
+  constructor(
+    private readonly db: Database,
+    private readonly head: string,
+    private readonly cols: number,
+    private readonly returning = '',
+  ) {
+    this.full = db.query(this.sql(ROWS_PER_STATEMENT))
+  }
+
+  run(values: SQLQueryBindings[]): { request_id: string }[] {
+    const out: { request_id: string }[] = []
+    const per = ROWS_PER_STATEMENT * this.cols
+    for (let i = 0; i < values.length; i += per) {
+      const part = values.length - i >= per ? values.slice(i, i + per) : values.slice(i)
+      // A last, shorter part: its statement is cached by its text (db.query, finalised with the connection).
+      const st = part.length === per ? this.full : this.db.query<{ request_id: string }, SQLQueryBindings[]>(this.sql(part.length / this.cols))
+      if (this.returning) out.push(...st.all(...part))
+      else st.run(...part)
+    }
+    return out
+  }
+
+  private sql(rows: number): string {
+    const one = `(${Array.from({ length: this.cols }, () => '?').join(', ')})`
+    return `${this.head} VALUES ${Array.from({ length: rows }, () => one).join(', ')}${this.returning}`
+  }
+}
+
 export class SqliteLogStore implements LogStore {
   private readonly insertBatch: (entries: LogEntry[]) => void
   private readonly countValues
   /** Distinct values rolled up per org, metadata key and day (loaded on first sight). */
   private readonly valueCounts = new Map<string, number>()
+  /** The values with their own roll-up row, of metadata keys at their cap (see hasValue). */
+  private readonly fullValues = new Map<string, Set<string>>()
+  private readonly listValues
   private readonly pruneBatch: (before: number, limit: number) => number
   private readonly q
 
@@ -74,17 +116,15 @@ export class SqliteLogStore implements LogStore {
     writeDb: Database = db,
     private readonly reader: SqlReader = inProcessReader(db),
   ) {
-    const insert = writeDb.query(
+    const insert = new RowsInsert(
+      writeDb,
       `INSERT OR IGNORE INTO request_logs (request_id, org_id, created_at, model, requested_model, status, end_user_id, entry,
-         provider, key_id, latency_ms, ttft_ms, prompt_tokens, cached_tokens, completion_tokens, cost_usd)
-       VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)`,
+         provider, key_id, latency_ms, ttft_ms, prompt_tokens, cached_tokens, completion_tokens, cost_usd)`,
+      16,
+      ' RETURNING request_id',
     )
-    const meta = writeDb.query(
-      'INSERT OR IGNORE INTO request_log_metadata (org_id, key, value, created_at, request_id) VALUES (?1, ?2, ?3, ?4, ?5)',
-    )
-    const bodies = writeDb.query(
-      'INSERT OR IGNORE INTO request_log_bodies (request_id, request_body, response_body) VALUES (?1, ?2, ?3)',
-    )
+    const meta = new RowsInsert(writeDb, 'INSERT OR IGNORE INTO request_log_metadata (org_id, key, value, created_at, request_id)', 5)
+    const bodies = new RowsInsert(writeDb, 'INSERT OR IGNORE INTO request_log_bodies (request_id, request_body, response_body)', 3)
     const addUsage = writeDb.query(
       `INSERT INTO usage_daily VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)
        ON CONFLICT (org_id, dim, day, value) DO UPDATE SET requests = requests + excluded.requests, errors = errors + excluded.errors,
@@ -93,34 +133,53 @@ export class SqliteLogStore implements LogStore {
          reasoning_tokens = reasoning_tokens + excluded.reasoning_tokens, cost_usd = cost_usd + excluded.cost_usd, priced = priced + excluded.priced`,
     )
     const exists = writeDb.query('SELECT 1 FROM usage_daily WHERE org_id = ?1 AND dim = ?2 AND day = ?3 AND value = ?4')
+    this.listValues = writeDb.query<{ value: string }, [string, string, string]>('SELECT value FROM usage_daily WHERE org_id = ?1 AND dim = ?2 AND day = ?3')
     this.countValues = writeDb.query<{ n: number }, [string, string, string]>(
       'SELECT count(*) AS n FROM usage_daily WHERE org_id = ?1 AND dim = ?2 AND day = ?3',
     )
     this.insertBatch = writeDb.transaction((entries: LogEntry[]) => {
-      const written: LogEntry[] = []
-      for (const e of entries) {
-        const at = Date.parse(e.createdAt)
-        const inserted = insert.run(
-          e.requestId, e.orgId, at, e.model, e.requestedModel, e.status, e.endUserId, entryText(e, () => JSON.stringify(withoutBodies(e))),
+      // Multi-row statements (RowsInsert): one call per ROWS_PER_STATEMENT rows instead of one per row.
+      const rows: SQLQueryBindings[] = []
+      for (const e of entries)
+        rows.push(
+          e.requestId, e.orgId, Date.parse(e.createdAt), e.model, e.requestedModel, e.status, e.endUserId, entryText(e, () => JSON.stringify(withoutBodies(e))),
           e.provider, e.authMode === 'GwKey' ? e.subject : null, Math.round(e.latencyMs),
           e.ttftMs === null ? null : Math.round(e.ttftMs), e.usage.promptTokens, e.usage.cachedTokens,
           e.usage.completionTokens, e.costUsd,
         )
-        if (inserted.changes === 0) continue // already written: a retried batch never duplicates
+      // Ids already held are ignored (a retried batch never duplicates); each inserted id is taken once.
+      const inserted = new Set(insert.run(rows).map((r) => r.request_id))
+      const written: LogEntry[] = []
+      const metaRows: SQLQueryBindings[] = []
+      const bodyRows: SQLQueryBindings[] = []
+      for (const e of entries) {
+        if (!inserted.delete(e.requestId)) continue
         written.push(e)
-        for (const [k, v] of Object.entries(e.metadata)) meta.run(e.orgId, k, String(v), at, e.requestId)
+        const at = Date.parse(e.createdAt)
+        for (const k in e.metadata) metaRows.push(e.orgId, k, String(e.metadata[k]), at, e.requestId)
         if (e.requestBody !== undefined || e.responseBody !== undefined)
-          bodies.run(
+          bodyRows.push(
             e.requestId,
             e.requestBody === undefined ? null : jsonText(e.requestBody),
             e.responseBody === undefined ? null : jsonText(e.responseBody),
           )
       }
+      meta.run(metaRows)
+      bodies.run(bodyRows)
+      // Cells of values past a key's cap are summed under OTHER_VALUE first: one upsert per batch, not one per value.
+      const other = new Map<string, RollupCell>()
       for (const c of rollup(written)) {
-        if (c.dim.startsWith('metadata.') && !exists.get(c.orgId, c.dim, c.day, c.value) && !this.roomFor(c.orgId, c.dim, c.day)) c.value = OTHER_VALUE
-        const t = c.tokens
-        addUsage.run(c.orgId, c.dim, c.day, c.value, c.requests, c.errors, t.input, t.cachedInput, t.cacheWrite, t.output, t.reasoning, c.costUsd, c.priced)
+        if (c.dim.startsWith('metadata.') && !this.hasValue(exists, c) && !this.roomFor(c.orgId, c.dim, c.day)) {
+          const k = `${c.orgId}\u0000${c.dim}\u0000${c.day}`
+          const sum = other.get(k)
+          if (sum) addCell(sum, c)
+          else other.set(k, { ...c, value: OTHER_VALUE, tokens: { ...c.tokens } })
+          continue
+        }
+        addUsage.run(c.orgId, c.dim, c.day, c.value, c.requests, c.errors, c.tokens.input, c.tokens.cachedInput, c.tokens.cacheWrite, c.tokens.output, c.tokens.reasoning, c.costUsd, c.priced)
       }
+      for (const c of other.values())
+        addUsage.run(c.orgId, c.dim, c.day, c.value, c.requests, c.errors, c.tokens.input, c.tokens.cachedInput, c.tokens.cacheWrite, c.tokens.output, c.tokens.reasoning, c.costUsd, c.priced)
     })
     const oldest = writeDb.query<{ request_id: string; org_id: string; entry: string }, [number, number]>(
       'SELECT request_id, org_id, entry FROM request_logs WHERE created_at < ?1 ORDER BY created_at LIMIT ?2',
@@ -151,6 +210,22 @@ export class SqliteLogStore implements LogStore {
   }
 
   /** Whether a new value of this metadata key may get its own roll-up row today (one more is counted). */
+  /**
+   * Whether a metadata value has its own roll-up row. For a key at its cap (MAX_METADATA_VALUES, where
+   * high-cardinality tags sit) the values that have one are read once and kept (at most 100 keys' worth),
+   * so each new value is not a query; below the cap, one point query.
+   */
+  private hasValue(exists: Statement, c: RollupCell): boolean {
+    const k = `${c.orgId}\u0000${c.dim}\u0000${c.day}`
+    const known = this.fullValues.get(k)
+    if (known) return known.has(c.value)
+    if ((this.valueCounts.get(k) ?? 0) < MAX_METADATA_VALUES) return exists.get(c.orgId, c.dim, c.day, c.value) !== null
+    if (this.fullValues.size >= 100) this.fullValues.clear()
+    const values = new Set(this.listValues.all(c.orgId, c.dim, c.day).map((r) => r.value))
+    this.fullValues.set(k, values)
+    return values.has(c.value)
+  }
+
   private roomFor(orgId: string, dim: string, day: string): boolean {
     const k = `${orgId}\u0000${dim}\u0000${day}`
     let n = this.valueCounts.get(k)
@@ -158,7 +233,10 @@ export class SqliteLogStore implements LogStore {
       if (this.valueCounts.size >= 10_000) this.valueCounts.clear()
       n = this.countValues.get(orgId, dim, day)?.n ?? 0
     }
-    if (n >= MAX_METADATA_VALUES) return false
+    if (n >= MAX_METADATA_VALUES) {
+      this.valueCounts.set(k, n)
+      return false
+    }
     this.valueCounts.set(k, n + 1)
     return true
   }
