@@ -126,7 +126,8 @@ export type StreamPart =
   | { type: 'choices'; choices: ChunkChoice[] }
   /**
    * An upstream chunk already in the client's shape, its model renamed: plain text of choice 0, no
-   * finish, usage, refusal or tool call. Written out as is; its text is read for the log at the end.
+   * finish, usage, refusal or tool call. Written out as is; its text reaches the log as part of the
+   * client's text (src/apis/relay-transcript.ts).
    */
   | { type: 'raw'; json: string }
   | { type: 'usage'; usage: Usage }
