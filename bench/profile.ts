@@ -95,7 +95,7 @@ for (let i = 0; ; i++) {
 await fetch(`${url}/admin/orgs/default/policy`, {
   method: 'PUT',
   headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' },
-  body: JSON.stringify({ requestsPerMinute: 100_000_000, tokensPerMinute: 1_000_000_000_000, maxTokens: 4096 }),
+  body: JSON.stringify({ requestsPerMinute: 100_000_000, tokensPerMinute: 1_000_000_000_000, maxTokens: 4096, maxConcurrentStreams: 100_000, maxConcurrentStreamsPerKey: 100_000 }),
 })
 const target = scenarioRequest(provider, kind, url, KEY)
 await wrk(wrkPath, target, 64, 2, 1) // warm-up
