@@ -51,7 +51,7 @@ export function relayTranscript(events: RelayedEvents): Transcript {
   const t: Transcript = { content: '', toolCalls: [], finish: null }
   const translator = READERS[events.reader]()
   const decoder = new SseDecoder()
-  const all = decoder.push(new TextEncoder().encode(events.text))
+  const all = decoder.pushText(events.text)
   all.push(...decoder.end())
   for (const ev of all) for (const p of translator.push(ev)) if (p.type === 'choices') addChoices(t, p.choices)
   return t

@@ -35,6 +35,12 @@ export class SseDecoder {
     return this.feed(this.text.decode(bytes, { stream: true }))
   }
 
+  /** Text already decoded (a relayed stream's text read again on the log thread). */
+  pushText(text: string): SseEvent[] {
+    if (this.tooLarge) return []
+    return this.feed(text)
+  }
+
   /** Call at end of input: a final event without its blank line is still delivered. */
   end(): SseEvent[] {
     if (this.tooLarge) return []
