@@ -1,57 +1,137 @@
-// SQLite storage of the exact response cache (PRODUCT §19): point lookups by org and request hash; a put
-// drops the org's expired entries and, past its size bound, its oldest (the org's total kept in memory).
+// SQLite storage of the exact response cache (PRODUCT §19): point lookups by org and request hash; puts
+// written in batches on the connection that never waits for a lock, each batch dropping the org's
+// expired entries and, past its size bound, its oldest (the org's total kept in memory).
 
 import type { Database } from 'bun:sqlite'
 import type { ResponseCacheStore } from '../types'
 
-/** Expired entries dropped per put. */
+/** Expired entries dropped per org per batch. */
 const BATCH = 100
+/**
+ * A batch is written this long after its first put: one transaction for the puts of those
+ * milliseconds. A put committed on its own cost the serving thread 40–55 µs, about 30 of them the
+ * commit (docs/benchmarks.md, "Response cache").
+ */
+const FLUSH_MS = 10
+/** A batch the log thread's lock kept out is tried again this many times before it is dropped (a cache may forget). */
+const BUSY_RETRIES = 50
+/** Puts waiting at most; past it a put is refused (the database has been busy for long). */
+const MAX_PENDING = 2000
+
+interface Put {
+  orgId: string
+  key: string
+  value: string
+  expiresAt: number
+  now: number
+  maxOrgBytes: number
+}
+
+/** The puts not yet written, and the promise each of their callers holds. */
+interface Batch {
+  puts: Map<string, Put>
+  written: Promise<void>
+  resolve: () => void
+  reject: (err: unknown) => void
+  tries: number
+}
+
+const slot = (orgId: string, key: string) => `${orgId}\n${key}`
 
 export class SqliteResponseCache implements ResponseCacheStore {
-  private readonly q
+  private readonly get1
+  private readonly write
   /** Bytes stored per org, read from the table on the org's first put. */
   private readonly totals = new Map<string, number>()
+  private batch: Batch | undefined
+  private timer: ReturnType<typeof setTimeout> | undefined
 
-  constructor(db: Database) {
-    this.q = {
-      get: db.query<{ value: string }, [string, string, number]>('SELECT value FROM response_cache WHERE org_id = ?1 AND key = ?2 AND expires_at > ?3'),
-      old: db.query<{ bytes: number }, [string, string]>('SELECT bytes FROM response_cache WHERE org_id = ?1 AND key = ?2'),
-      put: db.query<null, [string, string, string, number, number, number]>(
+  /** `writeDb`: the connection puts are written on, never waiting for a lock (see createSqliteStore). */
+  constructor(db: Database, writeDb: Database = db) {
+    this.get1 = db.query<{ value: string }, [string, string, number]>('SELECT value FROM response_cache WHERE org_id = ?1 AND key = ?2 AND expires_at > ?3')
+    const q = {
+      old: writeDb.query<{ bytes: number }, [string, string]>('SELECT bytes FROM response_cache WHERE org_id = ?1 AND key = ?2'),
+      put: writeDb.query<null, [string, string, string, number, number, number]>(
         'INSERT OR REPLACE INTO response_cache (org_id, key, value, bytes, expires_at, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)',
       ),
-      total: db.query<{ total: number | null }, [string]>('SELECT sum(bytes) AS total FROM response_cache WHERE org_id = ?1'),
-      expired: db.query<{ bytes: number }, [string, number]>(
+      total: writeDb.query<{ total: number | null }, [string]>('SELECT sum(bytes) AS total FROM response_cache WHERE org_id = ?1'),
+      expired: writeDb.query<{ bytes: number }, [string, number]>(
         `DELETE FROM response_cache WHERE org_id = ?1 AND key IN
            (SELECT key FROM response_cache WHERE org_id = ?1 AND expires_at <= ?2 LIMIT ${BATCH}) RETURNING bytes`,
       ),
-      oldest: db.query<{ bytes: number }, [string]>(
+      oldest: writeDb.query<{ bytes: number }, [string]>(
         `DELETE FROM response_cache WHERE org_id = ?1 AND key IN
            (SELECT key FROM response_cache WHERE org_id = ?1 ORDER BY created_at, key LIMIT 1) RETURNING bytes`,
       ),
     }
-    this.transaction = db.transaction((orgId: string, key: string, value: string, expiresAt: number, now: number, maxOrgBytes: number) => {
-      let total = this.totals.get(orgId) ?? this.q.total.get(orgId)?.total ?? 0
-      total -= this.q.old.get(orgId, key)?.bytes ?? 0
-      const bytes = Buffer.byteLength(value)
-      this.q.put.run(orgId, key, value, bytes, expiresAt, now)
-      total += bytes
-      for (const r of this.q.expired.all(orgId, now)) total -= r.bytes
-      while (total > maxOrgBytes) {
-        const dropped = this.q.oldest.all(orgId)
-        if (!dropped.length) break
-        for (const r of dropped) total -= r.bytes
+    this.write = writeDb.transaction((puts: Iterable<Put>) => {
+      const totals = new Map<string, number>()
+      const last = new Map<string, Put>()
+      for (const p of puts) {
+        let total = totals.get(p.orgId) ?? this.totals.get(p.orgId) ?? q.total.get(p.orgId)?.total ?? 0
+        total -= q.old.get(p.orgId, p.key)?.bytes ?? 0
+        const bytes = Buffer.byteLength(p.value)
+        q.put.run(p.orgId, p.key, p.value, bytes, p.expiresAt, p.now)
+        totals.set(p.orgId, total + bytes)
+        last.set(p.orgId, p)
       }
-      this.totals.set(orgId, Math.max(0, total))
+      for (const [orgId, p] of last) {
+        let total = totals.get(orgId) as number
+        for (const r of q.expired.all(orgId, p.now)) total -= r.bytes
+        while (total > p.maxOrgBytes) {
+          const dropped = q.oldest.all(orgId)
+          if (!dropped.length) break
+          for (const r of dropped) total -= r.bytes
+        }
+        totals.set(orgId, Math.max(0, total))
+      }
+      return totals
     })
   }
 
-  private readonly transaction
-
   async get(orgId: string, key: string, now: number): Promise<string | undefined> {
-    return this.q.get.get(orgId, key, now)?.value
+    // A put not written yet is the newest answer for its key.
+    const pending = this.batch?.puts.get(slot(orgId, key))
+    if (pending) return pending.expiresAt > now ? pending.value : undefined
+    return this.get1.get(orgId, key, now)?.value
   }
 
-  async put(orgId: string, key: string, value: string, expiresAt: number, now: number, maxOrgBytes: number): Promise<void> {
-    this.transaction(orgId, key, value, expiresAt, now, maxOrgBytes)
+  /** Resolves once the put is written (within FLUSH_MS, later while the database is busy). */
+  put(orgId: string, key: string, value: string, expiresAt: number, now: number, maxOrgBytes: number): Promise<void> {
+    if (!this.batch) {
+      let resolve!: () => void
+      let reject!: (err: unknown) => void
+      const written = new Promise<void>((res, rej) => {
+        resolve = res
+        reject = rej
+      })
+      this.batch = { puts: new Map(), written, resolve, reject, tries: 0 }
+    }
+    const b = this.batch
+    if (b.puts.size >= MAX_PENDING) return Promise.reject(new Error(`${MAX_PENDING} answers are waiting for the database: this one is not kept`))
+    b.puts.set(slot(orgId, key), { orgId, key, value, expiresAt, now, maxOrgBytes })
+    this.timer ??= setTimeout(() => this.flush(), FLUSH_MS).unref()
+    return b.written
+  }
+
+  /** Writes the waiting puts now (also on close); a busy database leaves them for a later try. */
+  flush(): void {
+    clearTimeout(this.timer)
+    this.timer = undefined
+    const b = this.batch
+    if (!b) return
+    try {
+      for (const [orgId, total] of this.write.immediate(b.puts.values())) this.totals.set(orgId, total)
+      this.batch = undefined
+      b.resolve()
+    } catch (err) {
+      // Locked by the log thread's transaction (this connection never waits): new puts join the batch.
+      if ((err as { code?: string }).code?.startsWith('SQLITE_BUSY') && ++b.tries < BUSY_RETRIES) {
+        this.timer = setTimeout(() => this.flush(), FLUSH_MS).unref()
+        return
+      }
+      this.batch = undefined
+      b.reject(err)
+    }
   }
 }
