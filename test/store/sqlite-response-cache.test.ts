@@ -1,6 +1,7 @@
 // The SQLite response cache's batched writes: a put is read back before it is written, puts of a few
 // milliseconds go in one transaction on the connection that never waits, a lock held elsewhere delays
-// them (nothing is lost), and closing the store writes what waits.
+// them (nothing is lost), closing the store writes what waits, and a store opened again knows the keys
+// on disk (it holds each org's keys in memory).
 
 import { expect, test } from 'bun:test'
 import { Database } from 'bun:sqlite'
@@ -92,5 +93,28 @@ test(
     await store.close()
     await written
     expect(rows(path)).toEqual(['k=kept'])
+  }),
+)
+
+test(
+  'a store opened again answers from the entries on disk, and forgets the ones it drops',
+  withDatabase(async (path) => {
+    const box = new SecretBox('a-secret-of-at-least-32-characters-000')
+    const first = createSqliteStore(path, box)
+    await first.cache.put('o1', 'a', 'x'.repeat(400), NOW + 60_000, NOW, 1_000)
+    await first.cache.put('o1', 'b', 'y'.repeat(400), NOW + 60_000, NOW + 1, 1_000)
+    await first.close()
+    const again = createSqliteStore(path, box)
+    try {
+      expect(await again.cache.get('o1', 'a', NOW + 2)).toBe('x'.repeat(400))
+      expect(await again.cache.get('o1', 'nope', NOW + 2)).toBeUndefined()
+      // Past the 1,000-byte bound the oldest ('a') goes, from the table and from what the store knows.
+      await again.cache.put('o1', 'c', 'z'.repeat(400), NOW + 60_000, NOW + 2, 1_000)
+      expect(await again.cache.get('o1', 'a', NOW + 3)).toBeUndefined()
+      expect(await again.cache.get('o1', 'b', NOW + 3)).toBe('y'.repeat(400))
+      expect(rows(path).map((r) => r.slice(0, 3))).toEqual(['b=y', 'c=z'])
+    } finally {
+      await again.close()
+    }
   }),
 )

@@ -1,5 +1,6 @@
-// SQLite storage of the exact response cache (PRODUCT §19): point lookups by org and request hash; puts
-// written in batches on the connection that never waits for a lock, each batch dropping the org's
+// SQLite storage of the exact response cache (PRODUCT §19): point lookups by org and request hash, each org's
+// keys held in memory so that a miss never reads the table (one instance owns a SQLite file, docs/scaling.md);
+// puts written in batches on the connection that never waits for a lock, each batch dropping the org's
 // expired entries and, past its size bound, its oldest (the org's total kept in memory).
 
 import type { Database } from 'bun:sqlite'
@@ -40,7 +41,14 @@ const slot = (orgId: string, key: string) => `${orgId}\n${key}`
 
 export class SqliteResponseCache implements ResponseCacheStore {
   private readonly get1
+  private readonly keys1
   private readonly write
+  /**
+   * Each org's stored keys with their expiry, read from the table on the org's first lookup: a miss
+   * costs a map lookup instead of a read of the table (about 15–20 µs once the log thread's commits
+   * have emptied this connection's page cache; docs/benchmarks.md, "Response cache").
+   */
+  private readonly known = new Map<string, Map<string, number>>()
   /** Bytes stored per org, read from the table on the org's first put. */
   private readonly totals = new Map<string, number>()
   private batch: Batch | undefined
@@ -49,24 +57,26 @@ export class SqliteResponseCache implements ResponseCacheStore {
   /** `writeDb`: the connection puts are written on, never waiting for a lock (see createSqliteStore). */
   constructor(db: Database, writeDb: Database = db) {
     this.get1 = db.query<{ value: string }, [string, string, number]>('SELECT value FROM response_cache WHERE org_id = ?1 AND key = ?2 AND expires_at > ?3')
+    this.keys1 = db.query<{ key: string; expires_at: number }, [string]>('SELECT key, expires_at FROM response_cache WHERE org_id = ?1')
     const q = {
       old: writeDb.query<{ bytes: number }, [string, string]>('SELECT bytes FROM response_cache WHERE org_id = ?1 AND key = ?2'),
       put: writeDb.query<null, [string, string, string, number, number, number]>(
         'INSERT OR REPLACE INTO response_cache (org_id, key, value, bytes, expires_at, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)',
       ),
       total: writeDb.query<{ total: number | null }, [string]>('SELECT sum(bytes) AS total FROM response_cache WHERE org_id = ?1'),
-      expired: writeDb.query<{ bytes: number }, [string, number]>(
+      expired: writeDb.query<{ key: string; bytes: number }, [string, number]>(
         `DELETE FROM response_cache WHERE org_id = ?1 AND key IN
-           (SELECT key FROM response_cache WHERE org_id = ?1 AND expires_at <= ?2 LIMIT ${BATCH}) RETURNING bytes`,
+           (SELECT key FROM response_cache WHERE org_id = ?1 AND expires_at <= ?2 LIMIT ${BATCH}) RETURNING key, bytes`,
       ),
-      oldest: writeDb.query<{ bytes: number }, [string]>(
+      oldest: writeDb.query<{ key: string; bytes: number }, [string]>(
         `DELETE FROM response_cache WHERE org_id = ?1 AND key IN
-           (SELECT key FROM response_cache WHERE org_id = ?1 ORDER BY created_at, key LIMIT 1) RETURNING bytes`,
+           (SELECT key FROM response_cache WHERE org_id = ?1 ORDER BY created_at, key LIMIT 1) RETURNING key, bytes`,
       ),
     }
     this.write = writeDb.transaction((puts: Iterable<Put>) => {
       const totals = new Map<string, number>()
       const last = new Map<string, Put>()
+      const dropped: [string, string][] = []
       for (const p of puts) {
         let total = totals.get(p.orgId) ?? this.totals.get(p.orgId) ?? q.total.get(p.orgId)?.total ?? 0
         total -= q.old.get(p.orgId, p.key)?.bytes ?? 0
@@ -77,15 +87,21 @@ export class SqliteResponseCache implements ResponseCacheStore {
       }
       for (const [orgId, p] of last) {
         let total = totals.get(orgId) as number
-        for (const r of q.expired.all(orgId, p.now)) total -= r.bytes
+        for (const r of q.expired.all(orgId, p.now)) {
+          total -= r.bytes
+          dropped.push([orgId, r.key])
+        }
         while (total > p.maxOrgBytes) {
-          const dropped = q.oldest.all(orgId)
-          if (!dropped.length) break
-          for (const r of dropped) total -= r.bytes
+          const gone = q.oldest.all(orgId)
+          if (!gone.length) break
+          for (const r of gone) {
+            total -= r.bytes
+            dropped.push([orgId, r.key])
+          }
         }
         totals.set(orgId, Math.max(0, total))
       }
-      return totals
+      return { totals, dropped }
     })
   }
 
@@ -93,7 +109,18 @@ export class SqliteResponseCache implements ResponseCacheStore {
     // A put not written yet is the newest answer for its key.
     const pending = this.batch?.puts.get(slot(orgId, key))
     if (pending) return pending.expiresAt > now ? pending.value : undefined
+    const expiresAt = this.keysOf(orgId).get(key)
+    if (expiresAt === undefined || expiresAt <= now) return undefined
     return this.get1.get(orgId, key, now)?.value
+  }
+
+  private keysOf(orgId: string): Map<string, number> {
+    let keys = this.known.get(orgId)
+    if (!keys) {
+      keys = new Map(this.keys1.all(orgId).map((r) => [r.key, r.expires_at]))
+      this.known.set(orgId, keys)
+    }
+    return keys
   }
 
   /** Resolves once the put is written (within FLUSH_MS, later while the database is busy). */
@@ -110,6 +137,8 @@ export class SqliteResponseCache implements ResponseCacheStore {
     const b = this.batch
     if (b.puts.size >= MAX_PENDING) return Promise.reject(new Error(`${MAX_PENDING} answers are waiting for the database: this one is not kept`))
     b.puts.set(slot(orgId, key), { orgId, key, value, expiresAt, now, maxOrgBytes })
+    // Known before it is written: get reads it from the batch until then.
+    this.keysOf(orgId).set(key, expiresAt)
     this.timer ??= setTimeout(() => this.flush(), FLUSH_MS).unref()
     return b.written
   }
@@ -121,7 +150,9 @@ export class SqliteResponseCache implements ResponseCacheStore {
     const b = this.batch
     if (!b) return
     try {
-      for (const [orgId, total] of this.write.immediate(b.puts.values())) this.totals.set(orgId, total)
+      const { totals, dropped } = this.write.immediate(b.puts.values())
+      for (const [orgId, total] of totals) this.totals.set(orgId, total)
+      for (const [orgId, key] of dropped) this.known.get(orgId)?.delete(key)
       this.batch = undefined
       b.resolve()
     } catch (err) {
@@ -131,6 +162,7 @@ export class SqliteResponseCache implements ResponseCacheStore {
         return
       }
       this.batch = undefined
+      for (const p of b.puts.values()) if (this.known.get(p.orgId)?.get(p.key) === p.expiresAt) this.known.get(p.orgId)?.delete(p.key)
       b.reject(err)
     }
   }
