@@ -26,6 +26,8 @@ interface Put {
   expiresAt: number
   now: number
   maxOrgBytes: number
+  /** The key may be stored already (its size then leaves the org's total); false skips that read. */
+  replaces: boolean
 }
 
 /** The puts not yet written, and the promise each of their callers holds. */
@@ -79,7 +81,7 @@ export class SqliteResponseCache implements ResponseCacheStore {
       const dropped: [string, string][] = []
       for (const p of puts) {
         let total = totals.get(p.orgId) ?? this.totals.get(p.orgId) ?? q.total.get(p.orgId)?.total ?? 0
-        total -= q.old.get(p.orgId, p.key)?.bytes ?? 0
+        if (p.replaces) total -= q.old.get(p.orgId, p.key)?.bytes ?? 0
         const bytes = Buffer.byteLength(p.value)
         q.put.run(p.orgId, p.key, p.value, bytes, p.expiresAt, p.now)
         totals.set(p.orgId, total + bytes)
@@ -136,9 +138,10 @@ export class SqliteResponseCache implements ResponseCacheStore {
     }
     const b = this.batch
     if (b.puts.size >= MAX_PENDING) return Promise.reject(new Error(`${MAX_PENDING} answers are waiting for the database: this one is not kept`))
-    b.puts.set(slot(orgId, key), { orgId, key, value, expiresAt, now, maxOrgBytes })
+    const known = this.keysOf(orgId)
+    b.puts.set(slot(orgId, key), { orgId, key, value, expiresAt, now, maxOrgBytes, replaces: known.has(key) })
     // Known before it is written: get reads it from the batch until then.
-    this.keysOf(orgId).set(key, expiresAt)
+    known.set(key, expiresAt)
     this.timer ??= setTimeout(() => this.flush(), FLUSH_MS).unref()
     return b.written
   }
