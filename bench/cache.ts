@@ -185,7 +185,7 @@ try {
       `${ROUNDS} rounds of ${N} sequential requests per target (turns of ${TURN}) after ${N_WARM} warm-up requests each; best round per figure. ` +
       `Other programs during the rounds: ${rounds.map((r) => `${(r.otherLoad * 100).toFixed(0)} %`).join(', ')} of a core; load average ${rounds.map((r) => r.load1).join(', ')}.`,
     '',
-    '| target | p50 (ms) | p99 (ms) | Δ p50 / p99 over the floor (ms) | serving thread CPU / request | log thread CPU / request |',
+    '| target | p50 (ms) | p99 (ms) | Δ p50 / p99 over the floor (ms) | serving thread CPU / request | Worker threads (log, WAL checkpoint) CPU / request |',
     '|---|---|---|---|---|---|',
     ...rows.map(([name, over]) => {
       const d = over ? `${ms(best(name, 'p50') - best(over, 'p50'))} / ${ms(best(name, 'p99') - best(over, 'p99'))}` : ''
@@ -194,7 +194,7 @@ try {
     }),
     '',
     `- A hit over the floor, p50, round by round: ${hitOver.map(ms).join(', ')} ms (target ≤ 0.300).`,
-    `- A miss's serving-thread CPU over cache off, round by round: ${missCpu.map((x) => x.toFixed(1)).join(', ')} µs; median ${median(missCpu).toFixed(1)} µs, best rounds' difference ${(best('gw miss (cache on)', 'servingUs') - best('gw cache off', 'servingUs')).toFixed(1)} µs (target ≤ 5). Log thread: ${missLog.map((x) => x.toFixed(1)).join(', ')} µs.`,
+    `- A miss's serving-thread CPU over cache off, round by round: ${missCpu.map((x) => x.toFixed(1)).join(', ')} µs; median ${median(missCpu).toFixed(1)} µs, best rounds' difference ${(best('gw miss (cache on)', 'servingUs') - best('gw cache off', 'servingUs')).toFixed(1)} µs (target ≤ 5). Worker threads: ${missLog.map((x) => x.toFixed(1)).join(', ')} µs.`,
     '',
   ].join('\n')
   console.log(`\n${md}`)
