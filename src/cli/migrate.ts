@@ -12,7 +12,7 @@ import { MIGRATIONS, openDatabase } from '../store/sqlite/open'
 import { flag, parseArgs } from './args'
 
 export const MIGRATE_USAGE = `  gw migrate                      (runs the migrations of the configured database, then exits; needs no GW_SECRET)
-  gw migrate --from gw.db         (copies a SQLite gateway's orgs, keys, secrets, prompts and logs into GW_DATABASE_URL;
+  gw migrate --from gw.db         (copies a SQLite gateway's orgs, keys, secrets, prompts, users, audit, MCP servers and logs into GW_DATABASE_URL;
                                    resumable and idempotent; secrets opened with GW_SECRET, else the gw.secret beside the file)`
 
 export async function runMigrate(config: Config, argv: string[]): Promise<void> {

@@ -33,6 +33,7 @@ describe.skipIf(!pgUp)('gw migrate --from', () => {
   let openai: FakeUpstream
   let serviceKey: string
   let adaToken: string
+  let mcpKeyId: string
   const LOGS = 2500
 
   beforeAll(async () => {
@@ -49,7 +50,15 @@ describe.skipIf(!pgUp)('gw migrate --from', () => {
     await store.orgs.createOrg({ id: 'acme', name: 'Acme' })
     await store.orgs.putPolicy('acme', { requestsPerMinute: 7 })
     await store.orgs.putProvider('acme', { provider: 'openai', name: 'default', weight: 1, apiKey: openai.apiKey, baseUrl: openai.url, enabled: true })
-    serviceKey = (await admin.createServiceKey('acme', { name: 'moved' })).key
+    const moved = await admin.createServiceKey('acme', { name: 'moved' })
+    serviceKey = moved.key
+    // MCP servers (a bearer secret; an OAuth server with its registered client and one user's tokens) and a key's tool policy.
+    await store.mcp.putServer('acme', { name: 'docs', url: 'https://mcp.example.com/mcp', headers: { 'x-team': 'blue' }, auth: { kind: 'bearer', token: 'mcp-bearer-secret' }, enabled: true })
+    await store.mcp.putServer('acme', { name: 'crm', url: 'https://crm.example.com/mcp', headers: {}, auth: { kind: 'oauth' }, enabled: true })
+    await store.mcp.putOAuthClient('acme', 'crm', '{"client_id":"gw-client"}')
+    await store.mcp.putUserTokens('acme', 'crm', 'ada', '{"access_token":"ada-access"}')
+    await store.mcp.putKeyPolicy('acme', moved.id, { deniedTools: ['crm__delete_*'] })
+    mcpKeyId = moved.id
     await store.auth.addSigningSecret({ orgId: 'acme', kid: 'k1', secret: 'signing-secret-value' })
     const p = await store.prompts.createPrompt({ id: crypto.randomUUID(), orgId: 'acme', slug: 'greet', name: undefined })
     const content = { systemTemplate: undefined, userTemplate: 'Hi {{n}}', variables: [{ name: 'n', type: 'string' as const, required: true }], model: 'openai/gpt-4o', temperature: undefined, maxTokens: undefined }
@@ -76,7 +85,7 @@ describe.skipIf(!pgUp)('gw migrate --from', () => {
     expect(r.json()).toMatchObject({
       database: 'postgres',
       applied: PG_MIGRATIONS.map((_, i) => i + 1),
-      imported: { copied: { orgs: 2, provider_keys: 1, service_keys: 2, signing_secrets: 1, prompts: 1, prompt_versions: 1, prompt_partials: 1, users: 1, admin_tokens: 1, audit_log: 5 }, logsRead: LOGS },
+      imported: { copied: { orgs: 2, provider_keys: 1, service_keys: 2, signing_secrets: 1, prompts: 1, prompt_versions: 1, prompt_partials: 1, users: 1, admin_tokens: 1, audit_log: 5, mcp_servers: 2, mcp_user_tokens: 1, mcp_key_policies: 1 }, logsRead: LOGS },
     })
     const store = createPostgresStore(schema.url, new SecretBox(TEST_SECRET))
     await store.whenReady
@@ -85,6 +94,14 @@ describe.skipIf(!pgUp)('gw migrate --from', () => {
     expect((await store.auth.listSigningSecrets('acme'))[0]?.secret).toBe('signing-secret-value')
     expect((await store.prompts.findPrompt('acme', 'greet'))?.publishedVersion).toBe(1)
     expect(await store.logs.countLogs('acme')).toBe(LOGS)
+    // MCP servers with their sealed parts opened under the new secret.
+    expect(await store.mcp.getServers('acme')).toMatchObject([
+      { name: 'crm', auth: { kind: 'oauth' } },
+      { name: 'docs', headers: { 'x-team': 'blue' }, auth: { kind: 'bearer', token: 'mcp-bearer-secret' } },
+    ])
+    expect(await store.mcp.getOAuthClient('acme', 'crm')).toBe('{"client_id":"gw-client"}')
+    expect(await store.mcp.getUserTokens('acme', 'crm', 'ada')).toBe('{"access_token":"ada-access"}')
+    expect(await store.mcp.getKeyPolicy(mcpKeyId)).toEqual({ deniedTools: ['crm__delete_*'] })
     expect(await store.logs.getLog('acme', logEntry(42).requestId)).toEqual(logEntry(42, { orgId: 'acme', requestBody: { i: 42 } }))
     // Users keep their role, password and tokens; the audit log keeps its entries in order, and grows after them.
     const moved = new AdminService(store)
@@ -108,7 +125,7 @@ describe.skipIf(!pgUp)('gw migrate --from', () => {
   test('running it again changes nothing; an interrupted log copy resumes after its last batch', async () => {
     const again = gw(env(), 'migrate', '--from', file)
     expect(again.code).toBe(0)
-    expect(again.json()).toMatchObject({ applied: [], imported: { copied: { orgs: 0, service_keys: 0, prompt_versions: 0, users: 0, audit_log: 0 }, logsRead: 0 } })
+    expect(again.json()).toMatchObject({ applied: [], imported: { copied: { orgs: 0, service_keys: 0, prompt_versions: 0, users: 0, audit_log: 0, mcp_servers: 0, mcp_user_tokens: 0 }, logsRead: 0 } })
     // Interrupted after 1,000 entries: the position says so and the rest is missing.
     const sql = new SQL(schema.url, { max: 1 })
     const cut = logEntry(999)

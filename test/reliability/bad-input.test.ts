@@ -6,18 +6,11 @@ import fc from 'fast-check'
 import { MAX_JSON_DEPTH } from '../../src/http/request-context'
 import { startFake, type FakeUpstream } from '../fakes/upstream'
 import { startTestGateway, type TestGateway } from '../helpers/gateway'
+import { ERROR_CODES } from '../../src/errors'
 
 const LIMIT = 1024 * 1024
-const CODES = [
-  'gateway_error',
-  'unauthorized',
-  'forbidden',
-  'policy_violation',
-  'rate_limit_exceeded',
-  'model_not_allowed',
-  'token_limit_exceeded',
-  'provider_error',
-]
+/** The code vocabulary (PRODUCT §5): every refusal names one of them. */
+const CODES: readonly string[] = ERROR_CODES
 const MODELS = ['openai/gpt-4o', 'anthropic/claude-haiku-4-5', 'google/gemini-2.5-flash', 'mistral/mistral-small-latest']
 const HELLO = [{ role: 'user', content: 'hi' }]
 

@@ -4,6 +4,7 @@ import { Database } from 'bun:sqlite'
 import type { SQL } from 'bun'
 import { type SecretBox, sealedFor } from '../../crypto/secret-box'
 import type { LogEntry } from '../../domain/log-entry'
+import { mcpSealedFor } from '../../mcp/records'
 import { q } from './errors'
 import { writeLogBatch } from './logs'
 
@@ -14,19 +15,25 @@ export interface ImportReport {
   logsRead: number
 }
 
-/** Tables copied row for row, parents first; `seal` names the column holding a secret to re-seal. */
-const TABLES: { name: string; key: string[]; seal?: { column: string; boundTo: (r: Record<string, unknown>) => string } }[] = [
+/** A column holding a secret to re-seal (a null one is left null), and what it is bound to. */
+interface Sealed {
+  column: string
+  boundTo: (r: Record<string, unknown>) => string
+}
+
+/** Tables copied row for row, parents first; `seal` names the columns holding secrets to re-seal. */
+const TABLES: { name: string; key: string[]; seal?: Sealed[] }[] = [
   { name: 'orgs', key: ['id'] },
   {
     name: 'provider_keys',
     key: ['org_id', 'provider', 'name'],
-    seal: { column: 'api_key_enc', boundTo: (r) => sealedFor.providerKey(String(r.org_id), String(r.provider), String(r.name ?? 'default')) },
+    seal: [{ column: 'api_key_enc', boundTo: (r) => sealedFor.providerKey(String(r.org_id), String(r.provider), String(r.name ?? 'default')) }],
   },
   { name: 'service_keys', key: ['id'] },
   {
     name: 'signing_secrets',
     key: ['org_id', 'kid'],
-    seal: { column: 'secret_enc', boundTo: (r) => sealedFor.signingSecret(String(r.org_id), String(r.kid)) },
+    seal: [{ column: 'secret_enc', boundTo: (r) => sealedFor.signingSecret(String(r.org_id), String(r.kid)) }],
   },
   { name: 'routes', key: ['org_id', 'name'] },
   { name: 'oidc_configs', key: ['org_id'] },
@@ -39,6 +46,22 @@ const TABLES: { name: string; key: string[]; seal?: { column: string; boundTo: (
   { name: 'users', key: ['id'] },
   { name: 'admin_tokens', key: ['id'] },
   { name: 'audit_log', key: ['id'] },
+  // The MCP gateway (PRODUCT §20): servers (spec and OAuth client sealed), end users' tokens, keys' tool policies.
+  // The response cache is not copied: it is refilled by the next answers.
+  {
+    name: 'mcp_servers',
+    key: ['org_id', 'name'],
+    seal: [
+      { column: 'spec_enc', boundTo: (r) => mcpSealedFor.server(String(r.org_id), String(r.name)) },
+      { column: 'oauth_client_enc', boundTo: (r) => mcpSealedFor.client(String(r.org_id), String(r.name)) },
+    ],
+  },
+  {
+    name: 'mcp_user_tokens',
+    key: ['org_id', 'server', 'end_user'],
+    seal: [{ column: 'tokens_enc', boundTo: (r) => mcpSealedFor.userTokens(String(r.org_id), String(r.server), String(r.end_user)) }],
+  },
+  { name: 'mcp_key_policies', key: ['key_id'] },
 ]
 
 const LOG_BATCH = 1000
@@ -82,7 +105,7 @@ function toPg(
   to: SecretBox,
 ): Record<string, unknown> {
   const row = { ...r }
-  if (seal) row[seal.column] = to.seal(from.open(String(r[seal.column]), seal.boundTo(r)), seal.boundTo(r))
+  for (const { column, boundTo } of seal ?? []) if (r[column] != null) row[column] = to.seal(from.open(String(r[column]), boundTo(r)), boundTo(r))
   if (table === 'routes') row.spec = JSON.parse(String(r.spec))
   if (table === 'orgs') row.policy = JSON.parse(String(r.policy))
   if (table === 'provider_keys') row.enabled = r.enabled === 1
