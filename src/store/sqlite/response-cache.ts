@@ -59,7 +59,8 @@ export class SqliteResponseCache implements ResponseCacheStore {
   /** `writeDb`: the connection puts are written on, never waiting for a lock (see createSqliteStore). */
   constructor(db: Database, writeDb: Database = db) {
     this.get1 = db.query<{ value: string }, [string, string, number]>('SELECT value FROM response_cache WHERE org_id = ?1 AND key = ?2 AND expires_at > ?3')
-    this.keys1 = db.query<{ key: string; expires_at: number }, [string]>('SELECT key, expires_at FROM response_cache WHERE org_id = ?1')
+    // The primary key's index alone (the table holds the answers): a key read from disk has an unknown expiry, get's SELECT checks it.
+    this.keys1 = db.query<{ key: string }, [string]>('SELECT key FROM response_cache WHERE org_id = ?1')
     const q = {
       old: writeDb.query<{ bytes: number }, [string, string]>('SELECT bytes FROM response_cache WHERE org_id = ?1 AND key = ?2'),
       put: writeDb.query<null, [string, string, string, number, number, number]>(
@@ -119,7 +120,7 @@ export class SqliteResponseCache implements ResponseCacheStore {
   private keysOf(orgId: string): Map<string, number> {
     let keys = this.known.get(orgId)
     if (!keys) {
-      keys = new Map(this.keys1.all(orgId).map((r) => [r.key, r.expires_at]))
+      keys = new Map(this.keys1.all(orgId).map((r) => [r.key, Infinity]))
       this.known.set(orgId, keys)
     }
     return keys
