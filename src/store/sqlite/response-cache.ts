@@ -46,9 +46,10 @@ export class SqliteResponseCache implements ResponseCacheStore {
   private readonly keys1
   private readonly write
   /**
-   * Each org's stored keys with their expiry, read from the table on the org's first lookup: a miss
-   * costs a map lookup instead of a read of the table (about 15–20 µs once the log thread's commits
-   * have emptied this connection's page cache; docs/benchmarks.md, "Response cache").
+   * Each org's stored keys with their expiry (Infinity for those read from the table on the org's
+   * first lookup: get's SELECT checks it), so that a miss costs a map lookup instead of a read of the
+   * table (about 15–20 µs once the log thread's commits have emptied this connection's page cache;
+   * docs/benchmarks.md, "Response cache").
    */
   private readonly known = new Map<string, Map<string, number>>()
   /** Bytes stored per org, read from the table on the org's first put. */
@@ -166,7 +167,8 @@ export class SqliteResponseCache implements ResponseCacheStore {
         return
       }
       this.batch = undefined
-      for (const p of b.puts.values()) if (this.known.get(p.orgId)?.get(p.key) === p.expiresAt) this.known.get(p.orgId)?.delete(p.key)
+      // Keys these puts added are forgotten again; a key stored before stays known (its old entry is still there).
+      for (const p of b.puts.values()) if (!p.replaces) this.known.get(p.orgId)?.delete(p.key)
       b.reject(err)
     }
   }
