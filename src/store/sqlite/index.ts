@@ -20,9 +20,9 @@ import { SqliteUserStore } from './users'
 
 export function createSqliteStore(path: string, box: SecretBox): Store {
   const db = openDatabase(path)
-  // Background writes (log batches, last-used times) go through a second connection that never
-  // waits for a lock: a locked or busy database makes them fail fast and retry later, instead of
-  // stalling every request. An in-memory database has only the one connection.
+  // Background writes (log batches, last-used times, response cache entries) go through a second
+  // connection that never waits for a lock: a locked or busy database makes them fail fast and retry
+  // later, instead of stalling every request. An in-memory database has only the one connection.
   const writeDb = path === ':memory:' ? db : openDatabase(path, 0)
   // WAL checkpoints (page copies and fsyncs) run on a worker thread, off the event loop.
   const checkpointer = path === ':memory:' ? undefined : startCheckpointer(path, [db, writeDb])
@@ -30,6 +30,7 @@ export function createSqliteStore(path: string, box: SecretBox): Store {
   const reads = path === ':memory:' ? undefined : startReadThread(path, db)
   resealLegacySecrets(db, box)
   const keys = new SqliteKeyStore(db, writeDb)
+  const cache = new SqliteResponseCache(db, writeDb)
   return {
     kind: 'sqlite',
     orgs: new SqliteOrgStore(db, box),
@@ -41,7 +42,7 @@ export function createSqliteStore(path: string, box: SecretBox): Store {
     users: new SqliteUserStore(db),
     audit: new SqliteAuditStore(db),
     mcp: new SqliteMcpStore(db, box),
-    cache: new SqliteResponseCache(db),
+    cache,
     logs: new SqliteLogStore(db, writeDb, reads),
     ready: true,
     whenReady: Promise.resolve(),
@@ -52,6 +53,7 @@ export function createSqliteStore(path: string, box: SecretBox): Store {
       await checkpointer?.stop()
       await reads?.stop()
       keys.flushTouches()
+      cache.flush()
       if (writeDb !== db) writeDb.close()
       db.close()
     },

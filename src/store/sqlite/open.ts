@@ -18,9 +18,10 @@ import compatProviders from './migrations/0011_compat_providers.sql' with { type
 import mcp from './migrations/0012_mcp.sql' with { type: 'text' }
 import responseCache from './migrations/0013_response_cache.sql' with { type: 'text' }
 import people from './migrations/0014_people.sql' with { type: 'text' }
+import responseCacheRowid from './migrations/0015_response_cache_rowid.sql' with { type: 'text' }
 
 /** Every migration, in order; index + 1 is the schema version it brings the database to (the number its file name starts with). */
-export const MIGRATIONS: readonly string[] = [core, auth, prompts, usage, routes, providerKeyNames, logFigures, logFilters, dashboardSessions, promptSourceFile, compatProviders, mcp, responseCache, people]
+export const MIGRATIONS: readonly string[] = [core, auth, prompts, usage, routes, providerKeyNames, logFigures, logFilters, dashboardSessions, promptSourceFile, compatProviders, mcp, responseCache, people, responseCacheRowid]
 
 /**
  * `busyTimeoutMs` is how long a statement waits for another connection's lock. bun:sqlite is
