@@ -68,6 +68,22 @@ test(
 )
 
 test(
+  'a batch is written after a quarter of a second, or at once when it holds 4 MiB of answers (memory stays bounded)',
+  withCache(async (path, cache) => {
+    const small = cache.put('o1', 'small', 'x', NOW + 60_000, NOW, 1e9)
+    await Bun.sleep(100)
+    expect(rows(path)).toEqual([])
+    await small
+    const big = 'y'.repeat(1024 * 1024)
+    const started = performance.now()
+    const puts = [0, 1, 2, 3].map((i) => cache.put('o1', `big${i}`, big, NOW + 60_000, NOW, 1e9))
+    await Promise.all(puts)
+    expect(performance.now() - started).toBeLessThan(240) // not the 250 ms timer
+    expect(rows(path).length).toBe(5)
+  }),
+)
+
+test(
   'a lock held by another connection (the log thread) delays the batch; nothing is lost, and the request path never waits',
   withCache(async (path, cache) => {
     const other = openDatabase(path)

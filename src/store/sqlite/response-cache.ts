@@ -11,11 +11,18 @@ const BATCH = 100
 /**
  * A batch is written this long after its first put: one transaction for the puts of those
  * milliseconds. A put committed on its own cost the serving thread 40–55 µs, about 30 of them the
- * commit (docs/benchmarks.md, "Response cache").
+ * commit; batches of 10 ms still cost ~21 µs a put, most of it reading back the pages the log
+ * thread's commits took from this connection's cache; at 250 ms that is spread over enough puts to
+ * vanish in the noise (docs/benchmarks.md, "Response cache"). A cache may forget the last 250 ms of
+ * answers in a crash.
  */
-const FLUSH_MS = 10
-/** A batch the log thread's lock kept out is tried again this many times before it is dropped (a cache may forget). */
-const BUSY_RETRIES = 50
+const FLUSH_MS = 250
+/** A batch holding this many bytes of answers, or this many puts, is written at once (memory bound). */
+const FLUSH_BYTES = 4 * 1024 * 1024
+const FLUSH_PUTS = 1000
+/** A batch the log thread's lock kept out is tried again every BUSY_MS, this many times, before it is dropped (a cache may forget). */
+const BUSY_RETRIES = 500
+const BUSY_MS = 10
 /** Puts waiting at most; past it a put is refused (the database has been busy for long). */
 const MAX_PENDING = 2000
 
@@ -33,6 +40,8 @@ interface Put {
 /** The puts not yet written, and the promise each of their callers holds. */
 interface Batch {
   puts: Map<string, Put>
+  /** Characters of the answers waiting. */
+  size: number
   written: Promise<void>
   resolve: () => void
   reject: (err: unknown) => void
@@ -136,7 +145,7 @@ export class SqliteResponseCache implements ResponseCacheStore {
         resolve = res
         reject = rej
       })
-      this.batch = { puts: new Map(), written, resolve, reject, tries: 0 }
+      this.batch = { puts: new Map(), size: 0, written, resolve, reject, tries: 0 }
     }
     const b = this.batch
     if (b.puts.size >= MAX_PENDING) return Promise.reject(new Error(`${MAX_PENDING} answers are waiting for the database: this one is not kept`))
@@ -144,7 +153,11 @@ export class SqliteResponseCache implements ResponseCacheStore {
     b.puts.set(slot(orgId, key), { orgId, key, value, expiresAt, now, maxOrgBytes, replaces: known.has(key) })
     // Known before it is written: get reads it from the batch until then.
     known.set(key, expiresAt)
-    this.timer ??= setTimeout(() => this.flush(), FLUSH_MS).unref()
+    b.size += value.length
+    if ((b.size >= FLUSH_BYTES || b.puts.size >= FLUSH_PUTS) && b.tries === 0) {
+      clearTimeout(this.timer)
+      this.timer = setTimeout(() => this.flush(), 0).unref()
+    } else this.timer ??= setTimeout(() => this.flush(), FLUSH_MS).unref()
     return b.written
   }
 
@@ -163,7 +176,7 @@ export class SqliteResponseCache implements ResponseCacheStore {
     } catch (err) {
       // Locked by the log thread's transaction (this connection never waits): new puts join the batch.
       if ((err as { code?: string }).code?.startsWith('SQLITE_BUSY') && ++b.tries < BUSY_RETRIES) {
-        this.timer = setTimeout(() => this.flush(), FLUSH_MS).unref()
+        this.timer = setTimeout(() => this.flush(), BUSY_MS).unref()
         return
       }
       this.batch = undefined
