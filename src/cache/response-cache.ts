@@ -5,7 +5,7 @@
 import { badRequest, errorShapeFor } from '../errors'
 import { NO_FALLBACK } from '../pipeline/5-fallback'
 import type { AnswerInfo, AnswerShape, Finish } from '../pipeline/6-normalise'
-import { failureOutcome, type Outcome } from '../pipeline/7-log'
+import { failureOutcome, loggedAnswer, type Outcome } from '../pipeline/7-log'
 import type { AuthedContext, ChatInput, Deps, RawBody } from '../pipeline/context'
 import type { Plan } from '../pipeline/endpoint'
 import type { UpstreamCompletion } from '../providers/adapter'
@@ -121,7 +121,7 @@ let lastPutError = -Infinity
 
 /** A streamed answer's transcript (the log's response body) as a completion. */
 function streamedCompletion(o: Outcome): UpstreamCompletion | undefined {
-  const t = o.responseBody as { content: string; tool_calls?: ToolCall[]; finish_reason: FinishReason | null } | undefined
+  const t = loggedAnswer(o) as { content: string; tool_calls?: ToolCall[]; finish_reason: FinishReason | null } | undefined
   if (!t || typeof t.content !== 'string') return undefined
   return {
     choices: [

@@ -7,7 +7,7 @@ import { providerOfModel } from '../providers/provider-id'
 import type { Usage } from '../providers/openai-types'
 import type { LogBodies } from '../store/log-path'
 import type { StreamedAnswer } from '../store/log-sink'
-import type { RelayedEvents } from '../apis/relay-transcript'
+import { type RelayedEvents, relayTranscript, streamedAnswer } from '../apis/relay-transcript'
 import type { Attempt, Fallback, GuardrailRecord, LogEntry, RequestWarning } from '../domain/log-entry'
 import type { AuthedContext, ChatInput, Deps, RequestContext } from './context'
 import { NO_FALLBACK } from './5-fallback'
@@ -126,6 +126,16 @@ export function logEntry(deps: Deps, ctx: RequestContext | AuthedContext, input:
   if (o.cache) entry.cache = o.cache
   if (o.cache === 'hit') entry.costSavedUsd = o.costSavedUsd ?? null
   return entry
+}
+
+/**
+ * The answer as the log keeps it. A relayed stream's transcript is read from the client's text here,
+ * once, only for a caller that needs it on this thread (the response cache, a trace); the log thread
+ * reads its own.
+ */
+export function loggedAnswer(o: Outcome): unknown {
+  if (o.responseBody === undefined && o.responseEvents) o.responseBody = streamedAnswer(relayTranscript(o.responseEvents))
+  return o.responseBody
 }
 
 /**

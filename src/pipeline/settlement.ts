@@ -7,7 +7,7 @@ import type { LogEntry } from '../domain/log-entry'
 import type { Guard } from '../guardrails/guard'
 import { type Charge, settleCharge, settleTokens } from './2-policy'
 import { clientGone } from './5-attempt'
-import { failureOutcome, logEntry, type Outcome, recordRequest } from './7-log'
+import { failureOutcome, logEntry, loggedAnswer, type Outcome, recordRequest } from './7-log'
 import type { AuthedContext, ChatInput, Deps, RequestContext } from './context'
 
 export class Settlement {
@@ -119,7 +119,8 @@ function observe(deps: Deps, ctx: RequestContext, input: ChatInput | undefined, 
     ctx,
     known: o.target?.model.known,
     rateLimitScope: o.rateLimitScope,
-    response: o.responseBody,
+    // A trace reads the answer's finish reasons (and text with GW_TRACE_CONTENT); without one it is not read.
+    response: deps.observer.tracing ? loggedAnswer(o) : o.responseBody,
     messages: input?.view.traced(),
   })
 }
