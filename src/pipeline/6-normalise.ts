@@ -165,10 +165,18 @@ interface ChatTranscript extends Transcript {
   unread: string[]
 }
 
-/** Appends the text of the raw chunks passed on so far: one JSON.parse each, after they were sent. */
+/**
+ * Appends the text of the raw chunks passed on so far: one JSON.parse each, after they were sent. A
+ * chunk cut short (an upstream that ended mid-event) has no text to read, as for the log thread.
+ */
 function readRaw(t: ChatTranscript): void {
   for (const json of t.unread) {
-    const chunk = JSON.parse(json) as { choices: { delta: { content: string } }[] }
+    let chunk: { choices: { delta: { content: string } }[] }
+    try {
+      chunk = JSON.parse(json) as typeof chunk
+    } catch {
+      continue
+    }
     t.content += chunk.choices[0]?.delta.content ?? ''
   }
   t.unread.length = 0
@@ -304,10 +312,17 @@ class StreamPump implements UnderlyingDefaultSource<Uint8Array> {
     return { reader: this.relayReader, text }
   }
 
-  /** The answer's text so far: a relayed stream's read again here only when needed (a usage estimate, a structured-output check). */
+  /**
+   * The answer's text, only when needed (a usage estimate, a structured-output check): a pass-through
+   * stream's events read again here (its translator skipped the deltas); else the transcript, the
+   * chunks passed on unread parsed now (chat holds its finishing chunk back, so the client's text
+   * may not have it yet).
+   */
   private content(): string {
-    if (!this.relayReader) return (readRaw(this.transcript), this.transcript.content)
-    return (this.relayedTranscript ??= relayTranscript(this.received() as RelayedEvents)).content
+    if (this.relayReader && this.relayReader !== 'openai-chat')
+      return (this.relayedTranscript ??= relayTranscript(this.received() as RelayedEvents)).content
+    readRaw(this.transcript)
+    return this.transcript.content
   }
 
   /** At shutdown gw cuts the stream: the attempt is closed, and the failure it then reports is told as gw's. */
@@ -448,9 +463,9 @@ class StreamPump implements UnderlyingDefaultSource<Uint8Array> {
 
   private async outcomeOf(how: Ending): Promise<Outcome> {
     const t = this.transcript
-    readRaw(t)
-    const failure = how.kind === 'failed' ? how.failure : undefined
     const events = this.received()
+    if (!events) readRaw(t)
+    const failure = how.kind === 'failed' ? how.failure : undefined
     return {
       ...baseOutcome(this.d),
       structuredOutput: await checkStructuredOutput(this.attempt.body, () => this.content()),
@@ -482,8 +497,8 @@ class StreamPump implements UnderlyingDefaultSource<Uint8Array> {
           break
         case 'raw':
           if (encoder.chunk) {
-            // Read for the transcript from the client's text (the log thread), not here.
-            if (!this.relayReader) this.transcript.unread.push(p.json)
+            // Parsed only if the text is needed here (content()); the log reads it from the client's text.
+            this.transcript.unread.push(p.json)
             out += encoder.chunk(p.json)
           } else {
             const choices = chunkChoices(p.json)

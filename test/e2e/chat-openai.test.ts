@@ -201,3 +201,25 @@ describe('structured output and tool-call ids', () => {
     expect(tool.tool_call_id).toBe(assistant.tool_calls[0].id)
   })
 })
+
+test('a stream without usage whose last text comes on its finishing chunk: the estimate, the JSON check and the log count that text', async () => {
+  const chunk = (delta: Record<string, unknown>, finish: string | null) =>
+    `data: ${JSON.stringify({ id: 'chatcmpl-x', object: 'chat.completion.chunk', created: 1, model: 'gpt-4o-2024-08-06', choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }] })}\n\n`
+  openai.enqueue({
+    kind: 'raw',
+    status: 200,
+    body: [chunk({ role: 'assistant', content: '' }, null), chunk({ content: '{"answer": ' }, null), chunk({ content: '"forty two"}' }, 'stop'), 'data: [DONE]\n\n'],
+  })
+  const res = await gw.chat({ model: 'openai/gpt-4o', messages: hello, stream: true, response_format: { type: 'json_object' } })
+  const chunks = (await readSse(res)).slice(0, -1) as Record<string, any>[]
+  // The passed-on chunk keeps the upstream's own fields, its model renamed; the finishing one carries the usage (PRODUCT §4).
+  expect(chunks[1]).toMatchObject({ id: 'chatcmpl-x', model: 'openai/gpt-4o', choices: [{ delta: { content: '{"answer": ' } }] })
+  const last = chunks.at(-1) as Record<string, any>
+  expect(last.choices[0]).toMatchObject({ delta: { content: '"forty two"}' }, finish_reason: 'stop' })
+  const log = (await gw.log(res.headers.get('x-gw-request-id') as string)) as Record<string, any>
+  expect(log.structuredOutput).toEqual({ parsed: true, matchesSchema: null })
+  expect(log.responseBody).toEqual({ content: '{"answer": "forty two"}', finish_reason: 'stop' })
+  expect(log.usage).toMatchObject({ estimated: true })
+  expect(last.usage.completion_tokens).toBe(log.usage.completionTokens)
+  expect(log.usage.completionTokens).toBeGreaterThan(3)
+})
