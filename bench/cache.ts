@@ -22,6 +22,8 @@ const ROUNDS = Number(process.env.CACHE_BENCH_ROUNDS ?? 5)
 const N = Number(process.env.CACHE_BENCH_REQUESTS ?? 2000)
 const N_WARM = Number(process.env.CACHE_BENCH_WARMUP ?? 30_000)
 const TURN = 250
+/** Longer than the SQLite cache's batch (FLUSH_MS, src/store/sqlite/response-cache.ts), so its write counts in the turn. */
+const AFTER_TURN_MS = 300
 const ROOT = join(import.meta.dir, '..')
 
 /** A request target whose body may change from one request to the next (a miss needs a new body each time). */
@@ -137,8 +139,9 @@ try {
         const before = t.pid ? threadNs(t.pid) : undefined
         for (let i = 0; i < TURN; i++) samples.get(name)?.push(await timed(t, t.expect))
         if (t.pid && before) {
-          // What gw does after an answer has gone out (the miss's put, the log hand-over) lands in this turn.
-          await Bun.sleep(20)
+          // What gw does after an answer has gone out (the miss's put, written in a batch up to 250 ms
+          // later on SQLite; the log hand-over) lands in this turn.
+          await Bun.sleep(AFTER_TURN_MS)
           const after = threadNs(t.pid)
           const c = cpu.get(name) as { serving: number; workers: number }
           c.serving += after.serving - before.serving
