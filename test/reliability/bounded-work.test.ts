@@ -248,10 +248,10 @@ test('a tool-call argument string nested 100,000 levels deep reaches Anthropic a
   expect(sent.messages[1]?.content.find((b) => b.type === 'tool_use')?.input).toEqual({})
 })
 
-test('an unexpected error after the answer started still settles the request: one log entry (500 gateway_error), the stream slot given back', async () => {
+test('a chunk cut short after the answer started is a provider_error, never passed on as it came: one log entry, the stream slot given back', async () => {
   await setPolicy({ maxConcurrentStreamsPerKey: 1 })
-  // A plain-text chunk is passed on unread and read only when the stream ends; this one is cut short,
-  // so reading it throws inside gw after the provider answered (a path no check expects to fail).
+  // Plain-text chunks are passed on unread; this one is cut short (its braces never close), so it is
+  // read, and its failure acted on (PRODUCT §4: a failure mid-stream never ends in a clean finish).
   const chunk = (rest: string) => `data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"gpt-4o","choices":[{"index":0,${rest}\n\n`
   openai.enqueue({
     kind: 'raw',
@@ -261,13 +261,15 @@ test('an unexpected error after the answer started still settles the request: on
   const res = await chat({ ...ask('hi'), stream: true })
   expect(res.status).toBe(200)
   const id = requestIdOf(res)
-  // The client sees what was sent (the cut chunk too: it was passed on as it came), then the stream's error event and its end.
+  // The client gets the whole chunk before it, then the stream's error event and its end; no broken JSON.
   const blocks = (await res.text()).trim().split('\n\n')
   expect(blocks.at(-1)).toBe('data: [DONE]')
   expect(JSON.parse((blocks.at(-2) as string).slice(6))).toMatchObject({ error: true, code: 'provider_error' })
+  for (const b of blocks.slice(0, -1)) expect(() => JSON.parse(b.slice(6))).not.toThrow()
+  expect(blocks.some((b) => b.includes('" there"'))).toBe(false)
   expect(await entriesFor(id)).toBe(1)
-  expect(await logOf(id)).toMatchObject({ status: 500, errorCode: 'gateway_error', model: 'openai/gpt-4o', stream: true })
-  // Before: no log entry, and the one stream slot stayed taken: every later stream was a 429.
+  expect(await logOf(id)).toMatchObject({ errorCode: 'provider_error', model: 'openai/gpt-4o', stream: true })
+  // Before settlement owned every ending: no log entry, and the one stream slot stayed taken: every later stream was a 429.
   const next = await chat({ ...ask('again'), stream: true })
   expect(next.status).toBe(200)
   await readSse(next)

@@ -165,11 +165,31 @@ function readDelta(raw: unknown, opts: OpenAIStyleOptions): ChunkDelta {
 const NEEDS_READ = ['"finish_reason":"', '"usage":{', '"refusal":"', '"tool_calls"', '"error"', '"content":""']
 
 /**
+ * Whether every `{` and `[` outside strings is closed, in order of depth, and no string is left open:
+ * a chunk cut short (or otherwise broken this way) is read, so that its failure is acted on (PRODUCT §4:
+ * a failure mid-stream never ends in a clean finish) instead of passed on unread.
+ */
+function closed(data: string): boolean {
+  let depth = 0
+  let inString = false
+  for (let i = 0; i < data.length; i++) {
+    const c = data.charCodeAt(i)
+    if (inString) {
+      if (c === 92) i++ // a backslash escapes the next character
+      else if (c === 34) inString = false
+    } else if (c === 34) inString = true
+    else if (c === 123 || c === 91) depth++
+    else if ((c === 125 || c === 93) && --depth < 0) return false
+  }
+  return depth === 0 && !inString
+}
+
+/**
  * A chunk of plain text for choice 0 with its model renamed, or undefined when the chunk needs a full
  * read: a cheap pass per event instead of parse, translate, rebuild and serialise (most of a stream).
  */
 function passOn(data: string, upstreamField: string, modelField: string): string | undefined {
-  if (!data.includes('"content":"')) return undefined
+  if (!data.includes('"content":"') || !closed(data)) return undefined
   for (const marker of NEEDS_READ) if (data.includes(marker)) return undefined
   // One choice, index 0 (a second `"index":` would be another choice or a tool call).
   const i = data.indexOf('"index":0')
