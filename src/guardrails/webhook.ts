@@ -2,6 +2,7 @@
 // that is down, slow or answers out of shape follows the guardrail's `failOpen`.
 
 import type { Guardrail } from './config'
+import { readCapped } from '../http/read-capped'
 
 type Webhook = Extract<Guardrail, { kind: 'webhook' }>
 
@@ -54,27 +55,4 @@ export async function callWebhook(fetcher: typeof fetch, g: Webhook, texts: stri
     return failed(name === 'TimeoutError' ? `no answer within ${timeoutMs} ms` : name === 'SyntaxError' ? 'its answer is not JSON' : 'it could not be reached')
   }
   return typeof outcome === 'string' ? failed(outcome) : outcome
-}
-
-/** The answer's text, or undefined once it passes `max` bytes (the rest is not read). */
-async function readCapped(res: Response, max: number): Promise<string | undefined> {
-  const declared = Number(res.headers.get('content-length') ?? 0)
-  if (declared > max) {
-    res.body?.cancel().catch(() => {})
-    return undefined
-  }
-  if (!res.body) return ''
-  const reader = res.body.getReader()
-  const chunks: Uint8Array[] = []
-  let size = 0
-  try {
-    for (let r = await reader.read(); !r.done; r = await reader.read()) {
-      size += r.value.byteLength
-      if (size > max) return undefined
-      chunks.push(r.value)
-    }
-  } finally {
-    reader.cancel().catch(() => {})
-  }
-  return Buffer.concat(chunks).toString('utf8')
 }

@@ -24,6 +24,7 @@ import {
 import type { ChatRequest } from '../providers/openai-types'
 import { clip, parseUpstreamJson } from '../providers/upstream-errors'
 import { lastEventEnd, SseDecoder } from '../sse/parse'
+import { readCapped } from '../http/read-capped'
 import { kindOf } from '../providers/registry'
 import type { AttemptSpan } from '../observability/tracer'
 import type { Attempt } from '../domain/log-entry'
@@ -40,6 +41,11 @@ export type AttemptResult = { ok: true; answer: Answer } | { ok: false; failure:
 /** Status used (in the log only) when the client went away before the answer was ready. */
 export const CLIENT_CLOSED = 499
 export const clientGone = () => new GatewayError(CLIENT_CLOSED, 'gateway_error', 'The client closed the request before the answer was ready')
+
+/** The largest non-streamed answer read from a provider; past it the attempt is a provider_error (docs/reliability.md). */
+export const MAX_ANSWER_BYTES = 64 * 1024 * 1024
+/** The largest error body read (its message is all gw keeps of it). */
+const MAX_ERROR_BYTES = 1024 * 1024
 
 const redact = (text: string, secret: string) => (secret.length >= 4 ? text.split(secret).join('[redacted]') : text)
 
@@ -189,12 +195,14 @@ export class UpstreamAttempt {
     }
     if (!res.ok) {
       if (res.status === 401) kind.unauthorized?.(target, this.transport())
-      return this.fail(adapter.parseError(res.status, await res.text(), res.headers))
+      const text = await readCapped(res, MAX_ERROR_BYTES)
+      return this.fail(adapter.parseError(res.status, text ?? `(an error body over ${MAX_ERROR_BYTES} bytes, not read)`, res.headers))
     }
 
     if (!target.stream) {
       this.arm(this.timeoutMs, 'headers')
-      const text = await res.text()
+      const text = await readCapped(res, MAX_ANSWER_BYTES)
+      if (text === undefined) return this.fail({ kind: 'provider_error', status: res.status, message: `the answer is larger than ${MAX_ANSWER_BYTES / 1024 / 1024} MiB` })
       let completion: UpstreamCompletion
       try {
         completion = adapter.parseResponse(parseUpstreamJson(text), target, body)

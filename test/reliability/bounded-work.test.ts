@@ -367,6 +367,49 @@ test('an upstream SSE line without end: provider_error before the first byte and
   }
 }, 120_000)
 
+test('a JSON answer or an error body without end is cut off at its limit: provider_error, and gw’s memory stays bounded', async () => {
+  for (const [status, limitMb] of [[200, 64], [500, 1]] as const) {
+    // No content-length: chunked, 1 MB more each time gw reads, up to 400 MB.
+    let sent = 0
+    const upstream = Bun.serve({
+      hostname: '127.0.0.1',
+      port: 0,
+      idleTimeout: 0,
+      fetch: () =>
+        new Response(
+          new ReadableStream<Uint8Array>({
+            start(c) {
+              c.enqueue(new TextEncoder().encode('{"choices":[{"index":0,"message":{"role":"assistant","content":"'))
+            },
+            pull(c) {
+              if (sent >= 400) return c.close()
+              sent++
+              c.enqueue(new Uint8Array(1024 * 1024).fill(120))
+            },
+          }),
+          { status, headers: { 'content-type': 'application/json' } },
+        ),
+    })
+    gw.proc.kill('SIGKILL')
+    gw = await startGw(`http://127.0.0.1:${upstream.port}/v1`)
+    try {
+      const before = rssMb(gw.proc.pid, 'VmRSS')
+      const res = await chat({ ...ask('talk') }, 60_000)
+      expect(res.status).toBe(502)
+      const error = (await res.json()) as { code: string; message: string }
+      expect(error.code).toBe('provider_error')
+      if (status === 200) expect(error.message).toContain('larger than 64 MiB')
+      // Read no further than the limit (and what the socket had buffered): before, all 400 MB.
+      expect(sent).toBeLessThan(limitMb + 32)
+      const grown = rssMb(gw.proc.pid, 'VmHWM') - before
+      console.log(`endless ${status === 200 ? 'JSON answer' : 'error body'}: ${sent} MB sent, peak RSS ${grown.toFixed(0)} MB over the start`)
+      expect(grown).toBeLessThan(250)
+    } finally {
+      upstream.stop(true)
+    }
+  }
+}, 120_000)
+
 test('a 4 MB prompt under maxPromptTokens 5,000,000 is not counted token by token; a prompt whose bytes pass the limit still is', async () => {
   await setPolicy({ maxPromptTokens: 5_000_000 })
   await warmUp()
