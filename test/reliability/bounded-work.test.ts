@@ -313,10 +313,10 @@ function rssMb(pid: number, field: 'VmRSS' | 'VmHWM'): number {
   return Number(kb) / 1024
 }
 
-/** An upstream that starts an SSE line (after `head`) and never ends it: 1 MB more each time gw reads, up to 400 MB. */
-function endlessLine(head: string) {
+/** An upstream that sends `head`, then 1 MB more each time gw reads, up to 400 MB, without a length; `sent()` says how many MB went. */
+function endlessBody(head: string, init: ResponseInit) {
   let sent = 0
-  return Bun.serve({
+  const server = Bun.serve({
     hostname: '127.0.0.1',
     port: 0,
     idleTimeout: 0,
@@ -324,7 +324,7 @@ function endlessLine(head: string) {
       new Response(
         new ReadableStream<Uint8Array>({
           start(c) {
-            c.enqueue(new TextEncoder().encode(`${head}data: {"choices":[{"index":0,"delta":{"content":"`))
+            c.enqueue(new TextEncoder().encode(head))
           },
           pull(c) {
             if (sent >= 400) return c.close()
@@ -332,10 +332,14 @@ function endlessLine(head: string) {
             c.enqueue(new Uint8Array(1024 * 1024).fill(120))
           },
         }),
-        { headers: { 'content-type': 'text/event-stream' } },
+        init,
       ),
   })
+  return { port: server.port, sent: () => sent, stop: () => server.stop(true) }
 }
+
+/** An upstream that starts an SSE line (after `head`) and never ends it. */
+const endlessLine = (head: string) => endlessBody(`${head}data: {"choices":[{"index":0,"delta":{"content":"`, { headers: { 'content-type': 'text/event-stream' } })
 
 const firstChunk = `data: ${JSON.stringify({ id: 'c', object: 'chat.completion.chunk', created: 1, model: 'gpt-4o', choices: [{ index: 0, delta: { role: 'assistant', content: 'Hello' }, finish_reason: null }] })}\n\n`
 
@@ -362,34 +366,14 @@ test('an upstream SSE line without end: provider_error before the first byte and
       console.log(`endless SSE line (${when} the first byte): peak RSS ${grown.toFixed(0)} MB over the start`)
       expect(grown).toBeLessThan(200)
     } finally {
-      upstream.stop(true)
+      upstream.stop()
     }
   }
 }, 120_000)
 
 test('a JSON answer or an error body without end is cut off at its limit: provider_error, and gw’s memory stays bounded', async () => {
   for (const [status, limitMb] of [[200, 64], [500, 1]] as const) {
-    // No content-length: chunked, 1 MB more each time gw reads, up to 400 MB.
-    let sent = 0
-    const upstream = Bun.serve({
-      hostname: '127.0.0.1',
-      port: 0,
-      idleTimeout: 0,
-      fetch: () =>
-        new Response(
-          new ReadableStream<Uint8Array>({
-            start(c) {
-              c.enqueue(new TextEncoder().encode('{"choices":[{"index":0,"message":{"role":"assistant","content":"'))
-            },
-            pull(c) {
-              if (sent >= 400) return c.close()
-              sent++
-              c.enqueue(new Uint8Array(1024 * 1024).fill(120))
-            },
-          }),
-          { status, headers: { 'content-type': 'application/json' } },
-        ),
-    })
+    const upstream = endlessBody('{"choices":[{"index":0,"message":{"role":"assistant","content":"', { status, headers: { 'content-type': 'application/json' } })
     gw.proc.kill('SIGKILL')
     gw = await startGw(`http://127.0.0.1:${upstream.port}/v1`)
     try {
@@ -400,12 +384,12 @@ test('a JSON answer or an error body without end is cut off at its limit: provid
       expect(error.code).toBe('provider_error')
       if (status === 200) expect(error.message).toContain('larger than 64 MiB')
       // Read no further than the limit (and what the socket had buffered): before, all 400 MB.
-      expect(sent).toBeLessThan(limitMb + 32)
+      expect(upstream.sent()).toBeLessThan(limitMb + 32)
       const grown = rssMb(gw.proc.pid, 'VmHWM') - before
-      console.log(`endless ${status === 200 ? 'JSON answer' : 'error body'}: ${sent} MB sent, peak RSS ${grown.toFixed(0)} MB over the start`)
+      console.log(`endless ${status === 200 ? 'JSON answer' : 'error body'}: ${upstream.sent()} MB sent, peak RSS ${grown.toFixed(0)} MB over the start`)
       expect(grown).toBeLessThan(250)
     } finally {
-      upstream.stop(true)
+      upstream.stop()
     }
   }
 }, 120_000)
