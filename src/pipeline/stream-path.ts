@@ -12,8 +12,8 @@ import type { Plan } from './endpoint'
  * `relay`: the plan's adapters as declared; where one speaks the client's format (Anthropic on
  * `/v1/messages`, OpenAI on `/v1/responses`), its stream's bytes go to the client as received and gw
  * parses the events only to act on them (the commit point, usage, the finish, errors; the log's text
- * is read on the log thread); OpenAI
- * chat to chat clients takes its light pass (model renamed, text chunks unparsed). `parse`: every event
+ * is read on the log thread); OpenAI chat to chat clients takes its light pass (model renamed, whole
+ * text chunks unparsed). `parse`: every event
  * is parsed, translated into choices and rebuilt by the endpoint's encoder, through `transform` when a
  * stage changes the text on its way (the guardrails of PRODUCT §19).
  */
