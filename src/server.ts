@@ -190,6 +190,8 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
     onError: (err, attempt) =>
       console.error(`gw: writing request logs failed (attempt ${attempt}), will retry:`, err instanceof Error ? err.message : err),
     quiet: () => metrics.inFlight <= 2,
+    // A SQLite store's response cache (not Redis) has its puts written by the log thread with the entries.
+    ...(!shared && store.cache.keptByLog ? { cache: store.cache.keptByLog } : {}),
     ...opts.logWriter,
   })
   const auditRetention = startLogRetention({ pruneLogs: (before, n) => store.audit.prune(before, n) }, config.auditRetentionDays, {

@@ -11,6 +11,7 @@ import type { Plan } from '../pipeline/endpoint'
 import type { UpstreamCompletion } from '../providers/adapter'
 import type { ChunkChoice, FinishReason, ToolCall, Usage } from '../providers/openai-types'
 import { SSE_HEADERS } from '../sse/encode'
+import type { CachePut } from '../store/types'
 
 /** Answers larger than this are not kept unless the policy says otherwise. */
 export const DEFAULT_MAX_ENTRY_BYTES = 1_048_576
@@ -97,24 +98,30 @@ export async function lookUp(deps: Deps, ctx: AuthedContext, use: CacheUse): Pro
 const COMPLETE: ReadonlySet<FinishReason | null> = new Set(['stop', 'tool_calls', 'function_call'])
 
 /**
- * Keeps the answer of a request that ended with it, after the fact (the answer has gone out): only a
- * complete one (200, not cut short, no refusal, a finish that is not `length` or a filter).
+ * Keeps the answer of a request that ended with it, once the answer has gone out: only a complete one
+ * (200, not cut short, no refusal, a finish that is not `length` or a filter). When the log thread
+ * writes the cache (SQLite), the put is returned for the settlement to hand over with the request's
+ * log entry (written in the entry's transaction, off this thread); else it is put here.
  */
-export function keep(deps: Deps, ctx: AuthedContext, use: CacheUse, o: Outcome, completion: UpstreamCompletion | undefined): void {
-  if (o.status !== 200 || o.errorCode || o.incomplete || o.refusal || !o.target || !o.usage) return
+export function keep(deps: Deps, ctx: AuthedContext, use: CacheUse, o: Outcome, completion: UpstreamCompletion | undefined): CachePut | undefined {
+  if (o.status !== 200 || o.errorCode || o.incomplete || o.refusal || !o.target || !o.usage) return undefined
   const c = completion ?? streamedCompletion(o)
   // An answer with no choices is an embeddings answer (its body is `native`).
-  if (!c || (!c.choices.length && c.native === undefined) || !c.choices.every((ch) => COMPLETE.has(ch.finish_reason) && ch.message.refusal === null)) return
+  if (!c || (!c.choices.length && c.native === undefined) || !c.choices.every((ch) => COMPLETE.has(ch.finish_reason) && ch.message.refusal === null)) return undefined
   const kept: Kept = { v: 1, model: o.target.model.name, completion: { ...c, usage: undefined }, usage: o.usage, costUsd: o.costUsd }
   const text = JSON.stringify(kept)
-  if (text.length > use.maxEntryBytes || Buffer.byteLength(text) > use.maxEntryBytes) return
+  // UTF-8 takes at most 3 bytes per UTF-16 unit: the bytes are counted only when the text might pass the bound.
+  if (text.length > use.maxEntryBytes || (text.length * 3 > use.maxEntryBytes && Buffer.byteLength(text) > use.maxEntryBytes)) return undefined
   const now = Date.now()
-  deps.cache.put(ctx.org.org.id, use.key, text, now + use.ttlMs, now, deps.config.cacheMaxOrgBytes).catch((err: unknown) => {
+  const put: CachePut = { orgId: ctx.org.org.id, key: use.key, value: text, expiresAt: now + use.ttlMs, now, maxOrgBytes: deps.config.cacheMaxOrgBytes }
+  if (deps.logs.keepsAnswers) return put
+  deps.cache.put(put.orgId, put.key, text, put.expiresAt, now, put.maxOrgBytes).catch((err: unknown) => {
     // Said once a minute at most: while the store or Redis is away every miss would say it.
     if (now - lastPutError < 60_000) return
     lastPutError = now
     console.error('gw: keeping an answer in the response cache failed (said once a minute at most):', err instanceof Error ? err.message : err)
   })
+  return undefined
 }
 
 let lastPutError = -Infinity

@@ -7,6 +7,7 @@ import { providerOfModel } from '../providers/provider-id'
 import type { Usage } from '../providers/openai-types'
 import type { LogBodies } from '../store/log-path'
 import type { StreamedAnswer } from '../store/log-sink'
+import type { CachePut } from '../store/types'
 import { type RelayedEvents, relayTranscript, streamedAnswer } from '../apis/relay-transcript'
 import type { Attempt, Fallback, GuardrailRecord, LogEntry, RequestWarning } from '../domain/log-entry'
 import type { AuthedContext, ChatInput, Deps, RequestContext } from './context'
@@ -46,6 +47,8 @@ export interface Outcome {
   cache?: 'hit' | 'miss' | 'refresh'
   /** A hit: what the answer cost when it was first given. */
   costSavedUsd?: number | null
+  /** A miss whose answer the response cache keeps, handed to the log path with the entry (when it writes the cache: SQLite). */
+  kept?: CachePut
 }
 
 export function failureOutcome(status: number, code: string, message: string, extra: Partial<Outcome> = {}): Outcome {
@@ -163,6 +166,7 @@ export function recordRequest(
     else if (res !== undefined)
       bodies.response = o.responseText !== undefined ? { text: o.responseText } : o.responseStreamed ? { stream: res as StreamedAnswer } : { value: res }
   }
+  if (o.kept) bodies.kept = o.kept
   ctx.rawBody?.release?.()
   return { entry, room: deps.logs.record(entry, bodies) }
 }

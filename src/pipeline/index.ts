@@ -101,7 +101,7 @@ async function runAuthenticated(deps: Deps, e: EndpointDeclaration, ctx: AuthedC
     }
     // A stream's transcript holds its first choice only: a stream of several is not kept.
     const keepable = d.answer.kind === 'json' || !(typeof input.body.n === 'number' && input.body.n > 1)
-    if (cache) settlement.cached(cache.read ? 'miss' : 'refresh', (o) => keepable && keep(deps, ctx, cache, o, d.answer.kind === 'json' ? d.answer.completion : undefined))
+    if (cache) settlement.cached(cache.read ? 'miss' : 'refresh', (o) => (keepable ? keep(deps, ctx, cache, o, d.answer.kind === 'json' ? d.answer.completion : undefined) : undefined))
     let res: Response
     if (d.answer.kind === 'json') {
       res = await jsonAnswer(deps, ctx, d, settlement.finish, plan.shape, guard && ((c) => guard.answer(c.choices, ctx.signal)))

@@ -5,6 +5,7 @@
 import { GatewayError } from '../errors'
 import type { LogEntry } from '../domain/log-entry'
 import type { Guard } from '../guardrails/guard'
+import type { CachePut } from '../store/types'
 import { type Charge, settleCharge, settleTokens } from './2-policy'
 import { clientGone } from './5-attempt'
 import { failureOutcome, logEntry, loggedAnswer, type Outcome, recordRequest } from './7-log'
@@ -17,10 +18,13 @@ export class Settlement {
   input: ChatInput | undefined
   /** The request's guardrails, when the org has some: what they did goes on the log entry, and no value they hid does. */
   guard: Guard | undefined
-  /** The response cache's part (PRODUCT §19): `miss` or `refresh` on the log entry, and the answer kept once the request ends with it. */
-  private cache: { result: 'miss' | 'refresh'; keep: (o: Outcome) => void } | undefined
+  /**
+   * The response cache's part (PRODUCT §19): `miss` or `refresh` on the log entry, and the answer kept
+   * once the request ends with it (a put returned goes to the log path with the entry).
+   */
+  private cache: { result: 'miss' | 'refresh'; keep: (o: Outcome) => CachePut | undefined } | undefined
 
-  cached(result: 'miss' | 'refresh', keep: (o: Outcome) => void): void {
+  cached(result: 'miss' | 'refresh', keep: (o: Outcome) => CachePut | undefined): void {
     this.cache = { result, keep }
   }
 
@@ -43,7 +47,7 @@ export class Settlement {
     if (this.done) return undefined
     this.done = true
     if (this.guard) o = guarded(this.guard, this.ctx, o, this.deps.config.logBodyMaxBytes)
-    if (this.cache) o = { ...o, cache: this.cache.result }
+    if (this.cache) o = { ...o, cache: this.cache.result, kept: this.cache.keep(o) }
     let cost: number | null = null
     let room: Promise<void> | undefined
     let counted: Promise<void> | undefined
@@ -55,7 +59,6 @@ export class Settlement {
       // The charges are settled whatever the log entry did.
       counted = settleCharge(this.deps, this.charge, o.usage?.total_tokens ?? 0, cost)
     }
-    this.cache?.keep(o)
     // A full log queue holds the answer's end too (back-pressure: the entry is never dropped).
     return room && counted ? Promise.all([room, counted]).then(() => {}) : (room ?? counted)
   }

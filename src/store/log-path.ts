@@ -17,7 +17,7 @@ import {
   type ToLogThread,
   unpackItems,
 } from './log-sink'
-import type { LogStore } from './types'
+import type { CachePut, KeptAnswers, LogStore } from './types'
 
 export interface LogPathOptions extends LogWriterSettings {
   /** GW_LOG_BODY_MAX_BYTES: larger bodies are stored as a preview. */
@@ -30,12 +30,18 @@ export interface LogPathOptions extends LogWriterSettings {
   onError?: (err: unknown, attempt: number) => void
   /** In-process writer only (an in-memory database): see LogWriterOptions.quiet. */
   quiet?: () => boolean
+  /**
+   * The response cache whose puts the log thread writes with the entries (the store's SQLite cache,
+   * ResponseCacheStore.keptByLog): told what is handed over, settled and dropped.
+   */
+  cache?: KeptAnswers
 }
 
-/** What a request hands over besides its entry: the bodies as it holds them. */
+/** What a request hands over besides its entry: the bodies as it holds them, and the answer the response cache keeps. */
 export interface LogBodies {
   request?: BodyMaterial
   response?: BodyMaterial
+  kept?: CachePut
 }
 
 type StartPort = (receive: (m: FromLogThread) => void, died: () => void) => Port
@@ -206,6 +212,7 @@ export class LogPath {
     const item: LogItem = { seq: ++this.seq, head: JSON.stringify(entry) }
     if (bodies.request) item.request = bodies.request
     if (bodies.response) item.response = bodies.response
+    if (bodies.kept && this.opts.cache?.handOver(bodies.kept)) item.kept = bodies.kept
     const pending: Pending = { item, requestId: entry.requestId, orgId: entry.orgId }
     this.unsettled.set(item.seq, pending)
     this.byRequest.set(entry.requestId, pending)
@@ -244,6 +251,11 @@ export class LogPath {
   markReady(): void {
     this.storeReady = true
     this.port?.post({ kind: 'ready' })
+  }
+
+  /** Whether the log thread writes the response cache's puts (`LogBodies.kept`): else the cache writes its own. */
+  get keepsAnswers(): boolean {
+    return this.opts.cache !== undefined
   }
 
   /** Entries handed over and not yet written or spooled. */
@@ -370,6 +382,8 @@ export class LogPath {
       return
     }
     this.keepSpooled(m.spooled)
+    // Before the settled puts: a key dropped and put again since is still handed over, and stays known.
+    if (m.forgotten.length) this.opts.cache?.forget(m.forgotten)
     this.settle(m.seqs)
     if (m.kind === 'done') {
       const w = this.waiting.get(m.id)
@@ -398,6 +412,7 @@ export class LogPath {
       if (!p) continue
       this.unsettled.delete(seq)
       if (this.byRequest.get(p.requestId) === p) this.byRequest.delete(p.requestId)
+      if (p.item.kept) this.opts.cache?.settled(p.item.kept)
     }
     // Every waiting request's entry is already counted: once below the bound, they all go on.
     if (this.room.length && (this.unsettled.size < this.maxQueue || this.closed)) for (const go of this.room.splice(0)) go()

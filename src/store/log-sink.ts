@@ -4,7 +4,7 @@ import { type RelayedEvents, type RelayReader, relayTranscript, streamedAnswer }
 import type { LogEntry } from '../domain/log-entry'
 import { withEntryText, withJsonText } from './json-text'
 import { LogWriter, type LogWriterOptions } from './log-writer'
-import type { LogStore } from './types'
+import type { CachePut, LogStore } from './types'
 
 /**
  * A body as the serving thread holds it: its JSON text as read or sent (and its size when known); a
@@ -30,13 +30,23 @@ export interface StreamedAnswer {
 /**
  * One request's log material, posted to the log thread: the entry without its bodies as JSON text
  * (small: ids, figures, attempts, tags) and the bodies as the serving thread already held them, never
- * serialised again there. `seq` orders the items and names them in acknowledgements.
+ * serialised again there; and the answer the response cache keeps, when the log thread writes the
+ * cache (SQLite), written in the entry's transaction. `seq` orders the items and names them in
+ * acknowledgements.
  */
 export interface LogItem {
   seq: number
   head: string
   request?: BodyMaterial
   response?: BodyMaterial
+  kept?: CachePut
+}
+
+const keptAnswers = new WeakMap<LogEntry, CachePut>()
+
+/** The response cache's put that came with an entry (written with it: src/store/sqlite/logs.ts). */
+export function keptAnswerOf(entry: LogEntry): CachePut | undefined {
+  return keptAnswers.get(entry)
 }
 
 /** Serving thread → log thread. */
@@ -50,11 +60,12 @@ export type ToLogThread =
 
 /**
  * Log thread → serving thread: `seqs` lists the items written, spooled or given up since the last
- * message; `spooled`, those of them that wait in the spool (still readable from memory by id).
+ * message; `spooled`, those of them that wait in the spool (still readable from memory by id);
+ * `forgotten`, the response cache keys (`org\nkey`) the batches written dropped (KeptAnswers.forget).
  */
 export type FromLogThread =
-  | { kind: 'settled'; seqs: number[]; spooled: number[]; stats: SinkStats }
-  | { kind: 'done'; id: number; seqs: number[]; spooled: number[]; stats: SinkStats }
+  | { kind: 'settled'; seqs: number[]; spooled: number[]; forgotten: string[]; stats: SinkStats }
+  | { kind: 'done'; id: number; seqs: number[]; spooled: number[]; forgotten: string[]; stats: SinkStats }
   | { kind: 'error'; message: string; attempt: number; stats: SinkStats }
   /** The thread opened its store and takes items. */
   | { kind: 'started' }
@@ -129,7 +140,7 @@ export class LogSink {
   readonly writer: LogWriter
 
   constructor(
-    store: LogStore,
+    private readonly store: LogStore,
     private readonly bodyMaxBytes: number,
     options: LogWriterOptions,
     private readonly report: (m: FromLogThread) => void,
@@ -164,6 +175,7 @@ export class LogSink {
         continue
       }
       this.seqOf.set(entry, item.seq)
+      if (item.kept) keptAnswers.set(entry, item.kept)
       this.writer.write(entry)
     }
   }
@@ -193,12 +205,12 @@ export class LogSink {
     setTimeout(() => {
       this.reportDue = false
       const settled = this.takeSettled()
-      if (settled.seqs.length) this.report({ kind: 'settled', ...settled, stats: this.stats() })
+      if (settled.seqs.length || settled.forgotten.length) this.report({ kind: 'settled', ...settled, stats: this.stats() })
     }, 0)
   }
 
-  private takeSettled(): { seqs: number[]; spooled: number[] } {
-    const taken = { seqs: this.settledSeqs, spooled: this.spooledSeqs }
+  private takeSettled(): { seqs: number[]; spooled: number[]; forgotten: string[] } {
+    const taken = { seqs: this.settledSeqs, spooled: this.spooledSeqs, forgotten: this.store.takeDroppedCacheKeys?.() ?? [] }
     this.settledSeqs = []
     this.spooledSeqs = []
     return taken
@@ -210,12 +222,18 @@ export class LogSink {
  * thread as the text they are, never serialised again. A body is `-` (none), `t<bytes>` or `t` and
  * its text, `s`, the answer's text, finish reason and tool calls (JSON, `` when none), `e`, a relayed
  * stream's reader and text, or `v` and its
- * value as JSON (a value without text: a count, an MCP result).
+ * value as JSON (a value without text: a count, an MCP result). The kept answer, last, is `-` (none)
+ * or `k`, then its org, key, value, expiry, time and the org's bound.
  */
 export function packItems(items: readonly LogItem[]): string {
   let out = ''
-  for (const it of items) out += `${field(String(it.seq))}${field(it.head)}${packBody(it.request)}${packBody(it.response)}`
+  for (const it of items) out += `${field(String(it.seq))}${field(it.head)}${packBody(it.request)}${packBody(it.response)}${packKept(it.kept)}`
   return out
+}
+
+function packKept(k: CachePut | undefined): string {
+  if (!k) return field('-')
+  return field('k') + field(k.orgId) + field(k.key) + field(k.value) + field(String(k.expiresAt)) + field(String(k.now)) + field(String(k.maxOrgBytes))
 }
 
 const field = (s: string) => `${s.length}:${s}`
@@ -265,6 +283,7 @@ export function unpackItems(packed: string): LogItem[] {
     const response = body()
     if (request) item.request = request
     if (response) item.response = response
+    if (next() === 'k') item.kept = { orgId: next(), key: next(), value: next(), expiresAt: Number(next()), now: Number(next()), maxOrgBytes: Number(next()) }
     items.push(item)
   }
   return items

@@ -1,9 +1,10 @@
-// The log thread (a Bun Worker): builds request log entries from what the serving thread hands over and writes them in batches on its own database connection.
+// The log thread (a Bun Worker): builds request log entries from what the serving thread hands over and writes them in batches on its own database connection, with the response cache's puts that come with them (SQLite).
 
 import { connect } from './postgres/open'
 import { PgLogStore } from './postgres/logs'
 import { openDatabase } from './sqlite/open'
 import { SqliteLogStore } from './sqlite/logs'
+import { SqliteCacheWrites } from './sqlite/response-cache'
 import { LogSink, type FromLogThread, type LogThreadStore, type ToLogThread, unpackItems } from './log-sink'
 import { LogSpool } from './log-spool'
 import type { LogStore } from './types'
@@ -27,7 +28,8 @@ function openStore(where: LogThreadStore): { logs: LogStore; close: () => Promis
     const db = openDatabase(where.path, LOCK_WAIT_MS)
     db.exec(`PRAGMA wal_autocheckpoint = ${BACKSTOP_PAGES}`)
     ready = true
-    return { logs: new SqliteLogStore(db, db), close: async () => db.close() }
+    // The response cache's puts come with the entries and are written in their transaction.
+    return { logs: new SqliteLogStore(db, db, undefined, new SqliteCacheWrites(db)), close: async () => db.close() }
   }
   // Two batches in flight and a fold of the roll-ups now and then.
   const sql = connect(where.url, 3)

@@ -170,8 +170,10 @@ export interface LogStats {
 }
 
 export interface LogStore {
-  /** Writes a batch in one transaction. */
+  /** Writes a batch in one transaction (with the response cache puts its entries carry, SQLite). */
   insertLogs(entries: LogEntry[]): Promise<void>
+  /** Response cache keys (`org\nkey`) the batches written since the last call dropped (SQLite; see KeptAnswers). */
+  takeDroppedCacheKeys?(): string[]
   /** Batches the log writer may have in flight at once (default 1): a server database works on them in parallel. */
   readonly writeConcurrency?: number
   getLog(orgId: string, requestId: string): Promise<LogEntry | undefined>
@@ -193,6 +195,35 @@ export interface ResponseCacheStore {
   get(orgId: string, key: string, now: number): Promise<string | undefined>
   /** Stores (or replaces) a value; then drops the org's expired entries and its oldest past `maxOrgBytes`. */
   put(orgId: string, key: string, value: string, expiresAt: number, now: number, maxOrgBytes: number): Promise<void>
+  /**
+   * Set when the log path may write this cache's puts with the requests' log entries, on the log
+   * thread (SQLite): the serving thread then only notes them (see KeptAnswers).
+   */
+  readonly keptByLog?: KeptAnswers
+}
+
+/** One answer kept by the response cache: `put`'s arguments, as handed to the log thread with its request's entry. */
+export interface CachePut {
+  orgId: string
+  key: string
+  value: string
+  expiresAt: number
+  now: number
+  maxOrgBytes: number
+}
+
+/**
+ * The serving thread's side of a response cache whose puts the log thread writes, each in the
+ * transaction of its request's log entry (SQLite): it answers for a put from memory until then, and
+ * forgets the keys the log thread dropped.
+ */
+export interface KeptAnswers {
+  /** A put handed over with its entry; false when too many bytes wait already (the answer is not kept). */
+  handOver(put: CachePut): boolean
+  /** The put's entry settled: written with it (or given up). */
+  settled(put: CachePut): void
+  /** Keys (`org\nkey`) the log thread dropped from the table: expired, or past the org's size bound. */
+  forget(slots: readonly string[]): void
 }
 
 export interface Store {

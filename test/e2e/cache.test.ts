@@ -1,8 +1,13 @@
 // The exact response cache end to end (PRODUCT §19): the hit/miss matrix, a stream replayed to the
-// OpenAI SDK, what is never kept, limits and budgets on hits, the log and metrics; and, on PostgreSQL
-// with Redis, a hit on instance B for an answer kept through instance A.
+// OpenAI SDK, what is never kept, limits and budgets on hits, the log and metrics; on a SQLite file, the
+// answers the log thread writes (a hit after a restart, the org's size bound); and, on PostgreSQL with
+// Redis, a hit on instance B for an answer kept through instance A.
 
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { Database } from 'bun:sqlite'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import OpenAI from 'openai'
 import { startFake, type FakeUpstream } from '../fakes/upstream'
 import { ADMIN_TOKEN, readSse, startTestGateway, type TestGateway } from '../helpers/gateway'
@@ -227,6 +232,54 @@ test('prompt runs: the rendered request is the key (other variables miss, the sa
   expect((await run('Ada')).headers.get('x-gw-cache')).toBe('miss')
   expect((await run('Ada')).headers.get('x-gw-cache')).toBe('hit')
   expect((await run('Grace')).headers.get('x-gw-cache')).toBe('miss')
+})
+
+test('on a SQLite file: an answer kept is a hit before and after the log thread wrote it and after a restart; the org size bound holds', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'gw-cache-file-'))
+  const env = { GW_DB: join(dir, 'gw.db'), GW_SECRET: TEST_SECRET, GW_CACHE_MAX_ORG_BYTES: '2048' }
+  const table = () => {
+    const db = new Database(env.GW_DB, { readonly: true })
+    try {
+      return db.query<{ bytes: number }, []>('SELECT bytes FROM response_cache').all().map((r) => r.bytes)
+    } finally {
+      db.close()
+    }
+  }
+  let on = await startTestGateway({ openai }, env)
+  try {
+    const org = await orgWith(exact, on)
+    const ask = (seed: number) => org.chat({ seed }, {}, on)
+    expect((await ask(1)).headers.get('x-gw-cache')).toBe('miss')
+    const n = sent()
+    // At once: the answer handed to the log thread is answered from memory until it is written.
+    expect((await ask(1)).headers.get('x-gw-cache')).toBe('hit')
+    // Written by the log thread with the entries; then read from the table.
+    await on.gw.deps.logs.flush()
+    expect(table().length).toBe(1)
+    expect((await ask(1)).headers.get('x-gw-cache')).toBe('hit')
+    await on.stop()
+    on = await startTestGateway({ openai }, { ...env, GW_SERVICE_KEY: on.key })
+    const again = await ask(1)
+    expect(again.headers.get('x-gw-cache')).toBe('hit')
+    expect(((await again.json()) as any).choices[0].message.content).toBeString()
+    expect(sent()).toBe(n)
+    // Answers of ~500 bytes under a 2,048-byte bound: the oldest go as new ones are kept.
+    const size = table()[0] as number
+    expect(size).toBeGreaterThan(300)
+    for (let seed = 2; seed <= 8; seed++) expect((await ask(seed)).headers.get('x-gw-cache')).toBe('miss')
+    await on.gw.deps.logs.flush()
+    const kept = table()
+    expect(kept.reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(2048)
+    expect(kept.length).toBe(Math.floor(2048 / size))
+    expect((await ask(8)).headers.get('x-gw-cache')).toBe('hit')
+    const before = sent()
+    expect((await ask(1)).headers.get('x-gw-cache')).toBe('miss')
+    expect((await ask(2)).headers.get('x-gw-cache')).toBe('miss')
+    expect(sent()).toBe(before + 2)
+  } finally {
+    await on.stop()
+    rmSync(dir, { recursive: true, force: true })
+  }
 })
 
 describe.skipIf(TEST_STORE !== 'postgres' || !TEST_WITH_REDIS)('two instances on PostgreSQL and Redis', () => {

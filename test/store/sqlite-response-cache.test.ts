@@ -1,136 +1,119 @@
-// The SQLite response cache's batched writes: a put is read back before it is written, puts of a few
-// milliseconds go in one transaction on the connection that never waits, a lock held elsewhere delays
-// them (nothing is lost), closing the store writes what waits, and a store opened again knows the keys
-// on disk (it holds each org's keys in memory).
+// The SQLite response cache's puts go to the log thread with their requests' log entries: a put is answered
+// from memory at once, written in its entry's transaction, read from the table once written and after the
+// store is opened again; the log thread killed mid-batch writes each put once and the org's size bound
+// holds; a put made straight on the store is written at once.
 
-import { expect, test } from 'bun:test'
+import { afterAll, expect, test } from 'bun:test'
 import { Database } from 'bun:sqlite'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { SecretBox } from '../../src/crypto/secret-box'
+import { LogPath } from '../../src/store/log-path'
 import { createSqliteStore } from '../../src/store/sqlite'
-import { openDatabase } from '../../src/store/sqlite/open'
-import { SqliteResponseCache } from '../../src/store/sqlite/response-cache'
+import type { CachePut, Store } from '../../src/store/types'
+import { logEntry } from '../helpers/log-entry'
 
 const NOW = 1_800_000_000_000
+const dir = mkdtempSync(join(tmpdir(), 'gw-cache-store-'))
+afterAll(() => rmSync(dir, { recursive: true, force: true }))
+const box = new SecretBox('a-secret-of-at-least-32-characters-000')
 
-function withDatabase(run: (path: string) => Promise<void>) {
-  return async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'gw-cache-store-'))
-    try {
-      await run(join(dir, 'gw.db'))
-    } finally {
-      rmSync(dir, { recursive: true, force: true })
-    }
-  }
-}
-
-/** A cache on a file database with the two connections the store gives it: `db` reads, `writeDb` never waits. */
-function withCache(run: (path: string, cache: SqliteResponseCache, db: Database) => Promise<void>) {
-  return withDatabase(async (path) => {
-    const db = openDatabase(path)
-    const writeDb = openDatabase(path, 0)
-    try {
-      await run(path, new SqliteResponseCache(db, writeDb), db)
-    } finally {
-      writeDb.close()
-      db.close()
-    }
-  })
-}
-
-/** The rows another connection sees: what is written. */
-const rows = (path: string) => {
+/** The rows another connection sees: what is written (key, value's first characters), and the log entries. */
+function table(path: string): { cache: string[]; bytes: number; logs: number } {
   const db = new Database(path, { readonly: true })
   try {
-    return (db.query('SELECT key, value FROM response_cache ORDER BY key').all() as { key: string; value: string }[]).map((r) => `${r.key}=${r.value}`)
+    const rows = db.query<{ key: string; value: string; bytes: number }, []>('SELECT key, value, bytes FROM response_cache ORDER BY key').all()
+    return {
+      cache: rows.map((r) => `${r.key}=${r.value.slice(0, 8)}`),
+      bytes: rows.reduce((a, r) => a + r.bytes, 0),
+      logs: db.query<{ n: number }, []>('SELECT count(*) AS n FROM request_logs').get()?.n ?? 0,
+    }
   } finally {
     db.close()
   }
 }
 
-test(
-  'a put is answered at once and written with the puts of the same few milliseconds, in one transaction',
-  withCache(async (path, cache, db) => {
-    const a = cache.put('o1', 'a', 'first', NOW + 60_000, NOW, 1e6)
-    const b = cache.put('o1', 'b', 'second', NOW + 60_000, NOW, 1e6)
-    expect(await cache.get('o1', 'a', NOW)).toBe('first')
-    expect(await cache.get('o1', 'a', NOW + 60_000)).toBeUndefined() // expired, written or not
-    expect(rows(path)).toEqual([])
-    const before = (db.query('PRAGMA data_version').get() as { data_version: number }).data_version
-    await Promise.all([a, b])
-    expect(rows(path)).toEqual(['a=first', 'b=second'])
-    // One commit by the other connection: `db` sees the data version move once.
-    expect((db.query('PRAGMA data_version').get() as { data_version: number }).data_version).toBe(before + 1)
-    expect(await cache.get('o1', 'b', NOW)).toBe('second')
-  }),
-)
+/** A store on a file and a log thread writing its cache's puts, as gw runs them. */
+function open(path: string): { store: Store; logs: LogPath } {
+  const store = createSqliteStore(path, box)
+  const logs = LogPath.thread({ kind: 'sqlite', path }, { bodyMaxBytes: 1024, intervalMs: 5, onError: () => {}, ...(store.cache.keptByLog ? { cache: store.cache.keptByLog } : {}) })
+  logs.markReady()
+  return { store, logs }
+}
 
-test(
-  'a batch is written after a quarter of a second, or at once when it holds 4 MiB of answers (memory stays bounded)',
-  withCache(async (path, cache) => {
-    const small = cache.put('o1', 'small', 'x', NOW + 60_000, NOW, 1e9)
-    await Bun.sleep(100)
-    expect(rows(path)).toEqual([])
-    await small
-    const big = 'y'.repeat(1024 * 1024)
-    const started = performance.now()
-    const puts = [0, 1, 2, 3].map((i) => cache.put('o1', `big${i}`, big, NOW + 60_000, NOW, 1e9))
-    await Promise.all(puts)
-    expect(performance.now() - started).toBeLessThan(240) // not the 250 ms timer
-    expect(rows(path).length).toBe(5)
-  }),
-)
+async function close(s: { store: Store; logs: LogPath }): Promise<void> {
+  await s.logs.close()
+  await s.store.close()
+}
 
-test(
-  'a lock held by another connection (the log thread) delays the batch; nothing is lost, and the request path never waits',
-  withCache(async (path, cache) => {
-    const other = openDatabase(path)
-    other.exec('BEGIN IMMEDIATE')
-    const started = performance.now()
-    const written = cache.put('o1', 'k', 'kept', NOW + 60_000, NOW, 1e6)
-    await Bun.sleep(60)
-    expect(rows(path)).toEqual([])
-    expect(await cache.get('o1', 'k', NOW)).toBe('kept')
-    other.exec('COMMIT')
-    await written
-    expect(performance.now() - started).toBeGreaterThanOrEqual(60)
-    expect(rows(path)).toEqual(['k=kept'])
-    other.close()
-  }),
-)
+const put = (key: string, value: string, now = NOW, maxOrgBytes = 1e6): CachePut => ({ orgId: 'o1', key, value, expiresAt: NOW + 60_000, now, maxOrgBytes })
+/** Request i's entry, handed over with a put. */
+const hand = (logs: LogPath, i: number, p: CachePut) => logs.record(logEntry(i), { kept: p })
 
-test(
-  'closing the store writes the puts still waiting',
-  withDatabase(async (path) => {
-    const store = createSqliteStore(path, new SecretBox('a-secret-of-at-least-32-characters-000'))
-    const written = store.cache.put('o1', 'k', 'kept', NOW + 60_000, NOW, 1e6)
-    await store.close()
-    await written
-    expect(rows(path)).toEqual(['k=kept'])
-  }),
-)
+test('a put handed over with its entry is answered at once, written by the log thread with the entry, then read from the table, and after the store is opened again', async () => {
+  const path = join(dir, 'handed.db')
+  let s = open(path)
+  expect(s.logs.keepsAnswers).toBe(true)
+  hand(s.logs, 1, put('a', 'first'))
+  hand(s.logs, 2, put('b', 'second'))
+  expect(await s.store.cache.get('o1', 'a', NOW)).toBe('first')
+  expect(await s.store.cache.get('o1', 'a', NOW + 60_000)).toBeUndefined() // expired, written or not
+  await s.logs.flush()
+  expect(table(path)).toEqual({ cache: ['a=first', 'b=second'], bytes: 11, logs: 2 })
+  expect(await s.store.cache.get('o1', 'b', NOW)).toBe('second')
+  // A later put of a key replaces it.
+  hand(s.logs, 3, put('a', 'again'))
+  await s.logs.flush()
+  expect(await s.store.cache.get('o1', 'a', NOW)).toBe('again')
+  await close(s)
+  s = open(path)
+  try {
+    expect(await s.store.cache.get('o1', 'a', NOW)).toBe('again')
+    expect(await s.store.cache.get('o1', 'nope', NOW)).toBeUndefined()
+  } finally {
+    await close(s)
+  }
+})
 
-test(
-  'a store opened again answers from the entries on disk, and forgets the ones it drops',
-  withDatabase(async (path) => {
-    const box = new SecretBox('a-secret-of-at-least-32-characters-000')
-    const first = createSqliteStore(path, box)
-    await first.cache.put('o1', 'a', 'x'.repeat(400), NOW + 60_000, NOW, 1_000)
-    await first.cache.put('o1', 'b', 'y'.repeat(400), NOW + 60_000, NOW + 1, 1_000)
-    await first.close()
-    const again = createSqliteStore(path, box)
-    try {
-      expect(await again.cache.get('o1', 'a', NOW + 2)).toBe('x'.repeat(400))
-      expect(await again.cache.get('o1', 'nope', NOW + 2)).toBeUndefined()
-      // Past the 1,000-byte bound the oldest ('a') goes, from the table and from what the store knows.
-      await again.cache.put('o1', 'c', 'z'.repeat(400), NOW + 60_000, NOW + 2, 1_000)
-      expect(await again.cache.get('o1', 'a', NOW + 3)).toBeUndefined()
-      expect(await again.cache.get('o1', 'b', NOW + 3)).toBe('y'.repeat(400))
-      expect(rows(path).map((r) => r.slice(0, 3))).toEqual(['b=y', 'c=z'])
-    } finally {
-      await again.close()
+test('the log thread killed mid-batch, twice: every put written once with its entry, and the org size bound holds', async () => {
+  const path = join(dir, 'crash.db')
+  const s = open(path)
+  try {
+    const N = 2000
+    // 100-byte answers under a 10,000-byte bound: the newest 100 stay.
+    for (let i = 0; i < N; i++) {
+      await hand(s.logs, i, put(`k${String(i).padStart(5, '0')}`, `v${String(i).padStart(5, '0')}`.padEnd(100, '.'), NOW + i, 10_000))
+      if (i === 700 || i === 1400) s.logs.killThread()
+      if (i % 100 === 0) await Bun.sleep(1)
     }
-  }),
-)
+    const deadline = Date.now() + 20_000
+    while (s.logs.queued > 0 && Date.now() < deadline) await s.logs.flush()
+    expect(s.logs.started).toBe(3)
+    const t = table(path)
+    expect(t.logs).toBe(N)
+    expect(t.bytes).toBe(10_000)
+    expect(t.cache.length).toBe(100)
+    expect(t.cache[0]).toBe(`k0${N - 100}=v0${N - 100}..`)
+    // The serving side answers for what is on disk, and not for what was dropped.
+    expect(await s.store.cache.get('o1', `k0${N - 1}`, NOW + N)).toStartWith(`v0${N - 1}`)
+    expect(await s.store.cache.get('o1', 'k00000', NOW + N)).toBeUndefined()
+  } finally {
+    await close(s)
+  }
+}, 60_000)
+
+test('a put made on the store itself (no log path) is written at once, past the bound the oldest go', async () => {
+  const path = join(dir, 'direct.db')
+  const store = createSqliteStore(path, box)
+  try {
+    await store.cache.put('o1', 'a', 'x'.repeat(400), NOW + 60_000, NOW, 1_000)
+    await store.cache.put('o1', 'b', 'y'.repeat(400), NOW + 60_000, NOW + 1, 1_000)
+    expect(table(path).cache).toEqual(['a=xxxxxxxx', 'b=yyyyyyyy'])
+    await store.cache.put('o1', 'c', 'z'.repeat(400), NOW + 60_000, NOW + 2, 1_000)
+    expect(await store.cache.get('o1', 'a', NOW + 3)).toBeUndefined()
+    expect(table(path).cache).toEqual(['b=yyyyyyyy', 'c=zzzzzzzz'])
+  } finally {
+    await store.close()
+  }
+})

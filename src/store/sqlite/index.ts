@@ -14,13 +14,13 @@ import { SqliteOrgStore } from './orgs'
 import { SqlitePromptStore } from './prompts'
 import { startReadThread } from './read-thread'
 import { SqliteRouteStore } from './routes'
-import { SqliteResponseCache } from './response-cache'
+import { SqliteCacheWrites, SqliteResponseCache } from './response-cache'
 import { SqliteSessionStore } from './sessions'
 import { SqliteUserStore } from './users'
 
 export function createSqliteStore(path: string, box: SecretBox): Store {
   const db = openDatabase(path)
-  // Background writes (log batches, last-used times, response cache entries) go through a second
+  // Background writes (log batches and the response cache's puts they carry, last-used times) go through a second
   // connection that never waits for a lock: a locked or busy database makes them fail fast and retry
   // later, instead of stalling every request. An in-memory database has only the one connection.
   const writeDb = path === ':memory:' ? db : openDatabase(path, 0)
@@ -30,7 +30,10 @@ export function createSqliteStore(path: string, box: SecretBox): Store {
   const reads = path === ':memory:' ? undefined : startReadThread(path, db)
   resealLegacySecrets(db, box)
   const keys = new SqliteKeyStore(db, writeDb)
-  const cache = new SqliteResponseCache(db, writeDb)
+  // The response cache's puts are written by the log thread with the log entries (its own SqliteCacheWrites);
+  // these, on this thread, by an in-process log path (an in-memory database, or LogPath's fallback) and direct puts.
+  const cacheWrites = new SqliteCacheWrites(writeDb)
+  const cache = new SqliteResponseCache(db, cacheWrites, writeDb)
   return {
     kind: 'sqlite',
     orgs: new SqliteOrgStore(db, box),
@@ -43,7 +46,7 @@ export function createSqliteStore(path: string, box: SecretBox): Store {
     audit: new SqliteAuditStore(db),
     mcp: new SqliteMcpStore(db, box),
     cache,
-    logs: new SqliteLogStore(db, writeDb, reads),
+    logs: new SqliteLogStore(db, writeDb, reads, cacheWrites),
     ready: true,
     whenReady: Promise.resolve(),
     async ping() {
@@ -53,7 +56,6 @@ export function createSqliteStore(path: string, box: SecretBox): Store {
       await checkpointer?.stop()
       await reads?.stop()
       keys.flushTouches()
-      cache.flush()
       if (writeDb !== db) writeDb.close()
       db.close()
     },

@@ -3,10 +3,12 @@
 import type { Database, SQLQueryBindings, Statement } from 'bun:sqlite'
 import { entryText, jsonText } from '../json-text'
 import { decodeCursor, drivingFilter, encodeCursor, FILTER_WINDOW, withoutBodies } from '../log-cursor'
+import { keptAnswerOf } from '../log-sink'
 import type { LogEntry } from '../../domain/log-entry'
-import type { LogQuery, LogStats, LogStatsQuery, LogStore, SpendQuery } from '../types'
+import type { CachePut, LogQuery, LogStats, LogStatsQuery, LogStore, SpendQuery } from '../types'
 import { statsReport } from './log-reports'
 import { inProcessReader, type SqlReader } from './read-thread'
+import type { CacheBatch, SqliteCacheWrites } from './response-cache'
 import { addCell, dimensionOf, MAX_METADATA_VALUES, OTHER_VALUE, type RollupCell, rollup, type UsageQuery, type UsageRow } from '../usage-rollup'
 
 interface UsageSumRow {
@@ -97,7 +99,7 @@ class RowsInsert {
 }
 
 export class SqliteLogStore implements LogStore {
-  private readonly insertBatch: (entries: LogEntry[]) => void
+  private readonly insertBatch: (entries: LogEntry[]) => CacheBatch | undefined
   private readonly countValues
   /** Distinct values rolled up per org, metadata key and day (loaded on first sight). */
   private readonly valueCounts = new Map<string, number>()
@@ -110,11 +112,14 @@ export class SqliteLogStore implements LogStore {
   /**
    * `writeDb`: the connection batches are written on (see createSqliteStore); lookups by id use `db`;
    * heavy reads (pages, stats, usage reports) go through `reader`, the read thread of a file database.
+   * `cache`: the response cache's writes on `writeDb`, for the puts entries carry (keptAnswerOf),
+   * written in the entries' transaction.
    */
   constructor(
     private readonly db: Database,
     writeDb: Database = db,
     private readonly reader: SqlReader = inProcessReader(db),
+    private readonly cache?: SqliteCacheWrites,
   ) {
     const insert = new RowsInsert(
       writeDb,
@@ -180,6 +185,14 @@ export class SqliteLogStore implements LogStore {
       }
       for (const c of other.values())
         addUsage.run(c.orgId, c.dim, c.day, c.value, c.requests, c.errors, c.tokens.input, c.tokens.cachedInput, c.tokens.cacheWrite, c.tokens.output, c.tokens.reasoning, c.costUsd, c.priced)
+      // The response cache's puts of the entries written here (an entry already held had its put written with it).
+      if (!this.cache) return undefined
+      const puts: CachePut[] = []
+      for (const e of written) {
+        const put = keptAnswerOf(e)
+        if (put) puts.push(put)
+      }
+      return puts.length ? this.cache.write(puts) : undefined
     })
     const oldest = writeDb.query<{ request_id: string; org_id: string; entry: string }, [number, number]>(
       'SELECT request_id, org_id, entry FROM request_logs WHERE created_at < ?1 ORDER BY created_at LIMIT ?2',
@@ -242,7 +255,12 @@ export class SqliteLogStore implements LogStore {
   }
 
   async insertLogs(entries: LogEntry[]): Promise<void> {
-    this.insertBatch(entries)
+    const kept = this.insertBatch(entries)
+    if (kept) this.cache?.committed(kept)
+  }
+
+  takeDroppedCacheKeys(): string[] {
+    return this.cache?.takeDropped() ?? []
   }
 
   async getLog(orgId: string, requestId: string): Promise<LogEntry | undefined> {
