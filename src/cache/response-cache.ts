@@ -43,7 +43,8 @@ const IGNORED = new Set(['user', 'metadata', 'stream', 'stream_options', 'model'
 function keyed(value: unknown): unknown {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return value
   const out: Record<string, unknown> = {}
-  for (const [k, v] of Object.entries(value)) if (!IGNORED.has(k)) out[k] = v
+  const fields = value as Record<string, unknown>
+  for (const k in fields) if (Object.hasOwn(fields, k) && !IGNORED.has(k)) out[k] = fields[k]
   return out
 }
 

@@ -223,7 +223,7 @@ export class LogSink {
  * its text, `s`, the answer's text, finish reason and tool calls (JSON, `` when none), `e`, a relayed
  * stream's reader and text, or `v` and its
  * value as JSON (a value without text: a count, an MCP result). The kept answer, last, is `-` (none)
- * or `k`, then its org, key, value, expiry, time and the org's bound.
+ * or `k` (`kr`: its key may be stored already), then its org, key, value, expiry, time and the org's bound.
  */
 export function packItems(items: readonly LogItem[]): string {
   let out = ''
@@ -233,7 +233,7 @@ export function packItems(items: readonly LogItem[]): string {
 
 function packKept(k: CachePut | undefined): string {
   if (!k) return field('-')
-  return field('k') + field(k.orgId) + field(k.key) + field(k.value) + field(String(k.expiresAt)) + field(String(k.now)) + field(String(k.maxOrgBytes))
+  return field(k.replaces === false ? 'k' : 'kr') + field(k.orgId) + field(k.key) + field(k.value) + field(String(k.expiresAt)) + field(String(k.now)) + field(String(k.maxOrgBytes))
 }
 
 const field = (s: string) => `${s.length}:${s}`
@@ -283,7 +283,9 @@ export function unpackItems(packed: string): LogItem[] {
     const response = body()
     if (request) item.request = request
     if (response) item.response = response
-    if (next() === 'k') item.kept = { orgId: next(), key: next(), value: next(), expiresAt: Number(next()), now: Number(next()), maxOrgBytes: Number(next()) }
+    const kept = next()
+    if (kept[0] === 'k')
+      item.kept = { orgId: next(), key: next(), value: next(), expiresAt: Number(next()), now: Number(next()), maxOrgBytes: Number(next()), replaces: kept === 'kr' }
     items.push(item)
   }
   return items

@@ -210,6 +210,8 @@ export interface CachePut {
   expiresAt: number
   now: number
   maxOrgBytes: number
+  /** False when the key is surely not stored (the serving thread knows every stored key): its old size is not read. */
+  replaces?: boolean
 }
 
 /**

@@ -66,7 +66,7 @@ export class SqliteCacheWrites {
     const last = new Map<string, CachePut>()
     const dropped: string[] = []
     for (const p of puts) {
-      const total = (totals.get(p.orgId) ?? this.totals.get(p.orgId) ?? q.total.get(p.orgId)?.total ?? 0) - (q.old.get(p.orgId, p.key)?.bytes ?? 0)
+      const total = (totals.get(p.orgId) ?? this.totals.get(p.orgId) ?? q.total.get(p.orgId)?.total ?? 0) - (p.replaces === false ? 0 : (q.old.get(p.orgId, p.key)?.bytes ?? 0))
       const bytes = Buffer.byteLength(p.value)
       q.put.run(p.orgId, p.key, p.value, bytes, p.expiresAt, p.now)
       totals.set(p.orgId, total + bytes)
@@ -108,20 +108,22 @@ export class SqliteCacheWrites {
 
 let lastRefusal = -Infinity
 
+/**
+ * One org's stored keys, each with its expiry (Infinity for those read from the table on the org's first
+ * lookup: get's SELECT checks it), or with its put while that is handed to the log thread and not yet
+ * written (the newest answer for the key, answered from memory). A miss costs a map lookup instead of a
+ * read of the table (about 15–20 µs once the log thread's commits have emptied this connection's page
+ * cache; docs/benchmarks.md, "Response cache").
+ */
+type OrgKeys = Map<string, number | CachePut>
+
 export class SqliteResponseCache implements ResponseCacheStore, KeptAnswers {
   private readonly get1
   private readonly keys1
   private readonly putNow: (put: CachePut) => CacheBatch
-  /**
-   * Each org's stored keys with their expiry (Infinity for those read from the table on the org's
-   * first lookup: get's SELECT checks it), so that a miss costs a map lookup instead of a read of the
-   * table (about 15–20 µs once the log thread's commits have emptied this connection's page cache;
-   * docs/benchmarks.md, "Response cache").
-   */
-  private readonly known = new Map<string, Map<string, number>>()
-  /** Puts handed to the log thread and not yet written, by slot: the newest answer for their key. */
-  private readonly handed = new Map<string, CachePut>()
-  /** Characters of their answers. */
+  /** By org (one map lookup per org, then the key: no string is built per request). */
+  private readonly orgs = new Map<string, OrgKeys>()
+  /** Characters of the answers handed over and not yet written. */
   private handedSize = 0
   /** The log path writes this cache's puts (server.ts hands it to the log path when the store holds the cache). */
   readonly keptByLog: KeptAnswers = this
@@ -143,21 +145,19 @@ export class SqliteResponseCache implements ResponseCacheStore, KeptAnswers {
   }
 
   async get(orgId: string, key: string, now: number): Promise<string | undefined> {
-    // A put not written yet is the newest answer for its key.
-    const handed = this.handed.size ? this.handed.get(slot(orgId, key)) : undefined
-    if (handed) return handed.expiresAt > now ? handed.value : undefined
-    const expiresAt = this.keysOf(orgId).get(key)
-    if (expiresAt === undefined || expiresAt <= now) return undefined
-    return this.get1.get(orgId, key, now)?.value
+    const known = this.org(orgId).get(key)
+    if (known === undefined) return undefined
+    if (typeof known !== 'number') return known.expiresAt > now ? known.value : undefined
+    return known > now ? this.get1.get(orgId, key, now)?.value : undefined
   }
 
-  private keysOf(orgId: string): Map<string, number> {
-    let keys = this.known.get(orgId)
-    if (!keys) {
-      keys = new Map(this.keys1.all(orgId).map((r) => [r.key, Infinity]))
-      this.known.set(orgId, keys)
+  private org(orgId: string): OrgKeys {
+    let org = this.orgs.get(orgId)
+    if (!org) {
+      org = new Map(this.keys1.all(orgId).map((r) => [r.key, Infinity]))
+      this.orgs.set(orgId, org)
     }
-    return keys
+    return org
   }
 
   /**
@@ -167,41 +167,43 @@ export class SqliteResponseCache implements ResponseCacheStore, KeptAnswers {
   async put(orgId: string, key: string, value: string, expiresAt: number, now: number, maxOrgBytes: number): Promise<void> {
     const batch = this.putNow({ orgId, key, value, expiresAt, now, maxOrgBytes })
     this.writes.committed(batch)
-    this.keysOf(orgId).set(key, expiresAt)
+    this.org(orgId).set(key, expiresAt)
     this.forget(this.writes.takeDropped())
   }
 
+  /** Notes the put as handed over, and whether its key may be stored already (`replaces`: else the log thread skips reading its old size). */
   handOver(put: CachePut): boolean {
     if (this.handedSize + put.value.length > MAX_HANDED_OVER) {
       // Said once a minute at most: while the log thread is behind every miss would say it.
       if (put.now - lastRefusal >= 60_000) {
         lastRefusal = put.now
-        console.error(`gw: ${this.handed.size} answers (${this.handedSize} characters) wait for the log thread: new answers are not kept in the response cache until it catches up (said once a minute at most)`)
+        console.error(`gw: ${this.handedSize} characters of answers wait for the log thread: new answers are not kept in the response cache until it catches up (said once a minute at most)`)
       }
       return false
     }
-    const s = slot(put.orgId, put.key)
-    const before = this.handed.get(s)
-    if (before) this.handedSize -= before.value.length
-    this.handed.set(s, put)
+    const org = this.org(put.orgId)
+    const before = org.get(put.key)
+    if (before !== undefined && typeof before !== 'number') this.handedSize -= before.value.length
+    put.replaces = before !== undefined
+    org.set(put.key, put)
     this.handedSize += put.value.length
-    this.keysOf(put.orgId).set(put.key, put.expiresAt)
     return true
   }
 
   settled(put: CachePut): void {
-    const s = slot(put.orgId, put.key)
-    if (this.handed.get(s) !== put) return
-    this.handed.delete(s)
+    const org = this.orgs.get(put.orgId)
+    if (org?.get(put.key) !== put) return
+    org.set(put.key, put.expiresAt)
     this.handedSize -= put.value.length
   }
 
   forget(slots: readonly string[]): void {
     for (const s of slots) {
-      // A later put of the key, not written yet, is known again.
-      if (this.handed.has(s)) continue
       const at = s.lastIndexOf('\n')
-      this.known.get(s.slice(0, at))?.delete(s.slice(at + 1))
+      const org = this.orgs.get(s.slice(0, at))
+      const key = s.slice(at + 1)
+      // A later put of the key, not written yet, is known again.
+      if (typeof org?.get(key) === 'number') org?.delete(key)
     }
   }
 }
