@@ -1,12 +1,16 @@
 // `bun bench/cache.ts`: the response cache on the bench (PRODUCT §19: a hit ≤ 0.3 ms p50 over the floor, JSON;
 // a miss adds ≤ 5 µs of CPU with the cache on, nothing off): direct, the bare floor proxy and gw (from source,
 // SQLite, auth + policy + logging with bodies) hit / miss / cache off, one request at a time, best of rounds.
-// gw and the floor on CPU 0, the fake upstream and this driver on CPU 1. Writes bench/results/cache-<date>.md.
+// gw and the floor on CPU 0, the fake upstream and this driver on CPU 1. A miss's serving-thread CPU over cache
+// off is given per round and per turn (each miss turn against the off turn right after it). Options (env):
+// CACHE_BENCH_ROUNDS (5), CACHE_BENCH_REQUESTS per round (2000), CACHE_BENCH_WARMUP per target (30000).
+// Writes bench/results/cache-<date>.md (a day's later runs: cache-<date>b.md, …). In process, with less
+// noise from the kernel's network stack: bench/cache-cpu.ts.
 
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { BENCH_ADMIN, benchGwEnv, percentiles, SERVER_ENV, startBenchScript, startPinnedGw } from './load'
+import { BENCH_ADMIN, benchGwEnv, cacheBenchKeys, percentiles, SERVER_ENV, startBenchScript, startPinnedGw } from './load'
 import { threadSnapshot } from './thread-cpu'
 
 // Re-run pinned to CPU 1, so the driver never competes with gw for CPU 0 (as bench/run.ts does).
@@ -22,7 +26,7 @@ const ROUNDS = Number(process.env.CACHE_BENCH_ROUNDS ?? 5)
 const N = Number(process.env.CACHE_BENCH_REQUESTS ?? 2000)
 const N_WARM = Number(process.env.CACHE_BENCH_WARMUP ?? 30_000)
 const TURN = 250
-/** Longer than the SQLite cache's batch (FLUSH_MS, src/store/sqlite/response-cache.ts), so its write counts in the turn. */
+/** Longer than the log thread's batches (whose settled message the serving thread reads), so what follows an answer counts in its turn. */
 const AFTER_TURN_MS = 300
 const ROOT = join(import.meta.dir, '..')
 
@@ -74,16 +78,7 @@ try {
     if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`)
     return (await res.json()) as Record<string, unknown>
   }
-  // Two orgs alike but for the cache, each with a key of its own (the same auth path for both).
-  const limits = { requestsPerMinute: 1e8, tokensPerMinute: 1e12, maxTokens: 4096 }
-  const keyOf = async (org: string, cache: object | undefined) => {
-    await admin('POST', '/orgs', { id: org, name: org })
-    await admin('PUT', `/orgs/${org}/policy`, { ...limits, ...(cache ? { cache } : {}) })
-    await admin('PUT', `/orgs/${org}/providers/openai`, { apiKey: 'sk-bench-openai' })
-    return (await admin('POST', `/orgs/${org}/service-keys`, { name: 'bench' })).key as string
-  }
-  const onKey = await keyOf('cache-on', { mode: 'exact', ttlSeconds: 86_400 })
-  const offKey = await keyOf('cache-off', undefined)
+  const { on: onKey, off: offKey } = await cacheBenchKeys(admin)
 
   const question = 'Say hello to the benchmark.'
   const native = (stream: boolean) => JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: question }], max_tokens: 64, ...(stream ? { stream: true, stream_options: { include_usage: true } } : {}) })
@@ -125,6 +120,8 @@ try {
   const names = Object.keys(targets)
   type Round = Record<string, { p50: number; p99: number; servingUs?: number; workersUs?: number }> & { otherLoad: number; load1: number }
   const rounds: Round[] = []
+  /** Serving-thread µs per request of each miss turn minus the off turn right after it (the same moment's machine, GC aside). */
+  const pairs: number[] = []
   for (let r = 0; r < ROUNDS; r++) {
     const samples = new Map(names.map((n) => [n, [] as number[]]))
     const cpu = new Map(names.map((n) => [n, { serving: 0, workers: 0 }]))
@@ -133,21 +130,25 @@ try {
     const o0 = ours()
     const t0 = performance.now()
     // The targets take turns of 250 requests, so the machine's background load hits them alike.
-    for (let done = 0; done < N; done += TURN)
+    for (let done = 0; done < N; done += TURN) {
+      const turnUs = new Map<string, number>()
       for (const name of names) {
         const t = targets[name] as Target & { expect?: string }
         const before = t.pid ? threadNs(t.pid) : undefined
         for (let i = 0; i < TURN; i++) samples.get(name)?.push(await timed(t, t.expect))
         if (t.pid && before) {
-          // What gw does after an answer has gone out (the miss's put, written in a batch up to 250 ms
-          // later on SQLite; the log hand-over) lands in this turn.
+          // What gw does after an answer has gone out (the log hand-over, the settled message that
+          // ends a handed-over put) lands in this turn.
           await Bun.sleep(AFTER_TURN_MS)
           const after = threadNs(t.pid)
           const c = cpu.get(name) as { serving: number; workers: number }
           c.serving += after.serving - before.serving
           c.workers += after.workers - before.workers
+          turnUs.set(name, (after.serving - before.serving) / 1000 / TURN)
         }
       }
+      pairs.push((turnUs.get('gw miss (cache on)') ?? 0) - (turnUs.get('gw cache off') ?? 0))
+    }
     const seconds = (performance.now() - t0) / 1000
     const round = { otherLoad: Math.max(0, machineMs() - m0 - (ours() - o0)) / (seconds * 1000), load1: Number(readFileSync('/proc/loadavg', 'utf8').split(' ')[0]) } as Round
     for (const name of names) {
@@ -164,7 +165,8 @@ try {
 
   // Best of the rounds: other programs only ever slow a round down.
   const best = (name: string, f: 'p50' | 'p99' | 'servingUs' | 'workersUs') => Math.min(...rounds.map((r) => r[name]?.[f] ?? Infinity))
-  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number
+  const quantile = (xs: number[], q: number) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) * q)] as number
+  const median = (xs: number[]) => quantile(xs, 0.5)
   const ms = (x: number) => x.toFixed(3)
   const rows = [
     ['direct', undefined],
@@ -197,12 +199,17 @@ try {
     }),
     '',
     `- A hit over the floor, p50, round by round: ${hitOver.map(ms).join(', ')} ms (target ≤ 0.300).`,
-    `- A miss's serving-thread CPU over cache off, round by round: ${missCpu.map((x) => x.toFixed(1)).join(', ')} µs; median ${median(missCpu).toFixed(1)} µs, best rounds' difference ${(best('gw miss (cache on)', 'servingUs') - best('gw cache off', 'servingUs')).toFixed(1)} µs (target ≤ 5). Worker threads: ${missLog.map((x) => x.toFixed(1)).join(', ')} µs.`,
+    `- A miss's serving-thread CPU over cache off, round by round: ${missCpu.map((x) => x.toFixed(1)).join(', ')} µs; median ${median(missCpu).toFixed(1)} µs, mean ${(missCpu.reduce((a, b) => a + b, 0) / missCpu.length).toFixed(1)} µs, best rounds' difference ${(best('gw miss (cache on)', 'servingUs') - best('gw cache off', 'servingUs')).toFixed(1)} µs (target ≤ 5). Worker threads: ${missLog.map((x) => x.toFixed(1)).join(', ')} µs.`,
+    `- The same, turn by turn (each miss turn of ${TURN} against the off turn right after it, ${pairs.length} pairs): median ${median(pairs).toFixed(1)} µs, quartiles ${quantile(pairs, 0.25).toFixed(1)} / ${quantile(pairs, 0.75).toFixed(1)} µs.`,
     '',
   ].join('\n')
   console.log(`\n${md}`)
   mkdirSync(join(ROOT, 'bench/results'), { recursive: true })
-  const file = join(ROOT, `bench/results/cache-${when.slice(0, 10)}.md`)
+  // A day's later runs get a letter (cache-<date>b.md, …): an earlier run's file is never overwritten.
+  const named = (n: number) => join(ROOT, `bench/results/cache-${when.slice(0, 10)}${n ? String.fromCharCode(97 + n) : ''}.md`)
+  let n = 0
+  while (existsSync(named(n))) n++
+  const file = named(n)
   writeFileSync(file, md)
   console.log(`written to ${file}`)
 } finally {

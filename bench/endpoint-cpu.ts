@@ -13,7 +13,7 @@ import { join } from 'node:path'
 import { createApp } from '../src/app'
 import { loadConfig } from '../src/config'
 import { startGateway } from '../src/server'
-import { fakeAnswer } from './fake-answers'
+import { fakeFetch } from './fake-answers'
 import { BENCH_ADMIN, BENCH_KEY, benchGwEnv, scenarioRequest } from './load'
 import { type ThreadCpu, threadCpuPerRequest, threadSnapshot } from './thread-cpu'
 
@@ -23,14 +23,8 @@ const ADMIN = BENCH_ADMIN
 const UPSTREAM = 'http://upstream.bench'
 const work = mkdtempSync(join(tmpdir(), 'gw-endpoint-cpu-'))
 
-const upstream = (async (input: string | URL | Request, init?: RequestInit) => {
-  const url = new URL(input instanceof Request ? input.url : String(input))
-  const body = JSON.parse(String(init?.body)) as { model: string; stream?: boolean }
-  return fakeAnswer(url.pathname, body) ?? new Response('{}', { status: 404 })
-}) as typeof fetch
-
 const config = loadConfig(benchGwEnv(UPSTREAM, work))
-const gw = await startGateway(config, { listen: false, fetch: upstream })
+const gw = await startGateway(config, { listen: false, fetch: fakeFetch })
 const app = createApp(gw.deps, gw.admin)
 const base = 'http://gw.bench'
 const policy = await app.handle(

@@ -77,3 +77,10 @@ export function fakeAnswer(path: string, body: { model: string; stream?: boolean
     return body.stream ? sse(anthropicEvents(body.model), drip) : new Response(anthropicJson(body.model), { headers: { 'content-type': 'application/json' } })
   return undefined
 }
+
+/** The bench upstream served in process, as gw's `fetch` (no sockets): for benches of gw's own handling. */
+export const fakeFetch = (async (input: string | URL | Request, init?: RequestInit) => {
+  const url = new URL(input instanceof Request ? input.url : String(input))
+  const body = JSON.parse(String(init?.body)) as { model: string; stream?: boolean }
+  return fakeAnswer(url.pathname, body) ?? new Response('{}', { status: 404 })
+}) as typeof fetch

@@ -277,3 +277,21 @@ export function benchGwEnv(upstream: string, work: string): Record<string, strin
     ANTHROPIC_API_KEY: 'sk-ant-bench',
   }
 }
+
+/** An admin call against a bench gw (over HTTP, or `app.handle` in process): the answer's JSON, or a throw. */
+export type BenchAdmin = (method: string, path: string, body: unknown) => Promise<Record<string, unknown>>
+
+/**
+ * The response cache benches' two orgs, alike but for `cache: {mode: "exact"}` (policy limits that never
+ * refuse, the bench's OpenAI key), each with a service key of its own (the same auth path for both).
+ */
+export async function cacheBenchKeys(admin: BenchAdmin): Promise<{ on: string; off: string }> {
+  const limits = { requestsPerMinute: 1e8, tokensPerMinute: 1e12, maxTokens: 4096 }
+  const keyOf = async (org: string, cache: object | undefined) => {
+    await admin('POST', '/orgs', { id: org, name: org })
+    await admin('PUT', `/orgs/${org}/policy`, { ...limits, ...(cache ? { cache } : {}) })
+    await admin('PUT', `/orgs/${org}/providers/openai`, { apiKey: 'sk-bench-openai' })
+    return (await admin('POST', `/orgs/${org}/service-keys`, { name: 'bench' })).key as string
+  }
+  return { on: await keyOf('cache-on', { mode: 'exact', ttlSeconds: 86_400 }), off: await keyOf('cache-off', undefined) }
+}
