@@ -54,7 +54,7 @@ function keyed(value: unknown): unknown {
  */
 export function cacheKey(ctx: AuthedContext, input: ChatInput, plan: Plan, raw: RawBody | undefined): string {
   const material = JSON.stringify([ctx.endpoint, input.model.name, keyed(input.body), input.outputSchema ?? null, plan.adapters ? keyed(raw?.value) : null])
-  return Bun.CryptoHasher.hash('sha256', material, 'base64url')
+  return Bun.SHA256.hash(material, 'base64url')
 }
 
 /** How this request uses the cache, or undefined when it does not (the org's cache is off, or `x-gw-cache: off`). */
