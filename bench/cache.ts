@@ -3,7 +3,8 @@
 // SQLite, auth + policy + logging with bodies) hit / miss / cache off, one request at a time, best of rounds.
 // gw and the floor on CPU 0, the fake upstream and this driver on CPU 1. A miss's serving-thread CPU over cache
 // off is given per round and per turn (each miss turn against the off turn right after it). Options (env):
-// CACHE_BENCH_ROUNDS (5), CACHE_BENCH_REQUESTS per round (2000), CACHE_BENCH_WARMUP per target (30000).
+// CACHE_BENCH_ROUNDS (5), CACHE_BENCH_REQUESTS per round (2000), CACHE_BENCH_WARMUP per target (30000),
+// CACHE_BENCH_WORKERS_CPU (gw's Worker threads on that CPU instead of CPU 0).
 // Writes bench/results/cache-<date>.md (a day's later runs: cache-<date>b.md, …). In process, with less
 // noise from the kernel's network stack: bench/cache-cpu.ts.
 
@@ -72,6 +73,10 @@ const work = mkdtempSync(join(tmpdir(), 'gw-bench-cache-'))
 const fake = await startBenchScript('fake-upstream.ts', {}, 1)
 const floor = await startBenchScript('floor-proxy.ts', { UPSTREAM: fake.url }, 0)
 const gw = await startPinnedGw([process.execPath, join(ROOT, 'src/main.ts')], benchGwEnv(fake.url, work))
+// CACHE_BENCH_WORKERS_CPU=1: gw's Worker threads (log, WAL checkpoint, reads) moved to that CPU, the serving thread alone on CPU 0.
+const WORKERS_CPU = process.env.CACHE_BENCH_WORKERS_CPU
+if (WORKERS_CPU !== undefined)
+  for (const [tid, t] of threadSnapshot(gw.proc.pid)) if (t.part === 'workers') Bun.spawnSync(['taskset', '-p', '-c', WORKERS_CPU, tid])
 try {
   const admin = async (method: string, path: string, body: unknown) => {
     const res = await fetch(`${gw.url}/admin${path}`, { method, headers: { authorization: `Bearer ${BENCH_ADMIN}`, 'content-type': 'application/json' }, body: JSON.stringify(body) })
@@ -186,7 +191,7 @@ try {
     `# Response cache on the bench (\`bun bench/cache.ts\`), ${when.slice(0, 16).replace('T', ' ')} UTC`,
     '',
     `${(readFileSync('/proc/cpuinfo', 'utf8').match(/model name\s*:\s*(.*)/) ?? [])[1]}, ${(readFileSync('/proc/cpuinfo', 'utf8').match(/^processor/gm) ?? []).length} vCPU, Bun ${Bun.version}. ` +
-      `gw from source on CPU 0 (SQLite, a service key, an org policy with limits that never refuse, the log with bodies), the floor on CPU 0, the fake upstream and the driver on CPU 1. ` +
+      `gw from source on CPU 0 (SQLite, a service key, an org policy with limits that never refuse, the log with bodies)${WORKERS_CPU === undefined ? '' : `, its Worker threads on CPU ${WORKERS_CPU}`}, the floor on CPU 0, the fake upstream and the driver on CPU 1. ` +
       `${ROUNDS} rounds of ${N} sequential requests per target (turns of ${TURN}) after ${N_WARM} warm-up requests each; best round per figure. ` +
       `Other programs during the rounds: ${rounds.map((r) => `${(r.otherLoad * 100).toFixed(0)} %`).join(', ')} of a core; load average ${rounds.map((r) => r.load1).join(', ')}.`,
     '',
