@@ -47,7 +47,11 @@ export class Settlement {
     if (this.done) return undefined
     this.done = true
     if (this.guard) o = guarded(this.guard, this.ctx, o, this.deps.config.logBodyMaxBytes)
-    if (this.cache) o = { ...o, cache: this.cache.result, kept: this.cache.keep(o) }
+    if (this.cache) {
+      // Kept first: a relayed stream's transcript it reads is then on the outcome the trace reads too.
+      const kept = this.cache.keep(o)
+      o = { ...o, cache: this.cache.result, kept }
+    }
     let cost: number | null = null
     let room: Promise<void> | undefined
     let counted: Promise<void> | undefined
