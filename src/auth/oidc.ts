@@ -4,11 +4,15 @@ import { createRemoteJWKSet, customFetch, type JWTVerifyGetKey, jwtVerify } from
 import { unauthorized } from '../errors'
 import type { OidcConfig } from '../domain/org'
 import type { AuthStore } from '../store/types'
+import { readCapped } from '../http/read-capped'
 import { jwtFailure, peekJwt } from './jwt-errors'
 
 export const ASYMMETRIC_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA', 'Ed25519']
 const WHAT = 'OIDC token'
 const DISCOVERY_TTL_MS = 60 * 60 * 1000
+/** A discovery document or key set larger than this is not read on (real ones are a few KB). */
+export const OIDC_MAX_BYTES = 1_048_576
+
 /** A failed discovery or JWKS fetch is remembered this long: forged tokens naming the issuer cause no new fetch. */
 const FAILURE_TTL_MS = 30_000
 
@@ -81,12 +85,13 @@ export class OidcVerifier {
         if (failedAt !== undefined && Date.now() - failedAt < FAILURE_TTL_MS) throw new Error('the JWKS failed to load recently')
         try {
           const res = await doFetch(url, { ...init, redirect: 'manual' })
-          if (res.status !== 200) {
+          // A key set past OIDC_MAX_BYTES is not read on (an answer without end would fill memory).
+          const text = res.status === 200 ? await readCapped(res, OIDC_MAX_BYTES) : undefined
+          if (text === undefined) {
             this.jwksFailedAt.set(uri, Date.now())
-            return res
+            return res.status === 200 ? new Response(null, { status: 502 }) : res
           }
           // A 200 that is not a key set (not JSON, or no "keys" list) is a failure like any other.
-          const text = await res.text()
           if (isKeySet(text)) this.jwksFailedAt.delete(uri)
           else this.jwksFailedAt.set(uri, Date.now())
           return new Response(text, { status: 200, headers: res.headers })
@@ -132,7 +137,12 @@ export class OidcVerifier {
       throw unauthorized(`${WHAT} could not be verified: the issuer's discovery document could not be fetched (no answer)`)
     }
     if (res.status !== 200) throw unauthorized(`${WHAT} could not be verified: the issuer's discovery document answered HTTP ${res.status}`)
-    const doc = (await res.json().catch(() => ({}))) as { jwks_uri?: unknown }
+    const text = await readCapped(res, OIDC_MAX_BYTES)
+    if (text === undefined) throw unauthorized(`${WHAT} could not be verified: the issuer's discovery document is larger than ${OIDC_MAX_BYTES} bytes`)
+    let doc: { jwks_uri?: unknown } = {}
+    try {
+      doc = JSON.parse(text) ?? {}
+    } catch {}
     if (typeof doc.jwks_uri === 'string') return doc.jwks_uri
     throw unauthorized(`${WHAT} could not be verified: the issuer's discovery document names no JWKS`)
   }

@@ -4,7 +4,8 @@
 import { createHash, createHmac, randomBytes } from 'node:crypto'
 import { createRemoteJWKSet, customFetch, type JWTVerifyGetKey, jwtVerify } from 'jose'
 import { sameSecret } from '../ui/session'
-import { ASYMMETRIC_ALGORITHMS } from './oidc'
+import { cappedFetch } from '../http/read-capped'
+import { ASYMMETRIC_ALGORITHMS, OIDC_MAX_BYTES } from './oidc'
 
 export interface SsoSettings {
   issuer: string
@@ -39,14 +40,18 @@ const b64 = (b: Buffer) => b.toString('base64url')
 export class DashboardSso {
   private discovered: Promise<Discovery> | undefined
   private keys: JWTVerifyGetKey | undefined
+  /** The provider's answers (discovery, tokens, keys), each read up to OIDC_MAX_BYTES. */
+  private readonly fetch: ReturnType<typeof cappedFetch>
 
   constructor(
     private readonly settings: SsoSettings,
     /** Signs the sign-in cookie (derived from the admin token, like the session cookie). */
     private readonly key: Buffer,
-    private readonly fetchImpl: typeof fetch = fetch,
+    fetchImpl: typeof fetch = fetch,
     private readonly now = Date.now,
-  ) {}
+  ) {
+    this.fetch = cappedFetch(fetchImpl, OIDC_MAX_BYTES)
+  }
 
   private mac(text: string): string {
     return createHmac('sha256', this.key).update(`sso.${text}`).digest('base64url')
@@ -56,9 +61,9 @@ export class DashboardSso {
   private discovery(): Promise<Discovery> {
     this.discovered ??= (async () => {
       const url = `${this.settings.issuer.replace(/\/+$/, '')}/.well-known/openid-configuration`
-      const res = await this.fetchImpl(url, { signal: AbortSignal.timeout(10_000) })
+      const res = await this.fetch(url, { signal: AbortSignal.timeout(10_000) })
       if (!res.ok) throw new SsoError(`The sign-in provider's discovery document answered ${res.status}`)
-      const doc = (await res.json()) as Partial<Discovery>
+      const doc = (await res.json().catch(() => ({}))) as Partial<Discovery>
       if (doc.issuer !== this.settings.issuer.replace(/\/+$/, '') && doc.issuer !== this.settings.issuer)
         throw new SsoError("The sign-in provider's discovery document names another issuer")
       for (const k of ['authorization_endpoint', 'token_endpoint', 'jwks_uri'] as const)
@@ -104,7 +109,7 @@ export class DashboardSso {
     const code = params.get('code')
     if (!code) throw new SsoError('The sign-in provider sent no code')
     const d = await this.discovery()
-    const res = await this.fetchImpl(d.token_endpoint, {
+    const res = await this.fetch(d.token_endpoint, {
       method: 'POST',
       headers: {
         'content-type': 'application/x-www-form-urlencoded',
@@ -117,7 +122,7 @@ export class DashboardSso {
     const tokens = (await res.json().catch(() => ({}))) as { id_token?: unknown; error?: unknown }
     if (!res.ok || typeof tokens.id_token !== 'string')
       throw new SsoError(`The sign-in provider did not give an ID token (${typeof tokens.error === 'string' ? tokens.error.slice(0, 100) : `HTTP ${res.status}`})`)
-    this.keys ??= createRemoteJWKSet(new URL(d.jwks_uri), { [customFetch]: this.fetchImpl, cooldownDuration: 30_000 })
+    this.keys ??= createRemoteJWKSet(new URL(d.jwks_uri), { [customFetch]: this.fetch, cooldownDuration: 30_000 })
     let claims: Record<string, unknown>
     try {
       claims = (await jwtVerify(tokens.id_token, this.keys, { issuer: d.issuer, audience: this.settings.clientId, algorithms: ASYMMETRIC_ALGORITHMS, clockTolerance: 30 }))

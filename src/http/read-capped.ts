@@ -24,3 +24,15 @@ export async function readCapped(res: Response, max: number): Promise<string | u
   }
   return Buffer.concat(chunks).toString('utf8')
 }
+
+/**
+ * `fetchImpl` whose answers are read here up to `max` bytes: a longer one becomes an empty 502 (what
+ * a library reading it, jose's remote key set, takes as a failed fetch).
+ */
+export function cappedFetch(fetchImpl: typeof fetch, max: number): (url: string | URL | Request, init?: RequestInit) => Promise<Response> {
+  return async (url, init) => {
+    const res = await fetchImpl(url, init)
+    const text = await readCapped(res, max)
+    return text === undefined ? new Response(null, { status: 502 }) : new Response(text, { status: res.status, headers: res.headers })
+  }
+}

@@ -150,8 +150,9 @@ export class McpGateway {
       callId: String(extra.requestId),
       traceparent: header(extra.requestInfo?.headers, 'traceparent'),
     }
-    const fail = (end: CallEnd, error: McpError): never => {
-      this.telemetry.finish(call, end)
+    // Each call's answer waits for room in a full log queue, as an API request's does.
+    const fail = async (end: CallEnd, error: McpError): Promise<never> => {
+      await this.telemetry.finish(call, end).room
       throw error
     }
     const server = split && (await session.servers()).find((s) => s.name === split[0])
@@ -183,7 +184,8 @@ export class McpGateway {
           ? {}
           : { onprogress: (p) => void extra.sendNotification({ method: 'notifications/progress', params: { ...p, progressToken: token } }).catch(() => {}) }),
       })) as CallToolResult
-      const entry = this.telemetry.finish(call, { status: result.isError ? 'tool_error' : 'ok', result, upstreamLatencyMs: Math.round(performance.now() - t0) })
+      const { entry, room } = this.telemetry.finish(call, { status: result.isError ? 'tool_error' : 'ok', result, upstreamLatencyMs: Math.round(performance.now() - t0) })
+      await room
       return { ...result, _meta: { ...result._meta, 'gw/requestId': entry.requestId } }
     } catch (err) {
       const upstreamLatencyMs = Math.round(performance.now() - t0)

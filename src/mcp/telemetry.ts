@@ -76,13 +76,15 @@ export class McpTelemetry {
     }
   }
 
-  /** Logs, counts and traces one finished call; returns its log entry. */
-  finish(call: ToolCall, end: CallEnd): LogEntry {
+  /**
+   * Logs, counts and traces one finished call; returns its log entry and, when the log queue is full,
+   * the promise of room the caller waits on before it answers (back-pressure, as for API requests).
+   */
+  finish(call: ToolCall, end: CallEnd): { entry: LogEntry; room: Promise<void> | undefined } {
     const [status, code] = ENTRY[end.status]
     const base = code ? failureOutcome(status, code, end.message ?? end.status) : answeredOutcome(status)
     const full = `${call.server}__${call.tool}`
-    // The entry is taken whatever the log queue's fill (`room` is not waited on: a tool call's answer has gone already).
-    const { entry } = recordRequest(
+    const { entry, room } = recordRequest(
       this.deps,
       call.ctx,
       undefined,
@@ -95,7 +97,7 @@ export class McpTelemetry {
     // Its line in the access log, like an API request's (GW_LOG_FORMAT).
     this.deps.observer.accessLog.request(entry, true)
     if (this.deps.observer.tracing) this.span(call, end, entry)
-    return entry
+    return { entry, room }
   }
 
   /**

@@ -46,6 +46,8 @@ export interface StreamEncoder {
   end(usage: Usage, cost: number | null, finish: FinishReason | null): string
   /** The stream failed after its first byte: the endpoint's error event, then its end (`error`: gw's own refusal, a guardrail's; else a provider error). */
   fail(message: string, error?: GatewayError): string
+  /** What it holds back and has not written (the chat shape's finishing chunk, waiting for the usage): read into the log of a stream the client left. */
+  held?(): string
 }
 
 /** The response format of an endpoint. */
@@ -304,11 +306,16 @@ class StreamPump implements UnderlyingDefaultSource<Uint8Array> {
     this.relayReader = reader === 'openai-chat' && !this.encoder.chunk ? undefined : reader
   }
 
-  /** What the client has received so far (relayed bytes decoded: each piece ends an event, so each decodes alone). */
-  private received(): RelayedEvents | undefined {
+  /**
+   * What the client has received so far (relayed bytes decoded: each piece ends an event, so each
+   * decodes alone); with `held`, also what the encoder held back from a client that left (the answer
+   * the upstream gave, for the log).
+   */
+  private received(held = false): RelayedEvents | undefined {
     if (!this.relayReader) return undefined
     let text = ''
     for (const r of this.relayed) text += typeof r === 'string' ? r : utf8in.decode(r)
+    if (held) text += this.encoder.held?.() ?? ''
     return { reader: this.relayReader, text }
   }
 
@@ -463,7 +470,7 @@ class StreamPump implements UnderlyingDefaultSource<Uint8Array> {
 
   private async outcomeOf(how: Ending): Promise<Outcome> {
     const t = this.transcript
-    const events = this.received()
+    const events = this.received(how.kind === 'left')
     if (!events) readRaw(t)
     const failure = how.kind === 'failed' ? how.failure : undefined
     return {

@@ -3,6 +3,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { exportJWK, generateKeyPair, type JWK, SignJWT } from 'jose'
 import { startFake, type FakeUpstream } from '../fakes/upstream'
+import { endlessBody } from '../helpers/endless-body'
 import { startTestGateway, type TestGateway } from '../helpers/gateway'
 
 type Key = Awaited<ReturnType<typeof generateKeyPair>> & { kid: string; jwk: JWK }
@@ -252,6 +253,27 @@ describe('issuers that cannot be trusted or reached', () => {
       expect(dead.hits.length).toBe(1)
     } finally {
       dead.server.stop(true)
+    }
+  })
+
+  test('a discovery document or a key set without end is read up to 1 MiB, then refused', async () => {
+    for (const [name, where] of [
+      ['discovery', 'issuer'],
+      ['jwks', 'jwksUri'],
+    ] as const) {
+      const endless = endlessBody('{"jwks_uri": "', { headers: { 'content-type': 'application/json' } })
+      const issuer = `http://127.0.0.1:${endless.port}`
+      try {
+        const oidc = where === 'issuer' ? { issuer, audience: 'gw-test' } : { issuer, audience: 'gw-test', jwksUri: `${issuer}/keys` }
+        expect((await orgFor(`oidc-endless-${name}`, oidc)).status).toBe(200)
+        const { res, body } = await bearer(forged(issuer))
+        expect(res.status).toBe(401)
+        if (name === 'discovery') expect(body.message).toContain("the issuer's discovery document is larger than 1048576 bytes")
+        // Before: read until the fetch's timeout, 400 MB offered.
+        expect(endless.sent()).toBeLessThan(10)
+      } finally {
+        endless.stop()
+      }
     }
   })
 

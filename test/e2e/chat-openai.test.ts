@@ -164,6 +164,39 @@ describe('streaming', () => {
     ac.abort()
     expect(await openai.waitForAbort(0, 3000)).toBe(true)
   })
+
+  test('a client that leaves while gw holds the finishing chunk back (for the usage) gets a log entry with the whole answer', async () => {
+    // The fake's events: the role chunk, four text chunks, the finish chunk, the usage chunk; it stops after the finish.
+    openai.enqueue({ kind: 'stall-after', events: 6 })
+    const ac = new AbortController()
+    const res = await gw.fetch('/v1/chat/completions', {
+      method: 'POST',
+      body: JSON.stringify({ model: 'openai/gpt-4o', messages: hello, stream: true }),
+      signal: ac.signal,
+    })
+    const requestId = res.headers.get('x-gw-request-id') as string
+    const reader = res.body!.getReader()
+    let text = ''
+    const utf8 = new TextDecoder()
+    while ((text.match(/data: /g) ?? []).length < 5) {
+      const { value, done } = await reader.read()
+      if (done) break
+      text += utf8.decode(value)
+    }
+    // The finish chunk has reached gw, which holds it back until the usage comes.
+    await Bun.sleep(200)
+    expect(text).not.toContain('"finish_reason":"stop"')
+    ac.abort()
+    let log: Record<string, any> | undefined
+    for (let i = 0; i < 100 && !log; i++) {
+      await Bun.sleep(20)
+      log = await gw.log(requestId).catch(() => undefined)
+    }
+    // The answer had begun (200 sent): the entry says the client left.
+    expect(log).toMatchObject({ status: 200, incomplete: true, errorMessage: 'the client disconnected before the end of the stream' })
+    // Before: the text the client had received, without the held chunk's finish.
+    expect(log?.responseBody).toEqual({ content: 'Hello from fake-openai (gpt-4o).', finish_reason: 'stop' })
+  })
 })
 
 describe('structured output and tool-call ids', () => {

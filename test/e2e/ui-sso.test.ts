@@ -3,6 +3,7 @@
 
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { type FakeOidc, startFakeOidc } from '../fakes/oidc-provider'
+import { endlessBody } from '../helpers/endless-body'
 import { startTestGateway, type TestGateway } from '../helpers/gateway'
 
 let idp: FakeOidc
@@ -60,6 +61,23 @@ test('the provider saying no, and an unreachable provider, land on the sign-in p
     expect(await (await fetch(`${other.url}/ui/session`)).json()).toEqual({ signedIn: false, sso: true, users: false })
   } finally {
     await other.stop()
+  }
+})
+
+test('a provider whose discovery document never ends is read up to 1 MiB: the sign-in page says so at once', async () => {
+  const endless = endlessBody('{"issuer": "', { headers: { 'content-type': 'application/json' } })
+  const other = await startTestGateway({}, { GW_UI_OIDC_ISSUER: `http://127.0.0.1:${endless.port}`, GW_UI_OIDC_CLIENT_ID: 'x', GW_UI_OIDC_CLIENT_SECRET: 'y' })
+  try {
+    const t0 = performance.now()
+    const res = await fetch(`${other.url}/ui/sso/start`, { redirect: 'manual' })
+    expect(res.status).toBe(302)
+    expect(decodeURIComponent(res.headers.get('location') ?? '')).toBe("/ui/#sso-error=The sign-in provider's discovery document answered 502")
+    // Before: read for the fetch's 10 s, 400 MB offered.
+    expect(performance.now() - t0).toBeLessThan(5000)
+    expect(endless.sent()).toBeLessThan(10)
+  } finally {
+    await other.stop()
+    endless.stop()
   }
 })
 

@@ -91,3 +91,26 @@ test('GW_LOG_FORMAT=json: a tool call is one access line like an API request, wi
     rmSync(dir, { recursive: true, force: true })
   }
 })
+
+test('a tool call waits for room in a full log queue before it answers (back-pressure), and its entry is written', async () => {
+  // One entry in the queue at most, written after 400 ms: the call's answer waits for its entry's room.
+  const slow = await startTestGateway({}, {}, { logWriter: { maxQueue: 1, intervalMs: 400 } })
+  try {
+    await slow.admin('PUT', '/orgs/default/mcp-servers/tools', { url: tools.url })
+    const c = new Client({ name: 'agent', version: '1' })
+    await c.connect(new StreamableHTTPClientTransport(new URL(`${slow.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${slow.key}` } } }))
+    try {
+      const t0 = performance.now()
+      const r = await c.callTool({ name: 'tools__echo', arguments: { text: 'queued' } })
+      const waited = performance.now() - t0
+      // Before: answered at once, the entry queued past the bound.
+      expect(waited).toBeGreaterThan(250)
+      const entry = await slow.log((r._meta as Record<string, string>)['gw/requestId'] as string)
+      expect(entry).toMatchObject({ endpoint: '/mcp', status: 200 })
+    } finally {
+      await c.close()
+    }
+  } finally {
+    await slow.stop()
+  }
+})

@@ -11,6 +11,7 @@ import { randomAlnum } from '../fakes/common'
 import { type FakeUpstream, startFake } from '../fakes/upstream'
 import { readSse } from '../helpers/gateway'
 import { type GwProcess, putDefaultPolicy, spawnGw } from '../helpers/process'
+import { endlessBody } from '../helpers/endless-body'
 
 const KEY = 'gw_sk_bounded00000000000000000000000000000000000000'
 const ADMIN = 'bounded-admin-token-0123456789'
@@ -312,31 +313,6 @@ function cpuSeconds(pid: number, servingThread = false): number {
 function rssMb(pid: number, field: 'VmRSS' | 'VmHWM'): number {
   const kb = new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]
   return Number(kb) / 1024
-}
-
-/** An upstream that sends `head`, then 1 MB more each time gw reads, up to 400 MB, without a length; `sent()` says how many MB went. */
-function endlessBody(head: string, init: ResponseInit) {
-  let sent = 0
-  const server = Bun.serve({
-    hostname: '127.0.0.1',
-    port: 0,
-    idleTimeout: 0,
-    fetch: () =>
-      new Response(
-        new ReadableStream<Uint8Array>({
-          start(c) {
-            c.enqueue(new TextEncoder().encode(head))
-          },
-          pull(c) {
-            if (sent >= 400) return c.close()
-            sent++
-            c.enqueue(new Uint8Array(1024 * 1024).fill(120))
-          },
-        }),
-        init,
-      ),
-  })
-  return { port: server.port, sent: () => sent, stop: () => server.stop(true) }
 }
 
 /** An upstream that starts an SSE line (after `head`) and never ends it. */

@@ -47,3 +47,27 @@ test('without a name to pass on as (Mistral), every chunk is read', () => {
   s.push(ev(chunk({ delta: { role: 'assistant', content: '' } })))
   expect(s.push(ev(chunk({ delta: { content: 'hi' } }))).map((p) => p.type)).toEqual(['choices'])
 })
+
+test('the light pass reads what it cannot be sure of: spaced JSON, a value "error", a cut chunk, another model field, a choice index 01', () => {
+  const s = new OpenAIStyleStream(opts, 'openai/gpt-4o')
+  s.push(ev(chunk({ delta: { role: 'assistant', content: '' } })))
+  const types = (data: string) => s.push(ev(data)).map((p) => p.type)
+  const plain = JSON.stringify(chunk({ delta: { content: 'hi' } }))
+  expect(types(plain)).toEqual(['raw'])
+  // JSON with spaces (another server's serialiser): read, whatever it holds.
+  expect(types(JSON.stringify(chunk({ delta: { content: 'hi' } }), null, 1))).toEqual(['choices'])
+  expect(types(plain.replace('"content":"hi"', '"content": "hi"'))).toEqual(['choices'])
+  // An object that says it is an error (vLLM's form in a stream) is read.
+  expect(types(plain.replace('"object":"chat.completion.chunk"', '"object":"error"'))).toEqual(['choices'])
+  // Cut short, or a bracket too many: read (and then failed or acted on by the full read).
+  expect(types(plain.slice(0, -3))).toEqual(['failure'])
+  expect(types(`${plain.slice(0, -1)}]}`)).toEqual(['failure'])
+  // The model field in another form than the first chunk's: read (its model is then the client's).
+  expect(types(plain.replace('"model":"gpt-4o-2024-08-06"', '"model":"gpt-4o"'))).toEqual(['choices'])
+  expect(types(plain.replace('"index":0', '"index":01'))).not.toEqual(['raw'])
+  // Text holding quotes, backslashes and brackets passes on unchanged.
+  const text = 'a "quoted" {braced} [bracketed] \\ back\\slash \u00e9\u4e2d'
+  const [part] = s.push(ev(JSON.stringify(chunk({ delta: { content: text } }))))
+  expect(part?.type).toBe('raw')
+  expect(JSON.parse((part as { json: string }).json).choices[0].delta.content).toBe(text)
+})

@@ -30,6 +30,7 @@ export function chatShape(includeUsage: boolean): AnswerShape {
       let created = info.created
       /** The chunk with the finish_reason, held back to carry the usage (without include_usage). */
       let finishing: ChunkChoice[] | undefined
+      const held = () => (finishing ? sseData(chunk(finishing)) : '')
       const chunk = (choices: ChunkChoice[], extra?: { usage: Usage }): ChatChunk => ({
         id,
         object: 'chat.completion.chunk',
@@ -57,10 +58,10 @@ export function chatShape(includeUsage: boolean): AnswerShape {
           const closing = includeUsage ? sseData(chunk(last)) + sseData(chunk([], { usage })) : sseData(chunk(last, { usage }))
           return closing + SSE_DONE
         },
+        held,
         fail(message, gw) {
-          const held = finishing ? sseData(chunk(finishing)) : ''
           const error = gw ?? new GatewayError(502, 'provider_error', message)
-          return `${held}${sseData(error.toBody(info.requestId, info.errorShape))}${SSE_DONE}`
+          return `${held()}${sseData(error.toBody(info.requestId, info.errorShape))}${SSE_DONE}`
         },
       }
     },

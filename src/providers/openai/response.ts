@@ -161,43 +161,81 @@ function readDelta(raw: unknown, opts: OpenAIStyleOptions): ChunkDelta {
   return delta
 }
 
-/** What only a chunk that needs a full read contains (inside strings every `"` is escaped, so text never matches). */
-const NEEDS_READ = ['"finish_reason":"', '"usage":{', '"refusal":"', '"tool_calls"', '"error"', '"content":""']
+const QUOTE = 34
+const COLON = 58
 
-/**
- * Whether every `{` and `[` outside strings is closed, in order of depth, and no string is left open:
- * a chunk cut short (or otherwise broken this way) is read, so that its failure is acted on (PRODUCT §4:
- * a failure mid-stream never ends in a clean finish) instead of passed on unread.
- */
-function closed(data: string): boolean {
-  let depth = 0
-  let inString = false
-  for (let i = 0; i < data.length; i++) {
-    const c = data.charCodeAt(i)
-    if (inString) {
-      if (c === 92) i++ // a backslash escapes the next character
-      else if (c === 34) inString = false
-    } else if (c === 34) inString = true
-    else if (c === 123 || c === 91) depth++
-    else if ((c === 125 || c === 93) && --depth < 0) return false
-  }
-  return depth === 0 && !inString
-}
+/** Whether the string at `at` (a key or a value's first character) is `"` followed by `"`: an empty string. */
+const emptyString = (data: string, at: number) => data.charCodeAt(at) === QUOTE && data.charCodeAt(at + 1) === QUOTE
 
 /**
  * A chunk of plain text for choice 0 with its model renamed, or undefined when the chunk needs a full
  * read: a cheap pass per event instead of parse, translate, rebuild and serialise (most of a stream).
+ *
+ * One walk over the text: every `{` and `[` outside strings closed in order and no string left open (a
+ * chunk cut short, or otherwise broken this way, is read, so that its failure is acted on: PRODUCT §4, a
+ * failure mid-stream never ends in a clean finish); its keys looked at as they pass. It needs a full read
+ * when it holds what gw acts on or cannot pass on as is: a finish reason, usage, a refusal, tool calls,
+ * an error (a key, or the value `"error"`), empty content, a choice other than index 0 or more than one,
+ * or JSON in a form other than compact (a key not followed at once by `:`). It must hold non-empty
+ * content and the upstream's model field exactly as the first chunk wrote it.
  */
 function passOn(data: string, upstreamField: string, modelField: string): string | undefined {
-  if (!data.includes('"content":"') || !closed(data)) return undefined
-  for (const marker of NEEDS_READ) if (data.includes(marker)) return undefined
-  // One choice, index 0 (a second `"index":` would be another choice or a tool call).
-  const i = data.indexOf('"index":0')
-  if (i < 0 || data.indexOf('"index":', i + 9) >= 0 || data.lastIndexOf('"index":', i - 1) >= 0) return undefined
-  // The upstream's model field exactly as its first chunk wrote it; in any other form the chunk is read.
-  const m = data.indexOf(upstreamField)
-  if (m < 0) return undefined
-  return data.slice(0, m) + modelField + data.slice(m + upstreamField.length)
+  let depth = 0
+  let content = false
+  let choices = 0
+  let model = -1
+  const n = data.length
+  for (let i = 0; i < n; i++) {
+    const c = data.charCodeAt(i)
+    if (c === QUOTE) {
+      const from = i + 1
+      for (i = from; i < n; i++) {
+        const d = data.charCodeAt(i)
+        if (d === 92) i++ // a backslash escapes the next character
+        else if (d === QUOTE) break
+      }
+      if (i >= n) return undefined
+      const after = data.charCodeAt(i + 1)
+      const length = i - from
+      if (after !== COLON) {
+        // A value: followed by `,`, `}` or `]` in compact JSON.
+        if (after !== 44 && after !== 125 && after !== 93) return undefined
+        if (length === 5 && data.startsWith('error', from)) return undefined
+        continue
+      }
+      const value = i + 2
+      const v = data.charCodeAt(value)
+      switch (length) {
+        case 5:
+          if (data.startsWith('usage', from)) {
+            if (v === 123) return undefined
+          } else if (data.startsWith('index', from)) {
+            // Choice 0 only, once (a second `index` is another choice or a tool call).
+            if (++choices > 1 || v !== 48) return undefined
+            const next = data.charCodeAt(value + 1)
+            if (next >= 48 && next <= 57) return undefined
+          } else if (data.startsWith('model', from)) {
+            if (model < 0 && data.startsWith(upstreamField, from - 1)) model = from - 1
+          } else if (data.startsWith('error', from)) return undefined
+          break
+        case 7:
+          if (data.startsWith('content', from)) {
+            if (emptyString(data, value)) return undefined
+            if (v === QUOTE) content = true
+          } else if (v === QUOTE && data.startsWith('refusal', from)) return undefined
+          break
+        case 10:
+          if (data.startsWith('tool_calls', from)) return undefined
+          break
+        case 13:
+          if (v === QUOTE && data.startsWith('finish_reason', from)) return undefined
+          break
+      }
+    } else if (c === 123 || c === 91) depth++
+    else if ((c === 125 || c === 93) && --depth < 0) return undefined
+  }
+  if (depth !== 0 || !content || choices !== 1 || model < 0) return undefined
+  return data.slice(0, model) + modelField + data.slice(model + upstreamField.length)
 }
 
 /** Translates an OpenAI-style `data:` stream ending in `data: [DONE]`. */
