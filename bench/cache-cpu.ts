@@ -45,7 +45,9 @@ try {
     const one = async () => {
       // The same length every time: a new question per request, so each one misses.
       const body = JSON.stringify({ model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: `${question} #${String(++counter).padStart(9, '0')}` }], max_tokens: 64, metadata: { bench: 'cache' } })
-      const res = await app.handle(new Request(`${base}/v1/chat/completions`, { method: 'POST', headers: { authorization: `GwKey ${t.key}`, 'content-type': 'application/json' }, body }))
+      // With its Content-Length, as a client sends it (without, gw reads the body as a chunked one).
+      const headers = { authorization: `GwKey ${t.key}`, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) }
+      const res = await app.handle(new Request(`${base}/v1/chat/completions`, { method: 'POST', headers, body }))
       await res.arrayBuffer()
       if (res.status !== 200 || res.headers.get('x-gw-cache') !== t.expect) throw new Error(`HTTP ${res.status}, x-gw-cache ${res.headers.get('x-gw-cache')}`)
     }
