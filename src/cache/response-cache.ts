@@ -9,9 +9,10 @@ import { failureOutcome, loggedAnswer, type Outcome } from '../pipeline/7-log'
 import type { AuthedContext, ChatInput, Deps, RawBody } from '../pipeline/context'
 import type { Plan } from '../pipeline/endpoint'
 import type { UpstreamCompletion } from '../providers/adapter'
-import type { ChunkChoice, FinishReason, ToolCall, Usage } from '../providers/openai-types'
+import type { ChunkChoice, Usage } from '../providers/openai-types'
 import { SSE_HEADERS } from '../sse/encode'
 import type { CachePut } from '../store/types'
+import { type Kept, keptText, streamedCompletion } from './kept-answer'
 
 /** Answers larger than this are not kept unless the policy says otherwise. */
 export const DEFAULT_MAX_ENTRY_BYTES = 1_048_576
@@ -24,17 +25,6 @@ export interface CacheUse {
   read: boolean
   ttlMs: number
   maxEntryBytes: number
-}
-
-/** An answer as kept: enough to answer again as JSON or as a stream, in any endpoint's shape. */
-interface Kept {
-  v: 1
-  /** `provider/model-id` that answered. */
-  model: string
-  completion: UpstreamCompletion
-  usage: Usage
-  /** What it cost when it was answered (the cost a hit saves); null when unknown. */
-  costUsd: number | null
 }
 
 /** Body fields that never change an answer, left out of the key (PRODUCT §19: `user`, metadata, the stream flag). */
@@ -95,27 +85,23 @@ export async function lookUp(deps: Deps, ctx: AuthedContext, use: CacheUse): Pro
   }
 }
 
-/** Finish reasons of answers that are kept: not cut short by the token limit, not filtered. */
-const COMPLETE: ReadonlySet<FinishReason | null> = new Set(['stop', 'tool_calls', 'function_call'])
-
 /**
  * Keeps the answer of a request that ended with it, once the answer has gone out: only a complete one
- * (200, not cut short, no refusal, a finish that is not `length` or a filter). When the log thread
- * writes the cache (SQLite), the put is returned for the settlement to hand over with the request's
- * log entry (written in the entry's transaction, off this thread); else it is put here.
+ * (200, not cut short, no refusal, a finish that is not `length` or a filter; see keptText). When the
+ * log thread writes the cache (SQLite), the put is returned for the settlement to hand over with the
+ * request's log entry (written in the entry's transaction, off this thread; a relayed stream's kept
+ * answer is made there too, from the text the client received); else it is put here.
  */
 export function keep(deps: Deps, ctx: AuthedContext, use: CacheUse, o: Outcome, completion: UpstreamCompletion | undefined): CachePut | undefined {
   if (o.status !== 200 || o.errorCode || o.incomplete || o.refusal || !o.target || !o.usage) return undefined
-  const c = completion ?? streamedCompletion(o)
-  // An answer with no choices is an embeddings answer (its body is `native`).
-  if (!c || (!c.choices.length && c.native === undefined) || !c.choices.every((ch) => COMPLETE.has(ch.finish_reason) && ch.message.refusal === null)) return undefined
-  const kept: Kept = { v: 1, model: o.target.model.name, completion: { ...c, usage: undefined }, usage: o.usage, costUsd: o.costUsd }
-  const text = JSON.stringify(kept)
-  // UTF-8 takes at most 3 bytes per UTF-16 unit: the bytes are counted only when the text might pass the bound.
-  if (text.length > use.maxEntryBytes || (text.length * 3 > use.maxEntryBytes && Buffer.byteLength(text) > use.maxEntryBytes)) return undefined
+  const model = o.target.model.name
   const now = Date.now()
-  const put: CachePut = { orgId: ctx.org.org.id, key: use.key, value: text, expiresAt: now + use.ttlMs, now, maxOrgBytes: deps.config.cacheMaxOrgBytes }
-  if (deps.logs.keepsAnswers) return put
+  const put = { orgId: ctx.org.org.id, key: use.key, expiresAt: now + use.ttlMs, now, maxOrgBytes: deps.config.cacheMaxOrgBytes }
+  if (deps.logs.keepsAnswers && !completion && o.responseEvents && o.responseBody === undefined)
+    return { ...put, value: '', stream: { events: o.responseEvents, model, usage: o.usage, costUsd: o.costUsd, maxEntryBytes: use.maxEntryBytes } }
+  const text = keptText(model, completion ?? streamedCompletion(loggedAnswer(o)), o.usage, o.costUsd, use.maxEntryBytes)
+  if (text === undefined) return undefined
+  if (deps.logs.keepsAnswers) return { ...put, value: text }
   deps.cache.put(put.orgId, put.key, text, put.expiresAt, now, put.maxOrgBytes).catch((err: unknown) => {
     // Said once a minute at most: while the store or Redis is away every miss would say it.
     if (now - lastPutError < 60_000) return
@@ -126,22 +112,6 @@ export function keep(deps: Deps, ctx: AuthedContext, use: CacheUse, o: Outcome, 
 }
 
 let lastPutError = -Infinity
-
-/** A streamed answer's transcript (the log's response body) as a completion. */
-function streamedCompletion(o: Outcome): UpstreamCompletion | undefined {
-  const t = loggedAnswer(o) as { content: string; tool_calls?: ToolCall[]; finish_reason: FinishReason | null } | undefined
-  if (!t || typeof t.content !== 'string') return undefined
-  return {
-    choices: [
-      {
-        index: 0,
-        message: { role: 'assistant', content: t.content || (t.tool_calls ? null : ''), refusal: null, ...(t.tool_calls ? { tool_calls: t.tool_calls } : {}) },
-        finish_reason: t.finish_reason ?? 'stop',
-        logprobs: null,
-      },
-    ],
-  }
-}
 
 const ZERO: Usage = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 }
 

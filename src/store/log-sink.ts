@@ -4,6 +4,7 @@ import { type RelayedEvents, type RelayReader, relayTranscript, streamedAnswer }
 import type { LogEntry } from '../domain/log-entry'
 import { withEntryText, withJsonText } from './json-text'
 import { LogWriter, type LogWriterOptions } from './log-writer'
+import type { Usage } from '../providers/openai-types'
 import type { CachePut, LogStore } from './types'
 
 /**
@@ -222,8 +223,10 @@ export class LogSink {
  * thread as the text they are, never serialised again. A body is `-` (none), `t<bytes>` or `t` and
  * its text, `s`, the answer's text, finish reason and tool calls (JSON, `` when none), `e`, a relayed
  * stream's reader and text, or `v` and its
- * value as JSON (a value without text: a count, an MCP result). The kept answer, last, is `-` (none)
- * or `k` (`kr`: its key may be stored already), then its org, key, value, expiry, time and the org's bound.
+ * value as JSON (a value without text: a count, an MCP result). The kept answer, last, is `-` (none),
+ * or `k` (`kr`: its key may be stored already) or `s` (`sr`) and its org, key, expiry, time and the org's
+ * bound, then for `k` its value, for `s` (a relayed stream's, made on the log thread) the stream's reader
+ * and text, the model, usage (JSON), cost (`` when unknown) and largest entry.
  */
 export function packItems(items: readonly LogItem[]): string {
   let out = ''
@@ -233,7 +236,13 @@ export function packItems(items: readonly LogItem[]): string {
 
 function packKept(k: CachePut | undefined): string {
   if (!k) return field('-')
-  return field(k.replaces === false ? 'k' : 'kr') + field(k.orgId) + field(k.key) + field(k.value) + field(String(k.expiresAt)) + field(String(k.now)) + field(String(k.maxOrgBytes))
+  const at = field(k.orgId) + field(k.key) + field(String(k.expiresAt)) + field(String(k.now)) + field(String(k.maxOrgBytes))
+  const s = k.value ? undefined : k.stream
+  if (!s) return field(k.replaces === false ? 'k' : 'kr') + at + field(k.value)
+  return (
+    field(k.replaces === false ? 's' : 'sr') + at + field(s.events.reader) + field(s.events.text) + field(s.model) + field(JSON.stringify(s.usage)) +
+    field(s.costUsd === null ? '' : String(s.costUsd)) + field(String(s.maxEntryBytes))
+  )
 }
 
 const field = (s: string) => `${s.length}:${s}`
@@ -284,8 +293,18 @@ export function unpackItems(packed: string): LogItem[] {
     if (request) item.request = request
     if (response) item.response = response
     const kept = next()
-    if (kept[0] === 'k')
-      item.kept = { orgId: next(), key: next(), value: next(), expiresAt: Number(next()), now: Number(next()), maxOrgBytes: Number(next()), replaces: kept === 'kr' }
+    if (kept !== '-') {
+      const put: CachePut = { orgId: next(), key: next(), expiresAt: Number(next()), now: Number(next()), maxOrgBytes: Number(next()), replaces: kept.length > 1, value: '' }
+      if (kept[0] === 'k') put.value = next()
+      else {
+        const events = { reader: next() as RelayReader, text: next() }
+        const model = next()
+        const usage = JSON.parse(next()) as Usage
+        const cost = next()
+        put.stream = { events, model, usage, costUsd: cost === '' ? null : Number(cost), maxEntryBytes: Number(next()) }
+      }
+      item.kept = put
+    }
     items.push(item)
   }
   return items

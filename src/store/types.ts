@@ -7,6 +7,8 @@ import type { AdminTokenRecord, AuditEntry, Role, User } from '../domain/people'
 import type { PromptRecord, PromptVersion, PromptVersionContent } from '../domain/prompt'
 import type { UsageQuery, UsageRow } from './usage-rollup'
 import type { McpStore } from '../mcp/store'
+import type { RelayedEvents } from '../apis/relay-transcript'
+import type { Usage } from '../providers/openai-types'
 
 export interface OrgStore {
   createOrg(org: { id: string; name: string }): Promise<Org>
@@ -202,16 +204,31 @@ export interface ResponseCacheStore {
   readonly keptByLog?: KeptAnswers
 }
 
-/** One answer kept by the response cache: `put`'s arguments, as handed to the log thread with its request's entry. */
+/**
+ * One answer kept by the response cache: `put`'s arguments, as handed to the log thread with its
+ * request's entry; a relayed stream's with `stream`, its value made from it where it is needed
+ * (keptFromStream in src/cache/kept-answer.ts: on the log thread, or for a repeat before the write).
+ */
 export interface CachePut {
   orgId: string
   key: string
+  /** The kept answer's JSON text; '' while a relayed stream's is still to be made from `stream`. */
   value: string
+  stream?: KeptStream
   expiresAt: number
   now: number
   maxOrgBytes: number
   /** False when the key is surely not stored (the serving thread knows every stored key): its old size is not read. */
   replaces?: boolean
+}
+
+/** What a relayed stream's kept answer is made from: the text the client received, and what the serving thread knew of the answer. */
+export interface KeptStream {
+  events: RelayedEvents
+  model: string
+  usage: Usage
+  costUsd: number | null
+  maxEntryBytes: number
 }
 
 /**

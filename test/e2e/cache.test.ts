@@ -234,7 +234,7 @@ test('prompt runs: the rendered request is the key (other variables miss, the sa
   expect((await run('Grace')).headers.get('x-gw-cache')).toBe('miss')
 })
 
-test('on a SQLite file: an answer kept is a hit before and after the log thread wrote it and after a restart; the org size bound holds', async () => {
+test('on a SQLite file: an answer kept is a hit before and after the log thread wrote it and after a restart; the org size bound holds; a stream\'s answer is made from what the client received', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'gw-cache-file-'))
   const env = { GW_DB: join(dir, 'gw.db'), GW_SECRET: TEST_SECRET, GW_CACHE_MAX_ORG_BYTES: '2048' }
   const table = () => {
@@ -276,6 +276,21 @@ test('on a SQLite file: an answer kept is a hit before and after the log thread 
     expect((await ask(1)).headers.get('x-gw-cache')).toBe('miss')
     expect((await ask(2)).headers.get('x-gw-cache')).toBe('miss')
     expect(sent()).toBe(before + 2)
+    // A relayed stream's answer is made from what the client received: at once for a repeat, and on the
+    // log thread; one cut by the token limit is neither.
+    const streamed = await org.chat({ seed: 30, stream: true }, {}, on)
+    const text = (await readSse(streamed)).map((d) => (d === '[DONE]' ? '' : ((d as any).choices?.[0]?.delta?.content ?? ''))).join('')
+    for (const seed of [31, 32]) {
+      openai.enqueue({ kind: 'reply', finish: 'length' })
+      await (await org.chat({ seed, stream: true }, {}, on)).text()
+    }
+    for (const [written, cut] of [[false, 31], [true, 32]] as const) {
+      if (written) await on.gw.deps.logs.flush()
+      const hit = await ask(30)
+      expect(hit.headers.get('x-gw-cache')).toBe('hit')
+      expect(((await hit.json()) as any).choices[0].message.content).toBe(text)
+      expect((await ask(cut)).headers.get('x-gw-cache')).toBe('miss')
+    }
   } finally {
     await on.stop()
     rmSync(dir, { recursive: true, force: true })

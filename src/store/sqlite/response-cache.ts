@@ -4,6 +4,7 @@
 // entry (SqliteCacheWrites), each batch dropping the org's expired entries and, past its size bound, its oldest.
 
 import type { Database } from 'bun:sqlite'
+import { keptFromStream } from '../../cache/kept-answer'
 import type { CachePut, KeptAnswers, ResponseCacheStore } from '../types'
 
 /** Expired entries dropped per org per batch. */
@@ -66,6 +67,9 @@ export class SqliteCacheWrites {
     const last = new Map<string, CachePut>()
     const dropped: string[] = []
     for (const p of puts) {
+      // A relayed stream's answer is made here; one that is not kept (not complete, too large) is not written.
+      if (!p.value && p.stream) p.value = keptFromStream(p.stream) ?? ''
+      if (!p.value) continue
       const total = (totals.get(p.orgId) ?? this.totals.get(p.orgId) ?? q.total.get(p.orgId)?.total ?? 0) - (p.replaces === false ? 0 : (q.old.get(p.orgId, p.key)?.bytes ?? 0))
       const bytes = Buffer.byteLength(p.value)
       q.put.run(p.orgId, p.key, p.value, bytes, p.expiresAt, p.now)
@@ -108,6 +112,9 @@ export class SqliteCacheWrites {
 
 let lastRefusal = -Infinity
 
+/** Characters a handed-over put holds: its answer, or a relayed stream's text (whichever it came with). */
+const handedSize = (p: CachePut) => (p.stream ? p.stream.events.text.length : p.value.length)
+
 /**
  * One org's stored keys, each with its expiry (Infinity for those read from the table on the org's first
  * lookup: get's SELECT checks it), or with its put while that is handed to the log thread and not yet
@@ -147,7 +154,12 @@ export class SqliteResponseCache implements ResponseCacheStore, KeptAnswers {
   async get(orgId: string, key: string, now: number): Promise<string | undefined> {
     const known = this.org(orgId).get(key)
     if (known === undefined) return undefined
-    if (typeof known !== 'number') return known.expiresAt > now ? known.value : undefined
+    if (typeof known !== 'number') {
+      if (known.expiresAt <= now) return undefined
+      // A relayed stream's answer not written yet is made here for this repeat (the log thread makes the same).
+      if (!known.value && known.stream) known.value = keptFromStream(known.stream) ?? ''
+      return known.value || undefined
+    }
     return known > now ? this.get1.get(orgId, key, now)?.value : undefined
   }
 
@@ -173,7 +185,7 @@ export class SqliteResponseCache implements ResponseCacheStore, KeptAnswers {
 
   /** Notes the put as handed over, and whether its key may be stored already (`replaces`: else the log thread skips reading its old size). */
   handOver(put: CachePut): boolean {
-    if (this.handedSize + put.value.length > MAX_HANDED_OVER) {
+    if (this.handedSize + handedSize(put) > MAX_HANDED_OVER) {
       // Said once a minute at most: while the log thread is behind every miss would say it.
       if (put.now - lastRefusal >= 60_000) {
         lastRefusal = put.now
@@ -183,10 +195,10 @@ export class SqliteResponseCache implements ResponseCacheStore, KeptAnswers {
     }
     const org = this.org(put.orgId)
     const before = org.get(put.key)
-    if (before !== undefined && typeof before !== 'number') this.handedSize -= before.value.length
+    if (before !== undefined && typeof before !== 'number') this.handedSize -= handedSize(before)
     put.replaces = before !== undefined
     org.set(put.key, put)
-    this.handedSize += put.value.length
+    this.handedSize += handedSize(put)
     return true
   }
 
@@ -194,7 +206,7 @@ export class SqliteResponseCache implements ResponseCacheStore, KeptAnswers {
     const org = this.orgs.get(put.orgId)
     if (org?.get(put.key) !== put) return
     org.set(put.key, put.expiresAt)
-    this.handedSize -= put.value.length
+    this.handedSize -= handedSize(put)
   }
 
   forget(slots: readonly string[]): void {
