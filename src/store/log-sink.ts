@@ -226,22 +226,24 @@ export class LogSink {
  * value as JSON (a value without text: a count, an MCP result). The kept answer, last, is `-` (none),
  * or `k` (`kr`: its key may be stored already) or `s` (`sr`) and its org, key, expiry, time and the org's
  * bound, then for `k` its value, for `s` (a relayed stream's, made on the log thread) the stream's reader
- * and text, the model, usage (JSON), cost (`` when unknown) and largest entry.
+ * and text (`=`: the response body's), the model, usage (JSON), cost (`` when unknown) and largest entry.
  */
 export function packItems(items: readonly LogItem[]): string {
   let out = ''
-  for (const it of items) out += `${field(String(it.seq))}${field(it.head)}${packBody(it.request)}${packBody(it.response)}${packKept(it.kept)}`
+  for (const it of items) out += `${field(String(it.seq))}${field(it.head)}${packBody(it.request)}${packBody(it.response)}${packKept(it.kept, it.response?.events)}`
   return out
 }
 
-function packKept(k: CachePut | undefined): string {
+/** `logged`: the item's response body as a relayed stream's text; a kept stream of the same text does not carry it again. */
+function packKept(k: CachePut | undefined, logged: RelayedEvents | undefined): string {
   if (!k) return field('-')
   const at = field(k.orgId) + field(k.key) + field(String(k.expiresAt)) + field(String(k.now)) + field(String(k.maxOrgBytes))
   const s = k.value ? undefined : k.stream
   if (!s) return field(k.replaces === false ? 'k' : 'kr') + at + field(k.value)
+  const events = s.events === logged ? field('=') : field(s.events.reader) + field(s.events.text)
   return (
-    field(k.replaces === false ? 's' : 'sr') + at + field(s.events.reader) + field(s.events.text) + field(s.model) + field(JSON.stringify(s.usage)) +
-    field(s.costUsd === null ? '' : String(s.costUsd)) + field(String(s.maxEntryBytes))
+    field(k.replaces === false ? 's' : 'sr') + at + events + field(s.model) + field(JSON.stringify(s.usage)) + field(s.costUsd === null ? '' : String(s.costUsd)) +
+    field(String(s.maxEntryBytes))
   )
 }
 
@@ -297,7 +299,9 @@ export function unpackItems(packed: string): LogItem[] {
       const put: CachePut = { orgId: next(), key: next(), expiresAt: Number(next()), now: Number(next()), maxOrgBytes: Number(next()), replaces: kept.length > 1, value: '' }
       if (kept[0] === 'k') put.value = next()
       else {
-        const events = { reader: next() as RelayReader, text: next() }
+        const reader = next()
+        // `=` is packed only beside a response body of relayed events.
+        const events = reader === '=' ? (response?.events as RelayedEvents) : { reader: reader as RelayReader, text: next() }
         const model = next()
         const usage = JSON.parse(next()) as Usage
         const cost = next()

@@ -1,7 +1,8 @@
 // The SQLite response cache's puts go to the log thread with their requests' log entries: a put is answered
 // from memory at once, written in its entry's transaction, read from the table once written and after the
-// store is opened again; the log thread killed mid-batch writes each put once and the org's size bound
-// holds; a put made straight on the store is written at once.
+// store is opened again; a relayed stream's answer is made there from the stream's text; the log thread
+// killed mid-batch writes each put once and the org's size bound holds; a put made straight on the store
+// is written at once.
 
 import { afterAll, expect, test } from 'bun:test'
 import { Database } from 'bun:sqlite'
@@ -71,6 +72,35 @@ test('a put handed over with its entry is answered at once, written by the log t
   try {
     expect(await s.store.cache.get('o1', 'a', NOW)).toBe('again')
     expect(await s.store.cache.get('o1', 'nope', NOW)).toBeUndefined()
+  } finally {
+    await close(s)
+  }
+})
+
+test('a relayed stream\'s answer is made by the log thread from the text the client received, carried with the put or as the entry\'s response body', async () => {
+  const path = join(dir, 'stream.db')
+  const s = open(path)
+  try {
+    const chunk = (delta: object, finish: string | null) =>
+      `data: ${JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', created: 1, model: 'gpt-4o-mini', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`
+    const text = `${chunk({ role: 'assistant', content: 'Hel' }, null)}${chunk({ content: 'lo' }, 'stop')}data: [DONE]\n\n`
+    const streamed = (key: string, finish = 'stop'): CachePut => ({
+      ...put(key, ''),
+      stream: { events: { reader: 'openai-chat', text: text.replace('"stop"', JSON.stringify(finish)) }, model: 'openai/gpt-4o-mini', usage: { prompt_tokens: 3, completion_tokens: 2, total_tokens: 5 }, costUsd: null, maxEntryBytes: 1e6 },
+    })
+    const alone = streamed('alone')
+    const logged = streamed('logged')
+    hand(s.logs, 1, alone)
+    s.logs.record(logEntry(2), { response: { events: logged.stream?.events }, kept: logged })
+    hand(s.logs, 3, streamed('cut', 'length'))
+    await s.logs.flush()
+    expect(table(path).cache).toEqual(['alone={"v":1,"', 'logged={"v":1,"'])
+    for (const key of ['alone', 'logged']) {
+      const kept = JSON.parse((await s.store.cache.get('o1', key, NOW)) as string)
+      expect(kept).toMatchObject({ model: 'openai/gpt-4o-mini', usage: { total_tokens: 5 }, costUsd: null })
+      expect(kept.completion.choices[0]).toMatchObject({ message: { content: 'Hello' }, finish_reason: 'stop' })
+    }
+    expect(await s.store.cache.get('o1', 'cut', NOW)).toBeUndefined()
   } finally {
     await close(s)
   }
