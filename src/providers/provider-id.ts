@@ -24,13 +24,12 @@ export function modelName(provider: string, id: string): string {
   return `${provider}/${id}`
 }
 
-/** Prefix aliases accepted in model strings (`gemini/…` is `google/…`). */
-const ALIASES: Record<string, ProviderId> = { gemini: 'google' }
+/** Each native provider by its name, and the prefix aliases accepted in model strings (`gemini/…` is `google/…`). */
+const BY_PREFIX = new Map<string, ProviderId>([...PROVIDER_IDS.map((p): [string, ProviderId] => [p, p]), ['gemini', 'google']])
 
+/** The native provider a prefix names, in any case (called several times per request: one map lookup when lower-case). */
 export function toProviderId(prefix: string): ProviderId | undefined {
-  const p = prefix.toLowerCase()
-  if ((PROVIDER_IDS as readonly string[]).includes(p)) return p as ProviderId
-  return ALIASES[p]
+  return BY_PREFIX.get(prefix) ?? BY_PREFIX.get(prefix.toLowerCase())
 }
 
 /** A name an OpenAI-compatible provider may take: shaped like one, and not native. */
