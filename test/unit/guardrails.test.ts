@@ -13,6 +13,16 @@ import type { ChatRequest } from '../../src/providers/openai-types'
 
 const ALL = new Set<PiiEntity>(PII_ENTITIES)
 const found = (text: string, only: PiiEntity[] = [...PII_ENTITIES]) => findEntities(text, new Set(only)).map((f) => [f.entity, text.slice(f.start, f.end)])
+/** The text without the values the rules find (each cut leaves a NUL, so no two pieces join into a new string). */
+const outsideEntities = (text: string) => {
+  let out = ''
+  let from = 0
+  for (const f of findEntities(text, new Set(PII_ENTITIES))) {
+    out += `${text.slice(from, f.start)}\u0000`
+    from = f.end
+  }
+  return out + text.slice(from)
+}
 
 /** Real-looking values of every kind, each valid by its rule. */
 const VALUES: Record<PiiEntity, string[]> = {
@@ -124,15 +134,23 @@ test('property: mask sends no value upstream, and an echoing model streamed in a
       const req = body(text)
       await g.screenInput(req, new AbortController().signal)
       const upstream = req.messages[0]?.content as string
-      for (const [, v] of found(text)) expect(upstream).not.toContain(v as string)
+      // A value also written where the rules find none (`::1` inside `::1g`, which is no address) goes
+      // upstream there, as the client wrote it; everywhere else it is masked.
+      const values = found(text).map(([, v]) => v as string)
+      const elsewhere = (v: string) => outsideEntities(text).includes(v)
+      for (const v of values) if (!elsewhere(v)) expect(upstream).not.toContain(v)
       expect(found(upstream)).toEqual([])
       // The answer comes back in chunks: the client reads the original text, placeholders included only where the client wrote them.
       expect(streamed(g, upstream, at)).toBe(text)
       expect(g.answerText(upstream)).toBe(text)
-      // And the log keeps the masked text only.
-      expect(g.scrubText(text)).toBe(upstream)
+      // And the log keeps no masked value: every occurrence is hidden, even one the rules would not
+      // find (`::1` in `::1g`), so the log may hide more than the upstream's text did, never less.
+      const logged = g.scrubText(text)
+      for (const v of values) expect(logged).not.toContain(v)
+      if (!values.some(elsewhere)) expect(logged).toBe(upstream)
     }),
-    { numRuns: 400 },
+    // The case a run found (seed -1622211419): the log's scrub had been asked for the upstream's text exactly.
+    { numRuns: 400, examples: [['::1 ::1g', []]] },
   )
 })
 
@@ -143,9 +161,9 @@ test('property: output redact streamed in any chunks gives what redacting the wh
       const whole = new Guard(redact, noFetch).answerText(text)
       const client = streamed(new Guard(redact, noFetch), text, at)
       expect(client).toBe(whole)
-      for (const [, v] of found(text)) expect(client).not.toContain(v as string)
+      for (const [, v] of found(text)) if (!outsideEntities(text).includes(v as string)) expect(client).not.toContain(v as string)
     }),
-    { numRuns: 300 },
+    { numRuns: 300, examples: [['::1 ::1g', []]] },
   )
 })
 
