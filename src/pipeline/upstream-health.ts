@@ -174,16 +174,17 @@ export class UpstreamHealth {
   }
 
   /**
-   * An answer came: the cool-down and the breaker end. A benched key stays benched: only its record
-   * changing or its time running out lifts it (PRODUCT §4a). A success can only come from an attempt
-   * admitted before the bench (a benched key is not admitted), so it says nothing about the key now.
+   * An answer came: the breaker closes. A benched key stays benched and a cool-down lasts its
+   * Retry-After: only the key's record changing or their time running out lifts them (PRODUCT §4a: gw
+   * sends nothing to the model before the time a 429 names). A success during either can only come
+   * from an attempt admitted before it began (neither admits one), so it says nothing about now.
    */
   private recover(id: string, s: State): void {
-    if (s.keyOutUntil <= this.now()) {
+    const now = this.now()
+    if (s.keyOutUntil <= now && s.cooldownUntil <= now) {
       this.states.delete(id)
       return
     }
-    s.cooldownUntil = 0
     s.failures = 0
     s.openUntil = 0
     s.probing = false

@@ -70,3 +70,22 @@ test('a key benched after a 401 stays benched when an answer admitted before the
   // Its record changing lifts it.
   expect(health.available('o', 'openai/gpt-4o', { ...key, revision: '2026-11-27T00:05:00.000Z' })).toBe(true)
 })
+
+test("an answer to an attempt admitted before a 429 does not lift the cool-down its Retry-After set, here or on the other instances", () => {
+  let now = 1_000
+  const shared: unknown[] = []
+  const health = new UpstreamHealth({ onShared: (e) => shared.push(e) }, () => now)
+  const other = new UpstreamHealth({}, () => now)
+  // Two attempts admitted together; the first meets a 429 with Retry-After 30 s, the second then answers.
+  expect(health.admit('o', 'm').ok).toBe(true)
+  expect(health.admit('o', 'm').ok).toBe(true)
+  health.record('o', 'm', { kind: 'rate_limit', status: 429, message: 'HTTP 429', retryAfterMs: 30_000 })
+  for (const e of shared) other.applyShared(e as Parameters<UpstreamHealth['applyShared']>[0])
+  health.record('o', 'm', 'ok')
+  for (const e of shared.splice(0)) other.applyShared(e as Parameters<UpstreamHealth['applyShared']>[0])
+  // Before: the answer lifted the cool-down here and, by its "recovered" notice, on the other instance.
+  now = 2_000
+  for (const h of [health, other]) expect(h.admit('o', 'm')).toMatchObject({ ok: false, kind: 'rate_limit', retryAfterMs: 29_000 })
+  now = 31_001
+  for (const h of [health, other]) expect(h.admit('o', 'm').ok).toBe(true)
+})
