@@ -49,7 +49,13 @@ export class Settlement {
     if (this.guard) o = guarded(this.guard, this.ctx, o, this.deps.config.logBodyMaxBytes)
     if (this.cache) {
       // Kept first: a relayed stream's transcript it reads is then on the outcome the trace reads too.
-      const kept = this.cache.keep(o)
+      // A failure to keep the answer (a bug) never costs the request its log entry.
+      let kept: CachePut | undefined
+      try {
+        kept = this.cache.keep(o)
+      } catch (err) {
+        console.error(`gw: keeping the answer of request ${this.ctx.requestId} in the response cache failed:`, err instanceof Error ? err.message : err)
+      }
       o = { ...o, cache: this.cache.result, kept }
     }
     let cost: number | null = null
