@@ -161,34 +161,6 @@ export async function jsonAnswer(
   })
 }
 
-/** What the stream has said so far, for the usage estimate and the log. */
-interface ChatTranscript extends Transcript {
-  /** Raw chunks passed on unread (plain text of choice 0), read in order when the text is needed. */
-  unread: string[]
-}
-
-/**
- * Appends the text of the raw chunks passed on so far: one JSON.parse each, after they were sent. A
- * chunk cut short (an upstream that ended mid-event) has no text to read, as for the log thread.
- */
-function readRaw(t: ChatTranscript): void {
-  for (const json of t.unread) {
-    let chunk: { choices: { delta: { content: string } }[] }
-    try {
-      chunk = JSON.parse(json) as typeof chunk
-    } catch {
-      continue
-    }
-    t.content += chunk.choices[0]?.delta.content ?? ''
-  }
-  t.unread.length = 0
-}
-
-function noteChoices(t: ChatTranscript, choices: ChunkChoice[]): void {
-  if (t.unread.length) readRaw(t)
-  addChoices(t, choices)
-}
-
 /** The choices of an OpenAI chat chunk passed on unread, for shapes that do not write it as it is. */
 function chunkChoices(json: string): ChunkChoice[] {
   return (JSON.parse(json) as { choices: ChunkChoice[] }).choices
@@ -272,11 +244,14 @@ export function streamAnswer(
  */
 class StreamPump implements UnderlyingDefaultSource<Uint8Array> {
   private readonly encoder: StreamEncoder
-  private readonly transcript: ChatTranscript = { content: '', toolCalls: [], finish: null, unread: [] }
+  /** What the stream has said so far, for the usage estimate and the log (a stream not relayed). */
+  private readonly transcript: Transcript = { content: '', toolCalls: [], finish: null }
   /** A relayed stream (or chat chunks passed on): what the client received, in order (bytes as relayed, text as written), for the log thread to read. */
   private readonly relayReader: RelayReader | undefined
   private readonly relayed: (Uint8Array | string)[] = []
   private relayedTranscript: Transcript | undefined
+  /** The closing events (end or error) are written: nothing is held back any more. */
+  private closingWritten = false
   private reported: Usage | undefined
   private upstreamEnded = false
   private shuttingDown = false
@@ -320,16 +295,14 @@ class StreamPump implements UnderlyingDefaultSource<Uint8Array> {
   }
 
   /**
-   * The answer's text, only when needed (a usage estimate, a structured-output check): a pass-through
-   * stream's events read again here (its translator skipped the deltas); else the transcript, the
-   * chunks passed on unread parsed now (chat holds its finishing chunk back, so the client's text
-   * may not have it yet).
+   * The answer's text, only when needed (a usage estimate, a structured-output check), once the
+   * upstream is done: a relayed stream's (chat chunks passed on included) read again from what the
+   * client received, with what the encoder still holds back until the closing events are written;
+   * else the transcript.
    */
   private content(): string {
-    if (this.relayReader && this.relayReader !== 'openai-chat')
-      return (this.relayedTranscript ??= relayTranscript(this.received() as RelayedEvents)).content
-    readRaw(this.transcript)
-    return this.transcript.content
+    if (!this.relayReader) return this.transcript.content
+    return (this.relayedTranscript ??= relayTranscript(this.received(!this.closingWritten) as RelayedEvents)).content
   }
 
   /** At shutdown gw cuts the stream: the attempt is closed, and the failure it then reports is told as gw's. */
@@ -449,6 +422,7 @@ class StreamPump implements UnderlyingDefaultSource<Uint8Array> {
       text = this.failed(how.failure)
     }
     this.write(text)
+    this.closingWritten = true
     this.controller?.close()
     return how
   }
@@ -471,7 +445,6 @@ class StreamPump implements UnderlyingDefaultSource<Uint8Array> {
   private async outcomeOf(how: Ending): Promise<Outcome> {
     const t = this.transcript
     const events = this.received(how.kind === 'left')
-    if (!events) readRaw(t)
     const failure = how.kind === 'failed' ? how.failure : undefined
     return {
       ...baseOutcome(this.d),
@@ -504,17 +477,16 @@ class StreamPump implements UnderlyingDefaultSource<Uint8Array> {
           break
         case 'raw':
           if (encoder.chunk) {
-            // Parsed only if the text is needed here (content()); the log reads it from the client's text.
-            this.transcript.unread.push(p.json)
+            // Not parsed here: the log (and content(), if needed) reads it from the client's text.
             out += encoder.chunk(p.json)
           } else {
             const choices = chunkChoices(p.json)
-            noteChoices(this.transcript, choices)
+            addChoices(this.transcript, choices)
             out += encoder.choices(choices)
           }
           break
         case 'choices':
-          noteChoices(this.transcript, p.choices)
+          addChoices(this.transcript, p.choices)
           out += encoder.choices(p.choices)
           break
         case 'relay':
