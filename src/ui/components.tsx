@@ -186,3 +186,16 @@ export const useAccess = () => useContext(AccessContext)
 export function IfCanChange({ children }: { children: ComponentChildren }) {
   return useAccess().canChange ? <>{children}</> : null
 }
+
+/** A table row's cell with its one destructive action (Remove, Delete, Forget), shown only to someone who may change the org. */
+export function DangerCell({ label, aria, onClick }: { label: string; aria?: string; onClick: () => void }) {
+  return (
+    <td>
+      <IfCanChange>
+        <button type="button" class="danger" onClick={onClick} aria-label={aria}>
+          {label}
+        </button>
+      </IfCanChange>
+    </td>
+  )
+}

@@ -2,7 +2,7 @@
 
 import { useState } from 'preact/hooks'
 import { api, get, orgPath } from '../api'
-import { Empty, ErrorNote, Field, fmtTime, IfCanChange, Section, ShownOnce, useAction, useLoad } from '../components'
+import { DangerCell, Empty, ErrorNote, Field, fmtTime, IfCanChange, Section, ShownOnce, useAction, useLoad } from '../components'
 import type { OrgDetail, ServiceKeyInfo } from '../types'
 import { Providers } from './providers'
 
@@ -191,13 +191,7 @@ function ProviderKeys({ org, detail, reload }: { org: string; detail: OrgDetail;
                 <td>{p.baseUrl ?? 'default'}</td>
                 <td>{p.enabled ? 'yes' : 'no'}</td>
                 <td>{fmtTime(p.updatedAt)}</td>
-                <td>
-                  <IfCanChange>
-                    <button type="button" class="danger" onClick={() => remove(p.provider, p.name)} aria-label={`Remove ${p.provider} key ${p.name}`}>
-                      Remove
-                    </button>
-                  </IfCanChange>
-                </td>
+                <DangerCell label="Remove" aria={`Remove ${p.provider} key ${p.name}`} onClick={() => remove(p.provider, p.name)} />
               </tr>
             ))}
           </tbody>
@@ -287,13 +281,7 @@ function SigningSecrets({ org, detail, reload }: { org: string; detail: OrgDetai
                   <code>{s.kid}</code>
                 </td>
                 <td>{fmtTime(s.createdAt)}</td>
-                <td>
-                  <IfCanChange>
-                    <button type="button" class="danger" onClick={() => remove(s.kid)}>
-                      Delete
-                    </button>
-                  </IfCanChange>
-                </td>
+                <DangerCell label="Delete" onClick={() => remove(s.kid)} />
               </tr>
             ))}
           </tbody>

@@ -3,7 +3,7 @@
 
 import { useState } from 'preact/hooks'
 import { api, get, orgPath } from '../api'
-import { CopyButton, Empty, ErrorNote, Field, fmtTime, IfCanChange, JsonView, Section, SubmitRow, useAction, useLoad } from '../components'
+import { DangerCell, CopyButton, Empty, ErrorNote, Field, fmtTime, IfCanChange, JsonView, Section, SubmitRow, useAction, useLoad } from '../components'
 import type { OrgDetail } from '../types'
 
 /** A server as the admin API shows it: header names only, the bearer token and client secret as `****`. */
@@ -63,9 +63,7 @@ export function McpPage({ org }: { org: string }) {
                   <td>{s.headers.length ? s.headers.join(', ') : '—'}</td>
                   <td>{s.enabled ? 'yes' : 'no'}</td>
                   <td>{fmtTime(s.updatedAt)}</td>
-                  <td>
-                    <IfCanChange>{removeButton(s, remove)}</IfCanChange>
-                  </td>
+                  <DangerCell label="Remove" aria={`Remove MCP server ${s.name}`} onClick={() => remove(s)} />
                 </tr>
               ))}
             </tbody>
@@ -134,13 +132,7 @@ function OAuthUsers({ org, server }: { org: string; server: string }) {
                 <td>{u.endUser}</td>
                 <td>{u.authorised ? 'authorised' : 'authorisation under way'}</td>
                 <td>{fmtTime(u.updatedAt)}</td>
-                <td>
-                  <IfCanChange>
-                    <button type="button" class="danger" onClick={() => forget(u)} aria-label={`Forget ${u.endUser} at ${server}`}>
-                      Forget
-                    </button>
-                  </IfCanChange>
-                </td>
+                <DangerCell label="Forget" aria={`Forget ${u.endUser} at ${server}`} onClick={() => forget(u)} />
               </tr>
             ))}
           </tbody>
@@ -151,11 +143,6 @@ function OAuthUsers({ org, server }: { org: string; server: string }) {
   )
 }
 
-const removeButton = (s: McpServerInfo, remove: (s: McpServerInfo) => void) => (
-  <button type="button" class="danger" onClick={() => remove(s)} aria-label={`Remove MCP server ${s.name}`}>
-    Remove
-  </button>
-)
 
 function ServerForm({ org, reload }: { org: string; reload: () => void }) {
   const [name, setName] = useState('')

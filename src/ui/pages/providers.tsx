@@ -2,7 +2,7 @@
 
 import { useState } from 'preact/hooks'
 import { api, orgPath } from '../api'
-import { Empty, ErrorNote, Field, fmtTime, IfCanChange, Section, SubmitRow, useAction } from '../components'
+import { DangerCell, Empty, ErrorNote, Field, fmtTime, IfCanChange, Section, SubmitRow, useAction } from '../components'
 import { DEFAULT_QUIRKS, PRESET_NAMES, presetOf, type Quirks } from '../../providers/openai-compatible'
 import type { OrgDetail, ProviderInfo } from '../types'
 
@@ -93,13 +93,7 @@ export function Providers({ org, detail, reload }: { org: string; detail: OrgDet
                 </td>
                 <td>{p.enabled ? 'yes' : 'no'}</td>
                 <td>{fmtTime(p.updatedAt)}</td>
-                <td>
-                  <IfCanChange>
-                    <button type="button" class="danger" onClick={() => remove(p)} aria-label={`Remove provider ${p.provider}`}>
-                      Remove
-                    </button>
-                  </IfCanChange>
-                </td>
+                <DangerCell label="Remove" aria={`Remove provider ${p.provider}`} onClick={() => remove(p)} />
               </tr>
             ))}
           </tbody>

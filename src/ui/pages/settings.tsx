@@ -2,7 +2,7 @@
 
 import { useState } from 'preact/hooks'
 import { api, get, orgPath } from '../api'
-import { Empty, ErrorNote, Field, IfCanChange, Section, SubmitRow, useAccess, useAction, useLoad } from '../components'
+import { DangerCell, Empty, ErrorNote, Field, IfCanChange, Section, SubmitRow, useAccess, useAction, useLoad } from '../components'
 import type { OrgDetail, Route } from '../types'
 
 type FieldKind = 'list' | 'number' | 'boolean' | 'json' | 'choice'
@@ -278,13 +278,7 @@ function Routes({ org }: { org: string }) {
                 <td>{r.strategy}</td>
                 <td>{r.targets.map((t) => `${t.model} (${t.weight})`).join(', ')}</td>
                 <td>{r.fallback.map((f) => f.model).join(', ') || '—'}</td>
-                <td>
-                  <IfCanChange>
-                    <button type="button" class="danger" onClick={() => remove(r.name)}>
-                      Delete
-                    </button>
-                  </IfCanChange>
-                </td>
+                <DangerCell label="Delete" onClick={() => remove(r.name)} />
               </tr>
             ))}
           </tbody>
