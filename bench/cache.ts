@@ -11,17 +11,11 @@
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { BENCH_ADMIN, benchGwEnv, cacheBenchKeys, percentiles, SERVER_ENV, startBenchScript, startPinnedGw } from './load'
+import { BENCH_ADMIN, benchGwEnv, cacheBenchKeys, percentiles, runPinned, SERVER_ENV, startBenchScript, startPinnedGw } from './load'
 import { threadSnapshot } from './thread-cpu'
 
 // Re-run pinned to CPU 1, so the driver never competes with gw for CPU 0 (as bench/run.ts does).
-if (!process.env.GW_BENCH_PINNED) {
-  const p = Bun.spawn(['taskset', '-c', '1', process.execPath, import.meta.path, ...process.argv.slice(2)], {
-    env: { ...process.env, GW_BENCH_PINNED: '1', ...SERVER_ENV },
-    stdio: ['inherit', 'inherit', 'inherit'],
-  })
-  process.exit(await p.exited)
-}
+await runPinned(import.meta.path)
 
 const ROUNDS = Number(process.env.CACHE_BENCH_ROUNDS ?? 5)
 const N = Number(process.env.CACHE_BENCH_REQUESTS ?? 2000)

@@ -13,6 +13,19 @@ import { BENCH_SECRET } from './log-store'
 export const SERVER_ENV: Readonly<Record<string, string>> = { BUN_CONFIG_MAX_HTTP_REQUESTS: '4096' }
 
 /**
+ * Re-runs the driver script at `path` pinned to CPU 1 with SERVER_ENV (the servers it starts get CPU 0, so
+ * it never competes with them) and exits with its status; returns at once in the pinned run.
+ */
+export async function runPinned(path: string): Promise<void> {
+  if (process.env.GW_BENCH_PINNED) return
+  const p = Bun.spawn(['taskset', '-c', '1', process.execPath, path, ...process.argv.slice(2)], {
+    env: { ...process.env, GW_BENCH_PINNED: '1', ...SERVER_ENV },
+    stdio: ['inherit', 'inherit', 'inherit'],
+  })
+  process.exit(await p.exited)
+}
+
+/**
  * Starts a bench server script (`bench/<script>`) pinned to `cpu`, with Bun's own flags in `bunArgs`
  * (e.g. `--cpu-prof`); it prints `{"port": …}` as its first line.
  */

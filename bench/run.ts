@@ -8,7 +8,7 @@ import { $ } from 'bun'
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { closedLoop, closedLoopFor, ensureWrk, fixedRate, freePort, interleaved, type Percentiles, SERVER_ENV, percentiles, type Sequential, type Target, warmUp, wrk } from './load'
+import { closedLoop, closedLoopFor, ensureWrk, fixedRate, freePort, interleaved, type Percentiles, runPinned, SERVER_ENV, percentiles, type Sequential, type Target, warmUp, wrk } from './load'
 import { MIGRATIONS } from '../src/store/sqlite/open'
 import { BENCH_SECRET, logPathRate, seed, writerRate } from './log-store'
 import { observabilityCosts } from './observability'
@@ -20,13 +20,7 @@ const ROOT = join(import.meta.dir, '..')
 const BUN = process.execPath
 
 // Re-run pinned to CPU 1, so the driver never competes with gw for CPU 0.
-if (!process.env.GW_BENCH_PINNED) {
-  const p = Bun.spawn(['taskset', '-c', '1', BUN, import.meta.path, ...process.argv.slice(2)], {
-    env: { ...process.env, GW_BENCH_PINNED: '1', ...SERVER_ENV },
-    stdio: ['inherit', 'inherit', 'inherit'],
-  })
-  process.exit(await p.exited)
-}
+await runPinned(import.meta.path)
 
 const N_SEQ = QUICK ? 300 : 2000
 /**
