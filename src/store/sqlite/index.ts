@@ -12,7 +12,7 @@ import { SqliteMcpStore } from './mcp'
 import { openDatabase } from './open'
 import { SqliteOrgStore } from './orgs'
 import { SqlitePromptStore } from './prompts'
-import { startReadThread } from './read-thread'
+import { lazyReadThread } from './read-thread'
 import { SqliteRouteStore } from './routes'
 import { SqliteCacheWrites, SqliteResponseCache } from './response-cache'
 import { SqliteSessionStore } from './sessions'
@@ -26,8 +26,8 @@ export function createSqliteStore(path: string, box: SecretBox): Store {
   const writeDb = path === ':memory:' ? db : openDatabase(path, 0)
   // WAL checkpoints (page copies and fsyncs) run on a worker thread, off the event loop.
   const checkpointer = path === ':memory:' ? undefined : startCheckpointer(path, [db, writeDb])
-  // Log pages, stats and usage reports read on a thread of their own, off the event loop.
-  const reads = path === ':memory:' ? undefined : startReadThread(path, db)
+  // Log pages, stats and usage reports read on a thread of their own, off the event loop (started by the first such read).
+  const reads = path === ':memory:' ? undefined : lazyReadThread(path, db)
   resealLegacySecrets(db, box)
   const keys = new SqliteKeyStore(db, writeDb)
   // The response cache's puts are written by the log thread with the log entries (its own SqliteCacheWrites);

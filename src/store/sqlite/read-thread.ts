@@ -62,6 +62,27 @@ export interface ReadThread extends SqlReader {
 }
 
 /**
+ * The read thread, started by the first read rather than with the store: a gateway that nobody reads
+ * logs from (most of the time, most of them) holds no second JavaScript VM and connection for it.
+ */
+export function lazyReadThread(path: string, fallback: Database): ReadThread {
+  let thread: ReadThread | undefined
+  let stopped = false
+  return {
+    all<T>(sql: string, args: SQLQueryBindings[]): Promise<T[]> {
+      // After stop, as the thread itself does: on the serving connection.
+      if (stopped) return inProcessReader(fallback).all<T>(sql, args)
+      thread ??= startReadThread(path, fallback)
+      return thread.all<T>(sql, args)
+    },
+    async stop() {
+      stopped = true
+      await thread?.stop()
+    },
+  }
+}
+
+/**
  * Starts the read thread on the database file at `path`. Should the thread die, the reads waiting
  * on it fail and later ones run on `fallback` (the serving connection), so reads keep working.
  */
