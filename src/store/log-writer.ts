@@ -141,9 +141,15 @@ export class LogWriter {
     }
   }
 
-  /** Entries in the next transaction: a slice while the gateway is quiet, the queue short and the last write good, else a batch. */
+  /**
+   * Entries in the next transaction: a slice while the gateway is quiet, the queue short and the last
+   * write good; a batch; while more than one waits, the backlog in as many transactions as the store
+   * takes at once, each up to the store's catchUpBatches batches.
+   */
   private sliceSize(): number {
-    return this.failures === 0 && this.queue.length <= QUIET_QUEUE && this.opts.quiet?.() ? QUIET_SLICE : this.batchSize
+    if (this.failures === 0 && this.queue.length <= QUIET_QUEUE && this.opts.quiet?.()) return QUIET_SLICE
+    const share = Math.ceil(this.queue.length / Math.max(1, this.store.writeConcurrency ?? 1))
+    return Math.max(this.batchSize, Math.min(share, this.batchSize * (this.store.catchUpBatches ?? 1)))
   }
 
   /** Moves the whole queue to the spool (after what is there); false without a spool. */
