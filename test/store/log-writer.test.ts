@@ -67,6 +67,11 @@ test('a store that takes larger transactions when behind (catchUpBatches) gets t
   await w.flush()
   expect(batches.slice(3)).toEqual([80])
   expect(rows).toHaveLength(1080)
+  // A writer on the serving thread keeps to batches.
+  const onThread = new LogWriter(big, { batchSize: 100, intervalMs: 5, catchUp: false })
+  for (let i = 2000; i < 2250; i++) onThread.write(e(i))
+  await onThread.flush()
+  expect(batches.slice(4)).toEqual([100, 100, 50])
 })
 
 test('while the gateway is nearly idle, a batch goes in slices of 10 with other work let in between; under load, whole', async () => {
