@@ -106,8 +106,12 @@ class RowsInsert {
 }
 
 export class SqliteLogStore implements LogStore {
-  /** 4,000 entries a transaction at the default batch size: ~45,000 entries/s sustained against ~36,000 in batches of 500 (docs/benchmarks.md "Log store"). */
-  readonly catchUpBatches = 8
+  /**
+   * 2,000 entries a transaction at the default batch size: ~42,500 entries/s sustained against ~35,000
+   * in batches of 500, the lock held 36 ms (median) to 117 (most) instead of 10 to 87; eight batches
+   * wrote no faster and held it twice as long (docs/benchmarks.md "Log store").
+   */
+  readonly catchUpBatches = 4
   private readonly insertBatch: (entries: LogEntry[]) => CacheBatch | undefined
   private readonly countValues
   /** Distinct values rolled up per org, metadata key and day (loaded on first sight). */
