@@ -69,7 +69,7 @@ async function connectShared(config: Config): Promise<{ link: RedisLink; notices
   const link = new RedisLink(config.redisUrl as string, {
     onDown: (why) =>
       console.error(
-        `gw: Redis unreachable (${why}); ${config.redisRequired ? 'limited requests get 503 (GW_REDIS_REQUIRED)' : 'using this instance\'s own rate counters; budgeted requests get 503'} until it is back`,
+        `gw: Redis unreachable (${why}); ${config.redisRequired ? 'limited requests get 503 (GW_REDIS_REQUIRED)' : 'using this instance\'s own rate and budget counters'} until it is back`,
       ),
     onUp: () => console.log('gw: Redis reachable again; shared counters and change notices resume'),
   })
@@ -226,7 +226,7 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
     observer,
     streams: new StreamSlots(config.upstreamPool),
     bodies: new BodyBudget(config.maxInflightBodyBytes),
-    budgets: shared ? new RedisBudgetLedger(shared.link, { prefix: `${config.redisPrefix}budget:` }) : new MemoryBudgetLedger(),
+    budgets: shared ? new RedisBudgetLedger(shared.link, { required: config.redisRequired, prefix: `${config.redisPrefix}budget:` }) : new MemoryBudgetLedger(),
     latency: new RecentLatency(),
     cache: shared ? new RedisResponseCache(shared.link, `${config.redisPrefix}cache:`) : store.cache,
     ...(shared ? { shared: shared.link } : {}),

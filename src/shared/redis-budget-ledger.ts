@@ -3,7 +3,7 @@
 // a request's budgets by one Lua script, which first lets lapsed holds go (docs/spend.md).
 
 import { GatewayError } from '../errors'
-import type { BudgetCheck, BudgetLedger, BudgetState, LedgerHold, Reservation } from '../policy/budget-ledger'
+import { type BudgetCheck, type BudgetLedger, type BudgetState, type LedgerHold, MemoryBudgetLedger, type Reservation } from '../policy/budget-ledger'
 import { luaScript, RedisUnavailableError, type RedisLink } from './redis-link'
 
 /** A budget unused this long leaves Redis; its spend is read again from the store's roll-ups. */
@@ -90,17 +90,35 @@ lapse(KEYS[1], KEYS[2])
 return redis.call('HMGET', KEYS[1], 'spent', 'reserved')
 `)
 
+export interface RedisBudgetLedgerOptions {
+  /** GW_REDIS_REQUIRED: while Redis is away, budgeted requests get 503 instead of this instance's own counters. */
+  required: boolean
+  /** Key prefix, so several gateways (or tests) can share one Redis. */
+  prefix?: string
+}
+
 export class RedisBudgetLedger implements BudgetLedger {
   private readonly loading = new Map<string, Promise<void>>()
   /** Settlements made while Redis was away, in order. */
   private pending: { hold: LedgerHold; actualUsd: number }[] = []
   private flushing: Promise<void> | undefined
+  /**
+   * This instance's own counters while Redis is away (GW_REDIS_REQUIRED=false, PRODUCT §10), loaded
+   * from the store's roll-ups; a fresh one for each outage, as the spend of the other instances
+   * meanwhile is in Redis and the roll-ups, not here.
+   */
+  private local = new MemoryBudgetLedger()
+  /** The holds made on an outage's own counters, and those counters. */
+  private readonly localHolds = new WeakMap<LedgerHold, MemoryBudgetLedger>()
 
   constructor(
     private readonly link: RedisLink,
-    private readonly opts: { prefix?: string } = {},
+    private readonly opts: RedisBudgetLedgerOptions,
   ) {
-    link.onReconnect(() => void this.flush().catch(() => {}))
+    link.onReconnect(() => {
+      this.local = new MemoryBudgetLedger()
+      void this.flush().catch(() => {})
+    })
   }
 
   /** Each budget's hash and holds, in the order the scripts take them. */
@@ -110,8 +128,9 @@ export class RedisBudgetLedger implements BudgetLedger {
   }
 
   /**
-   * Money does not degrade to per-instance counters: while Redis is away a budgeted request is
-   * refused (503, `Retry-After: 1`), whatever GW_REDIS_REQUIRED says (docs/scaling.md).
+   * While Redis is away: with GW_REDIS_REQUIRED a budgeted request is refused (503, `Retry-After: 1`);
+   * without it the reservation is made on this instance's own counters, so each instance may spend
+   * what a budget has left until Redis is back (docs/scaling.md).
    */
   async reserve(checks: readonly BudgetCheck[], amountUsd: number, leaseMs: number): Promise<Reservation> {
     const hold: LedgerHold = { id: Bun.randomUUIDv7(), keys: checks.map((c) => c.key), amountUsd, leaseMs }
@@ -131,9 +150,14 @@ export class RedisBudgetLedger implements BudgetLedger {
       throw new Error('budget counters kept disappearing from Redis')
     } catch (err) {
       if (!(err instanceof RedisUnavailableError)) throw err
-      throw new GatewayError(503, 'gateway_error', 'Budgets cannot be checked: the shared counter store (Redis) is unreachable', {
-        headers: { 'retry-after': '1' },
-      })
+      if (this.opts.required)
+        throw new GatewayError(503, 'gateway_error', 'Budgets cannot be checked: the shared counter store (Redis) is unreachable', {
+          headers: { 'retry-after': '1' },
+        })
+      const local = this.local
+      const r = await local.reserve(checks, amountUsd, leaseMs)
+      if (r.ok) this.localHolds.set(r.hold, local)
+      return r
     }
   }
 
@@ -157,6 +181,8 @@ export class RedisBudgetLedger implements BudgetLedger {
   }
 
   async renew(hold: LedgerHold): Promise<void> {
+    const local = this.localHolds.get(hold)
+    if (local) return local.renew(hold)
     try {
       await this.link.eval(RENEW, this.keys(hold.keys), [member(hold), String(hold.leaseMs)])
     } catch (err) {
@@ -165,7 +191,9 @@ export class RedisBudgetLedger implements BudgetLedger {
     }
   }
 
+  /** A hold made on an outage's own counters is given back there; its cost goes to Redis too (now, or once it is back). */
   async settle(hold: LedgerHold, actualUsd: number): Promise<void> {
+    await this.localHolds.get(hold)?.settle(hold, actualUsd)
     try {
       await this.flush()
       await this.settleNow(hold, actualUsd)

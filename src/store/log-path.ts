@@ -52,6 +52,8 @@ function inProcessPort(store: LogStore, opts: LogPathOptions, spool?: () => LogS
     const writer: LogWriterOptions = {
       batchSize: opts.batchSize,
       intervalMs: opts.intervalMs,
+      // On the serving thread: no catch-up transactions (LogWriterOptions.catchUp).
+      catchUp: false,
       ...(opts.quiet ? { quiet: opts.quiet } : {}),
       ...(spool ? { spool: spool() } : {}),
     }

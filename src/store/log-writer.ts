@@ -25,6 +25,12 @@ export interface LogWriterOptions {
    */
   quiet?: () => boolean
   /**
+   * Whether a backlog may go in the store's larger transactions (LogStore.catchUpBatches); on by
+   * default, as on the log thread. A writer on the serving thread turns it off: each of its
+   * transactions pauses every request.
+   */
+  catchUp?: boolean
+  /**
    * Entries that left the writer's hands: written, moved to the spool, or given up (dropped). The log
    * thread acknowledges them to the serving thread from here (src/store/log-path.ts).
    */
@@ -141,9 +147,16 @@ export class LogWriter {
     }
   }
 
-  /** Entries in the next transaction: a slice while the gateway is quiet, the queue short and the last write good, else a batch. */
+  /**
+   * Entries in the next transaction: a slice while the gateway is quiet, the queue short and the last
+   * write good; a batch; while more than one waits, the backlog in as many transactions as the store
+   * takes at once, each up to the store's catchUpBatches batches (see catchUp).
+   */
   private sliceSize(): number {
-    return this.failures === 0 && this.queue.length <= QUIET_QUEUE && this.opts.quiet?.() ? QUIET_SLICE : this.batchSize
+    if (this.failures === 0 && this.queue.length <= QUIET_QUEUE && this.opts.quiet?.()) return QUIET_SLICE
+    const batches = this.opts.catchUp === false ? 1 : (this.store.catchUpBatches ?? 1)
+    const share = Math.ceil(this.queue.length / Math.max(1, this.store.writeConcurrency ?? 1))
+    return Math.max(this.batchSize, Math.min(share, this.batchSize * batches))
   }
 
   /** Moves the whole queue to the spool (after what is there); false without a spool. */

@@ -178,6 +178,12 @@ export interface LogStore {
   takeDroppedCacheKeys?(): string[]
   /** Batches the log writer may have in flight at once (default 1): a server database works on them in parallel. */
   readonly writeConcurrency?: number
+  /**
+   * Batches one transaction may take while the writer is behind (default 1). SQLite: every commit writes
+   * each page it touched to the WAL, and the indexes keyed by end user or tag value are touched all over
+   * whatever the batch's size, so a backlog is caught up fastest in large transactions.
+   */
+  readonly catchUpBatches?: number
   getLog(orgId: string, requestId: string): Promise<LogEntry | undefined>
   queryLogs(q: LogQuery): Promise<{ data: LogEntry[]; nextCursor: string | null }>
   countLogs(orgId?: string): Promise<number>

@@ -57,20 +57,6 @@ export const dayOf = (iso: string): string => iso.slice(0, 10)
 export const MAX_METADATA_VALUES = 1000
 export const OTHER_VALUE = '(other)'
 
-/** Dimensions stored per entry; `metadata.<key>` for each metadata key. */
-function cellsOf(e: LogEntry): [dim: string, value: string][] {
-  const cells: [string, string][] = [
-    ['', ''],
-    ['model', e.model ?? e.requestedModel ?? ''],
-    ['provider', e.provider ?? ''],
-    // A service key is its id; signed tokens and OIDC callers have no key and group by auth mode.
-    ['key', e.authMode === 'GwKey' ? (e.subject ?? '') : (e.authMode ?? '')],
-    ['endUser', e.endUserId ?? ''],
-  ]
-  for (const [k, v] of Object.entries(e.metadata)) cells.push([`metadata.${k}`, String(v)])
-  return cells
-}
-
 /** Adds cell `b`'s sums to cell `a`. */
 export function addCell(a: RollupCell, b: RollupCell): void {
   a.requests += b.requests
@@ -84,46 +70,99 @@ export function addCell(a: RollupCell, b: RollupCell): void {
   a.priced += b.priced
 }
 
-/** Sums a batch of entries into roll-up cells (one per org/day/dimension/value). */
-export function rollup(entries: Iterable<LogEntry>): RollupCell[] {
-  const cells = new Map<string, RollupCell>()
-  for (const e of entries) {
-    const day = dayOf(e.createdAt)
-    const u = e.usage
-    const cached = u.cachedTokens
-    const written = u.cacheWriteTokens
-    const reasoning = Math.min(u.reasoningTokens, u.completionTokens)
-    for (const [dim, value] of cellsOf(e)) {
-      const id = `${e.orgId}\u0000${day}\u0000${dim}\u0000${value}`
-      let c = cells.get(id)
-      if (!c) {
-        c = {
-          orgId: e.orgId,
-          day,
-          dim,
-          value,
-          requests: 0,
-          errors: 0,
-          tokens: { input: 0, cachedInput: 0, cacheWrite: 0, output: 0, reasoning: 0 },
-          costUsd: 0,
-          priced: 0,
-        }
-        cells.set(id, c)
-      }
-      c.requests++
-      if (e.status >= 400) c.errors++
-      c.tokens.input += Math.max(0, u.promptTokens - cached - written)
-      c.tokens.cachedInput += cached
-      c.tokens.cacheWrite += written
-      c.tokens.output += u.completionTokens - reasoning
-      c.tokens.reasoning += reasoning
-      if (e.costUsd !== null) {
-        c.costUsd += e.costUsd
-        c.priced++
-      }
-    }
+/** What one entry adds to each of its cells. */
+interface EntryFigures {
+  failed: number
+  input: number
+  cachedInput: number
+  cacheWrite: number
+  output: number
+  reasoning: number
+  costUsd: number | null
+}
+
+/** A dimension's cells in one org's day, by value. */
+interface DimCells {
+  dim: string
+  byValue: Map<string, RollupCell>
+}
+
+const dimCells = (dim: string): DimCells => ({ dim, byValue: new Map() })
+
+/** One org's day of cells: the dimensions of every entry (see rollup), the metadata ones by key. */
+interface DayCells {
+  orgId: string
+  day: string
+  fixed: [whole: DimCells, model: DimCells, provider: DimCells, key: DimCells, endUser: DimCells]
+  metadata: Map<string, DimCells>
+}
+
+function dayCells(orgId: string, day: string): DayCells {
+  return { orgId, day, fixed: [dimCells(''), dimCells('model'), dimCells('provider'), dimCells('key'), dimCells('endUser')], metadata: new Map() }
+}
+
+/** Adds an entry's figures to its cell of `d` = `value` (made on first sight). */
+function addTo(day: DayCells, d: DimCells, value: string, f: EntryFigures): void {
+  let c = d.byValue.get(value)
+  if (!c) {
+    c = { orgId: day.orgId, day: day.day, dim: d.dim, value, requests: 0, errors: 0, tokens: { input: 0, cachedInput: 0, cacheWrite: 0, output: 0, reasoning: 0 }, costUsd: 0, priced: 0 }
+    d.byValue.set(value, c)
   }
-  return [...cells.values()]
+  c.requests++
+  c.errors += f.failed
+  c.tokens.input += f.input
+  c.tokens.cachedInput += f.cachedInput
+  c.tokens.cacheWrite += f.cacheWrite
+  c.tokens.output += f.output
+  c.tokens.reasoning += f.reasoning
+  if (f.costUsd !== null) {
+    c.costUsd += f.costUsd
+    c.priced++
+  }
+}
+
+/** `map`'s value at `key`, made by `make` on first sight. */
+function at<K, V>(map: Map<K, V>, key: K, make: () => V): V {
+  let v = map.get(key)
+  if (v === undefined) map.set(key, (v = make()))
+  return v
+}
+
+/**
+ * Sums a batch of entries into roll-up cells (one per org/day/dimension/value). The dimensions of an
+ * entry: '' (the whole day), model, provider, key (a service key is its id; signed tokens and OIDC
+ * callers have no key and group by auth mode), endUser, and `metadata.<key>` for each metadata key.
+ * Cells are found through the values themselves (nested maps), not by a string built per dimension.
+ */
+export function rollup(entries: Iterable<LogEntry>): RollupCell[] {
+  const days = new Map<string, Map<string, DayCells>>()
+  for (const e of entries) {
+    const u = e.usage
+    const reasoning = Math.min(u.reasoningTokens, u.completionTokens)
+    const f: EntryFigures = {
+      failed: e.status >= 400 ? 1 : 0,
+      input: Math.max(0, u.promptTokens - u.cachedTokens - u.cacheWriteTokens),
+      cachedInput: u.cachedTokens,
+      cacheWrite: u.cacheWriteTokens,
+      output: u.completionTokens - reasoning,
+      reasoning,
+      costUsd: e.costUsd,
+    }
+    const orgId = e.orgId
+    const dayKey = dayOf(e.createdAt)
+    const day = at(at(days, orgId, () => new Map<string, DayCells>()), dayKey, () => dayCells(orgId, dayKey))
+    const [whole, model, provider, key, endUser] = day.fixed
+    addTo(day, whole, '', f)
+    addTo(day, model, e.model ?? e.requestedModel ?? '', f)
+    addTo(day, provider, e.provider ?? '', f)
+    addTo(day, key, e.authMode === 'GwKey' ? (e.subject ?? '') : (e.authMode ?? ''), f)
+    addTo(day, endUser, e.endUserId ?? '', f)
+    for (const k in e.metadata) addTo(day, at(day.metadata, k, () => dimCells(`metadata.${k}`)), String(e.metadata[k]), f)
+  }
+  const cells: RollupCell[] = []
+  for (const org of days.values())
+    for (const day of org.values()) for (const d of [...day.fixed, ...day.metadata.values()]) cells.push(...d.byValue.values())
+  return cells
 }
 
 /**

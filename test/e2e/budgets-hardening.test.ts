@@ -1,6 +1,7 @@
 // Budgets that hold under pressure (PRODUCT §11, docs/spend.md): a reservation covers every answer
 // of `n` and input the provider holds itself, a reservation whose request or process died lapses
-// after its lease, and budgeted requests are refused (not counted per instance) while Redis is away.
+// after its lease, and while Redis is away budgets are counted per instance (GW_REDIS_REQUIRED=false) or
+// budgeted requests refused (true).
 
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { join } from 'node:path'
@@ -187,49 +188,77 @@ describe('a reservation whose process died lapses after its lease', () => {
   }, 30_000)
 })
 
-describe('Redis configured but unreachable (GW_REDIS_REQUIRED=false)', () => {
+describe('Redis configured but unreachable', () => {
   const can = Bun.which('redis-server') !== null
   if (!can) console.log('skipped: budgets with Redis down (redis-server not installed)')
   let redis: PrivateRedis
   let a: TestGateway
   let b: TestGateway
+  let strict: TestGateway
   beforeAll(async () => {
     if (!can) return
     redis = await startPrivateRedis()
     const env = { GW_DB: join(suite.dir, 'shared.db'), GW_REDIS_URL: redis.url, GW_REDIS_PREFIX: 'gwtest:down:', GW_SERVICE_KEY: `gw_sk_${'d'.repeat(44)}` }
     a = await startTestGateway({ openai: suite.openai }, env)
     b = await startTestGateway({ openai: suite.openai }, env)
+    strict = await startTestGateway({ openai: suite.openai }, { ...env, GW_REDIS_REQUIRED: 'true' })
   })
   afterAll(async () => {
     if (!can) return
-    await a.stop()
-    await b.stop()
+    await Promise.all([a.stop(), b.stop(), strict.stop()])
     await redis.destroy()
   })
 
-  test.skipIf(!can)('budgeted requests get 503 with Retry-After on every instance, so two instances cannot spend the budget twice; rate limits degrade', async () => {
-    const org = await budgetOrg(a.url, suite.openai, { budgets: [{ scope: 'org', usd: 0.002, period: 'day' }] }, 'bud-down')
-    const free = await budgetOrg(a.url, suite.openai, { requestsPerMinute: 100 }, 'bud-free')
-    await redis.kill()
-    for (const via of [a, b]) {
-      const r = await org.chat(ask(), {}, via.url)
-      expect(r.status).toBe(503)
-      expect(r.res.headers.get('retry-after')).toBe('1')
-      expect(r.body).toMatchObject({ error: true, code: 'gateway_error', message: expect.stringContaining('Redis'), requestId: r.res.headers.get('x-gw-request-id') })
-    }
-    expect(suite.openai.requests).toHaveLength(0)
-    // Rate limits fall back to each instance's own counters, as documented.
-    expect((await free.chat(ask(), {}, b.url)).status).toBe(200)
+  /** Until the instance's log entries are written (their spend is then in the roll-ups every instance loads from). */
+  async function written(via: TestGateway): Promise<void> {
+    const health = async () => (await (await fetch(`${via.url}/health`)).json()) as { checks: { logWriter: { queued: number } } }
+    while ((await health()).checks.logWriter.queued > 0) await Bun.sleep(20)
+  }
 
-    await redis.start()
-    // Each answer costs $0.00125: with a reservation of about $0.0014, one fits under $0.002 and a second does not.
-    suite.openai.setDefault({ kind: 'reply', usage: { prompt: 100, completion: 100 } })
-    const deadline = performance.now() + 10_000
-    let status = 0
-    while (performance.now() < deadline && (status = (await org.chat(ask(), {}, b.url)).status) === 503) await Bun.sleep(100)
-    expect(status).toBe(200)
-    // Shared again: the other instance sees the spend (once its own connection is back) and refuses the next request.
-    while (performance.now() < deadline && (status = (await org.chat(ask(), {}, a.url)).status) === 503) await Bun.sleep(100)
-    expect(status).toBe(429)
-  }, 30_000)
+  test.skipIf(!can)(
+    'GW_REDIS_REQUIRED=false: each instance counts budgets on its own, from the roll-ups, as rate limits; with true, budgeted requests get 503; once Redis is back the spend is shared again',
+    async () => {
+      const org = await budgetOrg(a.url, suite.openai, { budgets: [{ scope: 'org', usd: 0.003, period: 'day' }] }, 'bud-down')
+      const free = await budgetOrg(a.url, suite.openai, { requestsPerMinute: 100 }, 'bud-free')
+      // Each answer costs $0.00125 and reserves about $0.0014: two fit under $0.003 on counters of their own, a third does not.
+      suite.openai.setDefault({ kind: 'reply', usage: { prompt: 100, completion: 100 } })
+      await redis.kill()
+
+      // Required: refused before the provider, with the error's request id.
+      const refused = await org.chat(ask(), {}, strict.url)
+      expect(refused.status).toBe(503)
+      expect(refused.res.headers.get('retry-after')).toBe('1')
+      expect(refused.body).toMatchObject({ error: true, code: 'gateway_error', message: expect.stringContaining('Redis'), requestId: refused.res.headers.get('x-gw-request-id') })
+      expect(suite.openai.requests).toHaveLength(0)
+
+      // Not required: A spends on its own counters; B loads what the roll-ups hold once A's entry is written.
+      expect((await org.chat(ask(), {}, a.url)).status).toBe(200)
+      await written(a)
+      expect((await org.chat(ask(), {}, b.url)).status).toBe(200)
+      // A does not see B's spend meanwhile: its second request still fits on its own counters (the budget is overspent, as documented).
+      expect((await org.chat(ask(), {}, a.url)).status).toBe(200)
+      for (const via of [a, b]) {
+        const over = await org.chat(ask(), {}, via.url)
+        expect(over.status).toBe(429)
+        expect(over.body).toMatchObject({ code: 'budget_exceeded' })
+      }
+      expect(suite.openai.requests).toHaveLength(3)
+      // Rate limits fall back to each instance's own counters too; the health check says degraded.
+      expect((await free.chat(ask(), {}, b.url)).status).toBe(200)
+      expect(((await (await fetch(`${b.url}/health`)).json()) as { status: string }).status).toBe('degraded')
+
+      await redis.start()
+      await Promise.all([written(a), written(b)])
+      // Shared again: the three answers' spend, from the roll-ups, refuses the next request on every instance.
+      const deadline = performance.now() + 10_000
+      for (const via of [a, b, strict]) {
+        let status = 0
+        while (performance.now() < deadline && (status = (await org.chat(ask(), {}, via.url)).status) === 503) await Bun.sleep(100)
+        expect(status).toBe(429)
+      }
+      // The three budgeted answers and the rate-limited org's one; nothing since.
+      expect(suite.openai.requests).toHaveLength(4)
+    },
+    30_000,
+  )
 })

@@ -143,7 +143,7 @@ test('a locked database stalls nothing and loses no log entry: writes are retrie
 }, 30_000)
 
 test.skipIf(!canMount)('a disk that fills up at run time: answers go on, entries wait, and are written once there is room', async () => {
-  const disk = tmpfs('fills', 'size=2m') as string
+  const disk = tmpfs('fills', 'size=8m') as string
   const gw = await spawnGw({
     GW_DB: join(disk, 'gw.db'),
     GW_OPENAI_BASE_URL: openai.url,

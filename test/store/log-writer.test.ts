@@ -56,6 +56,24 @@ test('entries are written in batches, off the caller’s path', async () => {
   expect(batches.length).toBeLessThanOrEqual(4)
 })
 
+test('a store that takes larger transactions when behind (catchUpBatches) gets the backlog in them; a short queue still goes as one batch', async () => {
+  const { store, rows, batches } = memoryStore()
+  const big: LogStore = Object.assign(Object.create(null), store, { catchUpBatches: 4 })
+  const w = new LogWriter(big, { batchSize: 100, intervalMs: 5 })
+  for (let i = 0; i < 1000; i++) w.write(e(i))
+  await w.flush()
+  expect(batches).toEqual([400, 400, 200])
+  for (let i = 1000; i < 1080; i++) w.write(e(i))
+  await w.flush()
+  expect(batches.slice(3)).toEqual([80])
+  expect(rows).toHaveLength(1080)
+  // A writer on the serving thread keeps to batches.
+  const onThread = new LogWriter(big, { batchSize: 100, intervalMs: 5, catchUp: false })
+  for (let i = 2000; i < 2250; i++) onThread.write(e(i))
+  await onThread.flush()
+  expect(batches.slice(4)).toEqual([100, 100, 50])
+})
+
 test('while the gateway is nearly idle, a batch goes in slices of 10 with other work let in between; under load, whole', async () => {
   const { store, rows, batches } = memoryStore()
   const order: string[] = []

@@ -21,7 +21,7 @@ const makers: Record<'memory' | 'redis', (instances: number) => Promise<BudgetLe
         const link = new RedisLink(TEST_REDIS_URL)
         links.push(link)
         await link.connect()
-        return new RedisBudgetLedger(link, { prefix })
+        return new RedisBudgetLedger(link, { required: false, prefix })
       }),
     )
   },

@@ -65,7 +65,7 @@ const ROWS_PER_STATEMENT = 50
 /**
  * An INSERT of many rows per statement (`VALUES (…), (…)`): the per-call cost of bun:sqlite (bind,
  * step, reset, the result object) paid once per ROWS_PER_STATEMENT rows. `run` takes the rows' values
- * flat, in column order, and returns what `returning` gives for the rows inserted.
+ * flat, in column order; `tail` follows the values (an upsert's ON CONFLICT clause).
  */
 class RowsInsert {
   private readonly full: Statement<{ request_id: string }, SQLQueryBindings[]>
@@ -74,31 +74,44 @@ class RowsInsert {
     private readonly db: Database,
     private readonly head: string,
     private readonly cols: number,
-    private readonly returning = '',
+    private readonly tail = '',
   ) {
     this.full = db.query(this.sql(ROWS_PER_STATEMENT))
   }
 
-  run(values: SQLQueryBindings[]): { request_id: string }[] {
+  run(values: SQLQueryBindings[]): void {
+    this.each(values, (st, part) => st.run(...part))
+  }
+
+  /** Runs the rows as `run` does and gives the rows the tail's RETURNING clause names. */
+  returning(values: SQLQueryBindings[]): { request_id: string }[] {
     const out: { request_id: string }[] = []
+    this.each(values, (st, part) => out.push(...st.all(...part)))
+    return out
+  }
+
+  private each(values: SQLQueryBindings[], step: (st: Statement<{ request_id: string }, SQLQueryBindings[]>, part: SQLQueryBindings[]) => void): void {
     const per = ROWS_PER_STATEMENT * this.cols
     for (let i = 0; i < values.length; i += per) {
       const part = values.length - i >= per ? values.slice(i, i + per) : values.slice(i)
       // A last, shorter part: its statement is cached by its text (db.query, finalised with the connection).
-      const st = part.length === per ? this.full : this.db.query<{ request_id: string }, SQLQueryBindings[]>(this.sql(part.length / this.cols))
-      if (this.returning) out.push(...st.all(...part))
-      else st.run(...part)
+      step(part.length === per ? this.full : this.db.query<{ request_id: string }, SQLQueryBindings[]>(this.sql(part.length / this.cols)), part)
     }
-    return out
   }
 
   private sql(rows: number): string {
     const one = `(${Array.from({ length: this.cols }, () => '?').join(', ')})`
-    return `${this.head} VALUES ${Array.from({ length: rows }, () => one).join(', ')}${this.returning}`
+    return `${this.head} VALUES ${Array.from({ length: rows }, () => one).join(', ')}${this.tail}`
   }
 }
 
 export class SqliteLogStore implements LogStore {
+  /**
+   * 2,000 entries a transaction at the default batch size: ~42,500 entries/s sustained against ~35,000
+   * in batches of 500, the lock held 36 ms (median) to 117 (most) instead of 10 to 87; eight batches
+   * wrote no faster and held it twice as long (docs/benchmarks.md "Log store").
+   */
+  readonly catchUpBatches = 4
   private readonly insertBatch: (entries: LogEntry[]) => CacheBatch | undefined
   private readonly countValues
   /** Distinct values rolled up per org, metadata key and day (loaded on first sight). */
@@ -130,9 +143,11 @@ export class SqliteLogStore implements LogStore {
     )
     const meta = new RowsInsert(writeDb, 'INSERT OR IGNORE INTO request_log_metadata (org_id, key, value, created_at, request_id)', 5)
     const bodies = new RowsInsert(writeDb, 'INSERT OR IGNORE INTO request_log_bodies (request_id, request_body, response_body)', 3)
-    const addUsage = writeDb.query(
-      `INSERT INTO usage_daily VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)
-       ON CONFLICT (org_id, dim, day, value) DO UPDATE SET requests = requests + excluded.requests, errors = errors + excluded.errors,
+    const addUsage = new RowsInsert(
+      writeDb,
+      'INSERT INTO usage_daily',
+      13,
+      ` ON CONFLICT (org_id, dim, day, value) DO UPDATE SET requests = requests + excluded.requests, errors = errors + excluded.errors,
          input_tokens = input_tokens + excluded.input_tokens, cached_input_tokens = cached_input_tokens + excluded.cached_input_tokens,
          cache_write_tokens = cache_write_tokens + excluded.cache_write_tokens, output_tokens = output_tokens + excluded.output_tokens,
          reasoning_tokens = reasoning_tokens + excluded.reasoning_tokens, cost_usd = cost_usd + excluded.cost_usd, priced = priced + excluded.priced`,
@@ -145,22 +160,25 @@ export class SqliteLogStore implements LogStore {
     this.insertBatch = writeDb.transaction((entries: LogEntry[]) => {
       // Multi-row statements (RowsInsert): one call per ROWS_PER_STATEMENT rows instead of one per row.
       const rows: SQLQueryBindings[] = []
-      for (const e of entries)
+      const times = entries.map((e) => Date.parse(e.createdAt))
+      entries.forEach((e, i) => {
+        const at = times[i] as number
         rows.push(
-          e.requestId, e.orgId, Date.parse(e.createdAt), e.model, e.requestedModel, e.status, e.endUserId, entryText(e, () => JSON.stringify(withoutBodies(e))),
+          e.requestId, e.orgId, at, e.model, e.requestedModel, e.status, e.endUserId, entryText(e, () => JSON.stringify(withoutBodies(e))),
           e.provider, e.authMode === 'GwKey' ? e.subject : null, Math.round(e.latencyMs),
           e.ttftMs === null ? null : Math.round(e.ttftMs), e.usage.promptTokens, e.usage.cachedTokens,
           e.usage.completionTokens, e.costUsd,
         )
+      })
       // Ids already held are ignored (a retried batch never duplicates); each inserted id is taken once.
-      const inserted = new Set(insert.run(rows).map((r) => r.request_id))
+      const inserted = new Set(insert.returning(rows).map((r) => r.request_id))
       const written: LogEntry[] = []
       const metaRows: SQLQueryBindings[] = []
       const bodyRows: SQLQueryBindings[] = []
-      for (const e of entries) {
-        if (!inserted.delete(e.requestId)) continue
+      entries.forEach((e, i) => {
+        if (!inserted.delete(e.requestId)) return
         written.push(e)
-        const at = Date.parse(e.createdAt)
+        const at = times[i] as number
         for (const k in e.metadata) metaRows.push(e.orgId, k, String(e.metadata[k]), at, e.requestId)
         if (e.requestBody !== undefined || e.responseBody !== undefined)
           bodyRows.push(
@@ -168,11 +186,14 @@ export class SqliteLogStore implements LogStore {
             e.requestBody === undefined ? null : jsonText(e.requestBody),
             e.responseBody === undefined ? null : jsonText(e.responseBody),
           )
-      }
+      })
       meta.run(metaRows)
       bodies.run(bodyRows)
       // Cells of values past a key's cap are summed under OTHER_VALUE first: one upsert per batch, not one per value.
       const other = new Map<string, RollupCell>()
+      const usageRows: SQLQueryBindings[] = []
+      const upsert = (c: RollupCell) =>
+        usageRows.push(c.orgId, c.dim, c.day, c.value, c.requests, c.errors, c.tokens.input, c.tokens.cachedInput, c.tokens.cacheWrite, c.tokens.output, c.tokens.reasoning, c.costUsd, c.priced)
       for (const c of rollup(written)) {
         if (c.dim.startsWith('metadata.') && !this.hasValue(exists, c) && !this.roomFor(c.orgId, c.dim, c.day)) {
           const k = `${c.orgId}\u0000${c.dim}\u0000${c.day}`
@@ -181,10 +202,10 @@ export class SqliteLogStore implements LogStore {
           else other.set(k, { ...c, value: OTHER_VALUE, tokens: { ...c.tokens } })
           continue
         }
-        addUsage.run(c.orgId, c.dim, c.day, c.value, c.requests, c.errors, c.tokens.input, c.tokens.cachedInput, c.tokens.cacheWrite, c.tokens.output, c.tokens.reasoning, c.costUsd, c.priced)
+        upsert(c)
       }
-      for (const c of other.values())
-        addUsage.run(c.orgId, c.dim, c.day, c.value, c.requests, c.errors, c.tokens.input, c.tokens.cachedInput, c.tokens.cacheWrite, c.tokens.output, c.tokens.reasoning, c.costUsd, c.priced)
+      for (const c of other.values()) upsert(c)
+      addUsage.run(usageRows)
       // The response cache's puts of the entries written here (an entry already held had its put written with it).
       if (!this.cache) return undefined
       const puts: CachePut[] = []
@@ -222,7 +243,6 @@ export class SqliteLogStore implements LogStore {
     }
   }
 
-  /** Whether a new value of this metadata key may get its own roll-up row today (one more is counted). */
   /**
    * Whether a metadata value has its own roll-up row. For a key at its cap (MAX_METADATA_VALUES, where
    * high-cardinality tags sit) the values that have one are read once and kept (at most 100 keys' worth),
@@ -239,6 +259,7 @@ export class SqliteLogStore implements LogStore {
     return values.has(c.value)
   }
 
+  /** Whether a new value of this metadata key may get its own roll-up row today (one more is counted). */
   private roomFor(orgId: string, dim: string, day: string): boolean {
     const k = `${orgId}\u0000${dim}\u0000${day}`
     let n = this.valueCounts.get(k)
