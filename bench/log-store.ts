@@ -1,6 +1,7 @@
 // Log store benchmark pieces: realistic entries, the writer's sustained rate, and seeding a database with N entries.
 
 import { readFileSync, rmSync } from 'node:fs'
+import { join } from 'node:path'
 import { hashKey, serviceKeyId } from '../src/auth/service-keys'
 import { SecretBox } from '../src/crypto/secret-box'
 import { withoutBodies } from '../src/store/log-cursor'
@@ -139,4 +140,20 @@ export async function seed(path: string, n: number, serviceKey: string, bodies =
     await store.logs.insertLogs(entries)
   }
   await store.close()
+}
+
+/** What `bun bench/log-store.ts rates <dir> <n>` prints: both rates, measured in that process alone. */
+export interface LogRates {
+  writer: number
+  path: { perSecond: number; servingUsPerEntry: number }
+}
+
+if (import.meta.main && process.argv[2] === 'rates') {
+  const [dir = '.', n = '200000'] = process.argv.slice(3)
+  // A first, shorter run warms the JIT up: the figure is the rate the writer sustains, not its first second's.
+  await writerRate(join(dir, 'writer-warm.db'), 10_000)
+  const writer = Math.round(await writerRate(join(dir, 'writer.db'), Number(n)))
+  const path = await logPathRate(join(dir, 'log-path.db'), Number(n))
+  const out: LogRates = { writer, path: { perSecond: Math.round(path.perSecond), servingUsPerEntry: path.servingUsPerEntry } }
+  console.log(JSON.stringify(out))
 }

@@ -24,7 +24,7 @@ import responseCacheRowid from './migrations/0015_response_cache_rowid.sql' with
 export const MIGRATIONS: readonly string[] = [core, auth, prompts, usage, routes, providerKeyNames, logFigures, logFilters, dashboardSessions, promptSourceFile, compatProviders, mcp, responseCache, people, responseCacheRowid]
 
 /** Bytes per page of a new database file (SQLite's default is 4,096). */
-const PAGE_SIZE = 16_384
+export const PAGE_SIZE = 16_384
 
 /**
  * `busyTimeoutMs` is how long a statement waits for another connection's lock. bun:sqlite is
