@@ -416,13 +416,17 @@ async function main() {
 
   // 5. Log store: writer rate, and reads on a large database through gw.
   console.log('log writer rate…')
-  // In a process of its own, as gw's writer runs on a thread of its own: in this one, after the runs
-  // above, the same code measured 20–35 % slower (bench/results/log-writer-2026-11-27.md).
-  const rates = JSON.parse(await $`${BUN} ${join(ROOT, 'bench/log-store.ts')} rates ${work} ${QUICK ? 50_000 : 200_000}`.text()) as LogRates
-  results.logWriterEntriesPerSecond = rates.writer
-  console.log(`  ${results.logWriterEntriesPerSecond} entries/s`)
-  results.logPath = { entriesPerSecond: rates.path.perSecond, servingUsPerEntry: rates.path.servingUsPerEntry }
-  console.log(`  through the log thread: ${rates.path.perSecond} entries/s, ${rates.path.servingUsPerEntry} µs of the serving thread per entry`)
+  // In a process of its own, as gw's writer runs on a thread of its own, on both cores (the writer and
+  // its WAL checkpointer, or the log path's two threads, at once) and on one (this driver's, CPU 1).
+  const rates = async (cpus: string) =>
+    JSON.parse(await $`taskset -c ${cpus} ${BUN} ${join(ROOT, 'bench/log-store.ts')} rates ${work} ${QUICK ? 50_000 : 200_000}`.text()) as LogRates
+  const two = await rates('0,1')
+  const one = await rates('1')
+  results.logWriterEntriesPerSecond = two.writer
+  results.logWriterOneCore = one.writer
+  console.log(`  ${two.writer} entries/s on two cores, ${one.writer} on one`)
+  results.logPath = { entriesPerSecond: two.path.perSecond, servingUsPerEntry: two.path.servingUsPerEntry, oneCore: { entriesPerSecond: one.path.perSecond, servingUsPerEntry: one.path.servingUsPerEntry } }
+  console.log(`  through the log thread: ${two.path.perSecond} entries/s (${two.path.servingUsPerEntry} µs of the serving thread per entry) on two cores, ${one.path.perSecond} on one`)
   // Keyed on the schema version and page size: a cache from an older schema would be migrated on every run.
   const seeded = join(ROOT, 'bench/.cache', `logs-${LOG_ROWS}-schema${MIGRATIONS.length}-page${PAGE_SIZE}.db`)
   if (!existsSync(seeded)) {
