@@ -4,7 +4,7 @@
 
 import { GatewayError } from '../errors'
 import { type BudgetCheck, type BudgetLedger, type BudgetState, type LedgerHold, MemoryBudgetLedger, type Reservation } from '../policy/budget-ledger'
-import { luaScript, RedisUnavailableError, type RedisLink } from './redis-link'
+import { luaScript, type RedisCountersOptions, RedisUnavailableError, type RedisLink } from './redis-link'
 
 /** A budget unused this long leaves Redis; its spend is read again from the store's roll-ups. */
 const TTL_MS = 6 * 3600_000
@@ -90,13 +90,6 @@ lapse(KEYS[1], KEYS[2])
 return redis.call('HMGET', KEYS[1], 'spent', 'reserved')
 `)
 
-export interface RedisBudgetLedgerOptions {
-  /** GW_REDIS_REQUIRED: while Redis is away, budgeted requests get 503 instead of this instance's own counters. */
-  required: boolean
-  /** Key prefix, so several gateways (or tests) can share one Redis. */
-  prefix?: string
-}
-
 export class RedisBudgetLedger implements BudgetLedger {
   private readonly loading = new Map<string, Promise<void>>()
   /** Settlements made while Redis was away, in order. */
@@ -113,7 +106,7 @@ export class RedisBudgetLedger implements BudgetLedger {
 
   constructor(
     private readonly link: RedisLink,
-    private readonly opts: RedisBudgetLedgerOptions,
+    private readonly opts: RedisCountersOptions,
   ) {
     link.onReconnect(() => {
       this.local = new MemoryBudgetLedger()

@@ -16,6 +16,14 @@ export interface LuaScript {
   sha: string
 }
 
+/** The counters kept in Redis (rate limits, budgets): what they do while it is away, and where their keys live. */
+export interface RedisCountersOptions {
+  /** GW_REDIS_REQUIRED: while Redis is away, the requests they count get 503 instead of this instance's own counters. */
+  required: boolean
+  /** Key prefix, so several gateways (or tests) can share one Redis. */
+  prefix?: string
+}
+
 export const luaScript = (text: string): LuaScript => ({ text, sha: new Bun.CryptoHasher('sha1').update(text).digest('hex') })
 
 export class RedisLink {

@@ -2,7 +2,7 @@
 
 import { GatewayError } from '../errors'
 import { type Admission, type LimitCheck, MemoryRateLimiter, type RateLimiter } from '../policy/rate-limiter'
-import { luaScript, RedisUnavailableError, type RedisLink } from './redis-link'
+import { luaScript, type RedisCountersOptions, RedisUnavailableError, type RedisLink } from './redis-link'
 
 /**
  * The same sliding window as MemoryRateLimiter: per counter a hash of one-second buckets, plus
@@ -107,13 +107,6 @@ interface Correction {
   atMs: number
 }
 
-export interface RedisRateLimiterOptions {
-  /** GW_REDIS_REQUIRED: while Redis is away, limited requests get 503 instead of local counters. */
-  required: boolean
-  /** Key prefix, so several gateways (or tests) can share one Redis. */
-  prefix?: string
-}
-
 export class RedisRateLimiter implements RateLimiter {
   /** Each instance's own counters, used only while Redis is unreachable (and GW_REDIS_REQUIRED is false). */
   readonly local = new MemoryRateLimiter()
@@ -123,7 +116,7 @@ export class RedisRateLimiter implements RateLimiter {
 
   constructor(
     private readonly link: RedisLink,
-    private readonly opts: RedisRateLimiterOptions,
+    private readonly opts: RedisCountersOptions,
   ) {
     this.prefix = opts.prefix ?? 'gw:rl:'
   }
