@@ -269,8 +269,9 @@ describe('issuers that cannot be trusted or reached', () => {
         const { res, body } = await bearer(forged(issuer))
         expect(res.status).toBe(401)
         if (name === 'discovery') expect(body.message).toContain("the issuer's discovery document is larger than 1048576 bytes")
-        // Before: read until the fetch's timeout, 400 MB offered.
-        expect(endless.sent()).toBeLessThan(10)
+        // Read no further than 1 MiB and what the sockets had buffered (as test/reliability/bounded-work
+        // allows: 32 MB; a loaded CI once saw 10). Before: read until the fetch's timeout, 400 MB offered.
+        expect(endless.sent()).toBeLessThan(1 + 32)
       } finally {
         endless.stop()
       }

@@ -72,9 +72,10 @@ test('a provider whose discovery document never ends is read up to 1 MiB: the si
     const res = await fetch(`${other.url}/ui/sso/start`, { redirect: 'manual' })
     expect(res.status).toBe(302)
     expect(decodeURIComponent(res.headers.get('location') ?? '')).toBe("/ui/#sso-error=The sign-in provider's discovery document answered 502")
-    // Before: read for the fetch's 10 s, 400 MB offered.
+    // Before: read for the fetch's 10 s, 400 MB offered. Now 1 MiB and what the sockets had buffered
+    // (as test/reliability/bounded-work allows: 32 MB).
     expect(performance.now() - t0).toBeLessThan(5000)
-    expect(endless.sent()).toBeLessThan(10)
+    expect(endless.sent()).toBeLessThan(1 + 32)
   } finally {
     await other.stop()
     endless.stop()
