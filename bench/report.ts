@@ -70,11 +70,15 @@ export function rssFlat(samples: number[]): boolean {
 }
 
 /** gw's share of the floor's req/s for each scenario both were driven with. */
-type Shares = { scenario: string; gw: Max; floor: Max; same: Max | undefined }
+type Shares = { scenario: string; gw: Max; floor: Max; same: Max | undefined; jsFloor: Max | undefined }
+/** Each gw run beside its scenario's floors (a two-core run beside the floor's one-core run: the floors take one core). */
 export function throughputShares(max: Record<string, Max>): (Shares & { share: number })[] {
   return Object.keys(max)
     .filter((k) => k.startsWith('gw '))
-    .map((k) => ({ scenario: k.slice(3), gw: max[k], floor: max[`floor ${k.slice(3)}`], same: max[`same-work ${k.slice(3)}`] }))
+    .map((k) => {
+      const base = k.slice(3).replace(', two cores', '')
+      return { scenario: k.slice(3), gw: max[k], floor: max[`floor ${base}`], same: max[`same-work ${base}`], jsFloor: max[`js-stream floor ${base}`] }
+    })
     .filter((x): x is Shares => !!x.gw && !!x.floor)
     .map((x) => ({ ...x, share: x.gw.rps / x.floor.rps }))
 }
@@ -198,6 +202,18 @@ export function markdown(r: Results): string {
     }
   }
 
+  const jsRead = shares.filter((x) => x.jsFloor)
+  if (jsRead.length) {
+    out.push('', "## Streams read in JavaScript (bench/floor-proxy.ts with FLOOR_READ=js: each chunk read, decoded, encoded and written again)", '')
+    out.push(row(['scenario', 'floor CPU/req (native pipe)', 'JavaScript-stream floor CPU/req (× floor)', "gw's serving thread CPU/req (× JavaScript-stream floor)"]), row(Array(4).fill('---')))
+    for (const x of jsRead) {
+      const js = x.jsFloor as Max
+      const serving = x.gw.threadsUsPerRequest?.serving
+      const times = (a: number, b: number) => `${(a / b).toFixed(2)}×`
+      out.push(row([x.scenario, `${x.floor.cpuUsPerRequest} µs`, `${js.cpuUsPerRequest} µs (${times(js.cpuUsPerRequest, x.floor.cpuUsPerRequest)})`, serving === undefined ? '' : `${serving} µs (${times(serving, js.cpuUsPerRequest)})`]))
+    }
+  }
+
   out.push('', '## The binary', '', `${r.binary.mb} MB; exec to first 200 on /health: ${pair(r.binary.execToHealthMs)} ms (p50 / p99).`)
 
   out.push('', '## Targets', '', row(['target', 'result', '']), row(['---', '---', '---']))
@@ -206,6 +222,8 @@ export function markdown(r: Results): string {
     out.push(row([`gw ≥ half the floor's req/s (${s.scenario})`, `${pct} %`, judged(pct, 50, '%', true)]))
     const limit = 2 * s.floor.cpuUsPerRequest
     out.push(row([`CPU per request ≤ 2× the floor's (${s.scenario})`, `${s.gw.cpuUsPerRequest} µs (floor ${s.floor.cpuUsPerRequest} µs)`, judged(s.gw.cpuUsPerRequest, limit, 'µs')]))
+    const serving = s.gw.threadsUsPerRequest?.serving
+    if (serving !== undefined) out.push(row([`serving-thread CPU per request ≤ 2× the floor's (${s.scenario})`, `${serving} µs (floor ${s.floor.cpuUsPerRequest} µs)`, judged(serving, limit, 'µs')]))
   }
   for (const kind of ['json', 'stream']) {
     const relay = r.maxThroughput?.[`gw messages passthrough ${kind}`]

@@ -230,6 +230,9 @@ async function main() {
   const direct = `http://127.0.0.1:${fake.port}`
   const floorProc = await startJsonPort([BUN, join(import.meta.dir, 'floor-proxy.ts')], { UPSTREAM: direct }, 0)
   const floor = `http://127.0.0.1:${floorProc.port}`
+  // The floor of reading a stream in JavaScript (FLOOR_READ=js): a stream that gw must act on cannot be piped natively.
+  const jsFloorProc = await startJsonPort([BUN, join(import.meta.dir, 'floor-proxy.ts')], { UPSTREAM: direct, FLOOR_READ: 'js' }, 0)
+  const jsFloor = `http://127.0.0.1:${jsFloorProc.port}`
   const sameProc = await startJsonPort([BUN, join(import.meta.dir, 'same-work-floor.ts')], { UPSTREAM: direct, KEY, DB: join(work, 'same-work.db') }, 0)
   sameWork = `http://127.0.0.1:${sameProc.port}`
   const gw = await startGw(direct)
@@ -320,6 +323,7 @@ async function main() {
     for (const s of Object.keys(scenarios) as Scenario[]) {
       const t = targets(s, direct, floor, gw.url)
       runs.push([`floor ${s}`, t.floor, floorProc.proc.pid])
+      if (s.endsWith('stream')) runs.push([`js-stream floor ${s}`, targets(s, direct, jsFloor, gw.url).floor, jsFloorProc.proc.pid])
       if (t.same) runs.push([`same-work ${s}`, t.same, sameProc.proc.pid])
       runs.push([`gw ${s}`, t.gw, gw.proc.pid])
     }
@@ -359,7 +363,7 @@ async function main() {
     results.maxThroughput = max
     // Stopped before the runs below: a gw (or the same-work floor) left running goes on writing and
     // checkpointing its backlog (the log store's rates measured 30 % lower beside them).
-    for (const g of [gw, gw2, sameProc]) {
+    for (const g of [gw, gw2, sameProc, jsFloorProc]) {
       g.proc.kill('SIGTERM')
       await g.proc.exited
     }
