@@ -184,17 +184,23 @@ export function markdown(r: Results): string {
   const shares = r.maxThroughput ? throughputShares(r.maxThroughput) : []
   if (shares.some((x) => x.same)) {
     out.push('', '## gw against the same-work floor (bench/same-work-floor.ts: gw\'s required work, no framework)', '')
-    out.push(row(['scenario', 'floor CPU/req', 'same-work CPU/req (× floor)', 'gw CPU/req (× same-work)', 'same-work req/s (% of floor)', 'gw req/s (% of same-work)']), row(Array(6).fill('---')))
+    out.push(
+      row(['scenario', 'floor CPU/req', 'same-work CPU/req (× floor)', 'gw CPU/req (× same-work)', 'serving thread: same-work · gw (×)', 'same-work req/s (% of floor)', 'gw req/s (% of same-work)']),
+      row(Array(7).fill('---')),
+    )
     for (const x of shares.filter((y) => y.same)) {
       const sw = x.same as Max
       const times = (a: number, b: number) => `${(a / b).toFixed(2)}×`
       const share = (a: number, b: number) => `${Math.round((a / b) * 100)} %`
+      const swServing = sw.threadsUsPerRequest?.serving
+      const gwServing = x.gw.threadsUsPerRequest?.serving
       out.push(
         row([
           x.scenario,
           `${x.floor.cpuUsPerRequest} µs`,
           `${sw.cpuUsPerRequest} µs (${times(sw.cpuUsPerRequest, x.floor.cpuUsPerRequest)})`,
           `${x.gw.cpuUsPerRequest} µs (${times(x.gw.cpuUsPerRequest, sw.cpuUsPerRequest)})`,
+          swServing === undefined || gwServing === undefined ? '' : `${swServing} µs · ${gwServing} µs (${times(gwServing, swServing)})`,
           `${Math.round(sw.rps).toLocaleString('en')} (${share(sw.rps, x.floor.rps)})`,
           `${Math.round(x.gw.rps).toLocaleString('en')} (${share(x.gw.rps, sw.rps)})`,
         ]),

@@ -339,7 +339,7 @@ async function main() {
     // program's load that the figures would otherwise hide.
     const ours = (pid: number) => cpuMs(pid) + (pid === fake.proc.pid ? 0 : cpuMs(fake.proc.pid)) + driverCpuMs()
     for (const [name, t, pid] of runs) {
-      const threads0 = name.startsWith('gw ') ? threadSnapshot(pid) : undefined
+      const threads0 = name.startsWith('gw ') || name.startsWith('same-work ') ? threadSnapshot(pid) : undefined
       const c0 = cpuMs(pid)
       const o0 = ours(pid)
       const m0 = machineCpuMs()
@@ -355,7 +355,7 @@ async function main() {
         cpuBusy: round(cpu / (seconds * 1000), 2),
         // CPU used by other programs during the run, as a share of one core.
         otherLoad: round(foreign / (seconds * 1000), 2),
-        // gw's CPU per request by thread: the serving thread, the Workers (the log thread, …), the JIT, the rest.
+        // gw's (and the same-work floor's) CPU per request by thread: the serving thread, the Workers (the log thread, …), the JIT, the rest.
         ...(threads0 ? { threadsUsPerRequest: threadCpuPerRequest(pid, threads0, Math.max(1, r.requests)) } : {}),
       }
       console.log(`  ${name}: ${JSON.stringify(max[name])}`)

@@ -3,12 +3,13 @@
 // check the service key (SHA-256, constant-time), parse the body, estimate the prompt's tokens and charge
 // the per-minute request and token limits, translate to the provider (gw's own adapters), call it with a
 // header timeout and the client's leaving wired to abort it, translate the answer back (streams: per
-// event), price it, settle the token charge, and queue one log entry with both bodies to gw's own
-// SQLite log writer, which writes in slices while two requests or fewer are in flight, as gw's does
-// (src/server.ts). No framework, validation schema, fallback chain, clamping, metrics, traces, budgets
-// or CORS. It is the floor a gateway doing gw's work on Bun and SQLite cannot go under;
-// docs/benchmarks.md sets gw against it.
-// Usage: UPSTREAM=url KEY=gw_sk_… DB=path [SKIP=log,tokens,limits,slices] bun bench/same-work-floor.ts
+// event), price it, settle the token charge, and hand one log entry with both bodies to gw's own log
+// path as gw does (src/store/log-path.ts: the entry's head as JSON text, the bodies as the texts read
+// and sent; the log thread builds and writes it), so that only the work that must stay on the serving
+// thread runs there. No framework, validation schema, fallback chain, clamping, metrics, traces,
+// budgets or CORS. It is the floor a gateway doing gw's work on Bun and SQLite cannot go under;
+// docs/benchmarks.md sets gw against it, serving thread against serving thread.
+// Usage: UPSTREAM=url KEY=gw_sk_… DB=path [SKIP=log,tokens,limits] bun bench/same-work-floor.ts
 // (SKIP leaves parts out, for bench/same-work-parts.ts to price each part of the required work).
 
 import { hashKey, keyMatches } from '../src/auth/service-keys'
@@ -22,18 +23,18 @@ import type { ProviderId } from '../src/providers/provider-id'
 import { adapterFor } from '../src/providers/registry'
 import { SSE_DONE, SSE_HEADERS, sseData } from '../src/sse/encode'
 import { SseDecoder } from '../src/sse/parse'
-import { LogWriter } from '../src/store/log-writer'
+import { LogPath } from '../src/store/log-path'
+import type { BodyMaterial } from '../src/store/log-sink'
 import { createSqliteStore } from '../src/store/sqlite'
 import type { LogEntry } from '../src/domain/log-entry'
 import { estimatePromptTokens } from '../src/tokens'
+import { resolve } from 'node:path'
 
 const upstream = process.env.UPSTREAM as string
 const keyHash = hashKey(process.env.KEY as string)
 const store = createSqliteStore(process.env.DB as string, new SecretBox('same-work-floor-secret-0123456789abcdef'))
 const SKIP = new Set((process.env.SKIP ?? '').split(','))
-/** Requests being answered (streams until their end), for the log writer's quiet slices. */
-let inFlight = 0
-const writer = new LogWriter(store.logs, SKIP.has('slices') ? {} : { quiet: () => inFlight <= 2 })
+const logs = LogPath.thread({ kind: 'sqlite', path: resolve(process.env.DB as string) }, { bodyMaxBytes: 64 * 1024 }, { logs: store.logs })
 const limiter = new MemoryRateLimiter()
 const catalog = loadCatalog()
 const LIMITS = { rpm: 100_000_000, tpm: 1_000_000_000_000 }
@@ -44,18 +45,6 @@ function error(status: number, message: string): Response {
 }
 
 async function chat(req: Request): Promise<Response> {
-  inFlight++
-  let res: Response | undefined
-  try {
-    return (res = await handle(req))
-  } finally {
-    // A stream is in flight until its end or cancel.
-    if (!res || !streams.has(res)) inFlight--
-  }
-}
-const streams = new WeakSet<Response>()
-
-async function handle(req: Request): Promise<Response> {
   const started = performance.now()
   const auth = req.headers.get('authorization') ?? ''
   if (!auth.startsWith('GwKey ') || !keyMatches(auth.slice(6), keyHash)) return error(401, 'unauthorized')
@@ -84,11 +73,12 @@ async function handle(req: Request): Promise<Response> {
   const timer = setTimeout(() => abort.abort(), HEADER_TIMEOUT_MS)
   const res = await fetch(up.url, { method: 'POST', headers: up.headers, body: up.body, signal: abort.signal }).finally(() => clearTimeout(timer))
   const requestId = Bun.randomUUIDv7()
-  const finish = (usage: Usage | undefined, answer: unknown, upstreamMs: number) => {
+  const finish = (usage: Usage | undefined, answer: BodyMaterial, upstreamMs: number) => {
     const u = usageTokens(usage ?? null)
     const cost = costUsd(model, u)
     if (!SKIP.has('limits')) void limiter.adjust(['org:default:tpm'], u.promptTokens + u.completionTokens - tokens, at)
-    if (!SKIP.has('log')) writer.write(logEntry(requestId, body, metadata, answer, model.name, provider, stream, u, cost, performance.now() - started, upstreamMs))
+    const head = logEntry(requestId, body, metadata, model.name, provider, stream, u, cost, performance.now() - started, upstreamMs)
+    if (!SKIP.has('log')) void logs.record(head, { request: { text, bytes: text.length }, response: answer })
     return cost
   }
   if (!stream) {
@@ -96,9 +86,9 @@ async function handle(req: Request): Promise<Response> {
     req.signal.removeEventListener('abort', clientLeft)
     const upstreamMs = performance.now() - started
     const done = adapter.parseResponse(native, target, body)
-    const answer = { id: done.id ?? requestId, object: 'chat.completion', created: Math.floor(Date.now() / 1000), model: model.name, choices: done.choices, usage: done.usage }
-    const cost = finish(done.usage, answer, upstreamMs)
-    return new Response(JSON.stringify(answer), { headers: { 'content-type': 'application/json', 'x-gw-request-id': requestId, 'x-gw-cost-usd': String(cost) } })
+    const answer = JSON.stringify({ id: done.id ?? requestId, object: 'chat.completion', created: Math.floor(Date.now() / 1000), model: model.name, choices: done.choices, usage: done.usage })
+    const cost = finish(done.usage, { text: answer }, upstreamMs)
+    return new Response(answer, { headers: { 'content-type': 'application/json', 'x-gw-request-id': requestId, 'x-gw-cost-usd': String(cost) } })
   }
   // From here on the client's leaving reaches the upstream through the response stream's cancel.
   req.signal.removeEventListener('abort', clientLeft)
@@ -106,26 +96,14 @@ async function handle(req: Request): Promise<Response> {
   const decoder = new SseDecoder()
   const translator = adapter.createStream(target, body)
   const encoder = new TextEncoder()
-  const raws: string[] = []
-  let content = ''
+  // What the client received: the log thread reads the answer's text from it, as gw's relayed streams.
+  let sent = ''
   let usage: Usage | undefined
   const upstreamMs = performance.now() - started
   const meta = { id: requestId, object: 'chat.completion.chunk', created: Math.floor(Date.now() / 1000), model: model.name }
-  // The stream leaves the in-flight count once: at its end, on cancel or on an upstream error.
-  let open = true
-  const leave = () => {
-    if (open) inFlight--
-    open = false
-  }
   const out = new ReadableStream<Uint8Array>({
-    pull: (controller) => relay(controller).catch((err) => {
-      leave()
-      throw err
-    }),
-    cancel: () => {
-      leave()
-      return reader.cancel()
-    },
+    pull: (controller) => relay(controller),
+    cancel: () => reader.cancel(),
   })
   async function relay(controller: ReadableStreamDefaultController<Uint8Array>) {
     for (;;) {
@@ -134,36 +112,31 @@ async function handle(req: Request): Promise<Response> {
       let chunk = ''
       for (const event of events)
         for (const part of done ? [...translator.push(event), ...translator.end()] : translator.push(event)) {
-          if (part.type === 'raw') {
-            raws.push(part.json)
-            chunk += `data: ${part.json}\n\n`
-          } else if (part.type === 'choices') {
-            for (const c of part.choices) content += c.delta.content ?? ''
-            chunk += sseData({ ...meta, choices: part.choices })
-          } else if (part.type === 'usage') usage = part.usage
+          if (part.type === 'raw') chunk += `data: ${part.json}\n\n`
+          else if (part.type === 'choices') chunk += sseData({ ...meta, choices: part.choices })
+          else if (part.type === 'usage') usage = part.usage
         }
       if (done) {
         if (usage) chunk += sseData({ ...meta, choices: [], usage })
-        controller.enqueue(encoder.encode(chunk + SSE_DONE))
-        for (const raw of raws) content += (JSON.parse(raw) as { choices: { delta: { content?: string } }[] }).choices[0]?.delta.content ?? ''
-        finish(usage, { choices: [{ message: { role: 'assistant', content } }] }, upstreamMs)
+        chunk += SSE_DONE
+        controller.enqueue(encoder.encode(chunk))
+        finish(usage, { events: { reader: 'openai-chat', text: sent + chunk } }, upstreamMs)
         controller.close()
-        leave()
         return
       }
-      if (chunk) return controller.enqueue(encoder.encode(chunk))
+      if (chunk) {
+        sent += chunk
+        return controller.enqueue(encoder.encode(chunk))
+      }
     }
   }
-  const response = new Response(out, { headers: { ...SSE_HEADERS, 'x-gw-request-id': requestId } })
-  streams.add(response)
-  return response
+  return new Response(out, { headers: { ...SSE_HEADERS, 'x-gw-request-id': requestId } })
 }
 
 function logEntry(
   requestId: string,
   body: ChatRequest,
   metadata: Record<string, string>,
-  answer: unknown,
   model: string,
   provider: string,
   stream: boolean,
@@ -206,8 +179,6 @@ function logEntry(
     warnings: [],
     metadata,
     structuredOutput: null,
-    requestBody: body,
-    responseBody: answer,
   }
 }
 
