@@ -17,12 +17,12 @@ import { costUsd, loadCatalog, usageTokens } from '../src/catalog/catalog'
 import { SecretBox } from '../src/crypto/secret-box'
 import { isoTime } from '../src/iso-time'
 import { MemoryRateLimiter } from '../src/policy/rate-limiter'
-import type { Target } from '../src/providers/adapter'
+import type { StreamPart, Target } from '../src/providers/adapter'
 import type { ChatRequest, Usage } from '../src/providers/openai-types'
 import type { ProviderId } from '../src/providers/provider-id'
 import { adapterFor } from '../src/providers/registry'
 import { SSE_DONE, SSE_HEADERS, sseData } from '../src/sse/encode'
-import { SseDecoder } from '../src/sse/parse'
+import { lastEventEnd, SseDecoder } from '../src/sse/parse'
 import { LogPath } from '../src/store/log-path'
 import type { BodyMaterial } from '../src/store/log-sink'
 import { createSqliteStore } from '../src/store/sqlite'
@@ -31,6 +31,7 @@ import { estimatePromptTokens } from '../src/tokens'
 import { resolve } from 'node:path'
 
 const upstream = process.env.UPSTREAM as string
+const utf8in = new TextDecoder()
 const keyHash = hashKey(process.env.KEY as string)
 const store = createSqliteStore(process.env.DB as string, new SecretBox('same-work-floor-secret-0123456789abcdef'))
 const SKIP = new Set((process.env.SKIP ?? '').split(','))
@@ -96,8 +97,11 @@ async function chat(req: Request): Promise<Response> {
   const decoder = new SseDecoder()
   const translator = adapter.createStream(target, body)
   const encoder = new TextEncoder()
+  // OpenAI's chunks go on as bytes, their model renamed, as gw's chat endpoints pass them (src/apis/chat/chunk-pass.ts).
+  const passes = translator.passBytes !== undefined
+  let held: Uint8Array | undefined
   // What the client received: the log thread reads the answer's text from it, as gw's relayed streams.
-  let sent = ''
+  const sent: (Uint8Array | string)[] = []
   let usage: Usage | undefined
   const upstreamMs = performance.now() - started
   const meta = { id: requestId, object: 'chat.completion.chunk', created: Math.floor(Date.now() / 1000), model: model.name }
@@ -105,29 +109,46 @@ async function chat(req: Request): Promise<Response> {
     pull: (controller) => relay(controller),
     cancel: () => reader.cancel(),
   })
+  const send = (controller: ReadableStreamDefaultController<Uint8Array>, chunk: string | Uint8Array) => {
+    controller.enqueue(typeof chunk === 'string' ? encoder.encode(chunk) : chunk)
+    sent.push(chunk)
+  }
   async function relay(controller: ReadableStreamDefaultController<Uint8Array>) {
     for (;;) {
       const { done, value } = await reader.read()
-      const events = done ? decoder.end() : decoder.push(value)
+      const parts: StreamPart[] = []
+      if (passes && !done) {
+        // Whole events only (the bench's streams hold no CR).
+        const buf = held ? Buffer.concat([held, value]) : value
+        const end = lastEventEnd(buf)
+        held = end < buf.length ? buf.subarray(end) : undefined
+        if (end > 0) parts.push(...(translator.passBytes as (b: Uint8Array) => StreamPart[])(buf.subarray(0, end)))
+      } else {
+        const events = done ? [...(held ? decoder.push(held) : []), ...decoder.end()] : decoder.push(value)
+        for (const event of events) parts.push(...translator.push(event))
+        if (done) parts.push(...translator.end())
+      }
       let chunk = ''
-      for (const event of events)
-        for (const part of done ? [...translator.push(event), ...translator.end()] : translator.push(event)) {
-          if (part.type === 'raw') chunk += `data: ${part.json}\n\n`
-          else if (part.type === 'choices') chunk += sseData({ ...meta, choices: part.choices })
-          else if (part.type === 'usage') usage = part.usage
-        }
+      let wrote = false
+      for (const part of parts) {
+        if (part.type === 'bytes') {
+          if (chunk) send(controller, chunk)
+          chunk = ''
+          send(controller, part.bytes)
+          wrote = true
+        } else if (part.type === 'choices') chunk += sseData({ ...meta, choices: part.choices })
+        else if (part.type === 'usage') usage = part.usage
+      }
       if (done) {
         if (usage) chunk += sseData({ ...meta, choices: [], usage })
-        chunk += SSE_DONE
-        controller.enqueue(encoder.encode(chunk))
-        finish(usage, { events: { reader: 'openai-chat', text: sent + chunk } }, upstreamMs)
+        send(controller, chunk + SSE_DONE)
+        const text = sent.map((c) => (typeof c === 'string' ? c : utf8in.decode(c))).join('')
+        finish(usage, { events: { reader: 'openai-chat', text } }, upstreamMs)
         controller.close()
         return
       }
-      if (chunk) {
-        sent += chunk
-        return controller.enqueue(encoder.encode(chunk))
-      }
+      if (chunk) send(controller, chunk)
+      if (chunk || wrote) return
     }
   }
   return new Response(out, { headers: { ...SSE_HEADERS, 'x-gw-request-id': requestId } })

@@ -1,5 +1,5 @@
 // `bun bench/stream-path.ts`: the stream path alone, in process — SSE decode, the provider's translator,
-// stage 6's encoder — for a 20-chunk OpenAI chat stream and a 25-event Anthropic stream relayed on
+// stage 6's encoder — for a 20-chunk OpenAI chat stream (its chunks passed on as bytes, as on the chat endpoints) and a 25-event Anthropic stream relayed on
 // /v1/messages (docs/benchmarks.md).
 
 import { SseDecoder } from '../src/sse/parse'
@@ -19,8 +19,11 @@ const ob = te.encode(openai), ab = te.encode(anth)
 const info = { requestId: 'r', model: 'm', created: 1, errorShape: 'gw' as const, estimatePromptTokens: () => 5 }
 function run(bytes: Uint8Array, tr: StreamTranslator, shape: AnswerShape) {
   const d = new SseDecoder(); const enc = shape.stream(info); let n = 0
-  for (const ev of d.push(bytes)) for (const p of tr.push(ev)) {
-    const t = p.type === 'choices' ? enc.choices(p.choices) : p.type === 'relay' ? enc.relay(p) : p.type === 'raw' ? (enc.chunk?.(p.json) ?? '') : ''
+  // Chat chunks pass on as bytes (as on the chat endpoints); other translators read decoded events.
+  const parts = tr.passBytes ? tr.passBytes(bytes) : d.push(bytes).flatMap((ev) => tr.push(ev))
+  for (const p of parts) {
+    const t = p.type === 'choices' ? enc.choices(p.choices) : p.type === 'relay' ? enc.relay(p) : ''
+    if (p.type === 'bytes') n += p.bytes.length
     if (t) n += te.encode(t).length
   }
   n += te.encode(enc.end({ prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 }, 0.1, 'stop')).length

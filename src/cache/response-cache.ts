@@ -43,7 +43,7 @@ function keyed(value: unknown): unknown {
  * endpoint that sends its own body — Messages, Responses, embeddings — that body as received).
  */
 export function cacheKey(ctx: AuthedContext, input: ChatInput, plan: Plan, raw: RawBody | undefined): string {
-  const material = JSON.stringify([ctx.endpoint, input.model.name, keyed(input.body), input.outputSchema ?? null, plan.adapters ? keyed(raw?.value) : null])
+  const material = JSON.stringify([ctx.endpoint, input.model.name, keyed(input.body), input.outputSchema ?? null, plan.sendsClientBody ? keyed(raw?.value) : null])
   return Bun.SHA256.hash(material, 'base64url')
 }
 

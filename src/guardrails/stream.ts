@@ -36,8 +36,7 @@ export class GuardedStream {
     }
     const out: StreamPart[] = []
     for (const p of parts) {
-      if (p.type === 'raw') this.push(out, (JSON.parse(p.json) as { choices: ChunkChoice[] }).choices)
-      else if (p.type === 'choices') this.push(out, p.choices)
+      if (p.type === 'choices') this.push(out, p.choices)
       else {
         if (p.type === 'end') {
           const rest = this.flushAll()
@@ -173,8 +172,7 @@ export class HeldStream {
     if (parts === null) return this.done ? null : ((this.done = true), await this.release())
     const out: StreamPart[] = []
     for (const p of parts) {
-      if (p.type === 'raw') this.take((JSON.parse(p.json) as { choices: ChunkChoice[] }).choices)
-      else if (p.type === 'choices') this.take(p.choices)
+      if (p.type === 'choices') this.take(p.choices)
       else if (p.type === 'end') {
         this.done = true
         out.push(...(await this.release()), p)

@@ -85,6 +85,20 @@ function closedEvent(held: Uint8Array): Uint8Array {
   return out
 }
 
+/** `a` then `b`, in one buffer. */
+function joined(a: Uint8Array, b: Uint8Array): Uint8Array {
+  const out = new Uint8Array(a.length + b.length)
+  out.set(a)
+  out.set(b, a.length)
+  return out
+}
+
+/**
+ * Bytes of an event not yet whole that a translator given bytes holds at most (StreamTranslator.passesBytes):
+ * a longer event goes to the decoder, which bounds it (MAX_SSE_EVENT_CHARS), rather than being joined again with every read.
+ */
+const MAX_PASS_HELD = 64 * 1024
+
 export class UpstreamAttempt {
   /** This attempt's line in the log entry; later outcomes (a stream failing or refusing late) land here. */
   readonly record: Attempt
@@ -314,12 +328,26 @@ export class UpstreamAttempt {
     for (;;) {
       this.arm(this.firstContentBy === Infinity ? this.timeoutMs : Math.min(this.timeoutMs, this.firstContentBy - performance.now()), 'stall')
       const chunk = await reader.read()
+      let value = chunk.done ? undefined : chunk.value
+      let passed: StreamPart[] | undefined
+      if (translator.passesBytes) {
+        const cut = this.passCut(value)
+        if (cut.whole) passed = (translator.passBytes as (b: Uint8Array) => StreamPart[])(cut.whole)
+        if (!cut.off) {
+          if (passed?.length) return passed
+          continue
+        }
+        // Off for good: what was not passed is decoded, as every read after it.
+        translator.passesBytes = false
+        value = cut.rest
+      }
       // Cut before the events are translated: a CR in the bytes turns the byte relay off for them.
-      const bytes = translator.relaysBytes && !chunk.done ? this.wholeEvents(chunk.value, translator) : undefined
-      const events = chunk.done ? decoder.end() : decoder.push(chunk.value)
-      if (decoder.tooLarge) return [{ type: 'failure', failure: { kind: 'provider_error', message: decoder.tooLarge } }]
+      const bytes = translator.relaysBytes && value ? this.wholeEvents(value, translator) : undefined
+      const events = value ? decoder.push(value) : []
+      if (chunk.done) events.push(...decoder.end())
+      if (decoder.tooLarge) return [...(passed ?? []), { type: 'failure', failure: { kind: 'provider_error', message: decoder.tooLarge } }]
+      const parts: StreamPart[] = passed ?? []
       if (chunk.done) {
-        const parts: StreamPart[] = []
         // A last event without its blank line is relayed too, closed (as every event once was).
         const held = this.heldBytes
         this.heldBytes = undefined
@@ -328,14 +356,31 @@ export class UpstreamAttempt {
         parts.push(...translator.end())
         return parts.length ? parts : null
       }
-      if (!events.length) {
-        if (bytes) return [bytes]
-        continue
-      }
-      const parts = events.length === 1 ? translator.push(events[0] as (typeof events)[0]) : events.flatMap((e) => translator.push(e))
-      if (bytes) parts.unshift(bytes)
+      if (bytes) parts.push(bytes)
+      for (const e of events) for (const p of translator.push(e)) parts.push(p)
       if (parts.length) return parts
     }
+  }
+
+  /**
+   * For a translator given bytes (StreamTranslator.passesBytes): the whole events of what was read so
+   * far, the rest held until its event is whole. `off`: the bytes are decoded from here on, `rest`
+   * first: at the end of the body (what is held is a last event without its blank line), at a CR
+   * (line ends the byte scan does not follow), or past MAX_PASS_HELD held (a long event is decoded, and
+   * bounded, by the decoder).
+   */
+  private passCut(value: Uint8Array | undefined): { whole?: Uint8Array; rest?: Uint8Array; off: boolean } {
+    const held = this.heldBytes
+    this.heldBytes = undefined
+    if (!value) return { rest: held, off: true }
+    const buf = held ? joined(held, value) : value
+    const end = lastEventEnd(buf)
+    if (end === -1) return { rest: buf, off: true }
+    const whole = end > 0 ? buf.subarray(0, end) : undefined
+    const rest = end < buf.length ? buf.subarray(end) : undefined
+    if (rest && rest.length > MAX_PASS_HELD) return { whole, rest, off: true }
+    this.heldBytes = rest
+    return { whole, off: false }
   }
 
   /**
@@ -344,13 +389,7 @@ export class UpstreamAttempt {
    * as its event's text when the decoder completes it).
    */
   private wholeEvents(chunk: Uint8Array, translator: StreamTranslator): StreamPart | undefined {
-    const held = this.heldBytes
-    let buf = chunk
-    if (held) {
-      buf = new Uint8Array(held.length + chunk.length)
-      buf.set(held)
-      buf.set(chunk, held.length)
-    }
+    const buf = this.heldBytes ? joined(this.heldBytes, chunk) : chunk
     const end = lastEventEnd(buf)
     if (end === -1) {
       translator.relaysBytes = false

@@ -35,11 +35,6 @@ export interface StreamEncoder {
   /** The upstream's answer id and creation time, when it gives them. */
   meta(id: string | undefined, created: number | undefined): void
   choices(choices: ChunkChoice[]): string
-  /**
-   * An OpenAI chat chunk passed on unread (a `raw` part): only the chat shape writes it as it is; for
-   * the others stage 6 reads it into choices first.
-   */
-  chunk?(json: string): string
   /** An upstream event relayed as it came (pass-through). */
   relay(part: Extract<StreamPart, { type: 'relay' }>): string
   /** The answer is complete: the closing events, with the usage the upstream reported (or estimated) and its cost. */
@@ -161,11 +156,6 @@ export async function jsonAnswer(
   })
 }
 
-/** The choices of an OpenAI chat chunk passed on unread, for shapes that do not write it as it is. */
-function chunkChoices(json: string): ChunkChoice[] {
-  return (JSON.parse(json) as { choices: ChunkChoice[] }).choices
-}
-
 /**
  * How a stream ends: its answer complete, a failure after its first byte (the upstream's, or gw cutting
  * it at shutdown), or the client gone (it disconnected, or stopped reading).
@@ -246,7 +236,7 @@ class StreamPump implements UnderlyingDefaultSource<Uint8Array> {
   private readonly encoder: StreamEncoder
   /** What the stream has said so far, for the usage estimate and the log (a stream not relayed). */
   private readonly transcript: Transcript = { content: '', toolCalls: [], finish: null }
-  /** A relayed stream (or chat chunks passed on): what the client received, in order (bytes as relayed, text as written), for the log thread to read. */
+  /** A relayed stream (or chat chunks passed on as bytes): what the client received, in order (bytes as relayed, text as written), for the log thread to read. */
   private readonly relayReader: RelayReader | undefined
   private readonly relayed: (Uint8Array | string)[] = []
   private relayedTranscript: Transcript | undefined
@@ -276,9 +266,7 @@ class StreamPump implements UnderlyingDefaultSource<Uint8Array> {
     this.encoder = shape.stream(answerInfo(deps, ctx, d))
     deps.openStreams.add(this.cut)
     this.watch = new ReadWatch(deps.config.clientReadTimeoutMs, this)
-    // Chunks passed on (OpenAI chat) are read again from the client's text only where the client reads chat chunks.
-    const reader = attempt.relayReader
-    this.relayReader = reader === 'openai-chat' && !this.encoder.chunk ? undefined : reader
+    this.relayReader = attempt.relayReader
   }
 
   /**
@@ -475,16 +463,6 @@ class StreamPump implements UnderlyingDefaultSource<Uint8Array> {
         case 'meta':
           encoder.meta(p.id, p.created)
           break
-        case 'raw':
-          if (encoder.chunk) {
-            // Not parsed here: the log (and content(), if needed) reads it from the client's text.
-            out += encoder.chunk(p.json)
-          } else {
-            const choices = chunkChoices(p.json)
-            addChoices(this.transcript, choices)
-            out += encoder.choices(choices)
-          }
-          break
         case 'choices':
           addChoices(this.transcript, p.choices)
           out += encoder.choices(p.choices)
@@ -493,7 +471,8 @@ class StreamPump implements UnderlyingDefaultSource<Uint8Array> {
           out += encoder.relay(p)
           break
         case 'bytes':
-          // Relayed as received (the encoder has been told of each of its events by their `relay` parts).
+          // Relayed as received (the encoder has been told of each of its events by their `relay` parts), or
+          // chat chunks passed on (not parsed here: the log, and content() if needed, read them from the client's text).
           this.write(out)
           out = ''
           this.controller?.enqueue(p.bytes)

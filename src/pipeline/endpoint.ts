@@ -35,6 +35,11 @@ export interface Plan {
    * change texts (PRODUCT §19). Absent with `adapters` set: such a request cannot be guarded (400).
    */
   translating?: AdapterLookup
+  /**
+   * The upstream request is built from the client's body as received (pass-through, embeddings), not
+   * from `input.body` alone: the response cache keys on that body too.
+   */
+  sendsClientBody?: true
   /** The texts the org's input guardrails read and may change, for a request with no conversation (embeddings' inputs). */
   texts?: TextSlot[]
   /** The context stage 2 and the dispatch run under, when not the request's own (a count is charged no tokens or cost). */

@@ -124,12 +124,6 @@ export interface UpstreamCompletion {
 export type StreamPart =
   | { type: 'meta'; id?: string; model?: string; created?: number }
   | { type: 'choices'; choices: ChunkChoice[] }
-  /**
-   * An upstream chunk already in the client's shape, its model renamed: plain text of choice 0, no
-   * finish, usage, refusal or tool call. Written out as is; its text reaches the log as part of the
-   * client's text (src/apis/relay-transcript.ts).
-   */
-  | { type: 'raw'; json: string }
   | { type: 'usage'; usage: Usage }
   | { type: 'failure'; failure: UpstreamFailure }
   /** The upstream's own end-of-stream signal arrived: the answer is complete. */
@@ -139,12 +133,16 @@ export type StreamPart =
    * in a `bytes` part (the event is then only named, for the encoder to know what passed).
    */
   | { type: 'relay'; event: string | undefined; text: string }
-  /** Upstream bytes relayed as received: whole events only (src/apis/raw-relay.ts). */
-  | { type: 'bytes'; bytes: Uint8Array }
+  /**
+   * Upstream bytes relayed as received, whole events only (src/apis/raw-relay.ts), or chat chunks passed
+   * on with their model renamed (OpenAIStyleStream.passBytes); `content`: they hold the answer's text
+   * (such chunks hold nothing else), so they commit the stream.
+   */
+  | { type: 'bytes'; bytes: Uint8Array; content?: true }
 
 /** A part that commits a stream: the answer's first content (text, a refusal, a tool call or a finish). */
 export function isContent(p: StreamPart): boolean {
-  if (p.type === 'raw') return true // plain text, by construction
+  if (p.type === 'bytes') return p.content === true
   return (
     p.type === 'choices' &&
     p.choices.some((c) => !!c.delta.content || !!c.delta.refusal || !!c.delta.tool_calls?.length || c.finish_reason !== null)
@@ -166,7 +164,16 @@ export interface StreamTranslator {
    * Turned off for good when the stream is framed in a way the byte scan does not follow (a CR).
    */
   relaysBytes?: boolean
-  /** A pass-through stream's reader (RawRelay): its events reach the log as the text the client received. */
+  /**
+   * True while the attempt hands it the upstream's whole events as bytes (`passBytes`) instead of
+   * decoded events: set where the client reads the upstream's own chunks (chat completions from an
+   * OpenAI-style provider, src/apis/chat/chunk-pass.ts); turned off for good by a framing the byte scan
+   * does not follow (a CR) or an event longer than it holds.
+   */
+  passesBytes?: boolean
+  /** Parts for whole events as bytes: those it can pass on (renamed where needed) in `bytes` parts, the others read. */
+  passBytes?(events: Uint8Array): StreamPart[]
+  /** A pass-through stream's reader (RawRelay, chunks passed as bytes): its events reach the log as the text the client received. */
   readonly reader?: RelayReader
   push(event: SseEvent): StreamPart[]
   /** The upstream body closed. Protocols without an end marker (Gemini) report `end` here when complete. */

@@ -35,6 +35,7 @@ export const messages: EndpointDeclaration = {
       shape: MESSAGES_SHAPE,
       adapters: (p) => (p === 'anthropic' ? passThrough : translating(p)),
       translating,
+      sendsClientBody: true,
     }
   },
 }
@@ -58,6 +59,6 @@ export const countTokens: EndpointDeclaration = {
     const context = countingContext(ctx)
     if (input.model.provider !== 'anthropic') return { input, shape: MESSAGES_SHAPE, context, answerHere: (finish) => estimateCount(ctx, input, finish) }
     const counter = anthropicCountTokens(native, ctx.headers)
-    return { input, shape: MESSAGES_SHAPE, context, adapters: (p) => (p === 'anthropic' ? counter : undefined) }
+    return { input, shape: MESSAGES_SHAPE, context, adapters: (p) => (p === 'anthropic' ? counter : undefined), sendsClientBody: true }
   },
 }

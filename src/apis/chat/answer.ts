@@ -50,7 +50,6 @@ export function chatShape(includeUsage: boolean): AnswerShape {
           finishing = finishing ? [...finishing, ...choices] : choices
           return ''
         },
-        chunk: (json) => `data: ${json}\n\n`,
         relay: () => '',
         end(reported, cost) {
           const usage = { ...reported, cost_usd: cost }

@@ -6,6 +6,7 @@ import { applyGatewayHeaders } from '../../pipeline/prompt-input'
 import { ChatCompletionAnswer } from '../../schemas/answers'
 import { ChatBody } from '../../schemas/chat-body'
 import { chatShape } from './answer'
+import { CHAT_ADAPTERS } from './chunk-pass'
 
 export const chatCompletions: EndpointDeclaration = {
   id: 'createChatCompletion',
@@ -21,6 +22,6 @@ export const chatCompletions: EndpointDeclaration = {
   listed: true,
   async plan({ deps, ctx, body, routeOf }) {
     const input = await applyGatewayHeaders(deps, ctx, parseChatInput(withHeaderFields(body.value, ctx.headers), routeOf))
-    return { input, shape: chatShape(input.body.stream_options?.include_usage === true) }
+    return { input, shape: chatShape(input.body.stream_options?.include_usage === true), ...CHAT_ADAPTERS }
   },
 }

@@ -25,6 +25,6 @@ export const embeddings: EndpointDeclaration = {
     await applyGatewayHeaders(deps, ctx, input)
     if (input.model.provider === 'anthropic')
       throw badRequest(`Anthropic has no embeddings models ("${input.model.name.slice(0, 64)}"): use openai/, mistral/ or google/`)
-    return { input, shape: EMBEDDINGS_SHAPE, adapters: embeddingsAdapters(request), texts: inputSlots(request) }
+    return { input, shape: EMBEDDINGS_SHAPE, adapters: embeddingsAdapters(request), texts: inputSlots(request), sendsClientBody: true }
   },
 }

@@ -2,6 +2,7 @@
 // request, answered like chat completions; and the same run for the dashboard's playground.
 
 import { chatShape } from '../chat/answer'
+import { CHAT_ADAPTERS } from '../chat/chunk-pass'
 import { notFound } from '../../errors'
 import { type EndpointIo, runForOrg } from '../../pipeline'
 import { headerMetadata } from '../../pipeline/chat-input'
@@ -28,7 +29,7 @@ export const promptRun: EndpointDeclaration = {
   async plan({ deps, ctx, body, params, query }) {
     const input = await parsePromptRun(deps.store, ctx, params.idOrSlug as string, query.get('version'), body.value)
     input.metadata = headerMetadata(ctx.headers) ?? input.metadata
-    return { input, shape: chatShape(input.body.stream_options?.include_usage === true) }
+    return { input, shape: chatShape(input.body.stream_options?.include_usage === true), ...CHAT_ADAPTERS }
   },
 }
 

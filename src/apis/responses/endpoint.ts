@@ -39,6 +39,7 @@ export const responses: EndpointDeclaration = {
       adapters: (p) => (p === 'openai' ? (rebuilt ? adapterFor(p) : passThrough) : openAIState ? undefined : adapterFor(p)),
       // A conversation OpenAI keeps (its own previous_response_id) can only be relayed.
       translating: openAIState ? undefined : adapterFor,
+      sendsClientBody: true,
     }
   },
 }

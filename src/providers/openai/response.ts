@@ -11,7 +11,7 @@ import type {
   Usage,
 } from '../openai-types'
 import type { RelayReader } from '../../apis/relay-transcript'
-import type { SseEvent } from '../../sse/parse'
+import { type SseEvent, SseDecoder } from '../../sse/parse'
 import { clip, isRecord, parseJson } from '../upstream-errors'
 
 export interface OpenAIStyleOptions {
@@ -163,106 +163,190 @@ function readDelta(raw: unknown, opts: OpenAIStyleOptions): ChunkDelta {
 
 const QUOTE = 34
 const COLON = 58
+const LF = 10
+const utf8 = new TextEncoder()
+const utf8in = new TextDecoder()
+const key = (k: string) => utf8.encode(k)
+const KEYS = {
+  usage: key('usage'),
+  index: key('index'),
+  model: key('model'),
+  error: key('error'),
+  content: key('content'),
+  refusal: key('refusal'),
+  tool_calls: key('tool_calls'),
+  finish_reason: key('finish_reason'),
+}
+const DATA = key('data: ')
 
-/** Whether the string at `at` (a key or a value's first character) is `"` followed by `"`: an empty string. */
-const emptyString = (data: string, at: number) => data.charCodeAt(at) === QUOTE && data.charCodeAt(at + 1) === QUOTE
+/** Whether `buf` holds `s` at `at`. */
+function holds(buf: Uint8Array, at: number, s: Uint8Array): boolean {
+  if (at < 0 || at + s.length > buf.length) return false
+  for (let i = 0; i < s.length; i++) if (buf[at + i] !== s[i]) return false
+  return true
+}
 
 /**
- * A chunk of plain text for choice 0 with its model renamed, or undefined when the chunk needs a full
- * read: a cheap pass per event instead of parse, translate, rebuild and serialise (most of a stream).
+ * Where the upstream's model field is in the JSON of `buf[from, to)`, a chunk of plain text for choice
+ * 0 that can go out as it came with only that field renamed; -1 when the chunk needs a full read: a
+ * cheap pass per event instead of decode, parse, translate, rebuild, serialise and encode (most of a
+ * stream).
  *
- * One walk over the text: every `{` and `[` outside strings closed in order and no string left open (a
- * chunk cut short, or otherwise broken this way, is read, so that its failure is acted on: PRODUCT §4, a
- * failure mid-stream never ends in a clean finish); its keys looked at as they pass. It needs a full read
- * when it holds what gw acts on or cannot pass on as is: a finish reason, usage, a refusal, tool calls,
- * an error (a key, or the value `"error"`), empty content, a choice other than index 0 or more than one,
- * or JSON in a form other than compact (a key not followed at once by `:`). It must hold non-empty
- * content and the upstream's model field exactly as the first chunk wrote it.
+ * One walk over the bytes (a multi-byte character never holds an ASCII byte, so quotes, backslashes and
+ * brackets are found as in text): every `{` and `[` outside strings closed in order and no string left
+ * open (a chunk cut short, or otherwise broken this way, is read, so that its failure is acted on:
+ * PRODUCT §4, a failure mid-stream never ends in a clean finish); its keys looked at as they pass. It
+ * needs a full read when it holds what gw acts on or cannot pass on as is: a finish reason, usage, a
+ * refusal, tool calls, an error (a key, or the value `"error"`), empty content, a choice other than
+ * index 0 or more than one, or JSON in a form other than compact (a key not followed at once by `:`).
+ * It must hold non-empty content and the upstream's model field exactly as the first chunk wrote it.
  */
-function passOn(data: string, upstreamField: string, modelField: string): string | undefined {
+export function passableAt(buf: Uint8Array, from: number, to: number, upstreamField: Uint8Array): number {
   let depth = 0
   let content = false
   let choices = 0
   let model = -1
-  const n = data.length
-  for (let i = 0; i < n; i++) {
-    const c = data.charCodeAt(i)
+  for (let i = from; i < to; i++) {
+    const c = buf[i]
     if (c === QUOTE) {
-      const from = i + 1
-      for (i = from; i < n; i++) {
-        const d = data.charCodeAt(i)
-        if (d === 92) i++ // a backslash escapes the next character
+      const start = i + 1
+      for (i = start; i < to; i++) {
+        const d = buf[i]
+        if (d === 92) i++ // a backslash escapes the next byte
         else if (d === QUOTE) break
       }
-      if (i >= n) return undefined
-      const after = data.charCodeAt(i + 1)
-      const length = i - from
+      if (i >= to) return -1
+      const after = buf[i + 1]
+      const length = i - start
       if (after !== COLON) {
         // A value: followed by `,`, `}` or `]` in compact JSON.
-        if (after !== 44 && after !== 125 && after !== 93) return undefined
-        if (length === 5 && data.startsWith('error', from)) return undefined
+        if (after !== 44 && after !== 125 && after !== 93) return -1
+        if (length === 5 && holds(buf, start, KEYS.error)) return -1
         continue
       }
       const value = i + 2
-      const v = data.charCodeAt(value)
+      const v = buf[value]
       switch (length) {
         case 5:
-          if (data.startsWith('usage', from)) {
-            if (v === 123) return undefined
-          } else if (data.startsWith('index', from)) {
+          if (holds(buf, start, KEYS.usage)) {
+            if (v === 123) return -1
+          } else if (holds(buf, start, KEYS.index)) {
             // Choice 0 only, once (a second `index` is another choice or a tool call).
-            if (++choices > 1 || v !== 48) return undefined
-            const next = data.charCodeAt(value + 1)
-            if (next >= 48 && next <= 57) return undefined
-          } else if (data.startsWith('model', from)) {
-            if (model < 0 && data.startsWith(upstreamField, from - 1)) model = from - 1
-          } else if (data.startsWith('error', from)) return undefined
+            if (++choices > 1 || v !== 48) return -1
+            const next = buf[value + 1] as number
+            if (next >= 48 && next <= 57) return -1
+          } else if (holds(buf, start, KEYS.model)) {
+            if (model < 0 && holds(buf, start - 1, upstreamField)) model = start - 1
+          } else if (holds(buf, start, KEYS.error)) return -1
           break
         case 7:
-          if (data.startsWith('content', from)) {
-            if (emptyString(data, value)) return undefined
+          if (holds(buf, start, KEYS.content)) {
+            if (v === QUOTE && buf[value + 1] === QUOTE) return -1
             if (v === QUOTE) content = true
-          } else if (v === QUOTE && data.startsWith('refusal', from)) return undefined
+          } else if (v === QUOTE && holds(buf, start, KEYS.refusal)) return -1
           break
         case 10:
-          if (data.startsWith('tool_calls', from)) return undefined
+          if (holds(buf, start, KEYS.tool_calls)) return -1
           break
         case 13:
-          if (v === QUOTE && data.startsWith('finish_reason', from)) return undefined
+          if (v === QUOTE && holds(buf, start, KEYS.finish_reason)) return -1
           break
       }
     } else if (c === 123 || c === 91) depth++
-    else if ((c === 125 || c === 93) && --depth < 0) return undefined
+    else if ((c === 125 || c === 93) && --depth < 0) return -1
   }
-  if (depth !== 0 || !content || choices !== 1 || model < 0) return undefined
-  return data.slice(0, model) + modelField + data.slice(model + upstreamField.length)
+  if (depth !== 0 || !content || choices !== 1 || model < 0) return -1
+  return model
+}
+
+/** The events of `buf[from, to)`, one whole event and its blank line, decoded. */
+function eventsIn(buf: Uint8Array, from: number, to: number): SseEvent[] {
+  // The usual form, one `data: ` line, without a decoder.
+  if (holds(buf, from, DATA) && buf.indexOf(LF, from) === to - 2) return [{ event: undefined, data: utf8in.decode(buf.subarray(from + DATA.length, to - 2)) }]
+  return new SseDecoder().pushText(utf8in.decode(buf.subarray(from, to)))
 }
 
 /** Translates an OpenAI-style `data:` stream ending in `data: [DONE]`. */
 export class OpenAIStyleStream implements StreamTranslator {
   private started = false
   /** `"model":"provider/model-id"`, when chunks may be passed on with only their model renamed. */
-  private readonly modelField: string | undefined
+  private readonly modelField: Uint8Array | undefined
   /** The upstream's `"model":"…"` field as its first chunk wrote it (the one a passed-on chunk must hold). */
-  private upstreamField = '"model":""'
-  /** Chunks passed on: a chat client's stream reaches the log as the text it received (src/apis/relay-transcript.ts). */
-  readonly reader: RelayReader | undefined
+  private upstreamField = key('"model":""')
+  /** See StreamTranslator.passesBytes: set by the chat endpoints (src/apis/chat/chunk-pass.ts). */
+  passesBytes = false
+  /** Some chunk went out as bytes: the log reads the client's text (src/apis/relay-transcript.ts). */
+  private passed = false
 
-  /** `passOnAs`: the model name clients see; given, plain text chunks are passed on as `raw` parts. */
+  /** `passOnAs`: the model name clients see; given, plain text chunks can be passed on as bytes (passBytes). */
   constructor(
     private readonly opts: OpenAIStyleOptions,
     passOnAs?: string,
   ) {
-    this.modelField = passOnAs === undefined ? undefined : `"model":${JSON.stringify(passOnAs)}`
-    this.reader = passOnAs === undefined ? undefined : 'openai-chat'
+    this.modelField = passOnAs === undefined ? undefined : key(`"model":${JSON.stringify(passOnAs)}`)
+  }
+
+  get reader(): RelayReader | undefined {
+    return this.passed || this.passesBytes ? 'openai-chat' : undefined
+  }
+
+  /**
+   * Whole events (each ending in its blank line, no CR): after the first chunk, those of plain text
+   * go on as bytes with their model renamed, in one `bytes` part per run; the others are read.
+   */
+  passBytes(buf: Uint8Array): StreamPart[] {
+    const parts: StreamPart[] = []
+    let run = -1
+    const models: number[] = []
+    for (let at = 0; at < buf.length; ) {
+      let end = at
+      for (;;) {
+        end = buf.indexOf(LF, end)
+        if (end < 0 || buf[end + 1] === LF) break
+        end++
+      }
+      end = end < 0 ? buf.length : end + 2
+      const model = this.started && this.modelField && holds(buf, at, DATA) && buf.indexOf(LF, at) === end - 2 ? passableAt(buf, at + DATA.length, end - 2, this.upstreamField) : -1
+      if (model >= 0) {
+        if (run < 0) run = at
+        models.push(model)
+      } else {
+        if (run >= 0) parts.push(this.renamed(buf, run, at, models))
+        run = -1
+        for (const ev of eventsIn(buf, at, end)) for (const p of this.push(ev)) parts.push(p)
+      }
+      at = end
+    }
+    if (run >= 0) parts.push(this.renamed(buf, run, buf.length, models))
+    return parts
+  }
+
+  /** `buf[from, to)` with the upstream's model field at each of `models` renamed; the list is emptied. */
+  private renamed(buf: Uint8Array, from: number, to: number, models: number[]): StreamPart {
+    this.passed = true
+    const upstream = this.upstreamField
+    const field = this.modelField as Uint8Array
+    let bytes: Uint8Array
+    if (holds(field, 0, upstream) && field.length === upstream.length) bytes = buf.subarray(from, to)
+    else {
+      bytes = new Uint8Array(to - from + models.length * (field.length - upstream.length))
+      let at = from
+      let out = 0
+      for (const m of models) {
+        bytes.set(buf.subarray(at, m), out)
+        out += m - at
+        bytes.set(field, out)
+        out += field.length
+        at = m + upstream.length
+      }
+      bytes.set(buf.subarray(at, to), out)
+    }
+    models.length = 0
+    return { type: 'bytes', bytes, content: true }
   }
 
   push(ev: SseEvent): StreamPart[] {
     if (ev.data === '[DONE]') return [{ type: 'end' }]
-    if (this.started && this.modelField && ev.event === undefined) {
-      const json = passOn(ev.data, this.upstreamField, this.modelField)
-      if (json !== undefined) return [{ type: 'raw', json }]
-    }
     const json = parseJson(ev.data)
     if (!isRecord(json)) {
       return [{ type: 'failure', failure: { kind: 'provider_error', message: `malformed stream event: ${clip(ev.data, 200)}` } }]
@@ -281,7 +365,7 @@ export class OpenAIStyleStream implements StreamTranslator {
       if (typeof json.id === 'string' && json.id) meta.id = json.id
       if (typeof json.model === 'string') {
         meta.model = json.model
-        this.upstreamField = `"model":${JSON.stringify(json.model)}`
+        this.upstreamField = key(`"model":${JSON.stringify(json.model)}`)
       }
       if (typeof json.created === 'number') meta.created = json.created
       parts.push(meta)
