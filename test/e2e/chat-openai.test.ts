@@ -121,6 +121,42 @@ describe('streaming', () => {
     expect((openai.requests[0]?.body as any).stream_options).toEqual({ include_usage: true })
   })
 
+  test('chunks passed on as bytes: split across reads, one longer than 64 KiB, CRLF framing from the middle on — the client gets every chunk, renamed, and the log the whole text', async () => {
+    const chunk = (content: string, extra: Record<string, unknown> = {}) =>
+      JSON.stringify({ id: 'chatcmpl-x', object: 'chat.completion.chunk', created: 7, model: 'gpt-4o-2024-08-06', system_fingerprint: 'fp_x', choices: [{ index: 0, delta: { content }, logprobs: null, finish_reason: null }], ...extra })
+    const long = 'y'.repeat(100 * 1024)
+    const lf = (json: string) => `data: ${json}\n\n`
+    const crlf = (json: string) => `data: ${json}\r\n\r\n`
+    const head = lf(chunk('', { choices: [{ index: 0, delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null }] })) + lf(chunk('one ')) + lf(chunk('two '))
+    const big = lf(chunk(long))
+    const tail =
+      crlf(chunk(' three')) +
+      crlf(JSON.stringify({ id: 'chatcmpl-x', object: 'chat.completion.chunk', created: 7, model: 'gpt-4o-2024-08-06', choices: [{ index: 0, delta: {}, logprobs: null, finish_reason: 'stop' }] })) +
+      crlf(JSON.stringify({ id: 'chatcmpl-x', object: 'chat.completion.chunk', created: 7, model: 'gpt-4o-2024-08-06', choices: [], usage: { prompt_tokens: 6, completion_tokens: 4, total_tokens: 10 } })) +
+      'data: [DONE]\r\n\r\n'
+    // Reads that cut events (and the long one) anywhere.
+    const body = head + big + tail
+    const pieces: string[] = []
+    for (let at = 0; at < body.length; at += 7_001) pieces.push(body.slice(at, at + 7_001))
+    openai.enqueue({ kind: 'raw', status: 200, body: pieces })
+    const res = await gw.chat({ model: 'openai/gpt-4o', messages: hello, stream: true })
+    expect(res.status).toBe(200)
+    const events = await readSse(res)
+    expect(events[events.length - 1]).toBe('[DONE]')
+    const chunks = events.slice(0, -1) as Record<string, any>[]
+    for (const c of chunks) assertChatChunk(c)
+    expect(chunks.map((c) => c.model)).toEqual(chunks.map(() => 'openai/gpt-4o'))
+    const text = chunks.map((c) => c.choices[0]?.delta.content ?? '').join('')
+    expect(text).toBe(`one two ${long} three`)
+    // The chunks passed on as they came keep OpenAI's own fields; from the long one on, the decoder reads them.
+    expect(chunks.filter((c) => c.system_fingerprint === 'fp_x').map((c) => c.choices[0].delta.content)).toEqual(['one ', 'two '])
+    expect(chunks[chunks.length - 1]?.choices[0].finish_reason).toBe('stop')
+    expect(chunks[chunks.length - 1]?.usage).toMatchObject({ prompt_tokens: 6, completion_tokens: 4, total_tokens: 10 })
+    const log = await gw.log(res.headers.get('x-gw-request-id') as string)
+    expect(log.responseBody).toMatchObject({ content: `one two ${long} three`, finish_reason: 'stop' })
+    expect(log.usage).toMatchObject({ promptTokens: 6, completionTokens: 4, estimated: false })
+  })
+
   test('with stream_options.include_usage: OpenAI’s shape, a last chunk with choices [] and the usage', async () => {
     const res = await gw.chat({ model: 'openai/gpt-4o', messages: hello, stream: true, stream_options: { include_usage: true } })
     const chunks = (await readSse(res)).slice(0, -1) as Record<string, any>[]
