@@ -394,10 +394,18 @@ test('a 4 MB prompt under maxPromptTokens 5,000,000 is not counted token by toke
 }, 120_000)
 
 test('a client that leaves while its prompt is counted stops the count, and its log entry says it closed the request (499)', async () => {
-  await setPolicy({ maxPromptTokens: 3_000_000 })
+  await setPolicy({ maxPromptTokens: 5_000_000 })
   await warmUp()
-  // 4 MB of bytes over a 3,000,000-token limit must be counted: about a minute of tokenizer CPU.
   const body = JSON.stringify({ ...ask(randomAlnum(4_000_000)), model: 'openai/gpt-bounded-test' })
+  // What the serving thread spends on such a request without the count (reading, parsing, answering):
+  // the abort below waits for more than that, so that it comes during the count on a slow machine too.
+  const uncounted = cpuSeconds(gw.proc.pid, true)
+  const plain = await fetch(`${gw.url}/v1/chat/completions`, { method: 'POST', headers: { authorization: `GwKey ${KEY}`, 'content-type': 'application/json' }, body })
+  expect(plain.status).toBe(200)
+  await plain.arrayBuffer()
+  const reading = cpuSeconds(gw.proc.pid, true) - uncounted
+  // 4 MB of bytes over a 3,000,000-token limit must be counted: about a minute of tokenizer CPU.
+  await setPolicy({ maxPromptTokens: 3_000_000 })
   const ac = new AbortController()
   const pending = fetch(`${gw.url}/v1/chat/completions`, {
     method: 'POST',
@@ -408,7 +416,7 @@ test('a client that leaves while its prompt is counted stops the count, and its 
   // Abort once gw is counting (its serving thread's CPU time climbs), not while the body is still on
   // its way. The serving thread's own: the log thread may still be writing the previous test's 4 MB bodies.
   const sent = cpuSeconds(gw.proc.pid, true)
-  for (let i = 0; i < 200 && cpuSeconds(gw.proc.pid, true) - sent < 0.5; i++) await Bun.sleep(50)
+  for (let i = 0; i < 400 && cpuSeconds(gw.proc.pid, true) - sent < reading + 0.5; i++) await Bun.sleep(50)
   ac.abort()
   await pending
   await Bun.sleep(200)
@@ -416,10 +424,11 @@ test('a client that leaves while its prompt is counted stops the count, and its 
   await Bun.sleep(1_000)
   expect(cpuSeconds(gw.proc.pid, true) - cpu).toBeLessThan(0.5)
   let entry: Record<string, any> | undefined
-  for (let i = 0; i < 200 && !entry; i++) {
+  // Every 500 ms: log reads are limited to 120 a minute per org, and the log thread may still be writing the earlier tests' 4 MB bodies.
+  for (let i = 0; i < 60 && !entry; i++) {
     const page = (await (await fetch(`${gw.url}/v1/logs?limit=10`, { headers: { authorization: `GwKey ${KEY}` } })).json()) as { data: Record<string, any>[] }
     entry = page.data.find((e) => e.requestedModel === 'openai/gpt-bounded-test')
-    if (!entry) await Bun.sleep(50)
+    if (!entry) await Bun.sleep(500)
   }
   // Before: the count's abort was logged as gw's own failure, a 500 "Internal error".
   expect(entry).toMatchObject({ status: 499, errorCode: 'gateway_error' })
