@@ -201,7 +201,7 @@ function holds(buf: Uint8Array, at: number, s: Uint8Array): boolean {
  * index 0 or more than one, or JSON in a form other than compact (a key not followed at once by `:`).
  * It must hold non-empty content and the upstream's model field exactly as the first chunk wrote it.
  */
-export function passableAt(buf: Uint8Array, from: number, to: number, upstreamField: Uint8Array): number {
+function passableAt(buf: Uint8Array, from: number, to: number, upstreamField: Uint8Array): number {
   let depth = 0
   let content = false
   let choices = 0
