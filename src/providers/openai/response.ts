@@ -273,8 +273,7 @@ export class OpenAIStyleStream implements StreamTranslator {
   private readonly modelField: Uint8Array | undefined
   /** The upstream's `"model":"…"` field as its first chunk wrote it (the one a passed-on chunk must hold). */
   private upstreamField = key('"model":""')
-  /** See StreamTranslator.passesBytes: set by the chat endpoints (src/apis/chat/chunk-pass.ts). */
-  passesBytes = false
+  private passing = false
   /** Some chunk went out as bytes: the log reads the client's text (src/apis/relay-transcript.ts). */
   private passed = false
 
@@ -286,8 +285,17 @@ export class OpenAIStyleStream implements StreamTranslator {
     this.modelField = passOnAs === undefined ? undefined : key(`"model":${JSON.stringify(passOnAs)}`)
   }
 
+  /** See StreamTranslator.passesBytes: set by the chat endpoints (src/apis/chat/chunk-pass.ts); stays off without a name to pass chunks on as (Mistral). */
+  get passesBytes(): boolean {
+    return this.passing
+  }
+
+  set passesBytes(on: boolean) {
+    this.passing = on && this.modelField !== undefined
+  }
+
   get reader(): RelayReader | undefined {
-    return this.passed || this.passesBytes ? 'openai-chat' : undefined
+    return this.passed || this.passing ? 'openai-chat' : undefined
   }
 
   /**
@@ -306,7 +314,7 @@ export class OpenAIStyleStream implements StreamTranslator {
         end++
       }
       end = end < 0 ? buf.length : end + 2
-      const model = this.started && this.modelField && holds(buf, at, DATA) && buf.indexOf(LF, at) === end - 2 ? passableAt(buf, at + DATA.length, end - 2, this.upstreamField) : -1
+      const model = this.started && holds(buf, at, DATA) && buf.indexOf(LF, at) === end - 2 ? passableAt(buf, at + DATA.length, end - 2, this.upstreamField) : -1
       if (model >= 0) {
         if (run < 0) run = at
         models.push(model)
