@@ -263,11 +263,12 @@ export async function startPinnedGw(cmd: string[], env: Record<string, string>):
   const url = `http://127.0.0.1:${port}`
   while (!(await fetch(`${url}/health`).then((r) => r.ok, () => false))) await Bun.sleep(20)
   const policy = { requestsPerMinute: 1e8, tokensPerMinute: 1e12, maxTokens: 4096, maxConcurrentStreams: 1e5, maxConcurrentStreamsPerKey: 1e5 }
-  await fetch(`${url}/admin/orgs/default/policy`, {
+  const res = await fetch(`${url}/admin/orgs/default/policy`, {
     method: 'PUT',
     headers: { authorization: `Bearer ${BENCH_ADMIN}`, 'content-type': 'application/json' },
     body: JSON.stringify(policy),
   })
+  if (res.status !== 200) throw new Error(`policy: ${res.status} ${await res.text()}`)
   return { proc, url }
 }
 

@@ -61,6 +61,8 @@ function judged(value: number, limit: number, unit: string, atLeast = false): st
   return `${verdict(ok)} by ${shown}${unit === '%' ? ' points' : ` ${unit}`}`
 }
 const row = (cells: (string | number)[]) => `| ${cells.join(' | ')} |`
+/** `a` as a multiple of `b`: `2.12×`. */
+const times = (a: number, b: number) => `${(a / b).toFixed(2)}×`
 
 /** RSS is flat when the last half of the samples peaks no more than 10 % above the first half. */
 export function rssFlat(samples: number[]): boolean {
@@ -190,7 +192,6 @@ export function markdown(r: Results): string {
     )
     for (const x of shares.filter((y) => y.same)) {
       const sw = x.same as Max
-      const times = (a: number, b: number) => `${(a / b).toFixed(2)}×`
       const share = (a: number, b: number) => `${Math.round((a / b) * 100)} %`
       const swServing = sw.threadsUsPerRequest?.serving
       const gwServing = x.gw.threadsUsPerRequest?.serving
@@ -215,7 +216,6 @@ export function markdown(r: Results): string {
     for (const x of jsRead) {
       const js = x.jsFloor as Max
       const serving = x.gw.threadsUsPerRequest?.serving
-      const times = (a: number, b: number) => `${(a / b).toFixed(2)}×`
       out.push(row([x.scenario, `${x.floor.cpuUsPerRequest} µs`, `${js.cpuUsPerRequest} µs (${times(js.cpuUsPerRequest, x.floor.cpuUsPerRequest)})`, serving === undefined ? '' : `${serving} µs (${times(serving, js.cpuUsPerRequest)})`]))
     }
   }

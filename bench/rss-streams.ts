@@ -10,8 +10,7 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { BENCH_SECRET } from './log-store'
-import { freePort, runPinned, SERVER_ENV, startBenchScript } from './load'
+import { BENCH_KEY, benchGwEnv, runPinned, startBenchScript, startPinnedGw } from './load'
 
 const ROOT = join(import.meta.dir, '..')
 const BUN = process.execPath
@@ -25,8 +24,6 @@ const RUNS = Number(values('--runs')[0] ?? 3)
 const STREAMS = Number(values('--streams')[0] ?? 1000)
 const EXTRA_ENV = Object.fromEntries(values('--env').map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]))
 const BUN_ARGS = values('--bun-arg')
-const KEY = `gw_sk_benchmark000${'s'.repeat(32)}`
-const ADMIN = 'bench-admin-token-000000000000'
 
 const statusKb = (pid: number, field: string) => Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1])
 const mb = (kb: number) => Math.round((kb / 1024) * 10) / 10
@@ -59,51 +56,14 @@ interface Server {
   dir: string
 }
 
-async function waitHealthy(url: string): Promise<void> {
-  const t0 = performance.now()
-  while (performance.now() - t0 < 15_000) {
-    try {
-      if ((await fetch(`${url}/health`)).status === 200) return
-    } catch {}
-    await Bun.sleep(5)
-  }
-  throw new Error(`${url} did not become healthy`)
-}
-
 const question = [{ role: 'user', content: 'Say hello to the benchmark.' }]
 
 async function startGw(upstream: string): Promise<Server> {
-  const port = freePort()
   const dir = mkdtempSync(join(tmpdir(), 'gw-rss-'))
-  const env = {
-    PATH: process.env.PATH ?? '',
-    ...SERVER_ENV,
-    GW_PORT: String(port),
-    GW_DB: join(dir, 'gw.db'),
-    GW_SECRET: BENCH_SECRET,
-    GW_ADMIN_TOKEN: ADMIN,
-    GW_SERVICE_KEY: KEY,
-    GW_LOG_BODIES: 'true',
-    GW_PROMPTS_DIR: dir,
-    GW_OPENAI_BASE_URL: `${upstream}/v1`,
-    GW_ANTHROPIC_BASE_URL: `${upstream}/v1`,
-    OPENAI_API_KEY: 'sk-bench-openai',
-    ANTHROPIC_API_KEY: 'sk-ant-bench',
-    ...EXTRA_ENV,
-  }
-  const cmd = flag('--src') ? [BUN, ...BUN_ARGS, join(ROOT, 'src/main.ts'), 'serve'] : [values('--binary')[0] ?? join(ROOT, 'dist/gw'), 'serve']
-  const proc = Bun.spawn(['taskset', '-c', '0', ...cmd], { env, cwd: dir, stdout: 'ignore', stderr: 'inherit' })
-  const url = `http://127.0.0.1:${port}`
-  await waitHealthy(url)
-  const policy = { requestsPerMinute: 100_000_000, tokensPerMinute: 1_000_000_000_000, maxTokens: 4096, maxConcurrentStreams: 100_000, maxConcurrentStreamsPerKey: 100_000 }
-  const res = await fetch(`${url}/admin/orgs/default/policy`, {
-    method: 'PUT',
-    headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' },
-    body: JSON.stringify(policy),
-  })
-  if (res.status !== 200) throw new Error(`policy: ${res.status} ${await res.text()}`)
+  const cmd = flag('--src') ? [BUN, ...BUN_ARGS, join(ROOT, 'src/main.ts')] : [values('--binary')[0] ?? join(ROOT, 'dist/gw')]
+  const { proc, url } = await startPinnedGw(cmd, { ...benchGwEnv(upstream, dir), ...EXTRA_ENV })
   const body = JSON.stringify({ model: 'openai/gpt-4o-mini-slow', messages: question, max_tokens: 64, metadata: { bench: 'yes', scenario: 'openai stream' }, stream: true })
-  return { proc, url, slowUrl: `${url}/v1/chat/completions`, headers: { authorization: `GwKey ${KEY}` }, body, dir }
+  return { proc, url, slowUrl: `${url}/v1/chat/completions`, headers: { authorization: `GwKey ${BENCH_KEY}` }, body, dir }
 }
 
 async function startFloor(upstream: string): Promise<Server> {

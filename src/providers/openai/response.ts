@@ -259,10 +259,12 @@ function passableAt(buf: Uint8Array, from: number, to: number, upstreamField: Ui
   return model
 }
 
-/** The events of `buf[from, to)`, one whole event and its blank line, decoded. */
-function eventsIn(buf: Uint8Array, from: number, to: number): SseEvent[] {
-  // The usual form, one `data: ` line, without a decoder.
-  if (holds(buf, from, DATA) && buf.indexOf(LF, from) === to - 2) return [{ event: undefined, data: utf8in.decode(buf.subarray(from + DATA.length, to - 2)) }]
+/** Whether `buf[from, to)`, one whole event and its blank line, is a single `data: ` line (the usual form). */
+const oneDataLine = (buf: Uint8Array, from: number, to: number) => holds(buf, from, DATA) && buf.indexOf(LF, from) === to - 2
+
+/** The events of `buf[from, to)`, one whole event and its blank line, decoded (`oneLine`: see oneDataLine, without a decoder). */
+function eventsIn(buf: Uint8Array, from: number, to: number, oneLine: boolean): SseEvent[] {
+  if (oneLine) return [{ event: undefined, data: utf8in.decode(buf.subarray(from + DATA.length, to - 2)) }]
   return new SseDecoder().pushText(utf8in.decode(buf.subarray(from, to)))
 }
 
@@ -314,14 +316,15 @@ export class OpenAIStyleStream implements StreamTranslator {
         end++
       }
       end = end < 0 ? buf.length : end + 2
-      const model = this.started && holds(buf, at, DATA) && buf.indexOf(LF, at) === end - 2 ? passableAt(buf, at + DATA.length, end - 2, this.upstreamField) : -1
+      const oneLine = oneDataLine(buf, at, end)
+      const model = this.started && oneLine ? passableAt(buf, at + DATA.length, end - 2, this.upstreamField) : -1
       if (model >= 0) {
         if (run < 0) run = at
         models.push(model)
       } else {
         if (run >= 0) parts.push(this.renamed(buf, run, at, models))
         run = -1
-        for (const ev of eventsIn(buf, at, end)) for (const p of this.push(ev)) parts.push(p)
+        for (const ev of eventsIn(buf, at, end, oneLine)) for (const p of this.push(ev)) parts.push(p)
       }
       at = end
     }
