@@ -6,7 +6,7 @@
 import { relayTranscript, streamedAnswer } from '../apis/relay-transcript'
 import type { UpstreamCompletion } from '../providers/adapter'
 import type { FinishReason, ToolCall, Usage } from '../providers/openai-types'
-import type { KeptStream } from '../store/types'
+import type { CachePut, KeptStream } from '../store/types'
 
 /** An answer as kept: enough to answer again as JSON or as a stream, in any endpoint's shape. */
 export interface Kept {
@@ -52,6 +52,13 @@ export function streamedCompletion(answer: unknown): UpstreamCompletion | undefi
 }
 
 /** A relayed stream's kept answer, read from the text the client received (its transcript, as the log reads it). */
-export function keptFromStream(s: KeptStream): string | undefined {
+function keptFromStream(s: KeptStream): string | undefined {
   return keptText(s.model, streamedCompletion(streamedAnswer(relayTranscript(s.events))), s.usage, s.costUsd, s.maxEntryBytes)
+}
+
+/** The answer a put stores: its text, or a relayed stream's, made once; undefined when a stream's is not kept (not complete, too large). */
+export function keptValue(p: CachePut): string | undefined {
+  if ('value' in p) return p.value
+  p.made ??= keptFromStream(p.stream) ?? ''
+  return p.made || undefined
 }

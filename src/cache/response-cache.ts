@@ -98,7 +98,7 @@ export function keep(deps: Deps, ctx: AuthedContext, use: CacheUse, o: Outcome, 
   const now = Date.now()
   const put = { orgId: ctx.org.org.id, key: use.key, expiresAt: now + use.ttlMs, now, maxOrgBytes: deps.config.cacheMaxOrgBytes }
   if (deps.logs.keepsAnswers && !completion && o.responseEvents && o.responseBody === undefined)
-    return { ...put, value: '', stream: { events: o.responseEvents, model, usage: o.usage, costUsd: o.costUsd, maxEntryBytes: use.maxEntryBytes } }
+    return { ...put, stream: { events: o.responseEvents, model, usage: o.usage, costUsd: o.costUsd, maxEntryBytes: use.maxEntryBytes } }
   const text = keptText(model, completion ?? streamedCompletion(loggedAnswer(o)), o.usage, o.costUsd, use.maxEntryBytes)
   if (text === undefined) return undefined
   if (deps.logs.keepsAnswers) return { ...put, value: text }

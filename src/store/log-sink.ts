@@ -238,8 +238,11 @@ export function packItems(items: readonly LogItem[]): string {
 function packKept(k: CachePut | undefined, logged: RelayedEvents | undefined): string {
   if (!k) return field('-')
   const at = field(k.orgId) + field(k.key) + field(String(k.expiresAt)) + field(String(k.now)) + field(String(k.maxOrgBytes))
-  const s = k.value ? undefined : k.stream
-  if (!s) return field(k.replaces === false ? 'k' : 'kr') + at + field(k.value)
+  const asValue = field(k.replaces === false ? 'k' : 'kr') + at
+  if ('value' in k) return asValue + field(k.value)
+  // A stream's answer made already (for a repeat) goes as its value.
+  if (k.made) return asValue + field(k.made)
+  const s = k.stream
   const events = s.events === logged ? field('=') : field(s.events.reader) + field(s.events.text)
   return (
     field(k.replaces === false ? 's' : 'sr') + at + events + field(s.model) + field(JSON.stringify(s.usage)) + field(s.costUsd === null ? '' : String(s.costUsd)) +
@@ -296,8 +299,8 @@ export function unpackItems(packed: string): LogItem[] {
     if (response) item.response = response
     const kept = next()
     if (kept !== '-') {
-      const put: CachePut = { orgId: next(), key: next(), expiresAt: Number(next()), now: Number(next()), maxOrgBytes: Number(next()), replaces: kept.length > 1, value: '' }
-      if (kept[0] === 'k') put.value = next()
+      const put = { orgId: next(), key: next(), expiresAt: Number(next()), now: Number(next()), maxOrgBytes: Number(next()), replaces: kept.length > 1 }
+      if (kept[0] === 'k') item.kept = { ...put, value: next() }
       else {
         const reader = next()
         // `=` is packed only beside a response body of relayed events.
@@ -305,9 +308,8 @@ export function unpackItems(packed: string): LogItem[] {
         const model = next()
         const usage = JSON.parse(next()) as Usage
         const cost = next()
-        put.stream = { events, model, usage, costUsd: cost === '' ? null : Number(cost), maxEntryBytes: Number(next()) }
+        item.kept = { ...put, stream: { events, model, usage, costUsd: cost === '' ? null : Number(cost), maxEntryBytes: Number(next()) } }
       }
-      item.kept = put
     }
     items.push(item)
   }

@@ -212,20 +212,32 @@ export interface ResponseCacheStore {
 
 /**
  * One answer kept by the response cache: `put`'s arguments, as handed to the log thread with its
- * request's entry; a relayed stream's with `stream`, its value made from it where it is needed
- * (keptFromStream in src/cache/kept-answer.ts: on the log thread, or for a repeat before the write).
+ * request's entry. Its answer is its JSON text, or, for a relayed stream, made from the text the
+ * client received where it is needed (keptValue in src/cache/kept-answer.ts: on the log thread, or
+ * for a repeat before the write).
  */
-export interface CachePut {
+export type CachePut = ValuePut | StreamPut
+
+/** What every put says besides its answer. */
+interface PutArguments {
   orgId: string
   key: string
-  /** The kept answer's JSON text; '' while a relayed stream's is still to be made from `stream`. */
-  value: string
-  stream?: KeptStream
   expiresAt: number
   now: number
   maxOrgBytes: number
   /** False when the key is surely not stored (the serving thread knows every stored key): its old size is not read. */
   replaces?: boolean
+}
+
+/** A put whose answer is its JSON text. */
+export interface ValuePut extends PutArguments {
+  value: string
+}
+
+/** A relayed stream's put: its answer is made from `stream` once, into `made` ('' when it is not kept: not complete, too large). */
+export interface StreamPut extends PutArguments {
+  stream: KeptStream
+  made?: string
 }
 
 /** What a relayed stream's kept answer is made from: the text the client received, and what the serving thread knew of the answer. */

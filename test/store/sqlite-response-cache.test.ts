@@ -12,7 +12,7 @@ import { join } from 'node:path'
 import { SecretBox } from '../../src/crypto/secret-box'
 import { LogPath } from '../../src/store/log-path'
 import { createSqliteStore } from '../../src/store/sqlite'
-import type { CachePut, Store } from '../../src/store/types'
+import type { CachePut, Store, StreamPut } from '../../src/store/types'
 import { logEntry } from '../helpers/log-entry'
 
 const NOW = 1_800_000_000_000
@@ -84,14 +84,18 @@ test('a relayed stream\'s answer is made by the log thread from the text the cli
     const chunk = (delta: object, finish: string | null) =>
       `data: ${JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', created: 1, model: 'gpt-4o-mini', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`
     const text = `${chunk({ role: 'assistant', content: 'Hel' }, null)}${chunk({ content: 'lo' }, 'stop')}data: [DONE]\n\n`
-    const streamed = (key: string, finish = 'stop'): CachePut => ({
-      ...put(key, ''),
+    const streamed = (key: string, finish = 'stop'): StreamPut => ({
+      orgId: 'o1',
+      key,
+      expiresAt: NOW + 60_000,
+      now: NOW,
+      maxOrgBytes: 1e6,
       stream: { events: { reader: 'openai-chat', text: text.replace('"stop"', JSON.stringify(finish)) }, model: 'openai/gpt-4o-mini', usage: { prompt_tokens: 3, completion_tokens: 2, total_tokens: 5 }, costUsd: null, maxEntryBytes: 1e6 },
     })
     const alone = streamed('alone')
     const logged = streamed('logged')
     hand(s.logs, 1, alone)
-    s.logs.record(logEntry(2), { response: { events: logged.stream?.events }, kept: logged })
+    s.logs.record(logEntry(2), { response: { events: logged.stream.events }, kept: logged })
     hand(s.logs, 3, streamed('cut', 'length'))
     await s.logs.flush()
     expect(table(path).cache).toEqual(['alone={"v":1,"', 'logged={"v":1,"'])

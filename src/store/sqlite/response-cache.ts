@@ -4,7 +4,7 @@
 // entry (SqliteCacheWrites), each batch dropping the org's expired entries and, past its size bound, its oldest.
 
 import type { Database } from 'bun:sqlite'
-import { keptFromStream } from '../../cache/kept-answer'
+import { keptValue } from '../../cache/kept-answer'
 import type { CachePut, KeptAnswers, ResponseCacheStore } from '../types'
 
 /** Expired entries dropped per org per batch. */
@@ -68,11 +68,11 @@ export class SqliteCacheWrites {
     const dropped: string[] = []
     for (const p of puts) {
       // A relayed stream's answer is made here; one that is not kept (not complete, too large) is not written.
-      if (!p.value && p.stream) p.value = keptFromStream(p.stream) ?? ''
-      if (!p.value) continue
+      const value = keptValue(p)
+      if (value === undefined) continue
       const total = (totals.get(p.orgId) ?? this.totals.get(p.orgId) ?? q.total.get(p.orgId)?.total ?? 0) - (p.replaces === false ? 0 : (q.old.get(p.orgId, p.key)?.bytes ?? 0))
-      const bytes = Buffer.byteLength(p.value)
-      q.put.run(p.orgId, p.key, p.value, bytes, p.expiresAt, p.now)
+      const bytes = Buffer.byteLength(value)
+      q.put.run(p.orgId, p.key, value, bytes, p.expiresAt, p.now)
       totals.set(p.orgId, total + bytes)
       last.set(p.orgId, p)
     }
@@ -113,7 +113,7 @@ export class SqliteCacheWrites {
 let lastRefusal = -Infinity
 
 /** Characters a handed-over put holds: its answer, or a relayed stream's text (whichever it came with). */
-const handedSize = (p: CachePut) => (p.stream ? p.stream.events.text.length : p.value.length)
+const handedSize = (p: CachePut) => ('stream' in p ? p.stream.events.text.length : p.value.length)
 
 /**
  * One org's stored keys, each with its expiry (Infinity for those read from the table on the org's first
@@ -157,8 +157,7 @@ export class SqliteResponseCache implements ResponseCacheStore, KeptAnswers {
     if (typeof known !== 'number') {
       if (known.expiresAt <= now) return undefined
       // A relayed stream's answer not written yet is made here for this repeat (the log thread makes the same).
-      if (!known.value && known.stream) known.value = keptFromStream(known.stream) ?? ''
-      return known.value || undefined
+      return keptValue(known)
     }
     return known > now ? this.get1.get(orgId, key, now)?.value : undefined
   }
