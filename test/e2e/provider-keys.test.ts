@@ -104,6 +104,23 @@ describe('requests', () => {
     expect(names.every((x) => x === 'a' || x === 'b')).toBe(true)
   })
 
+  test('a provider whose one key is disabled is not called: the request is refused (403 model_not_allowed, the seed error shape); enabled again, it serves', async () => {
+    const { chat, put } = await orgWithKeys([['only', a.apiKey, a, 1]])
+    const org = `keys-${orgSeq}`
+    expect((await chat()).res.status).toBe(200)
+    expect((await gw.admin('PUT', `/orgs/${org}/providers/openai/keys/only`, { apiKey: a.apiKey, baseUrl: a.url, enabled: false })).status).toBe(200)
+    const before = a.requests.length
+    const refused = await chat()
+    expect(refused.res.status).toBe(403)
+    const body = (await refused.res.json()) as Record<string, unknown>
+    expect(body).toMatchObject({ error: true, code: 'model_not_allowed', requestId: refused.res.headers.get('x-gw-request-id') })
+    expect(String(body.message)).toContain('provider "openai" is disabled')
+    expect(a.requests.length).toBe(before)
+    await put('only', a.apiKey, a, 1)
+    expect((await chat()).res.status).toBe(200)
+    expect(a.requests.length).toBe(before + 1)
+  })
+
   test('a 429 on one key is retried at once on the other: the client sees an answer, the key sits out its cool-down', async () => {
     const { chat } = await orgWith(1000, 1)
     a.enqueue({ kind: 'error', status: 429, errorType: 'rate_limit', retryAfter: '30' })
