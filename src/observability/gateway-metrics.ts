@@ -4,7 +4,7 @@
 import { readdirSync, readFileSync } from 'node:fs'
 import type { Catalog } from '../catalog/catalog'
 import { toProviderId } from '../providers/provider-id'
-import type { Attempt, LogEntry } from '../domain/log-entry'
+import type { LogEntry } from '../domain/log-entry'
 import { type LabelValues, MetricRegistry } from './metric-registry'
 
 /** Seconds, from 5 ms to 10 minutes: LLM answers range from cached hits to long reasoning runs. */
@@ -34,7 +34,7 @@ export interface MetricSources {
 
 const OTHER = 'other'
 
-/** The provider of a `provider/id` string, or '' when it names none. */
+/** The native provider a `provider/id` string names, or '' when it names none. */
 function providerOf(model: string | null): string {
   const slash = model ? model.indexOf('/') : -1
   return (model && slash > 0 && toProviderId(model.slice(0, slash))) || ''
@@ -126,19 +126,23 @@ export class GatewayMetrics {
     // The answering model, or the requested one when none answered.
     const name = e.model ?? e.requestedModel
     const model = this.modelLabel(name, e.model ? s.known : undefined)
+    // One of the four native providers, or '' (an org's own, by a name it chose, stays out of the labels).
     const provider = model === OTHER || !model ? providerOf(name) : (model.split('/')[0] as string)
     const org = this.orgLabel ? [e.orgId] : []
     this.requests.inc([e.endpoint, provider, model, String(e.status), e.errorCode ?? '', ...org])
     const series = [e.endpoint, provider, model]
     this.duration.observe(series, s.seconds)
     if (e.stream && e.ttftMs !== null) this.ttft.observe(series, e.ttftMs / 1000)
-    for (const a of e.attempts) this.attempt(a)
+    // An attempt on the answering model (most) takes its labels as found above.
+    for (const a of e.attempts)
+      if (a.outcome !== 'skipped') this.attempts.inc(a.model === e.model ? [provider, model, a.outcome] : [providerOf(a.model), this.modelLabel(a.model), a.outcome])
     if (e.fallback.used) this.fallbacks.inc([e.fallback.reason ?? 'provider_error'])
     if (s.rateLimitScope) this.rateLimited.inc([s.rateLimitScope])
     for (const g of e.guardrails ?? []) this.guardrails.inc([g.name, g.action])
     if (e.cache) this.cacheRequests.inc([e.cache])
+    // Tokens and cost count whoever answered, an org's own provider too (under provider="").
     const u = e.usage
-    if (u.totalTokens > 0 && provider) {
+    if (u.totalTokens > 0) {
       // Disjoint kinds, split as costUsd() splits them (prompt tokens include cached and written ones).
       const reasoning = Math.min(u.reasoningTokens, u.completionTokens)
       this.addTokens(provider, model, 'input', Math.max(0, u.promptTokens - u.cachedTokens - u.cacheWriteTokens), org)
@@ -147,16 +151,11 @@ export class GatewayMetrics {
       this.addTokens(provider, model, 'output', u.completionTokens - reasoning, org)
       this.addTokens(provider, model, 'reasoning', reasoning, org)
     }
-    if (e.costUsd !== null && provider) this.cost.inc([provider, model, ...org], e.costUsd)
+    if (e.costUsd !== null) this.cost.inc([provider, model, ...org], e.costUsd)
   }
 
   private addTokens(provider: string, model: string, kind: string, n: number, org: string[]): void {
     if (n > 0) this.tokens.inc([provider, model, kind, ...org], n)
-  }
-
-  private attempt(a: Attempt): void {
-    if (a.outcome === 'skipped') return
-    this.attempts.inc([providerOf(a.model), this.modelLabel(a.model), a.outcome])
   }
 
   private *circuits(sources: MetricSources): Iterable<[LabelValues, number]> {

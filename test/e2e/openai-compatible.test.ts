@@ -8,7 +8,8 @@ import { join } from 'node:path'
 import { startFake, type FakeUpstream } from '../fakes/upstream'
 import { OLLAMA_MODELS } from '../fakes/ollama'
 import { openRouterCost } from '../fakes/openrouter'
-import { readSse, startTestGateway, type TestGateway } from '../helpers/gateway'
+import { ADMIN_TOKEN, readSse, startTestGateway, type TestGateway } from '../helpers/gateway'
+import { readExposition } from '../helpers/prometheus'
 import { assertChatChunk, assertChatCompletion } from '../helpers/openai-schema'
 
 let ollama: FakeUpstream
@@ -54,6 +55,17 @@ test('the ollama preset, set by GW_OLLAMA_BASE_URL alone: the model reaches it u
   const log = await gw.log(res.headers.get('x-gw-request-id') as string)
   expect(log.costUsd).toBe(0)
   expect(log.provider).toBe('ollama')
+})
+
+test('the metrics count an OpenAI-compatible provider under provider="" and model="other" (its name stays out of the labels): requests, attempts and tokens alike', async () => {
+  for (let i = 0; i < 2; i++) expect((await gw.chat({ model: 'ollama/llama3.2', messages: hello })).status).toBe(200)
+  const m = readExposition(await (await fetch(`${gw.url}/metrics`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).text())
+  const chat = { endpoint: '/v1/chat/completions', provider: '', model: 'other' }
+  const requests = m.value('gw_requests_total', { ...chat, status: '200' })
+  expect(requests).toBeGreaterThanOrEqual(2)
+  expect(m.value('gw_upstream_attempts_total', { provider: '', model: 'other', outcome: 'ok' })).toBe(requests)
+  expect(m.value('gw_tokens_total', { provider: '', model: 'other', kind: 'output' })).toBeGreaterThan(0)
+  expect(await (await fetch(`${gw.url}/metrics`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).text()).not.toContain('ollama')
 })
 
 test("OpenRouter's own usage.cost is the request's cost: x-gw-cost-usd, usage.cost_usd and the log entry, streamed or not", async () => {

@@ -319,6 +319,9 @@ test("an Azure OpenAI record's models are labelled other (org-chosen names stay 
     expect(Number(res.headers.get('x-gw-cost-usd'))).toBeGreaterThan(0)
     const m = await scrape(gw)
     expect(m.value('gw_requests_total', { endpoint: CHAT, provider: '', model: 'other', status: '200', code: '' })).toBe(1)
+    // Its tokens and its cost count too, under the same labels.
+    expect(m.value('gw_tokens_total', { provider: '', model: 'other', kind: 'output' })).toBeGreaterThan(0)
+    expect(m.value('gw_cost_usd_total', { provider: '', model: 'other' })).toBeCloseTo(Number(res.headers.get('x-gw-cost-usd')), 12)
     const text = await (await fetch(`${gw.url}/metrics`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).text()
     expect(text).not.toContain('my-azure')
   } finally {
