@@ -12,6 +12,9 @@ import type { AuditLog } from './audit'
 /** A first-sign-in link works this long, once. */
 export const SIGN_IN_LINK_TTL_MS = 24 * 3_600_000
 
+/** A personal token's last use is noted at most this often (one write per minute of use, not per call). */
+const TOUCH_EVERY_MS = 60_000
+
 export const publicUser = (u: User) => ({
   id: u.id,
   email: u.email,
@@ -74,7 +77,7 @@ export class UserAdmin {
   async describe(id: string) {
     const u = await this.requireUser(id)
     const tokens = await this.store.users.listAdminTokens(id)
-    return { ...publicUser(u), tokens: tokens.map((t) => ({ id: t.id, name: t.name ?? null, createdAt: t.createdAt })) }
+    return { ...publicUser(u), tokens: tokens.map((t) => ({ id: t.id, name: t.name ?? null, createdAt: t.createdAt, lastUsedAt: t.lastUsedAt ?? null })) }
   }
 
   async update(id: string, raw: unknown) {
@@ -104,11 +107,23 @@ export class UserAdmin {
     return { id: tokenId, token, userId: id }
   }
 
-  /** The user a personal admin token acts for; undefined when it is not one, or its user is gone. */
+  /** Revokes one of the user's personal tokens: it is 401 from its next request on. */
+  async revokeToken(id: string, tokenId: string): Promise<void> {
+    await this.requireUser(id)
+    const rec = await this.store.users.getAdminToken(tokenId)
+    if (!rec || rec.userId !== id || !(await this.store.users.deleteAdminToken(id, tokenId))) throw notFound(`User ${echo(id)} has no token ${echo(tokenId)}`)
+    await this.audit.record({ action: 'user.token.delete', org: null, target: `user:${id}/token:${tokenId}`, before: { id: rec.id, name: rec.name ?? null }, after: null })
+  }
+
+  /** The user a personal admin token acts for; undefined when it is not one, or its user is gone. Notes its use (to the minute). */
   async userOfToken(token: string): Promise<User | undefined> {
     const id = adminTokenId(token)
     const rec = id && (await this.store.users.getAdminToken(id))
     if (!rec || !keyMatches(token, rec.hash)) return undefined
+    const now = Date.now()
+    if (rec.lastUsedAt === undefined || now - Date.parse(rec.lastUsedAt) >= TOUCH_EVERY_MS)
+      // Best effort: a store that cannot note it does not refuse the caller.
+      await this.store.users.touchAdminToken(rec.id, new Date(now).toISOString()).catch(() => {})
     return this.store.users.getUser(rec.userId)
   }
 

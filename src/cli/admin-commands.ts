@@ -46,7 +46,9 @@ const USAGES = [
   'gw user remove USER',
   'gw user set-password USER --password -      (the password from stdin)',
   'gw user link USER        (a new first-sign-in link, valid once for 24 hours)',
+  'gw user show USER        (its role, orgs and personal tokens: id, name, creation, last use)',
   'gw user token USER [--name NAME]     (a personal admin token, gw_at_…, acting with the user\'s role)',
+  'gw user revoke-token USER TOKEN_ID     (that personal token is refused from its next use on)',
   'gw audit [--org ID] [--actor KIND|ID|EMAIL] [--action ACTION] [--since TIME] [--until TIME] [--limit N] [--cursor C]',
   'gw secret create [--org ID] [--kid KID] [--secret -]     (GwSigned signing secret: from stdin with --secret -, else generated)',
   'gw secret list [--org ID]',
@@ -274,10 +276,22 @@ const COMMANDS: Record<string, Command> = {
     const user = await admin.users.findUser(positional(parseArgs(argv), 'which user? (an id or an email)'))
     return { email: user.email, ...(await signInLink(admin, user.id)) }
   },
+  'user show': async (admin, argv) => {
+    const user = await admin.users.findUser(positional(parseArgs(argv), 'which user? (an id or an email)'))
+    return admin.users.describe(user.id)
+  },
   'user token': async (admin, argv) => {
     const a = parseArgs(argv)
     const user = await admin.users.findUser(positional(a, 'which user? (an id or an email)'))
     return admin.users.createToken(user.id, pick({ name: flag(a, 'name') }))
+  },
+  'user revoke-token': async (admin, argv) => {
+    const a = parseArgs(argv)
+    const user = await admin.users.findUser(positional(a, 'which user? (an id or an email)'))
+    const tokenId = a.positionals[1]
+    if (!tokenId) throw new Error('which token? (its id: see `gw user show USER`)')
+    await admin.users.revokeToken(user.id, tokenId)
+    return { revoked: tokenId }
   },
   audit: async (admin, argv) => {
     const a = parseArgs(argv)

@@ -84,6 +84,10 @@ export interface UserStore {
   createAdminToken(rec: Omit<AdminTokenRecord, 'createdAt' | 'lastUsedAt'>): Promise<AdminTokenRecord>
   getAdminToken(id: string): Promise<AdminTokenRecord | undefined>
   listAdminTokens(userId: string): Promise<AdminTokenRecord[]>
+  /** Deletes one of the user's tokens; false when the user has no such token. */
+  deleteAdminToken(userId: string, id: string): Promise<boolean>
+  /** Notes the token's last use (an ISO time). */
+  touchAdminToken(id: string, at: string): Promise<void>
   /** A first-sign-in link's hash, valid until `expiresAt` (epoch ms). */
   putSignInLink(linkHash: string, userId: string, expiresAt: number): Promise<void>
   /** The user a link signs in, once: the link is deleted; undefined when unknown or expired at `now`. */

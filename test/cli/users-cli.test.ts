@@ -42,9 +42,16 @@ test('users: create (with a first-sign-in link), list, set-role, set-password fr
   expect(gw('a long enough password\n', 'user', 'set-password', 'ada@example.com', '--password', '-').code).toBe(0)
   const token = gw(undefined, 'user', 'token', 'ada@example.com', '--name', 'ci', '--json')
   expect(token.json().token).toMatch(/^gw_at_/)
+  const shown = gw(undefined, 'user', 'show', 'ada@example.com', '--json').json()
+  expect(shown).toMatchObject({ email: 'ada@example.com', tokens: [{ id: token.json().id, name: 'ci', lastUsedAt: null }] })
+  expect(JSON.stringify(shown)).not.toContain(token.json().token)
+  expect(gw(undefined, 'user', 'revoke-token', 'ada@example.com', '--json').err).toContain('which token?')
+  expect(gw(undefined, 'user', 'revoke-token', 'ada@example.com', 'at_nosuchtoken', '--json').err).toContain('has no token')
+  expect(gw(undefined, 'user', 'revoke-token', 'ada@example.com', token.json().id, '--json').json()).toEqual({ revoked: token.json().id })
+  expect(gw(undefined, 'user', 'show', 'ada@example.com', '--json').json().tokens).toEqual([])
 
   const audit = gw(undefined, 'audit', '--action', 'user.', '--json').json() as { data: { action: string; actor: { kind: string } }[] }
-  expect(audit.data.map((e) => e.action)).toEqual(['user.token.create', 'user.password.set', 'user.update', 'user.sign-in-link.create', 'user.create'])
+  expect(audit.data.map((e) => e.action)).toEqual(['user.token.delete', 'user.token.create', 'user.password.set', 'user.update', 'user.sign-in-link.create', 'user.create'])
   expect(audit.data.every((e) => e.actor.kind === 'cli')).toBe(true)
   expect(JSON.stringify(audit)).not.toContain(token.json().token)
   expect(JSON.stringify(audit)).not.toContain('a long enough password')

@@ -94,6 +94,15 @@ const CASES: Record<string, Case> = {
   patchUser: { need: 'owner', org: false, method: 'PATCH', path: async () => `/users/${(await admin('POST', '/users', { email: `${fresh()}@example.com`, role: 'viewer' })).id}`, body: () => ({ role: 'admin' }) },
   deleteUser: { need: 'owner', org: false, method: 'DELETE', path: async () => `/users/${(await admin('POST', '/users', { email: `${fresh()}@example.com`, role: 'viewer' })).id}` },
   createUserToken: { need: 'self', org: false, method: 'POST', path: async () => `/users/${(await admin('POST', '/users', { email: `${fresh()}@example.com`, role: 'viewer' })).id}/tokens`, body: () => ({}) },
+  revokeUserToken: {
+    need: 'self',
+    org: false,
+    method: 'DELETE',
+    path: async () => {
+      const u = await admin('POST', '/users', { email: `${fresh()}@example.com`, role: 'viewer' })
+      return `/users/${u.id}/tokens/${(await admin('POST', `/users/${u.id}/tokens`, {})).id}`
+    },
+  },
   createSignInLink: { need: 'owner', org: false, method: 'POST', path: async () => `/users/${(await admin('POST', '/users', { email: `${fresh()}@example.com`, role: 'viewer' })).id}/sign-in-link` },
   setUserPassword: { need: 'self', org: false, method: 'PUT', path: async () => `/users/${(await admin('POST', '/users', { email: `${fresh()}@example.com`, role: 'viewer' })).id}/password`, body: () => ({ password: 'correct horse battery' }) },
   getOrg: { need: 'read', org: true, method: 'GET', path: (o) => `/orgs/${o}` },
@@ -208,6 +217,36 @@ describe('scoped reads and personal tokens', () => {
       expect(made.status).toBe(201)
       expect(((await made.json()) as { token: string }).token).toMatch(/^gw_at_/)
     }
+  })
+
+  test("a personal token is revoked by its user (or an owner): 401 from its next request, audited; its last use shows; another user's token is 404", async () => {
+    const u = await admin('POST', '/users', { email: 'revoker@example.com', role: 'viewer', orgs: ['alpha'] })
+    const made = (await admin('POST', `/users/${u.id}/tokens`, { name: 'laptop' })) as { id: string; token: string }
+    const kept = (await admin('POST', `/users/${u.id}/tokens`, { name: 'ci' })) as { id: string; token: string }
+    const before = Date.now()
+    expect((await call(made.token, 'GET', '/me')).status).toBe(200)
+    const shown = (await ok(call(made.token, 'GET', `/users/${u.id}`))).tokens as { id: string; name: string; lastUsedAt: string | null }[]
+    const used = shown.find((t) => t.id === made.id)
+    expect(Date.parse(used?.lastUsedAt as string)).toBeGreaterThanOrEqual(before - 1000)
+    expect(shown.find((t) => t.id === kept.id)?.lastUsedAt).toBeNull()
+    expect(JSON.stringify(shown)).not.toContain(made.token)
+
+    // Another user's token through this user's path: nothing is revoked.
+    const other = (await admin('POST', `/users/${userIds.viewer}/tokens`, {})) as { id: string; token: string }
+    const foreign = await call(made.token, 'DELETE', `/users/${u.id}/tokens/${other.id}`)
+    expect(foreign.status).toBe(404)
+    expect(await foreign.json()).toMatchObject({ error: true, code: 'gateway_error', message: expect.stringContaining('has no token') })
+    expect((await call(other.token, 'GET', '/me')).status).toBe(200)
+
+    // The user revokes its own token with another of its tokens.
+    expect((await call(kept.token, 'DELETE', `/users/${u.id}/tokens/${made.id}`)).status).toBe(204)
+    const refused = await call(made.token, 'GET', '/me')
+    expect(refused.status).toBe(401)
+    expect(await refused.json()).toMatchObject({ error: true, code: 'unauthorized' })
+    expect((await call(kept.token, 'DELETE', `/users/${u.id}/tokens/${made.id}`)).status).toBe(404)
+    expect(((await ok(call(kept.token, 'GET', `/users/${u.id}`))).tokens as { id: string }[]).map((t) => t.id)).toEqual([kept.id])
+    const audit = (await admin('GET', '/audit?action=user.token.delete&limit=5')).data as Record<string, unknown>[]
+    expect(audit[0]).toMatchObject({ action: 'user.token.delete', target: `user:${u.id}/token:${made.id}`, before: { id: made.id, name: 'laptop' }, after: null, actor: { kind: 'user', id: u.id } })
   })
 
   test('GET /admin/orgs and /admin/me show an admin or viewer only its orgs; a foreign org in /admin/audit is 403', async () => {

@@ -105,6 +105,22 @@ for (const kind of ['sqlite', 'postgres'] as const) {
       expect(new Date(lastUsed as string).getTime()).toBe(at)
     })
 
+    test("personal admin tokens: listed by user, last use noted, one deleted only through its own user", async () => {
+      const ada = await store.users.createUser({ id: 'u-ada', email: 'ada@example.com', name: undefined, role: 'viewer', orgs: [] })
+      const bob = await store.users.createUser({ id: 'u-bob', email: 'bob@example.com', name: undefined, role: 'viewer', orgs: [] })
+      await store.users.createAdminToken({ id: 'at-1', userId: ada.id, name: 'laptop', hash: new Uint8Array([1]) })
+      await store.users.createAdminToken({ id: 'at-2', userId: ada.id, name: undefined, hash: new Uint8Array([2]) })
+      await store.users.createAdminToken({ id: 'at-3', userId: bob.id, name: undefined, hash: new Uint8Array([3]) })
+      expect((await store.users.getAdminToken('at-1'))?.lastUsedAt).toBeUndefined()
+      await store.users.touchAdminToken('at-1', '2026-11-27T10:00:00.000Z')
+      expect((await store.users.getAdminToken('at-1'))?.lastUsedAt).toBe('2026-11-27T10:00:00.000Z')
+      expect(await store.users.deleteAdminToken(ada.id, 'at-3')).toBe(false) // bob's
+      expect(await store.users.deleteAdminToken(ada.id, 'at-1')).toBe(true)
+      expect(await store.users.deleteAdminToken(ada.id, 'at-1')).toBe(false)
+      expect((await store.users.listAdminTokens(ada.id)).map((t) => t.id)).toEqual(['at-2'])
+      expect((await store.users.listAdminTokens(bob.id)).map((t) => t.id)).toEqual(['at-3'])
+    })
+
     test('signing secrets and OIDC configs', async () => {
       expect((await store.auth.listSigningSecrets('o1')).map((x) => [x.kid, x.secret])).toEqual([['kid1', 's3cret']])
       expect(JSON.stringify(await s.raw('signing_secrets'))).not.toContain('s3cret')

@@ -163,6 +163,7 @@ export const ADMIN_OPERATIONS = ownOperations('admin', [
   { id: 'patchUser', method: 'PATCH', path: '/admin/users/:id', summary: "Change a user's name, role or orgs", body: UserPatchBody, answer: AnyObject, access: 'owner' },
   { id: 'deleteUser', method: 'DELETE', path: '/admin/users/:id', summary: 'Remove a user (its tokens and sessions end with it)', status: 204, access: 'owner' },
   { id: 'createUserToken', method: 'POST', path: '/admin/users/:id/tokens', summary: 'A personal admin token acting with the user\'s role (shown only here)', body: AdminTokenBody, answer: AnyObject, status: 201, access: 'self' },
+  { id: 'revokeUserToken', method: 'DELETE', path: '/admin/users/:id/tokens/:tokenId', summary: 'Revoke one of the user\'s personal admin tokens (401 from its next request on)', status: 204, access: 'self' },
   { id: 'createSignInLink', method: 'POST', path: '/admin/users/:id/sign-in-link', summary: 'A first-sign-in link for the user (works once, for 24 hours; shown only here)', answer: AnyObject, status: 201, access: 'owner' },
   { id: 'setUserPassword', method: 'PUT', path: '/admin/users/:id/password', summary: "Set the user's dashboard password", body: PasswordBody, status: 204, access: 'self' },
   { id: 'getOrg', method: 'GET', path: ORG, summary: 'An org with its policy, provider keys (masked), routes, service keys, signing secrets and OIDC', answer: OrgAnswer },
@@ -270,6 +271,10 @@ export const adminRoutes = (deps: Deps, admin: AdminService, guard: AdminGuard) 
         return json(c.request, null, 204)
       },
       createUserToken: async (c) => json(c.request, await admin.users.createToken(c.params.id as string, await readOptionalBody(c.request)), 201),
+      revokeUserToken: async (c) => {
+        await admin.users.revokeToken(c.params.id as string, c.params.tokenId as string)
+        return json(c.request, null, 204)
+      },
       createSignInLink: async (c) => {
         const { secret, expiresAt } = await admin.users.signInLink(c.params.id as string)
         return json(c.request, { link: `${guard.publicUrl ?? new URL(c.request.url).origin}/ui/#first-sign-in=${secret}`, expiresAt }, 201)

@@ -78,6 +78,14 @@ export class PgUserStore implements UserStore {
     return (await q<AdminTokenRow[]>(this.sql`SELECT * FROM admin_tokens WHERE user_id = ${userId} ORDER BY created_at, id`)).map(toAdminToken)
   }
 
+  async deleteAdminToken(userId: string, id: string) {
+    return (await q<{ id: string }[]>(this.sql`DELETE FROM admin_tokens WHERE user_id = ${userId} AND id = ${id} RETURNING id`)).length > 0
+  }
+
+  async touchAdminToken(id: string, at: string) {
+    await q(this.sql`UPDATE admin_tokens SET last_used_at = ${at} WHERE id = ${id}`)
+  }
+
   async putSignInLink(linkHash: string, userId: string, expiresAt: number) {
     await q(this.sql`DELETE FROM sign_in_links WHERE expires_at <= ${Date.now()}`)
     await q(this.sql`INSERT INTO sign_in_links (link_hash, user_id, expires_at) VALUES (${linkHash}, ${userId}, ${expiresAt})`)

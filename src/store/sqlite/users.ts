@@ -25,6 +25,8 @@ export class SqliteUserStore implements UserStore {
       ),
       token: db.query<AdminTokenRow, [string]>('SELECT * FROM admin_tokens WHERE id = ?1'),
       tokens: db.query<AdminTokenRow, [string]>('SELECT * FROM admin_tokens WHERE user_id = ?1 ORDER BY created_at, id'),
+      deleteToken: db.query<null, [string, string]>('DELETE FROM admin_tokens WHERE user_id = ?1 AND id = ?2'),
+      touchToken: db.query<null, [string, string]>('UPDATE admin_tokens SET last_used_at = ?2 WHERE id = ?1'),
       putLink: db.query<null, [string, string, number]>('INSERT INTO sign_in_links (link_hash, user_id, expires_at) VALUES (?1, ?2, ?3)'),
       takeLink: db.query<{ user_id: string; expires_at: number }, [string]>('DELETE FROM sign_in_links WHERE link_hash = ?1 RETURNING user_id, expires_at'),
       pruneLinks: db.query<null, [number]>('DELETE FROM sign_in_links WHERE expires_at <= ?1'),
@@ -93,6 +95,14 @@ export class SqliteUserStore implements UserStore {
 
   async listAdminTokens(userId: string) {
     return this.q.tokens.all(userId).map(toAdminToken)
+  }
+
+  async deleteAdminToken(userId: string, id: string) {
+    return this.q.deleteToken.run(userId, id).changes > 0
+  }
+
+  async touchAdminToken(id: string, at: string) {
+    this.q.touchToken.run(id, at)
   }
 
   async putSignInLink(linkHash: string, userId: string, expiresAt: number) {
