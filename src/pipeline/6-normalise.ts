@@ -17,8 +17,6 @@ import { checkStructuredOutput } from './structured-output'
 
 const utf8 = new TextEncoder()
 const utf8in = new TextDecoder()
-/** Pieces of UTF-8 that each end on a character boundary, as one string. */
-const decodeRun = (run: Uint8Array[]): string => utf8in.decode(run.length === 1 ? run[0] : Buffer.concat(run))
 
 /** What every shape knows about the answer it writes. */
 export interface AnswerInfo {
@@ -279,18 +277,7 @@ class StreamPump implements UnderlyingDefaultSource<Uint8Array> {
   private received(held = false): RelayedEvents | undefined {
     if (!this.relayReader) return undefined
     let text = ''
-    // Runs of relayed bytes are joined and decoded at once: one decode per run, not per piece.
-    let run: Uint8Array[] = []
-    for (const r of this.relayed) {
-      if (typeof r !== 'string') {
-        run.push(r)
-        continue
-      }
-      if (run.length) text += decodeRun(run)
-      run = []
-      text += r
-    }
-    if (run.length) text += decodeRun(run)
+    for (const r of this.relayed) text += typeof r === 'string' ? r : utf8in.decode(r)
     if (held) text += this.encoder.held?.() ?? ''
     return { reader: this.relayReader, text }
   }
