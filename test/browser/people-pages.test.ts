@@ -150,6 +150,31 @@ t('an admin edits its own org and only reads another it is given no role in', as
   await signOut()
 })
 
+t("an owner sees a user's personal tokens with their last use and revokes one: it is refused from then on, the other still works", async () => {
+  const users = (await (await gw.admin('GET', '/users')).json()) as { data: { id: string; email: string }[] }
+  const adam = users.data.find((u) => u.email === 'adam@example.com') as { id: string }
+  const made = async (name: string) => (await (await gw.admin('POST', `/users/${adam.id}/tokens`, { name })).json()) as { id: string; token: string }
+  const laptop = await made('laptop')
+  const ci = await made('ci')
+  const me = (token: string) => gw.fetch('/admin/me', { headers: { authorization: `Bearer ${token}` } })
+  expect((await me(laptop.token)).status).toBe(200)
+  await signInWithToken()
+  await nav('Users').click()
+  await page.getByRole('button', { name: 'Personal tokens of adam@example.com' }).click()
+  const tokens = page.getByRole('table', { name: 'Tokens of adam@example.com' })
+  const row = (name: string) => tokens.getByRole('row').filter({ has: page.getByRole('cell', { name, exact: true }) })
+  await row('laptop').waitFor()
+  // The last-used column: a time for the token just used, none for the other.
+  await expect(row('laptop').locator('td').nth(3).textContent()).resolves.not.toBe('—')
+  await expect(row('ci').locator('td').nth(3).textContent()).resolves.toBe('—')
+  await expect(tokens.textContent()).resolves.not.toContain(laptop.token)
+  await page.getByRole('button', { name: 'Revoke token laptop' }).click()
+  await row('laptop').waitFor({ state: 'detached' })
+  expect((await me(laptop.token)).status).toBe(401)
+  expect((await me(ci.token)).status).toBe(200)
+  await signOut()
+})
+
 t('the console stays clean (but for the refusal the viewer provoked)', () => {
   expect(b.errors.filter((e) => !/status of 403/.test(e))).toEqual([])
 })

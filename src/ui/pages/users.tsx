@@ -1,4 +1,4 @@
-// Users (owners only): invite with a role and orgs (a first-sign-in link shown once), change a role, remove.
+// Users (owners only): invite with a role and orgs (a first-sign-in link shown once), change a role, see and revoke personal tokens, remove.
 
 import { useState } from 'preact/hooks'
 import { api, get } from '../api'
@@ -12,6 +12,13 @@ interface UserInfo {
   orgs: string[]
   hasPassword: boolean
   createdAt: string
+}
+
+interface TokenInfo {
+  id: string
+  name: string | null
+  createdAt: string
+  lastUsedAt: string | null
 }
 
 const ROLES = ['viewer', 'admin', 'owner'] as const
@@ -106,6 +113,7 @@ export function UsersPage({ org }: { org: string }) {
 function UserRow({ user, onSaved, onLink, onRemove }: { user: UserInfo; onSaved: () => void; onLink: () => void; onRemove: () => void }) {
   const [role, setRole] = useState<string>(user.role)
   const [orgs, setOrgs] = useState(user.orgs.join(', '))
+  const [showTokens, setShowTokens] = useState(false)
   const [error, busy, run] = useAction()
   const changed = role !== user.role || orgs !== user.orgs.join(', ')
   const save = () =>
@@ -114,38 +122,95 @@ function UserRow({ user, onSaved, onLink, onRemove }: { user: UserInfo; onSaved:
       onSaved()
     })
   return (
-    <tr>
-      <td>{user.email}</td>
-      <td>{user.name ?? '—'}</td>
-      <td>
-        <div class="row">
-          <select aria-label={`Role of ${user.email}`} value={role} onChange={(e) => setRole(e.currentTarget.value)}>
-            {ROLES.map((r) => (
-              <option value={r} key={r}>
-                {r}
-              </option>
-            ))}
-          </select>
-          {role !== 'owner' && <input aria-label={`Orgs of ${user.email}`} value={orgs} onInput={(e) => setOrgs(e.currentTarget.value)} />}
-          {changed && (
-            <button type="button" disabled={busy} onClick={save}>
-              Save
+    <>
+      <tr>
+        <td>{user.email}</td>
+        <td>{user.name ?? '—'}</td>
+        <td>
+          <div class="row">
+            <select aria-label={`Role of ${user.email}`} value={role} onChange={(e) => setRole(e.currentTarget.value)}>
+              {ROLES.map((r) => (
+                <option value={r} key={r}>
+                  {r}
+                </option>
+              ))}
+            </select>
+            {role !== 'owner' && <input aria-label={`Orgs of ${user.email}`} value={orgs} onInput={(e) => setOrgs(e.currentTarget.value)} />}
+            {changed && (
+              <button type="button" disabled={busy} onClick={save}>
+                Save
+              </button>
+            )}
+          </div>
+          <ErrorNote error={error} />
+        </td>
+        <td>{user.hasPassword ? 'set' : 'not yet'}</td>
+        <td>{fmtTime(user.createdAt)}</td>
+        <td>
+          <div class="row">
+            <button type="button" class="secondary" onClick={onLink} aria-label={`New sign-in link for ${user.email}`}>
+              Sign-in link
             </button>
-          )}
-        </div>
-        <ErrorNote error={error} />
-      </td>
-      <td>{user.hasPassword ? 'set' : 'not yet'}</td>
-      <td>{fmtTime(user.createdAt)}</td>
-      <td>
-        <div class="row">
-          <button type="button" class="secondary" onClick={onLink} aria-label={`New sign-in link for ${user.email}`}>
-            Sign-in link
-          </button>
-          <button type="button" class="danger" onClick={onRemove} aria-label={`Remove ${user.email}`}>
-            Remove
-          </button>
-        </div>
+            <button type="button" class="secondary" aria-expanded={showTokens} onClick={() => setShowTokens(!showTokens)} aria-label={`Personal tokens of ${user.email}`}>
+              Tokens
+            </button>
+            <button type="button" class="danger" onClick={onRemove} aria-label={`Remove ${user.email}`}>
+              Remove
+            </button>
+          </div>
+        </td>
+      </tr>
+      {showTokens && <TokenRows user={user} />}
+    </>
+  )
+}
+
+/** The user's personal admin tokens (never the tokens themselves), each revocable: it stops working at its next request. */
+function TokenRows({ user }: { user: UserInfo }) {
+  const tokens = useLoad(() => get<{ tokens: TokenInfo[] }>(userPath(user.id)), [user.id])
+  const [error, busy, run] = useAction()
+  const revoke = (t: TokenInfo) =>
+    run(async () => {
+      if (!confirm(`Revoke the token ${t.name ?? t.id} of ${user.email}? It stops working at once.`)) return
+      await api('DELETE', userPath(user.id, `/tokens/${encodeURIComponent(t.id)}`))
+      tokens.reload()
+    })
+  const list = tokens.data?.tokens ?? []
+  return (
+    <tr>
+      <td colSpan={6}>
+        <ErrorNote error={error ?? tokens.error} />
+        {tokens.data && list.length === 0 && <p class="hint">No personal tokens. The user makes them with gw user token or POST /admin/users/:id/tokens.</p>}
+        {list.length > 0 && (
+          <table aria-label={`Tokens of ${user.email}`}>
+            <thead>
+              <tr>
+                <th>Name</th>
+                <th>Id</th>
+                <th>Created</th>
+                <th>Last used</th>
+                <th />
+              </tr>
+            </thead>
+            <tbody>
+              {list.map((t) => (
+                <tr key={t.id}>
+                  <td>{t.name ?? '—'}</td>
+                  <td>
+                    <code>{t.id}</code>
+                  </td>
+                  <td>{fmtTime(t.createdAt)}</td>
+                  <td>{fmtTime(t.lastUsedAt)}</td>
+                  <td>
+                    <button type="button" class="danger" disabled={busy} onClick={() => revoke(t)} aria-label={`Revoke token ${t.name ?? t.id}`}>
+                      Revoke
+                    </button>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )}
       </td>
     </tr>
   )
