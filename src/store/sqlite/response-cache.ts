@@ -69,7 +69,7 @@ export class SqliteCacheWrites {
     for (const p of puts) {
       // A relayed stream's answer is made here; one that is not kept (not complete, too large) is not written.
       const value = keptValue(p)
-      if (value === undefined) continue
+      if (!value) continue
       const total = (totals.get(p.orgId) ?? this.totals.get(p.orgId) ?? q.total.get(p.orgId)?.total ?? 0) - (p.replaces === false ? 0 : (q.old.get(p.orgId, p.key)?.bytes ?? 0))
       const bytes = Buffer.byteLength(value)
       q.put.run(p.orgId, p.key, value, bytes, p.expiresAt, p.now)
