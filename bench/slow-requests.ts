@@ -1,9 +1,10 @@
 // `bun bench/slow-requests.ts [json|stream] [openai|anthropic] [--lower <thread-name regex>=<nice 1..19|idle>]`: where the
 // unloaded tail comes from. The compiled gw pinned to CPU 0 (the fake upstream and this driver on CPU 1), after a warm-up,
-// answers N (4,000) sequential requests; each one slower than SLOW_MS (1.5) is listed with the CPU each of gw's threads
-// spent while it ran (`/proc/<pid>/task/<tid>/schedstat`, threads above 0.2 ms; each one listed with LIST=1). `--lower` first gives the threads whose
-// name matches a lower priority (`renice`, or `chrt -i` for SCHED_IDLE) and lists them, to see whether the tail follows
-// their CPU or their mere presence. Results: bench/results/p99-2026-11-27.md.
+// answers N (4,000) sequential requests; for those slower than SLOW_MS (1.5) it counts which of gw's threads spent more
+// than 0.2 ms of CPU while one ran (`/proc/<pid>/task/<tid>/schedstat`; each request listed with LIST=1). With `--lower`,
+// blocks of 250 requests take turns as they are and with the threads whose name matches at a lower priority (`renice`, or
+// `chrt -i` for SCHED_IDLE), reported apart: whether the tail follows those threads' CPU. Results:
+// bench/results/p99-2026-11-27.md.
 
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
