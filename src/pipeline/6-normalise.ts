@@ -240,6 +240,8 @@ class StreamPump implements UnderlyingDefaultSource<Uint8Array> {
   private readonly relayReader: RelayReader | undefined
   private readonly relayed: (Uint8Array | string)[] = []
   private relayedTranscript: Transcript | undefined
+  /** What `received()` read last without held text, and from how many relayed pieces. */
+  private lastReceived: { pieces: number; events: RelayedEvents } | undefined
   /** The closing events (end or error) are written: nothing is held back any more. */
   private closingWritten = false
   private reported: Usage | undefined
@@ -276,10 +278,15 @@ class StreamPump implements UnderlyingDefaultSource<Uint8Array> {
    */
   private received(held = false): RelayedEvents | undefined {
     if (!this.relayReader) return undefined
+    // The same pieces read again (the log's text, then the usage estimate or structured-output check): decoded once.
+    const last = this.lastReceived
+    if (!held && last?.pieces === this.relayed.length) return last.events
     let text = ''
     for (const r of this.relayed) text += typeof r === 'string' ? r : utf8in.decode(r)
     if (held) text += this.encoder.held?.() ?? ''
-    return { reader: this.relayReader, text }
+    const events: RelayedEvents = { reader: this.relayReader, text }
+    if (!held) this.lastReceived = { pieces: this.relayed.length, events }
+    return events
   }
 
   /**
