@@ -111,7 +111,8 @@ export class UserAdmin {
   async revokeToken(id: string, tokenId: string): Promise<void> {
     await this.requireUser(id)
     const rec = await this.store.users.getAdminToken(tokenId)
-    if (!rec || rec.userId !== id || !(await this.store.users.deleteAdminToken(id, tokenId))) throw notFound(`User ${echo(id)} has no token ${echo(tokenId)}`)
+    // Deleted only through its own user: another user's token is not found here.
+    if (!rec || !(await this.store.users.deleteAdminToken(id, tokenId))) throw notFound(`User ${echo(id)} has no token ${echo(tokenId)}`)
     await this.audit.record({ action: 'user.token.delete', org: null, target: `user:${id}/token:${tokenId}`, before: { id: rec.id, name: rec.name ?? null }, after: null })
   }
 

@@ -22,10 +22,9 @@ export interface Candidate {
 
 /** A weighted draw among the healthy keys (all enabled keys when none is healthy), then the rest by weight. */
 function orderKeys(keys: readonly ProviderRecord[], healthy: (k: ProviderRecord) => boolean, random = Math.random): ProviderRecord[] {
-  // One key (most providers): nothing to draw or order; its health only picks among keys.
-  const [only] = keys
-  if (keys.length === 1 && only) return only.enabled ? [only] : []
   const enabled = keys.filter((k) => k.enabled)
+  // One key or none to use (most providers): nothing to draw or order; health only picks among keys.
+  if (enabled.length < 2) return enabled
   const ok = enabled.filter(healthy)
   const pool = ok.length ? ok : enabled
   const total = pool.reduce((n, k) => n + k.weight, 0)

@@ -238,10 +238,9 @@ export function packItems(items: readonly LogItem[]): string {
 function packKept(k: CachePut | undefined, logged: RelayedEvents | undefined): string {
   if (!k) return field('-')
   const at = field(k.orgId) + field(k.key) + field(String(k.expiresAt)) + field(String(k.now)) + field(String(k.maxOrgBytes))
-  const asValue = field(k.replaces === false ? 'k' : 'kr') + at
-  if ('value' in k) return asValue + field(k.value)
+  if ('value' in k) return keptValueField(k, at, k.value)
   // A stream's answer made already (for a repeat) goes as its value.
-  if (k.made) return asValue + field(k.made)
+  if (k.made) return keptValueField(k, at, k.made)
   const s = k.stream
   const events = s.events === logged ? field('=') : field(s.events.reader) + field(s.events.text)
   return (
@@ -251,6 +250,9 @@ function packKept(k: CachePut | undefined, logged: RelayedEvents | undefined): s
 }
 
 const field = (s: string) => `${s.length}:${s}`
+
+/** A kept answer packed as its value (`k`, or `kr` when its key may be stored already); `at`: its packed arguments. */
+const keptValueField = (k: CachePut, at: string, value: string) => field(k.replaces === false ? 'k' : 'kr') + at + field(value)
 
 function packBody(b: BodyMaterial | undefined): string {
   if (!b) return field('-')

@@ -2,7 +2,7 @@
 
 import { useState } from 'preact/hooks'
 import { api, get } from '../api'
-import { Empty, ErrorNote, Field, fmtTime, Section, ShownOnce, useAction, useLoad } from '../components'
+import { DangerCell, Empty, ErrorNote, Field, fmtTime, Section, ShownOnce, useAction, useLoad } from '../components'
 
 interface UserInfo {
   id: string
@@ -168,7 +168,7 @@ function UserRow({ user, onSaved, onLink, onRemove }: { user: UserInfo; onSaved:
 /** The user's personal admin tokens (never the tokens themselves), each revocable: it stops working at its next request. */
 function TokenRows({ user }: { user: UserInfo }) {
   const tokens = useLoad(() => get<{ tokens: TokenInfo[] }>(userPath(user.id)), [user.id])
-  const [error, busy, run] = useAction()
+  const [error, , run] = useAction()
   const revoke = (t: TokenInfo) =>
     run(async () => {
       if (!confirm(`Revoke the token ${t.name ?? t.id} of ${user.email}? It stops working at once.`)) return
@@ -201,11 +201,7 @@ function TokenRows({ user }: { user: UserInfo }) {
                   </td>
                   <td>{fmtTime(t.createdAt)}</td>
                   <td>{fmtTime(t.lastUsedAt)}</td>
-                  <td>
-                    <button type="button" class="danger" disabled={busy} onClick={() => revoke(t)} aria-label={`Revoke token ${t.name ?? t.id}`}>
-                      Revoke
-                    </button>
-                  </td>
+                  <DangerCell label="Revoke" aria={`Revoke token ${t.name ?? t.id}`} onClick={() => revoke(t)} />
                 </tr>
               ))}
             </tbody>
