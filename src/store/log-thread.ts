@@ -2,7 +2,7 @@
 
 import { connect } from './postgres/open'
 import { PgLogStore } from './postgres/logs'
-import { openDatabase } from './sqlite/open'
+import { cacheForLogWrites, openDatabase } from './sqlite/open'
 import { SqliteLogStore } from './sqlite/logs'
 import { SqliteCacheWrites } from './sqlite/response-cache'
 import { LogSink, type FromLogThread, type LogThreadStore, type ToLogThread, unpackItems } from './log-sink'
@@ -27,6 +27,7 @@ function openStore(where: LogThreadStore): { logs: LogStore; close: () => Promis
     // keys, retention): this thread answers no request. A longer lock fails the batch; the writer retries it.
     const db = openDatabase(where.path, LOCK_WAIT_MS)
     db.exec(`PRAGMA wal_autocheckpoint = ${BACKSTOP_PAGES}`)
+    cacheForLogWrites(db)
     ready = true
     // The response cache's puts come with the entries and are written in their transaction.
     return { logs: new SqliteLogStore(db, db, undefined, new SqliteCacheWrites(db)), close: async () => db.close() }

@@ -9,7 +9,7 @@ import { startCheckpointer } from './checkpointer'
 import { SqliteKeyStore } from './keys'
 import { SqliteLogStore } from './logs'
 import { SqliteMcpStore } from './mcp'
-import { openDatabase } from './open'
+import { cacheForLogWrites, openDatabase } from './open'
 import { SqliteOrgStore } from './orgs'
 import { SqlitePromptStore } from './prompts'
 import { lazyReadThread } from './read-thread'
@@ -24,6 +24,7 @@ export function createSqliteStore(path: string, box: SecretBox): Store {
   // connection that never waits for a lock: a locked or busy database makes them fail fast and retry
   // later, instead of stalling every request. An in-memory database has only the one connection.
   const writeDb = path === ':memory:' ? db : openDatabase(path, 0)
+  if (writeDb !== db) cacheForLogWrites(writeDb)
   // WAL checkpoints (page copies and fsyncs) run on a worker thread, off the event loop.
   const checkpointer = path === ':memory:' ? undefined : startCheckpointer(path, [db, writeDb])
   // Log pages, stats and usage reports read on a thread of their own, off the event loop (started by the first such read).
