@@ -28,7 +28,7 @@ beforeAll(async () => {
     GW_UI_OIDC_DEFAULT_ROLE: 'viewer',
   })
   expect((await gw.admin('POST', '/users', { email: 'ada@example.com', name: 'Ada', role: 'admin', orgs: ['default'] })).status).toBe(201)
-  b = await openBrowser({ recordRequests: false })
+  b = await openBrowser()
   page = b.page
 }, 60_000)
 
