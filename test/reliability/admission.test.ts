@@ -165,7 +165,9 @@ test('the stream caps follow BUN_CONFIG_MAX_HTTP_REQUESTS: with a pool of 8, six
   expect((await gw.admin('PUT', '/orgs/default/policy', { maxConcurrentStreams: 100, maxConcurrentStreamsPerKey: 100 })).status).toBe(200)
   openai.reset()
   openai.setDefault({ kind: 'stall-after', events: 3 })
-  const held: AbortController[] = []
+  // The responses are kept with their controllers: one nobody refers to may be collected and its
+  // unread body cancelled, which would end its stream early (test/reliability/stream-limits.test.ts).
+  const held: { ac: AbortController; res: Response }[] = []
   const ask = async (stream: boolean) => {
     const ac = new AbortController()
     const res = await fetch(`${gw.url}/v1/chat/completions`, {
@@ -174,7 +176,7 @@ test('the stream caps follow BUN_CONFIG_MAX_HTTP_REQUESTS: with a pool of 8, six
       body: chatBody(stream),
       signal: AbortSignal.any([ac.signal, AbortSignal.timeout(5_000)]),
     })
-    if (res.status === 200 && stream) held.push(ac)
+    if (res.status === 200 && stream) held.push({ ac, res })
     return res
   }
   try {
@@ -188,7 +190,7 @@ test('the stream caps follow BUN_CONFIG_MAX_HTTP_REQUESTS: with a pool of 8, six
     expect(json.status).toBe(200)
     expect(((await json.json()) as { choices: { message: { content: string } }[] }).choices[0]?.message.content).toBe('still here')
   } finally {
-    for (const ac of held) ac.abort()
+    for (const h of held) h.ac.abort()
     openai.reset()
   }
 }, 30_000)

@@ -67,7 +67,9 @@ test('concurrent streams are capped per credential and per org (429), and a fini
   const newKey = async () => ((await (await gw.admin('POST', `/orgs/${id}/service-keys`, {})).json()) as { key: string }).key
   const [a, b] = [await newKey(), await newKey()]
   openai.setDefault({ kind: 'stall-after', events: 3 })
-  const held: AbortController[] = []
+  // Each open stream's response is kept as well as its controller: a Response nobody refers to may be
+  // collected, and its unread body cancelled, which ends the stream and gives its slot back early.
+  const held: { ac: AbortController; res: Response }[] = []
   const open = async (key: string) => {
     const ac = new AbortController()
     const res = await fetch(`${gw.url}/v1/chat/completions`, {
@@ -76,7 +78,7 @@ test('concurrent streams are capped per credential and per org (429), and a fini
       body: streamBody,
       signal: ac.signal,
     })
-    if (res.status === 200) held.push(ac)
+    if (res.status === 200) held.push({ ac, res })
     else await res.text()
     return res
   }
@@ -89,11 +91,11 @@ test('concurrent streams are capped per credential and per org (429), and a fini
     expect((await open(b)).status).toBe(200) // another key of the org still may, up to the org's 3
     const overOrg = await open(b)
     expect(overOrg.status).toBe(429)
-    held.shift()?.abort() // a client leaves: its slot comes back
+    held.shift()?.ac.abort() // a client leaves: its slot comes back
     expect(await until(() => gw.gw.deps.streams.count(`org:${id}`) === 2, 5_000)).toBe(true)
     expect((await open(a)).status).toBe(200)
   } finally {
-    for (const ac of held) ac.abort()
+    for (const h of held) h.ac.abort()
     openai.reset()
   }
 }, 20_000)
