@@ -1,7 +1,8 @@
 // `bun bench/ab.ts <scenario>[,<scenario>…] <tree> <tree> …`: CPU per request of gw source trees
 // (e.g. `git archive <commit>` unpacked, node_modules linked), alternating AB_ROUNDS (default 3) rounds
 // of 5 s of wrk (64 connections) over every scenario and tree, gw pinned to CPU 0 (AB_CPUS=0,1: two
-// cores, the second shared with wrk and the fake upstream), wrk and the fake upstream to CPU 1. Besides
+// cores, the second shared with wrk and the fake upstream), wrk and the fake upstream to CPU 1; AB_CONNECTIONS=1 sends one request
+// at a time (its req/s is then the inverse of the mean latency). Besides
 // the process's CPU per request, the serving thread's and the Worker threads' (the log thread's) own
 // (bench/thread-cpu.ts): CPU-time measures, which hold on a shared machine where req/s do not.
 // Scenarios: <openai|anthropic|compat>-<json|stream> on chat completions (compat: an OpenAI-compatible provider), messages-<json|stream> on
@@ -28,6 +29,7 @@ const { value } = await (fake.stdout as ReadableStream<Uint8Array>).getReader().
 const upstream = `http://127.0.0.1:${JSON.parse(new TextDecoder().decode(value)).port}`
 const rounds = Number(process.env.AB_ROUNDS ?? 3)
 const cpus = process.env.AB_CPUS ?? '0'
+const connections = Number(process.env.AB_CONNECTIONS ?? 64)
 const fastest = new Map<string, number>()
 const fastestServing = new Map<string, { serving: number; workers: number }>()
 for (let round = 0; round < rounds; round++)
@@ -48,7 +50,7 @@ for (let round = 0; round < rounds; round++)
     const ours = () => cpuMs(gw.pid) + cpuMs(fake.pid) + driverMs()
     const threads0 = threadSnapshot(gw.pid)
     const c0 = cpuMs(gw.pid), o0 = ours(), b0 = busyMs(), t0 = performance.now()
-    const r = await wrk(wrkPath, t, 64, 5, 1)
+    const r = await wrk(wrkPath, t, connections, 5, 1)
     const cpu = cpuMs(gw.pid) - c0
     const split = threadCpuPerRequest(gw.pid, threads0, r.requests)
     const ms = performance.now() - t0
@@ -61,11 +63,11 @@ for (let round = 0; round < rounds; round++)
       if (split.serving < (fastestServing.get(name)?.serving ?? Infinity)) fastestServing.set(name, split)
     }
     console.log(
-      `${name}: ${Math.round(r.rps)} req/s, ${perRequest.toFixed(0)} µs CPU/request (serving thread ${split.serving}, workers ${split.workers}, JIT ${split.jit}, other threads ${split.other}), non-2xx ${r.non2xx}, other programs ${(Math.max(0, others) * 100).toFixed(0)} % of a core`,
+      `${name}: ${Math.round(r.rps)} req/s (p50 ${r.p50Ms.toFixed(3)} ms, p99 ${r.p99Ms.toFixed(3)} ms), ${perRequest.toFixed(0)} µs CPU/request (serving thread ${split.serving}, workers ${split.workers}, JIT ${split.jit}, other threads ${split.other}), non-2xx ${r.non2xx}, other programs ${(Math.max(0, others) * 100).toFixed(0)} % of a core`,
     )
     gw.kill(); await gw.exited
   }
 fake.kill()
-console.log(`gw on CPU ${cpus} (${cpus.includes(',') ? 'two cores' : 'one core'})`)
+console.log(`gw on CPU ${cpus} (${cpus.includes(',') ? 'two cores' : 'one core'}), ${connections} connections`)
 for (const [name, us] of fastest)
   console.log(`fastest round, ${name}: ${us.toFixed(0)} µs CPU/request; serving thread ${fastestServing.get(name)?.serving} µs, workers ${fastestServing.get(name)?.workers} µs (its fastest round)`)

@@ -211,7 +211,14 @@ export async function wrk(wrkPath: string, t: Target, connections: number, secon
   const requests = Number(/(\d+) requests in/.exec(out)?.[1])
   const non2xx = Number(/Non-2xx or 3xx responses: (\d+)/.exec(out)?.[1] ?? 0)
   const errors = /Socket errors: (.*)/.exec(out)?.[1]
-  return { rps, requests, non2xx, errors: errors ?? null }
+  return { rps, requests, non2xx, errors: errors ?? null, p50Ms: wrkPercentile(out, 50), p99Ms: wrkPercentile(out, 99) }
+}
+
+/** A latency percentile of wrk's `--latency` distribution, in ms (NaN when absent). */
+function wrkPercentile(out: string, p: number): number {
+  const m = new RegExp(`^\\s+${p}(?:\\.0+)?%\\s+([\\d.]+)(us|ms|s)$`, 'm').exec(out)
+  if (!m) return Number.NaN
+  return Number(m[1]) * ({ us: 0.001, ms: 1, s: 1000 } as Record<string, number>)[m[2] as string]!
 }
 
 /**

@@ -92,8 +92,12 @@ interface Pending {
 /** Spooled entries kept readable from memory by id, at most (the newest). */
 const SPOOLED_READABLE = 2000
 
-/** Items are posted to the log thread at most this long after they are recorded… */
-const SEND_MS = 2
+/**
+ * Items are posted to the log thread at most this long after they are recorded… Each post wakes the
+ * thread (tens of µs of its CPU, on the serving thread's core when gw has one); the writer batches for
+ * 50 ms anyway, and GET /v1/logs/:id reads a pending entry from here (docs/benchmarks.md, "Log writer").
+ */
+const SEND_MS = 25
 /** …or as soon as this many wait. */
 const SEND_ITEMS = 256
 
