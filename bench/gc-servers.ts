@@ -62,8 +62,9 @@ const servers = [
   { name: 'gw', s: logged([join(import.meta.dir, '../src/main.ts'), 'serve'], { ...benchGwEnv(fake.url, work), GW_PORT: String(gwPort) }), url: `http://127.0.0.1:${gwPort}` },
 ]
 for (const t of servers) {
+  // The floors print their port once they listen; gw is asked its /health.
   if (!t.url) t.url = `http://127.0.0.1:${(JSON.parse(await t.s.port) as { port: number }).port}`
-  while (!(await fetch(`${t.url}/health`).then(() => true, () => false))) await Bun.sleep(10)
+  else while (!(await fetch(`${t.url}/health`).then((r) => r.ok, () => false))) await Bun.sleep(10)
 }
 await fetch(`${servers[2]?.url}/admin/orgs/default/policy`, {
   method: 'PUT',
