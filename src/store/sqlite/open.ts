@@ -50,7 +50,7 @@ export function openDatabase(path: string, busyTimeoutMs = 1000): Database {
 }
 
 /** SQLite's page cache of a connection that writes log entries (its default is 2 MiB). */
-export const LOG_WRITER_CACHE_KIB = 16_384
+const LOG_WRITER_CACHE_KIB = 16_384
 
 /**
  * Gives a connection that writes log batches a page cache of LOG_WRITER_CACHE_KIB: a batch touches
