@@ -6,7 +6,7 @@ import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { threadCpuPerRequest, threadSnapshot } from './thread-cpu'
-import { BENCH_ADMIN, BENCH_KEY, benchGwEnv, ensureWrk, freePort, scenarioRequest, SERVER_ENV, startBenchScript, wrk } from './load'
+import { BENCH_KEY, benchGwEnv, ensureWrk, scenarioRequest, startBenchScript, startPinnedGw, wrk } from './load'
 
 const [kind = 'json', roundsArg = '2'] = process.argv.slice(2)
 const wrkPath = await ensureWrk()
@@ -15,22 +15,10 @@ const CONNECTIONS = [1, 4, 16, 64]
 const fake = await startBenchScript('fake-upstream.ts', {}, 1)
 const work = mkdtempSync(join(tmpdir(), 'gw-concurrency-'))
 const same = await startBenchScript('same-work-floor.ts', { UPSTREAM: fake.url, KEY: BENCH_KEY, DB: join(work, 'same-work.db') }, 0)
-const port = freePort()
-const gwProc = Bun.spawn(['taskset', '-c', '0', process.execPath, join(import.meta.dir, '../src/main.ts'), 'serve'], {
-  env: { PATH: process.env.PATH ?? '', ...SERVER_ENV, GW_PORT: String(port), ...benchGwEnv(fake.url, work) },
-  stdout: 'ignore',
-  stderr: 'inherit',
-})
-const gwUrl = `http://127.0.0.1:${port}`
-while (!(await fetch(`${gwUrl}/health`).then((r) => r.ok, () => false))) await Bun.sleep(10)
-await fetch(`${gwUrl}/admin/orgs/default/policy`, {
-  method: 'PUT',
-  headers: { authorization: `Bearer ${BENCH_ADMIN}`, 'content-type': 'application/json' },
-  body: JSON.stringify({ requestsPerMinute: 1e8, tokensPerMinute: 1e12, maxTokens: 4096, maxConcurrentStreams: 1e5, maxConcurrentStreamsPerKey: 1e5 }),
-})
+const gw = await startPinnedGw([process.execPath, join(import.meta.dir, '../src/main.ts')], benchGwEnv(fake.url, work))
 const targets = [
   { name: 'same-work', pid: same.proc.pid, req: scenarioRequest('openai', kind, same.url, BENCH_KEY) },
-  { name: 'gw', pid: gwProc.pid, req: scenarioRequest('openai', kind, gwUrl, BENCH_KEY) },
+  { name: 'gw', pid: gw.proc.pid, req: scenarioRequest('openai', kind, gw.url, BENCH_KEY) },
 ]
 for (const t of targets) await wrk(wrkPath, t.req, 64, 5, 1)
 const best = new Map<string, number>()
@@ -45,6 +33,6 @@ for (let round = 0; round < Number(roundsArg); round++)
       console.log(`${key} connections: ${Math.round(r.rps)} req/s, serving thread ${split.serving} µs, workers ${split.workers} µs, other ${split.other} µs, non-2xx ${r.non2xx}`)
     }
 for (const c of CONNECTIONS) console.log(`fastest, ${c} connections: same-work ${best.get(`same-work ${c}`)} µs, gw ${best.get(`gw ${c}`)} µs`)
-gwProc.kill()
+gw.proc.kill()
 same.proc.kill()
 fake.proc.kill()

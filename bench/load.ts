@@ -27,18 +27,20 @@ export async function runPinned(path: string): Promise<void> {
 
 /**
  * Starts a bench server script (`bench/<script>`) pinned to `cpu`, with Bun's own flags in `bunArgs`
- * (e.g. `--cpu-prof`); it prints `{"port": …}` as its first line.
+ * (e.g. `--cpu-prof`); it prints `{"port": …}` as its first line. `stderr: 'pipe'` leaves its stderr to
+ * the caller to read (`proc.stderr`).
  */
 export async function startBenchScript(
   script: string,
   env: Record<string, string>,
   cpu: number,
   bunArgs: string[] = [],
+  stderr: 'inherit' | 'pipe' = 'inherit',
 ): Promise<{ proc: ReturnType<typeof Bun.spawn>; url: string }> {
   const proc = Bun.spawn(['taskset', '-c', String(cpu), process.execPath, ...bunArgs, join(import.meta.dir, script)], {
     env: { PATH: process.env.PATH ?? '', ...SERVER_ENV, ...env },
     stdout: 'pipe',
-    stderr: 'inherit',
+    stderr,
   })
   const { value } = await (proc.stdout as ReadableStream<Uint8Array>).getReader().read()
   return { proc, url: `http://127.0.0.1:${(JSON.parse(new TextDecoder().decode(value)) as { port: number }).port}` }
@@ -260,12 +262,16 @@ export function scenarioRequest(provider: string, kind: string, gw: string, key:
  * the binary, or Bun with its flags and `src/main.ts`; it runs `serve` pinned to CPU 0, logging bodies,
  * with `env` on top of SERVER_ENV, and an org policy whose limits never refuse.
  */
-export async function startPinnedGw(cmd: string[], env: Record<string, string>): Promise<{ proc: ReturnType<typeof Bun.spawn>; url: string }> {
+export async function startPinnedGw(
+  cmd: string[],
+  env: Record<string, string>,
+  stderr: 'inherit' | 'pipe' = 'inherit',
+): Promise<{ proc: ReturnType<typeof Bun.spawn>; url: string }> {
   const port = freePort()
   const proc = Bun.spawn(['taskset', '-c', '0', ...cmd, 'serve'], {
     env: { PATH: process.env.PATH ?? '', ...SERVER_ENV, GW_PORT: String(port), GW_LOG_BODIES: 'true', ...env },
     stdout: 'ignore',
-    stderr: 'inherit',
+    stderr,
   })
   const url = `http://127.0.0.1:${port}`
   while (!(await fetch(`${url}/health`).then((r) => r.ok, () => false))) await Bun.sleep(20)

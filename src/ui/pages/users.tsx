@@ -180,7 +180,11 @@ function TokenRows({ user }: { user: UserInfo }) {
     <tr>
       <td colSpan={6}>
         <ErrorNote error={error ?? tokens.error} />
-        {tokens.data && list.length === 0 && <p class="hint">No personal tokens. The user makes them with gw user token or POST /admin/users/:id/tokens.</p>}
+        {tokens.data && list.length === 0 && (
+          <Empty title="No personal tokens.">
+            The user makes them with <code>gw user token</code> or POST /admin/users/:id/tokens.
+          </Empty>
+        )}
         {list.length > 0 && (
           <table aria-label={`Tokens of ${user.email}`}>
             <thead>
