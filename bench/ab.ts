@@ -9,14 +9,13 @@
 // /v1/messages relayed to Anthropic (gw metadata as a header). Alternating rounds see the same
 // background load, so the difference holds on a shared machine when the absolute figures do not; the
 // last lines give each one's fastest round (other programs only ever slow a round down).
-import { mkdtempSync, readFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { threadCpuPerRequest, threadSnapshot } from './thread-cpu'
-import { BENCH_ADMIN, BENCH_KEY, benchGwEnv, ensureWrk, freePort, scenarioRequest, SERVER_ENV, wrk } from './load'
+import { BENCH_ADMIN, BENCH_KEY, benchGwEnv, requireWrk, freePort, scenarioRequest, SERVER_ENV, wrk } from './load'
 const [scenarios = 'openai-stream', ...trees] = process.argv.slice(2)
-const wrkPath = await ensureWrk()
-if (!wrkPath) throw new Error('wrk is needed')
+const wrkPath = await requireWrk()
 const KEY = BENCH_KEY
 const ADMIN = BENCH_ADMIN
 const stat = (pid: number) => readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')
@@ -66,6 +65,7 @@ for (let round = 0; round < rounds; round++)
       `${name}: ${Math.round(r.rps)} req/s (p50 ${r.p50Ms.toFixed(3)} ms, p99 ${r.p99Ms.toFixed(3)} ms), ${perRequest.toFixed(0)} µs CPU/request (serving thread ${split.serving}, workers ${split.workers}, JIT ${split.jit}, other threads ${split.other}), non-2xx ${r.non2xx}, other programs ${(Math.max(0, others) * 100).toFixed(0)} % of a core`,
     )
     gw.kill(); await gw.exited
+    rmSync(work, { recursive: true, force: true })
   }
 fake.kill()
 console.log(`gw on CPU ${cpus} (${cpus.includes(',') ? 'two cores' : 'one core'}), ${connections} connections`)

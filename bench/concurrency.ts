@@ -2,18 +2,18 @@
 // same-work floor (bench/same-work-floor.ts) as the number of requests in flight grows (wrk with 1, 4,
 // 16 and 64 connections, 5 s each, taking turns), both pinned to CPU 0 (the fake upstream and wrk on
 // CPU 1): whether a part of gw's cost grows with what is in flight rather than with each request.
-import { mkdtempSync } from 'node:fs'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { threadCpuPerRequest, threadSnapshot } from './thread-cpu'
-import { BENCH_KEY, benchGwEnv, ensureWrk, scenarioRequest, startBenchScript, startPinnedGw, wrk } from './load'
+import { BENCH_KEY, benchGwEnv, requireWrk, scenarioRequest, startBenchScript, startPinnedGw, wrk } from './load'
 
 const [kind = 'json', roundsArg = '2'] = process.argv.slice(2)
-const wrkPath = await ensureWrk()
-if (!wrkPath) throw new Error('wrk is needed')
+const wrkPath = await requireWrk()
 const CONNECTIONS = [1, 4, 16, 64]
 const fake = await startBenchScript('fake-upstream.ts', {}, 1)
 const work = mkdtempSync(join(tmpdir(), 'gw-concurrency-'))
+process.on('exit', () => rmSync(work, { recursive: true, force: true }))
 const same = await startBenchScript('same-work-floor.ts', { UPSTREAM: fake.url, KEY: BENCH_KEY, DB: join(work, 'same-work.db') }, 0)
 const gw = await startPinnedGw([process.execPath, join(import.meta.dir, '../src/main.ts')], benchGwEnv(fake.url, work))
 const targets = [

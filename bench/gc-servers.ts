@@ -5,16 +5,16 @@
 // counted over the measured run only (after a 5 s warm-up). The heap with the most eden collections
 // is the serving thread's (it allocates each request's objects); the others are the workers' (the log
 // thread's, in the same-work floor and gw). Issue 28 asks for gw's eden median at the floor's.
-import { mkdtempSync } from 'node:fs'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { BENCH_KEY, benchGwEnv, ensureWrk, scenarioRequest, startBenchScript, startPinnedGw, wrk } from './load'
+import { BENCH_KEY, benchGwEnv, requireWrk, scenarioRequest, startBenchScript, startPinnedGw, wrk } from './load'
 
 const [kind = 'json', secondsArg = '10'] = process.argv.slice(2)
-const wrkPath = await ensureWrk()
-if (!wrkPath) throw new Error('wrk is needed')
+const wrkPath = await requireWrk()
 const fake = await startBenchScript('fake-upstream.ts', {}, 1)
 const work = mkdtempSync(join(tmpdir(), 'gw-gc-servers-'))
+process.on('exit', () => rmSync(work, { recursive: true, force: true }))
 const GC_LOG = { BUN_JSC_logGC: '1' }
 
 interface Heap {

@@ -200,6 +200,13 @@ export async function ensureWrk(): Promise<string | undefined> {
   return Bun.which('wrk') ?? undefined
 }
 
+/** wrk's path, installed when missing (ensureWrk), or a throw for the tools that cannot run without it. */
+export async function requireWrk(): Promise<string> {
+  const path = await ensureWrk()
+  if (!path) throw new Error('wrk is needed (apt-get install wrk)')
+  return path
+}
+
 /** Maximum throughput with `connections` keep-alive connections for `seconds`, pinned to `cpu`. */
 export async function wrk(wrkPath: string, t: Target, connections: number, seconds: number, cpu: number) {
   const dir = mkdtempSync(join(tmpdir(), 'gw-wrk-'))

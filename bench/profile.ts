@@ -6,7 +6,7 @@
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { BENCH_ADMIN, BENCH_KEY, benchGwEnv, ensureWrk, freePort, scenarioRequest, wrk } from './load'
+import { BENCH_ADMIN, BENCH_KEY, benchGwEnv, requireWrk, freePort, scenarioRequest, wrk } from './load'
 
 const [provider = 'openai', kind = 'json', secondsArg = '10'] = process.argv.slice(2)
 const ROOT = join(import.meta.dir, '..')
@@ -73,8 +73,7 @@ function summarise(file: string): void {
   console.log(`\nself time, top 25:\n${show(self, 25)}`)
 }
 
-const wrkPath = await ensureWrk()
-if (!wrkPath) throw new Error('wrk is needed')
+const wrkPath = await requireWrk()
 mkdirSync(OUT, { recursive: true })
 const before = new Set(readdirSync(OUT))
 const fake = Bun.spawn(['taskset', '-c', '1', BUN, join(import.meta.dir, 'fake-upstream.ts')], { stdout: 'pipe' })

@@ -6,11 +6,10 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { ensureWrk, sequential, startBenchScript, wrk } from './load'
+import { requireWrk, sequential, startBenchScript, wrk } from './load'
 
 const [kind = 'json', provider = 'openai'] = process.argv.slice(2)
-const wrkPath = await ensureWrk()
-if (!wrkPath) throw new Error('wrk is needed')
+const wrkPath = await requireWrk()
 const KEY = `gw_sk_benchmark000${'s'.repeat(32)}`
 const stat = (pid: number) => readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? []
 const cpuMs = (pid: number) => ((Number(stat(pid)[11]) + Number(stat(pid)[12])) * 1000) / 100
