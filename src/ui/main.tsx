@@ -4,6 +4,7 @@ import { render } from 'preact'
 import { useEffect, useState } from 'preact/hooks'
 import { api, get, setSession } from './api'
 import { AccessContext, ErrorNote, messageOf, useAutofocus, useLoad } from './components'
+import { AccountPage, type UserMe } from './pages/account'
 import { AuditPage } from './pages/audit'
 import { UsersPage } from './pages/users'
 import { KeysPage } from './pages/keys'
@@ -44,15 +45,11 @@ const PAGES = [
   { id: 'mcp', title: 'MCP', key: 'm' },
   { id: 'audit', title: 'Audit', key: 'a' },
   { id: 'users', title: 'Users', key: 'u', ownersOnly: true },
+  { id: 'account', title: 'Account', key: 'c', usersOnly: true },
 ] as const
 
 /** GET /admin/me: who is signed in, with which role, in which orgs (null: every org). */
-interface Me {
-  kind: 'admin-token' | 'user'
-  email?: string
-  role: 'owner' | 'admin' | 'viewer'
-  orgs: string[] | null
-}
+type Me = { kind: 'admin-token'; role: 'owner'; orgs: null } | UserMe
 
 /** `#/logs/abc` → ['logs', 'abc']. */
 function useHashRoute(): string[] {
@@ -196,13 +193,14 @@ function Shell({ onSignOut }: { onSignOut: () => void }) {
     setOrgState(o)
   }
   const isOwner = me.data?.role === 'owner'
-  const pages = PAGES.filter((p) => !('ownersOnly' in p) || isOwner)
+  const user = me.data?.kind === 'user' ? me.data : undefined
+  const pages = PAGES.filter((p) => ('ownersOnly' in p ? isOwner : 'usersOnly' in p ? !!user : true))
   const page = pages.find((p) => p.id === route[0]) ?? PAGES[0]
   const canChange = isOwner || (me.data?.role === 'admin' && !!me.data.orgs?.includes(org))
   useEffect(() => {
     document.title = `${page.title} · gw`
   }, [page])
-  // Keyboard: g then a page's letter moves there (g o, g l, g k, g p, g r, g m).
+  // Keyboard: g then a page's letter moves there (g o, g l, g k, g p, g r, g m, g a, g u, g c).
   useEffect(() => {
     let armed = false
     const on = (e: KeyboardEvent) => {
@@ -251,6 +249,7 @@ function Shell({ onSignOut }: { onSignOut: () => void }) {
         {page.id === 'mcp' && <McpPage org={org} />}
         {page.id === 'audit' && <AuditPage org={org} />}
         {page.id === 'users' && isOwner && <UsersPage org={org} />}
+        {page.id === 'account' && user && <AccountPage me={user} />}
       </main>
       </AccessContext.Provider>
     </div>

@@ -1,6 +1,7 @@
 // The dashboard's people pages (PRODUCT §18) in Chromium: an owner invites a viewer (a first-sign-in link shown
 // once), changes a role and removes a user; the Audit page shows who changed what; a viewer sees no edit controls
-// (and the server refuses the change anyway); an admin edits only its own orgs.
+// (and the server refuses the change anyway); an admin edits only its own orgs; a user of any role makes and revokes
+// its own personal tokens and changes its password on the Account page.
 
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import type { Page } from 'playwright-core'
@@ -172,6 +173,53 @@ t("an owner sees a user's personal tokens with their last use and revokes one: i
   await row('laptop').waitFor({ state: 'detached' })
   expect((await me(laptop.token)).status).toBe(401)
   expect((await me(ci.token)).status).toBe(200)
+  await signOut()
+})
+
+t('a viewer makes a personal token on its Account page (shown once, it reads with the viewer role), revokes it, and changes its password', async () => {
+  await page.goto(`${gw.url}/ui`)
+  await page.getByLabel('Email').fill('vera@example.com')
+  await page.getByLabel('Password').fill('a viewer password 123')
+  await page.getByRole('button', { name: 'Sign in', exact: true }).click()
+  await nav('Account').click()
+  await expect(page.locator('dl.facts').textContent()).resolves.toBe('Emailvera@example.comName—RoleviewerOrgsdefault')
+  // A viewer changes nothing in its orgs, but its own tokens are its own.
+  await page.getByText('No personal tokens.').waitFor()
+  const form = page.getByRole('form', { name: 'Create a personal token' })
+  await form.getByLabel('Token name (optional)').fill('laptop')
+  await form.getByRole('button', { name: 'Create token' }).click()
+  const shown = page.getByRole('status')
+  await expect(shown.textContent()).resolves.toContain('Personal token laptop')
+  const token = (await shown.locator('code').textContent()) ?? ''
+  expect(token).toMatch(/^gw_at_/)
+  await shown.getByRole('button', { name: 'Done' }).click()
+  await expect(page.locator('body').textContent()).resolves.not.toContain(token)
+  const row = page.getByRole('table', { name: 'Your tokens' }).getByRole('row').filter({ has: page.getByRole('cell', { name: 'laptop', exact: true }) })
+  await row.waitFor()
+  // The token acts as the viewer: it reads its org, and a change is refused.
+  const bearer = (path: string, init: RequestInit = {}) => gw.fetch(path, { ...init, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' } })
+  expect(await (await bearer('/admin/me')).json()).toMatchObject({ kind: 'user', email: 'vera@example.com', role: 'viewer' })
+  expect((await bearer('/admin/orgs/default')).status).toBe(200)
+  expect((await bearer('/admin/orgs/default/policy', { method: 'PUT', body: '{"maxTokens":1}' })).status).toBe(403)
+  const audit = (await (await gw.admin('GET', '/audit?action=user.token.create')).json()) as { data: { actor: { email?: string }; after: { name: string } }[] }
+  expect(audit.data[0]).toMatchObject({ actor: { email: 'vera@example.com' }, after: { name: 'laptop' } })
+  await page.getByRole('button', { name: 'Revoke token laptop' }).click()
+  await row.waitFor({ state: 'detached' })
+  expect((await bearer('/admin/me')).status).toBe(401)
+  // A new password: the old one no longer signs in, the new one does.
+  const pw = page.getByRole('form', { name: 'Change your password' })
+  await pw.getByLabel('New password').fill('a new viewer password 456')
+  await pw.getByRole('button', { name: 'Change password' }).click()
+  await page.getByText('Password changed.').waitFor()
+  const signIn = (password: string) => fetch(`${gw.url}/ui/session`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'vera@example.com', password }) })
+  expect((await signIn('a viewer password 123')).status).toBe(401)
+  expect((await signIn('a new viewer password 456')).status).toBe(201)
+  await signOut()
+})
+
+t('signed in with the admin token there is no Account page (the token is no user)', async () => {
+  await signInWithToken()
+  expect(await nav('Account').count()).toBe(0)
   await signOut()
 })
 

@@ -1,8 +1,9 @@
-// Users (owners only): invite with a role and orgs (a first-sign-in link shown once), change a role, see and revoke personal tokens, remove.
+// Users (owners only): invite with a role and orgs (a first-sign-in link shown once), change a role, see and revoke a user's personal tokens, remove.
 
 import { useState } from 'preact/hooks'
 import { api, get } from '../api'
-import { DangerCell, Empty, ErrorNote, Field, fmtTime, Section, ShownOnce, useAction, useLoad } from '../components'
+import { Empty, ErrorNote, Field, fmtTime, Section, ShownOnce, useAction, useLoad } from '../components'
+import { PersonalTokens, userPath } from './personal-tokens'
 
 interface UserInfo {
   id: string
@@ -14,16 +15,8 @@ interface UserInfo {
   createdAt: string
 }
 
-interface TokenInfo {
-  id: string
-  name: string | null
-  createdAt: string
-  lastUsedAt: string | null
-}
-
 const ROLES = ['viewer', 'admin', 'owner'] as const
 const orgList = (text: string) => text.split(',').map((o) => o.trim()).filter(Boolean)
-const userPath = (id: string, rest = '') => `/admin/users/${encodeURIComponent(id)}${rest}`
 
 export function UsersPage({ org }: { org: string }) {
   const users = useLoad(() => get<{ data: UserInfo[] }>('/admin/users'), [])
@@ -160,58 +153,13 @@ function UserRow({ user, onSaved, onLink, onRemove }: { user: UserInfo; onSaved:
           </div>
         </td>
       </tr>
-      {showTokens && <TokenRows user={user} />}
+      {showTokens && (
+        <tr>
+          <td colSpan={6}>
+            <PersonalTokens user={user} own={false} />
+          </td>
+        </tr>
+      )}
     </>
-  )
-}
-
-/** The user's personal admin tokens (never the tokens themselves), each revocable: it stops working at its next request. */
-function TokenRows({ user }: { user: UserInfo }) {
-  const tokens = useLoad(() => get<{ tokens: TokenInfo[] }>(userPath(user.id)), [user.id])
-  const [error, , run] = useAction()
-  const revoke = (t: TokenInfo) =>
-    run(async () => {
-      if (!confirm(`Revoke the token ${t.name ?? t.id} of ${user.email}? It stops working at once.`)) return
-      await api('DELETE', userPath(user.id, `/tokens/${encodeURIComponent(t.id)}`))
-      tokens.reload()
-    })
-  const list = tokens.data?.tokens ?? []
-  return (
-    <tr>
-      <td colSpan={6}>
-        <ErrorNote error={error ?? tokens.error} />
-        {tokens.data && list.length === 0 && (
-          <Empty title="No personal tokens.">
-            The user makes them with <code>gw user token</code> or POST /admin/users/:id/tokens.
-          </Empty>
-        )}
-        {list.length > 0 && (
-          <table aria-label={`Tokens of ${user.email}`}>
-            <thead>
-              <tr>
-                <th>Name</th>
-                <th>Id</th>
-                <th>Created</th>
-                <th>Last used</th>
-                <th />
-              </tr>
-            </thead>
-            <tbody>
-              {list.map((t) => (
-                <tr key={t.id}>
-                  <td>{t.name ?? '—'}</td>
-                  <td>
-                    <code>{t.id}</code>
-                  </td>
-                  <td>{fmtTime(t.createdAt)}</td>
-                  <td>{fmtTime(t.lastUsedAt)}</td>
-                  <DangerCell label="Revoke" aria={`Revoke token ${t.name ?? t.id}`} onClick={() => revoke(t)} />
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        )}
-      </td>
-    </tr>
   )
 }
