@@ -1,7 +1,7 @@
 // `bun bench/stage-cost.ts [commit]`: the serving thread's CPU per OpenAI JSON request, stage by stage, under wrk.
-// Builds five source trees of `commit` (HEAD) in a temp folder, each answering at a later point of the
-// pipeline with a plain `fetch` to the fake upstream where it stops, and runs them side by side with
-// bench/ab.ts (alternating rounds, fastest round each; AB_ROUNDS, AB_CPUS as there):
+// Builds seven source trees of `commit` (HEAD) in a temp folder, five of them each answering at a later
+// point of the pipeline with a plain `fetch` to the fake upstream where it stops, and runs them side by
+// side with bench/ab.ts (alternating rounds, fastest round each; AB_ROUNDS, AB_CPUS as there):
 //   edge      the route (Elysia, the request's context, the body read) and a plain fetch: what any handler pays
 //   policy    + stage 1 (auth), the body parsed and validated (plan), stage 2 (policy, limits)
 //   dispatch  + stages 3–5 (route, clamp, the attempt: adapter, timer, abort wiring, health), answered with the upstream's text

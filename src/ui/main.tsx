@@ -4,7 +4,7 @@ import { render } from 'preact'
 import { useEffect, useState } from 'preact/hooks'
 import { api, get, setSession } from './api'
 import { AccessContext, ErrorNote, messageOf, useAutofocus, useLoad } from './components'
-import { AccountPage, type UserMe } from './pages/account'
+import { AccountPage } from './pages/account'
 import { AuditPage } from './pages/audit'
 import { UsersPage } from './pages/users'
 import { KeysPage } from './pages/keys'
@@ -13,7 +13,7 @@ import { McpPage } from './pages/mcp'
 import { OverviewPage } from './pages/overview'
 import { PromptsPage } from './pages/prompts'
 import { SettingsPage } from './pages/settings'
-import type { OrgSummary } from './types'
+import type { Me, OrgSummary } from './types'
 import './styles.css'
 
 interface SessionInfo {
@@ -47,9 +47,6 @@ const PAGES = [
   { id: 'users', title: 'Users', key: 'u', ownersOnly: true },
   { id: 'account', title: 'Account', key: 'c', usersOnly: true },
 ] as const
-
-/** GET /admin/me: who is signed in, with which role, in which orgs (null: every org). */
-type Me = { kind: 'admin-token'; role: 'owner'; orgs: null } | UserMe
 
 /** `#/logs/abc` → ['logs', 'abc']. */
 function useHashRoute(): string[] {

@@ -6,6 +6,19 @@ export type { LogStats } from '../store/types'
 export type { BudgetStatus } from '../policy/budgets'
 export type { UsageRow } from '../store/usage-rollup'
 
+/** GET /admin/me: who is signed in, with which role, in which orgs (null: every org). */
+export type Me = { kind: 'admin-token'; role: 'owner'; orgs: null } | UserMe
+
+/** GET /admin/me for a user (a dashboard session or a personal token). */
+export interface UserMe {
+  kind: 'user'
+  id: string
+  email: string
+  name: string | null
+  role: 'owner' | 'admin' | 'viewer'
+  orgs: string[] | null
+}
+
 export interface OrgSummary {
   id: string
   name: string

@@ -3,18 +3,8 @@
 import { useState } from 'preact/hooks'
 import { api } from '../api'
 import { ErrorNote, Field, Section, useAction } from '../components'
+import type { UserMe } from '../types'
 import { PersonalTokens, userPath } from './personal-tokens'
-
-/** GET /admin/me for a user. */
-export interface UserMe {
-  kind: 'user'
-  id: string
-  email: string
-  name: string | null
-  role: 'owner' | 'admin' | 'viewer'
-  /** null: an owner, every org. */
-  orgs: string[] | null
-}
 
 export function AccountPage({ me }: { me: UserMe }) {
   return (
