@@ -44,7 +44,7 @@ const STUBS: Record<string, Stub[]> = {
       file: ENDPOINTS,
       find: `({ request, server, params }) =>
         withBody(deps, request, server, e.whenEmpty, (readBody) =>
-          runEndpoint(deps, e, contextFor(request, label, e), { readBody, params, query: queryOf(request.url) }),
+          runEndpoint(deps, e, contextFor(request, label, e), { readBody, params, url: request.url }),
         ),`,
       replace: `async ({ request }) => {
       contextFor(request, label, e)

@@ -126,8 +126,7 @@ export async function jsonAnswer(
 ): Promise<Response> {
   if (d.answer.kind !== 'json') throw new Error('jsonAnswer needs a JSON answer')
   const c = d.answer.completion
-  const text = c.choices.map((ch) => ch.message.content ?? '').join('')
-  const usage = c.usage ?? estimateUsage(d, text)
+  const usage = c.usage ?? estimateUsage(d, c.choices.map((ch) => ch.message.content ?? '').join(''))
   const cost = costOf(d, usage)
   try {
     await review?.(c)

@@ -17,7 +17,8 @@ export interface EndpointCall {
   body: RawBody
   /** The route's path parameters. */
   params: Record<string, string>
-  query: URLSearchParams
+  /** The URL's query, for an endpoint whose declaration has one (`query`). */
+  query: URLSearchParams | undefined
   /** The org's routes, each resolved to a target when the request names it (PRODUCT §13). */
   routeOf: RouteResolver
 }

@@ -40,7 +40,14 @@ export type BodyReader = () => Promise<RawBody>
 export interface EndpointIo {
   readBody: BodyReader
   params: Record<string, string>
-  query: URLSearchParams
+  /** The request's URL: its query is parsed for an endpoint that declares one. */
+  url: string
+}
+
+/** The query of a request's URL (a server's request URL has no fragment), without parsing the whole URL. */
+function queryOf(url: string): URLSearchParams {
+  const q = url.indexOf('?')
+  return new URLSearchParams(q < 0 ? '' : url.slice(q + 1))
 }
 
 /** Stage 1: the request's context once its credential is verified (401 otherwise). */
@@ -80,7 +87,7 @@ async function runAuthenticated(deps: Deps, e: EndpointDeclaration, ctx: AuthedC
     checkEndpointScope(ctx)
     checkEndUserHeader(ctx.headers)
     ctx.rawBody = await io.readBody()
-    const plan = await e.plan({ deps, ctx, body: ctx.rawBody, params: io.params, query: io.query, routeOf: routeResolver(deps, ctx) })
+    const plan = await e.plan({ deps, ctx, body: ctx.rawBody, params: io.params, query: e.query && queryOf(io.url), routeOf: routeResolver(deps, ctx) })
     const input = (settlement.input = plan.input)
     const run = plan.context ?? ctx
     settlement.hold(await enforcePolicy(deps, run.identity, run.org, input, endUserId(ctx, input), ctx.signal, ctx.rawBody))

@@ -52,6 +52,15 @@ test('every answer under /ui forbids framing: the page, its assets, the session 
   }
 })
 
+test('the framing headers go on /ui, /ui/… and /ui?…, not on a path that only starts with "/ui" nor on the API', async () => {
+  const [query, beside, health] = await Promise.all(['/ui?tab=logs', '/uix', '/health'].map((p) => fetch(`${gw.url}${p}`)))
+  expect(query.status).toBe(200)
+  expect(query.headers.get('x-frame-options')).toBe('DENY')
+  expect(beside.status).toBe(404)
+  expect(beside.headers.get('x-frame-options')).toBeNull()
+  expect(health.headers.get('x-frame-options')).toBeNull()
+})
+
 test('signing in sets an HttpOnly SameSite session cookie that opens the admin API; signing out ends it', async () => {
   const res = await signIn()
   expect(res.status).toBe(201)

@@ -27,7 +27,7 @@ export const promptRun: EndpointDeclaration = {
   errorStyle: 'gw',
   operation: 'chat',
   async plan({ deps, ctx, body, params, query }) {
-    const input = await parsePromptRun(deps.store, ctx, params.idOrSlug as string, query.get('version'), body.value)
+    const input = await parsePromptRun(deps.store, ctx, params.idOrSlug as string, query?.get('version') ?? null, body.value)
     input.metadata = headerMetadata(ctx.headers) ?? input.metadata
     return { input, shape: chatShape(input.body.stream_options?.include_usage === true), ...CHAT_ADAPTERS }
   },

@@ -341,7 +341,7 @@ export const adminRoutes = (deps: Deps, admin: AdminService, guard: AdminGuard) 
           runPromptAsAdmin(deps, contextFor(request, '/admin/prompts/run', promptRun), params.org as string, {
             readBody,
             params: { idOrSlug: params.prompt as string },
-            query: new URL(request.url).searchParams,
+            url: request.url,
           }),
         ),
       publishPromptVersion: async (c) => json(c.request, await admin.prompts.publish(org(c), c.params.prompt as string, c.params.n as string)),

@@ -17,16 +17,10 @@ export function endpointRoutes(deps: Deps, endpoints: readonly EndpointDeclarati
       e.path,
       ({ request, server, params }) =>
         withBody(deps, request, server, e.whenEmpty, (readBody) =>
-          runEndpoint(deps, e, contextFor(request, label, e), { readBody, params, query: queryOf(request.url) }),
+          runEndpoint(deps, e, contextFor(request, label, e), { readBody, params, url: request.url }),
         ),
       { parse: 'none' },
     )
   }
   return app
-}
-
-/** The query of a request's URL (a server's request URL has no fragment), without parsing the whole URL. */
-function queryOf(url: string): URLSearchParams {
-  const q = url.indexOf('?')
-  return new URLSearchParams(q < 0 ? '' : url.slice(q + 1))
 }

@@ -37,8 +37,11 @@ const redirect = (location: string, cookies: string[]) => {
 
 /** Whether a request URL is under /ui; on every request, so without parsing the URL. */
 const isDashboardUrl = (url: string) => {
-  const path = url.slice(url.indexOf('/', url.indexOf('//') + 2))
-  return path === '/ui' || path.startsWith('/ui/') || path.startsWith('/ui?')
+  const path = url.indexOf('/', url.indexOf('//') + 2)
+  if (!url.startsWith('/ui', path)) return false
+  const next = url.charCodeAt(path + 3)
+  // `/ui` alone, or followed by `/` or `?`.
+  return Number.isNaN(next) || next === 47 || next === 63
 }
 
 const publicSession = (s: Session, user?: User) => ({
