@@ -45,6 +45,9 @@ export const get = <T>(path: string) => api<T>('GET', path)
 /** `/admin/orgs/<org><rest>` with the org id encoded. */
 export const orgPath = (org: string, rest = '') => `/admin/orgs/${encodeURIComponent(org)}${rest}`
 
+/** `/admin/users/<id><rest>`, the id encoded. */
+export const userPath = (id: string, rest = '') => `/admin/users/${encodeURIComponent(id)}${rest}`
+
 /** A query string from the defined, non-empty values. */
 export function query(params: Record<string, string | number | undefined | string[]>): string {
   const q = new URLSearchParams()

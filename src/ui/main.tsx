@@ -2,7 +2,7 @@
 
 import { render } from 'preact'
 import { useEffect, useState } from 'preact/hooks'
-import { api, get, setSession } from './api'
+import { api, get, setSession, userPath } from './api'
 import { AccessContext, ErrorNote, messageOf, useAutofocus, useLoad } from './components'
 import { AccountPage } from './pages/account'
 import { AuditPage } from './pages/audit'
@@ -139,7 +139,7 @@ function SetPassword({ userId, onDone }: { userId: string; onDone: () => void })
   const submit = async (e: Event) => {
     e.preventDefault()
     try {
-      await api('PUT', `/admin/users/${encodeURIComponent(userId)}/password`, { password })
+      await api('PUT', userPath(userId, '/password'), { password })
       onDone()
     } catch (err) {
       setError(messageOf(err))

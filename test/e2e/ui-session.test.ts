@@ -53,7 +53,7 @@ test('every answer under /ui forbids framing: the page, its assets, the session 
 })
 
 test('the framing headers go on /ui, /ui/… and /ui?…, not on a path that only starts with "/ui" nor on the API', async () => {
-  const [query, beside, health] = await Promise.all(['/ui?tab=logs', '/uix', '/health'].map((p) => fetch(`${gw.url}${p}`)))
+  const [query, beside, health] = await Promise.all([fetch(`${gw.url}/ui?tab=logs`), fetch(`${gw.url}/uix`), fetch(`${gw.url}/health`)])
   expect(query.status).toBe(200)
   expect(query.headers.get('x-frame-options')).toBe('DENY')
   expect(beside.status).toBe(404)

@@ -1,10 +1,10 @@
 // Account (a signed-in user, whatever the role): who you are, your personal admin tokens (create, shown once; revoke), your password.
 
 import { useState } from 'preact/hooks'
-import { api } from '../api'
+import { api, userPath } from '../api'
 import { ErrorNote, Field, Section, useAction } from '../components'
 import type { UserMe } from '../types'
-import { PersonalTokens, userPath } from './personal-tokens'
+import { PersonalTokens } from './personal-tokens'
 
 export function AccountPage({ me }: { me: UserMe }) {
   return (

@@ -1,7 +1,7 @@
 // A user's personal admin tokens (PRODUCT §18; never the tokens themselves): listed with their last use, revoked after a confirmation, and on the user's own Account page created (the token shown once).
 
 import { useState } from 'preact/hooks'
-import { api, get } from '../api'
+import { api, get, userPath } from '../api'
 import { Empty, ErrorNote, Field, fmtTime, ShownOnce, useAction, useLoad } from '../components'
 
 interface TokenInfo {
@@ -10,8 +10,6 @@ interface TokenInfo {
   createdAt: string
   lastUsedAt: string | null
 }
-
-export const userPath = (id: string, rest = '') => `/admin/users/${encodeURIComponent(id)}${rest}`
 
 /**
  * `own`: the signed-in user's tokens (a form creates one); else an owner looking at another user's
@@ -85,6 +83,7 @@ export function PersonalTokens({ user, own }: { user: { id: string; email: strin
                 </td>
                 <td>{fmtTime(t.createdAt)}</td>
                 <td>{fmtTime(t.lastUsedAt)}</td>
+                {/* Not DangerCell: that hides the button from whoever cannot change the org, and a viewer revokes its own tokens. */}
                 <td>
                   <button type="button" class="danger" onClick={() => revoke(t)} aria-label={`Revoke token ${t.name ?? t.id}`}>
                     Revoke

@@ -1,9 +1,9 @@
 // Users (owners only): invite with a role and orgs (a first-sign-in link shown once), change a role, see and revoke a user's personal tokens, remove.
 
 import { useState } from 'preact/hooks'
-import { api, get } from '../api'
+import { api, get, userPath } from '../api'
 import { Empty, ErrorNote, Field, fmtTime, Section, ShownOnce, useAction, useLoad } from '../components'
-import { PersonalTokens, userPath } from './personal-tokens'
+import { PersonalTokens } from './personal-tokens'
 
 interface UserInfo {
   id: string
