@@ -8,7 +8,7 @@ import { MAX_TTL_SECONDS, signToken } from '../auth/signed-tokens'
 import { badRequest, echo, GatewayError, notFound } from '../errors'
 import { compatSettings, DEFAULT_QUIRKS, presetOf } from '../providers/openai-compatible'
 import { parseServiceAccountKey } from '../providers/vertex/token-source'
-import { isCompatName, type ProviderId, toProviderId } from '../providers/provider-id'
+import { isCompatName, NAMED_KINDS, type ProviderId, toProviderId } from '../providers/provider-id'
 import {
   checkOidcBody,
   checkOrgBody,
@@ -101,15 +101,22 @@ const checkBaseUrl = (baseUrl: string | undefined) => {
 
 /**
  * One of an org's provider keys as given to the admin API or a config file, checked (400 otherwise):
- * a native provider's key, or (`kind: "openai-compatible"`) an OpenAI-compatible provider named `providerName`.
+ * a native provider's key; an Azure, Bedrock or Vertex record (its `kind`, implied under the names `azure`,
+ * `bedrock`, `vertex`); or (`kind: "openai-compatible"`) an OpenAI-compatible provider named `providerName`.
  */
 export function checkProviderKey(providerName: string, name: string, raw: unknown): Omit<ProviderRecord, 'updatedAt'> {
   if (!KEY_NAME.test(name)) throw badRequest(`Invalid key name ${echo(name)}: letters, digits, ".", "_" and "-", at most 64`)
-  const compat = typeof raw === 'object' && raw !== null && 'kind' in raw
-  if (compat && (raw as { kind: unknown }).kind === 'vertex') return checkVertexProvider(providerName, name, raw)
-  if (compat && (raw as { kind: unknown }).kind === 'azure') return checkAzureProvider(providerName, name, raw)
-  if (compat && (raw as { kind: unknown }).kind === 'bedrock') return checkBedrockProvider(providerName, name, raw)
-  if (compat) return checkCompatProvider(providerName, name, raw)
+  const declared = typeof raw === 'object' && raw !== null && 'kind' in raw ? (raw as { kind: unknown }).kind : undefined
+  // Azure, Bedrock and Vertex are native names (PRODUCT §17): under its own name a record needs no `kind`, and takes no other.
+  const named = (NAMED_KINDS as readonly string[]).includes(providerName)
+  if (named && declared !== undefined && declared !== providerName)
+    throw fieldError(['kind'], `Invalid kind ${echo(String(declared))} for provider "${providerName}": its records are of kind "${providerName}"`, `expected "${providerName}"`)
+  const kind = named ? providerName : declared
+  const record = named && declared === undefined && typeof raw === 'object' && raw !== null ? { ...raw, kind } : raw
+  if (kind === 'vertex') return checkVertexProvider(providerName, name, record)
+  if (kind === 'azure') return checkAzureProvider(providerName, name, record)
+  if (kind === 'bedrock') return checkBedrockProvider(providerName, name, record)
+  if (kind !== undefined) return checkCompatProvider(providerName, name, raw)
   const provider = providerOf(providerName)
   const body = checkProviderBody(raw)
   return {
@@ -150,7 +157,7 @@ function checkBedrockProvider(providerName: string, name: string, raw: unknown):
 }
 
 function checkCompatProvider(providerName: string, name: string, raw: unknown): Omit<ProviderRecord, 'updatedAt'> {
-  if (!isCompatName(providerName))
+  if (!isCompatName(providerName) || (NAMED_KINDS as readonly string[]).includes(providerName))
     throw badRequest(`Invalid provider name ${echo(providerName)} for an OpenAI-compatible provider: [a-z][a-z0-9-]{0,31}, not a native provider's name`)
   const body = checkCompatProviderBody(raw)
   // A header name must be a token (RFC 9110): the schema's key pattern names it, but a record's keys are not checked by it.

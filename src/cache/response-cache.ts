@@ -87,13 +87,16 @@ export async function lookUp(deps: Deps, ctx: AuthedContext, use: CacheUse): Pro
 
 /**
  * Keeps the answer of a request that ended with it, once the answer has gone out: only a complete one
- * (200, not cut short, no refusal, a finish that is not `length` or a filter; see keptText). When the
+ * (200, not cut short, no refusal, given by the model asked for, a finish that is not `length` or a
+ * filter; see keptText). When the
  * log thread writes the cache (SQLite), the put is returned for the settlement to hand over with the
  * request's log entry (written in the entry's transaction, off this thread; a relayed stream's kept
  * answer is made there too, from the text the client received); else it is put here.
  */
 export function keep(deps: Deps, ctx: AuthedContext, use: CacheUse, o: Outcome, completion: UpstreamCompletion | undefined): CachePut | undefined {
   if (o.status !== 200 || o.errorCode || o.incomplete || o.refusal || !o.target || !o.usage) return undefined
+  // Kept under the model asked for: an answer a fallback model gave is not that model's answer.
+  if (o.fallback.used) return undefined
   const model = o.target.model.name
   const now = Date.now()
   const put = { orgId: ctx.org.org.id, key: use.key, expiresAt: now + use.ttlMs, now, maxOrgBytes: deps.config.cacheMaxOrgBytes }

@@ -16,6 +16,12 @@ export type ProviderKind = ProviderId | 'openai-compatible'
  */
 export type Wire = ProviderId | 'bedrock'
 
+/**
+ * The native providers beyond the four (PRODUCT §17): an org's record of its kind, under its own name
+ * (`azure/…`) or another (`azure-eu/…`); never an OpenAI-compatible provider's name.
+ */
+export const NAMED_KINDS = ['azure', 'bedrock', 'vertex'] as const
+
 /** Names of OpenAI-compatible providers: `[a-z][a-z0-9-]{0,31}`, never a native name or alias. */
 export const COMPAT_NAME = /^[a-z][a-z0-9-]{0,31}$/
 

@@ -23,8 +23,9 @@ beforeAll(async () => {
   azure = await startFake('azure', { apiKey: SECRET })
   openai = await startFake('openai')
   gw = await startTestGateway({ openai })
-  // The v1 API (the resource's endpoint given with /openai/v1, as the portal shows it), and the deployment API.
-  const v1 = await gw.admin('PUT', '/orgs/default/providers/azure', { kind: 'azure', baseUrl: `${azure.url}/openai/v1`, apiKey: SECRET, deployments: { 'gpt-4o': 'prod-4o' } })
+  // The v1 API (the resource's endpoint given with /openai/v1, as the portal shows it; PRODUCT §17's record, its kind
+  // implied by the name), and the deployment API.
+  const v1 = await gw.admin('PUT', '/orgs/default/providers/azure', { baseUrl: `${azure.url}/openai/v1`, apiKey: SECRET, deployments: { 'gpt-4o': 'prod-4o' } })
   expect(v1.status).toBe(200)
   const dep = await gw.admin('PUT', '/orgs/default/providers/azure-dep', {
     kind: 'azure',
@@ -197,4 +198,16 @@ test('a record is checked: kind azure needs baseUrl and apiKey, and not a native
   expect((await put('azure-x', { apiKey: SECRET })).status).toBe(400)
   expect((await put('azure-x', { baseUrl: azure.url })).status).toBe(400)
   expect((await put('openai', { baseUrl: azure.url, apiKey: SECRET })).status).toBe(400)
+  // The native names take their own kind only: not an OpenAI-compatible provider, nor another kind.
+  for (const [name, kind] of [['azure', 'openai-compatible'], ['bedrock', 'openai-compatible'], ['vertex', 'openai-compatible'], ['azure', 'bedrock']]) {
+    const res = await gw.admin('PUT', `/orgs/default/providers/${name}`, { kind, baseUrl: azure.url, apiKey: SECRET, region: 'us-east-1' })
+    expect(res.status).toBe(400)
+    expect(((await res.json()) as any).message).toContain(name)
+  }
+  // Under the name azure, a record without kind is Azure's: what it lacks is Azure's to ask for.
+  const missing = await gw.admin('PUT', '/orgs/default/providers/azure', { baseUrl: azure.url })
+  expect(missing.status).toBe(400)
+  expect(((await missing.json()) as any).message).toMatch(/apiKey/)
+  // Nothing refused was stored.
+  expect(((await (await gw.admin('GET', '/orgs/default')).json()) as any).providers.filter((p: any) => ['bedrock', 'vertex'].includes(p.provider))).toEqual([])
 })

@@ -29,7 +29,7 @@ beforeAll(async () => {
   })
   openai = await startFake('openai')
   gw = await startTestGateway({ openai })
-  const put = await gw.admin('PUT', '/orgs/default/providers/bedrock', { kind: 'bedrock', region: 'eu-west-1', accessKeyId: 'AKIAFAKEBEDROCK0001', secretAccessKey: SECRET, baseUrl: aws.url })
+  const put = await gw.admin('PUT', '/orgs/default/providers/bedrock', { region: 'eu-west-1', accessKeyId: 'AKIAFAKEBEDROCK0001', secretAccessKey: SECRET, baseUrl: aws.url })
   expect(put.status).toBe(200)
 })
 afterAll(async () => {

@@ -168,6 +168,28 @@ test('errors, refusals and answers cut short are never kept', async () => {
   expect((await org.chat({ seed: 201, n: 2 })).headers.get('x-gw-cache')).toBe('miss')
 })
 
+test("an answer a fallback model gave is not kept: the next request for the primary model is the primary's answer, JSON and streamed", async () => {
+  const org = await orgWith(exact)
+  const chain = { fallback_chain: [{ model: 'anthropic/claude-sonnet-4-5' }] }
+  for (const [i, stream] of [false, true].entries()) {
+    openai.enqueue({ kind: 'error', status: 500, errorType: 'server' })
+    const first = await org.chat({ seed: 300 + i, stream, ...chain })
+    expect(first.headers.get('x-gw-model')).toBe('anthropic/claude-sonnet-4-5')
+    expect(first.headers.get('x-gw-cache')).toBe('miss')
+    await first.text()
+    await Bun.sleep(50) // a kept answer is put after the answer has gone out
+    const n = sent()
+    openai.enqueue({ kind: 'reply', text: 'from the primary' })
+    const next = await org.chat({ seed: 300 + i })
+    expect(next.headers.get('x-gw-cache')).toBe('miss')
+    expect(next.headers.get('x-gw-model')).toBe('openai/gpt-4o-mini')
+    expect(((await next.json()) as any).choices[0].message.content).toBe('from the primary')
+    expect(sent()).toBe(n + 1)
+    // The primary's own answer is kept as before.
+    expect((await org.chat({ seed: 300 + i })).headers.get('x-gw-cache')).toBe('hit')
+  }
+})
+
 test('policy and budgets still apply to hits: a hit counts as a request under the rate limit', async () => {
   const org = await orgWith({ ...exact, requestsPerMinute: 2, budgets: [{ scope: 'org', usd: 10, period: 'day' }] })
   expect((await org.chat()).headers.get('x-gw-cache')).toBe('miss')

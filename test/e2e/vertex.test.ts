@@ -38,7 +38,9 @@ beforeAll(async () => {
   vertex = startFakeVertex({ project: PROJECT, location: LOCATION, tokens: () => oauth.issued })
   openai = await startFake('openai')
   gw = await startTestGateway({ openai })
-  expect((await gw.admin('PUT', '/orgs/default/providers/vertex', provider(pem))).status).toBe(200)
+  // PRODUCT §17's record under the name vertex: its kind implied.
+  const { kind: _kind, ...record } = provider(pem)
+  expect((await gw.admin('PUT', '/orgs/default/providers/vertex', record)).status).toBe(200)
   expect((await gw.admin('PUT', '/orgs/default/providers/vertex-foreign', provider(foreignPem))).status).toBe(200)
 })
 afterAll(async () => {
@@ -142,7 +144,9 @@ test('a token Vertex refuses (401) is a key failure and is not reused: once the 
   const log = await gw.log(res.headers.get('x-gw-request-id') as string)
   expect((log.attempts as Record<string, unknown>[])[0]).toMatchObject({ class: 'key', status: 401 })
   // The record set again (a benched key comes back when it changes): the same service account, a new token.
-  expect((await gw.admin('PUT', '/orgs/default/providers/vertex', provider(pem))).status).toBe(200)
+  // PRODUCT §17's record under the name vertex: its kind implied.
+  const { kind: _kind, ...record } = provider(pem)
+  expect((await gw.admin('PUT', '/orgs/default/providers/vertex', record)).status).toBe(200)
   const again = await gw.chat({ model: 'vertex/gemini-2.5-pro', messages: hello })
   expect(again.status).toBe(200)
   expect(oauth.issued).toHaveLength(2)
