@@ -1,7 +1,7 @@
 // Per-request basics set at the HTTP edge: the request id, arrival time, the JSON body reader and the bytes bodies in flight hold.
 
 import { isUtf8 } from 'node:buffer'
-import { badRequest, GatewayError } from '../errors'
+import { badRequest, echo, GatewayError } from '../errors'
 import { nestsDeeperThan } from '../json-depth'
 import type { GenAiOperation, RequestContext } from '../pipeline/context'
 import type { ErrorStyle } from '../schemas/api-operation'
@@ -189,7 +189,7 @@ async function readCapped(request: Request, limit: number, share: BodyShare | un
 function malformed(request: Request, err: unknown): GatewayError {
   const why = err instanceof RangeError ? 'nested too deeply' : err instanceof Error ? err.message : 'syntax error'
   const type = request.headers.get('content-type')?.split(';')[0]?.trim()
-  const hint = type && !/json/i.test(type) ? ` (sent as ${type.slice(0, 100)}; expected Content-Type: application/json)` : ''
+  const hint = type && !/json/i.test(type) ? ` (sent as ${echo(type)}; expected Content-Type: application/json)` : ''
   return badRequest(`Malformed JSON body: ${why}${hint}`)
 }
 
@@ -207,7 +207,8 @@ export async function readJsonBody(
   const buf = await readCapped(request, limit, share)
   if (!isUtf8(buf)) throw badRequest('Request body is not valid UTF-8')
   if (isBlank(buf)) {
-    if (emptyAs !== undefined) return { value: emptyAs, text: '', bytes: 0 }
+    // Its text is the value's: the log stores the body as the JSON it stands for.
+    if (emptyAs !== undefined) return { value: emptyAs, text: JSON.stringify(emptyAs), bytes: 0 }
     throw badRequest('Request body is empty (expected a JSON object)')
   }
   // A body whose whole text is kept is parsed from that text; a larger one from its bytes, so no

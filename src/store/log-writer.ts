@@ -220,9 +220,51 @@ export class LogWriter {
     // Unreachable: to the spool, so nothing depends on this process staying up. Busy or locked:
     // keep the batch, retry with backoff. Inserts are idempotent either way.
     if (written.size) this.queue = this.queue.filter((e) => !written.has(e))
+    if (isEntryFault(failure.reason)) return this.writeAlone(batches.flat().filter((e) => !written.has(e)))
     this.failed(failure.reason)
     if (failure.reason instanceof StoreUnavailableError) this.toSpool()
     return false
+  }
+
+  /**
+   * The entries of a batch that failed with an entry's fault (isEntryFault), written one at a time: one
+   * that fails alone is written without its bodies, and given up (counted as dropped) if that fails
+   * too, so it never holds the entries behind it. A database error on the way is handled as any failed
+   * write (the rest wait, or go to the spool).
+   */
+  private async writeAlone(entries: readonly LogEntry[]): Promise<boolean> {
+    for (const e of entries) {
+      let how: 'written' | 'dropped' = 'written'
+      try {
+        await this.insertAlone(e)
+      } catch (err) {
+        if (!isEntryFault(err)) {
+          this.failed(err)
+          if (err instanceof StoreUnavailableError) this.toSpool()
+          return false
+        }
+        console.error(`gw: the log entry of request ${e.requestId} cannot be written (${err instanceof Error ? err.message : String(err)}): given up`)
+        how = 'dropped'
+      }
+      this.queue.splice(this.queue.indexOf(e), 1)
+      this.pending.delete(e.requestId)
+      this.stats[how]++
+      this.opts.onSettled?.([e], how)
+    }
+    this.failures = 0
+    return true
+  }
+
+  private async insertAlone(e: LogEntry): Promise<void> {
+    try {
+      await this.store.insertLogs([e])
+    } catch (err) {
+      if (!isEntryFault(err) || (e.requestBody === undefined && e.responseBody === undefined)) throw err
+      console.error(`gw: the bodies of request ${e.requestId}'s log entry cannot be written (${err instanceof Error ? err.message : String(err)}): it is logged without them`)
+      e.requestBody = undefined
+      e.responseBody = undefined
+      await this.store.insertLogs([e])
+    }
   }
 
   private failed(err: unknown): void {
@@ -233,4 +275,13 @@ export class LogWriter {
     this.retryAt = performance.now() + backoff
     if (!this.closed) this.timer.schedule(backoff)
   }
+}
+
+/**
+ * A JavaScript error while the store turns an entry into rows (a body that is not the JSON it stands
+ * for, say) is that entry's fault, not the database's: retried, it would hold every entry behind it
+ * for ever, and the serving thread behind a full queue.
+ */
+function isEntryFault(err: unknown): boolean {
+  return err instanceof SyntaxError || err instanceof TypeError || err instanceof RangeError
 }

@@ -234,6 +234,27 @@ test('overrides: top-level max_tokens/temperature beat the prompt, overrides bea
   await expectError(await run('summarize', { variables: { text: 't' }, overrides: { model: 'nope' } }), 400, /provider\/model-name/)
 })
 
+test('a run without a body (empty or blank) is a run with no variables, logged with the body {}; the log writer stays healthy', async () => {
+  await makePrompt('no-body', [{ userTemplate: 'Say hi', publish: true }])
+  for (const body of ['', '  \n']) {
+    const res = await gw.fetch('/v1/prompts/no-body/run', { method: 'POST', body })
+    expect(res.status).toBe(200)
+    expect(userText()).toBe('Say hi')
+    const entry = await gw.log(res.headers.get('x-gw-request-id') as string)
+    expect(entry).toMatchObject({ status: 200, promptSlug: 'no-body', requestBody: {} })
+  }
+  // A 400 without a body (a required variable missing) is logged as well.
+  await makePrompt('no-body-needs', [{ userTemplate: 'Hi {{name}}', variables: [{ name: 'name', type: 'string', required: true }], publish: true }])
+  const refused = await gw.fetch('/v1/prompts/no-body-needs/run', { method: 'POST' })
+  expect(refused.status).toBe(400)
+  expect(await gw.log(refused.headers.get('x-gw-request-id') as string)).toMatchObject({ status: 400, requestBody: {} })
+  // What is logged after them is written too.
+  const after = await run('no-body')
+  expect((await gw.log(after.headers.get('x-gw-request-id') as string)).status).toBe(200)
+  const health = (await (await gw.fetch('/health')).json()) as any
+  expect(health.status).toBe('ok')
+})
+
 test('a streamed run answers in the chat-completions SSE shape and is logged with its prompt', async () => {
   const res = await run('translate', { variables: { text: 'Hallo', target_language: 'English', formal: 'yes' }, stream: true })
   expect(res.status).toBe(200)

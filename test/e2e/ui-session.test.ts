@@ -46,6 +46,10 @@ test('every answer under /ui forbids framing: the page, its assets, the session 
     await fetch(`${gw.url}/ui/session`, { method: 'DELETE' }),
   ]
   expect(answers.map((r) => r.status)).toEqual([200, 200, ...assets.map(() => 200), 200, 404, 401, 204])
+  // A missing file's name is echoed to 64 characters at most.
+  const long = await fetch(`${gw.url}/ui/assets/${'z'.repeat(200)}.js`)
+  expect(long.status).toBe(404)
+  expect(((await long.json()) as any).message).toBe(`No dashboard file "${'z'.repeat(64)}…"`)
   for (const res of answers) {
     expect(res.headers.get('x-frame-options')).toBe('DENY')
     expect(res.headers.get('content-security-policy')).toContain("frame-ancestors 'none'")

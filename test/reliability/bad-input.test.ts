@@ -622,7 +622,7 @@ describe('content types', () => {
       await post('model=openai%2Fgpt-4o&messages=hi', { 'content-type': 'application/x-www-form-urlencoded' }),
       400,
     )
-    expect(message).toContain('sent as application/x-www-form-urlencoded; expected Content-Type: application/json')
+    expect(message).toContain('sent as "application/x-www-form-urlencoded"; expected Content-Type: application/json')
     expect(upstreamCalls()).toBe(before)
   })
 
@@ -636,7 +636,14 @@ describe('content types', () => {
       body: form,
     })
     const { message } = await expectSeedError(res, 400)
-    expect(message).toContain('sent as multipart/form-data')
+    expect(message).toContain('sent as "multipart/form-data')
+  })
+
+  test('a long content type is echoed to 64 characters at most', async () => {
+    const type = `text/${'z'.repeat(195)}`
+    const { message } = await expectSeedError(await post('xx', { 'content-type': type }), 400)
+    expect(message).toContain(`sent as "text/${'z'.repeat(59)}…"`)
+    expect(message).not.toContain('z'.repeat(60))
   })
 
   test('text/plain with prose: 400', async () => {

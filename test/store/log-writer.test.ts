@@ -137,6 +137,36 @@ test('a locked database is retried until the entries are written', async () => {
   expect(w.stats).toMatchObject({ written: 10, dropped: 0, retries: 3 })
 })
 
+test("an entry the store cannot turn into rows (a JavaScript error, not the database's) is written without its bodies, or given up; it never holds the entries behind it", async () => {
+  const { store, rows } = memoryStore()
+  const insert = store.insertLogs.bind(store)
+  // A body that is not JSON (r1), and an entry whose head itself cannot be written (r3).
+  store.insertLogs = async (entries) => {
+    for (const x of entries) {
+      if (x.requestBody === 'not json') JSON.parse('')
+      if (x.requestId === 'r3') throw new TypeError('a head that cannot be written')
+    }
+    return insert(entries)
+  }
+  const settled: [string, string][] = []
+  const errors: unknown[] = []
+  const w = new LogWriter(store, { batchSize: 100, intervalMs: 5, onError: (err) => errors.push(err), onSettled: (es, how) => settled.push(...es.map((x): [string, string] => [x.requestId, how])) })
+  const entries = [0, 1, 2, 3, 4].map(e)
+  ;(entries[1] as LogEntry).requestBody = 'not json'
+  ;(entries[1] as LogEntry).responseBody = { ok: true }
+  for (const x of entries) w.write(x)
+  await w.flush()
+  expect(rows.map((r) => r.requestId)).toEqual(['r0', 'r1', 'r2', 'r4'])
+  expect(rows[1]).toMatchObject({ requestId: 'r1', requestBody: undefined, responseBody: undefined })
+  expect(new Map(settled)).toEqual(new Map([['r0', 'written'], ['r1', 'written'], ['r2', 'written'], ['r3', 'dropped'], ['r4', 'written']]))
+  expect(w.stats).toMatchObject({ written: 4, dropped: 1, retries: 0 })
+  expect(errors).toEqual([])
+  // The writer goes on as before.
+  w.write(e(5))
+  await w.flush()
+  expect(rows.at(-1)?.requestId).toBe('r5')
+})
+
 test('close() writes everything still queued; what finally fails is counted as dropped', async () => {
   const ok = memoryStore()
   const w = new LogWriter(ok.store, { intervalMs: 60_000 })

@@ -5,7 +5,7 @@ import { asActor } from '../../admin/audit'
 import type { UserAdmin } from '../../admin/user-admin'
 import { type DashboardSso, SSO_COOKIE, SSO_TTL_MS, SsoError } from '../../auth/ui-sso'
 import type { Role, User } from '../../domain/people'
-import { GatewayError, notFound, unauthorized } from '../../errors'
+import { echo, GatewayError, notFound, unauthorized } from '../../errors'
 import { ASSETS_PATH, dashboardBundle, devPageRoutes, FRAME_HEADERS, fileResponse } from '../../ui/bundle'
 import { CSRF_HEADER, SESSION_COOKIE, type Session } from '../../ui/session'
 import type { PeerSource } from '../client-address'
@@ -87,7 +87,7 @@ export function uiRoutes(guard: AdminGuard, dev: boolean, signIn?: DashboardSign
     .use(dev ? new Elysia() : new Elysia().get('/ui', page).get('/ui/', page))
     .get(`${ASSETS_PATH}:file`, async ({ request, params }) => {
       const file = (await dashboardBundle()).assets.get(params.file)
-      if (!file) throw notFound(`No dashboard file ${new URL(request.url).pathname.slice(0, 128)}`)
+      if (!file) throw notFound(`No dashboard file ${echo(params.file)}`)
       return fileResponse(file, true)
     })
     // 200 either way: the page asks this on load, and a 401 would be a console error in every browser.
