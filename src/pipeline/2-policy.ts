@@ -178,7 +178,8 @@ async function chargeRateLimits(
     if (tpm !== undefined) {
       if (!tokenKeys.length) tokens = promptTokens()
       tokenKeys.push(`${scope.key}:tpm`)
-      checks.push({ key: `${scope.key}:tpm`, limit: tpm, cost: tokens, scope })
+      // Admitted while the window is below the limit; charged its estimate now, corrected when it ends (PRODUCT §10).
+      checks.push({ key: `${scope.key}:tpm`, limit: tpm, cost: tokens, need: 1, scope })
     }
   }
   if (!checks.length) return undefined

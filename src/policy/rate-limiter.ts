@@ -1,10 +1,12 @@
 // Per-minute request and token limits: the RateLimiter interface and its in-memory (one instance) implementation.
 
-/** One counter to check: `cost` more units must fit under `limit` per 60 s. */
+/** One counter to check: admitted while `need` more units fit under `limit` per 60 s, then charged `cost`. */
 export interface LimitCheck {
   key: string
   limit: number
   cost: number
+  /** What must fit (default: `cost`). A token limit needs 1: it admits while the window is below it (PRODUCT §10). */
+  need?: number
 }
 
 export type Admission = { ok: true } | { ok: false; key: string; retryAfterSeconds: number }
@@ -81,8 +83,9 @@ export class MemoryRateLimiter implements RateLimiter {
     for (const c of checks) {
       const w = this.windows.get(c.key)
       const used = w ? w.used(second) : 0
-      if (used + c.cost > c.limit) {
-        const retryAfterSeconds = c.cost > c.limit ? WINDOW_SECONDS : (w as Window).retryAfter(nowMs, c.cost, c.limit)
+      const need = c.need ?? c.cost
+      if (used + need > c.limit) {
+        const retryAfterSeconds = need > c.limit ? WINDOW_SECONDS : (w as Window).retryAfter(nowMs, need, c.limit)
         return { ok: false, key: c.key, retryAfterSeconds }
       }
     }

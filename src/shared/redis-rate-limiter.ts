@@ -15,14 +15,14 @@ import { luaScript, type RedisCountersOptions, RedisUnavailableError, type Redis
  * RedisRateLimiter.adjust), then checks every counter, and only when all have room charges them
  * all. Returns {0, 0} when admitted (or when there was nothing to check), else {index of the
  * refused counter (1-based), seconds until it has room}.
- * KEYS: the n counters, then each correction's counters. ARGV: now (ms), n, limit and cost per
- * counter, the number of corrections, then per correction: its second, delta and number of counters.
+ * KEYS: the n counters, then each correction's counters. ARGV: now (ms), n, limit, cost and need
+ * (what must fit: LimitCheck.need) per counter, the number of corrections, then per correction: its second, delta and number of counters.
  */
 const ADMIT = luaScript(`
 local now = tonumber(ARGV[1])
 local sec = math.floor(now / 1000)
 local n = tonumber(ARGV[2])
-local a = 3 + 2 * n
+local a = 3 + 3 * n
 local k = n
 for _ = 1, tonumber(ARGV[a]) do
   local at, delta, nk = tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2]), tonumber(ARGV[a + 3])
@@ -69,11 +69,11 @@ local function live(key)
 end
 for i = 1, n do
   local key = KEYS[i]
-  local limit = tonumber(ARGV[1 + 2 * i])
-  local cost = tonumber(ARGV[2 + 2 * i])
+  local limit = tonumber(ARGV[3 * i])
+  local need = tonumber(ARGV[2 + 3 * i])
   local used = live(key)
-  if used + cost > limit then
-    if cost > limit then return { i, 60 } end
+  if used + need > limit then
+    if need > limit then return { i, 60 } end
     local h = redis.call('HGETALL', key)
     local buckets = {}
     for j = 1, #h, 2 do
@@ -83,14 +83,14 @@ for i = 1, n do
     table.sort(buckets, function(x, y) return x[1] < y[1] end)
     for _, b in ipairs(buckets) do
       used = used - b[2]
-      if used + cost <= limit then return { i, math.max(1, math.ceil(((b[1] + 60) * 1000 - now) / 1000)) } end
+      if used + need <= limit then return { i, math.max(1, math.ceil(((b[1] + 60) * 1000 - now) / 1000)) } end
     end
     return { i, 60 }
   end
 end
 for i = 1, n do
   local key = KEYS[i]
-  local cost = tonumber(ARGV[2 + 2 * i])
+  local cost = tonumber(ARGV[1 + 3 * i])
   redis.call('HINCRBY', key, sec, cost)
   redis.call('HINCRBY', key, 'sum', cost)
   -- An instance whose clock is behind may charge a second before 'low': it must leave 'sum' too.
@@ -129,7 +129,7 @@ export class RedisRateLimiter implements RateLimiter {
     const corrections = batch?.corrections ?? []
     const keys = checks.map((c) => this.prefix + c.key)
     const args = [String(nowMs), String(checks.length)]
-    for (const c of checks) args.push(String(c.limit), String(Math.round(c.cost)))
+    for (const c of checks) args.push(String(c.limit), String(Math.round(c.cost)), String(Math.round(c.need ?? c.cost)))
     args.push(String(corrections.length))
     for (const c of corrections) {
       args.push(String(Math.floor(c.atMs / 1000)), String(Math.round(c.delta)), String(c.keys.length))

@@ -125,20 +125,27 @@ describe.skipIf(!up)('three instances', () => {
     const cost = estimatePromptTokens(hello)
     const k = await newOrg('tpm-org', { tokensPerMinute: cost * 7 })
     const before = openai.requests.length
-    const statuses = await Promise.all(Array.from({ length: 45 }, (_, i) => chat(gws[i % 3] as GwProcess, k.key).then((r) => r.status)))
-    expect(statuses.filter((s) => s === 200)).toHaveLength(7)
-    expect(statuses.filter((s) => s === 429)).toHaveLength(38)
-    expect(openai.requests.length - before).toBe(7)
+    // Each answer uses more than its estimate, so an answer that ends meanwhile never takes the window below the limit again.
+    openai.setDefault({ kind: 'reply', usage: { prompt: cost, completion: 5 } })
+    try {
+      const statuses = await Promise.all(Array.from({ length: 45 }, (_, i) => chat(gws[i % 3] as GwProcess, k.key).then((r) => r.status)))
+      expect(statuses.filter((s) => s === 200)).toHaveLength(7)
+      expect(statuses.filter((s) => s === 429)).toHaveLength(38)
+      expect(openai.requests.length - before).toBe(7)
+    } finally {
+      openai.setDefault({ kind: 'reply' })
+    }
   })
 
   for (const stream of [false, true])
     test(`tokensPerMinute, one client alternating between instances and reading each whole ${stream ? 'streamed' : 'JSON'} answer before the next request: exactly as many answers as the limit holds (PRODUCT §10)`, async () => {
       // Admission charges the prompt estimate; each answer reports 100 + 100 tokens, which replace it
-      // when the request ends. A limit one token short of 3 answers plus an estimate holds exactly 3
-      // requests: a 4th fits only on an instance that has not yet counted the 3rd answer's tokens.
+      // when the request ends. A token limit admits while the window is below it: a limit of 3 answers'
+      // tokens holds exactly 3 requests; a 4th is admitted only on an instance that has not yet counted
+      // the 3rd answer's tokens (it would see 400 and an estimate).
       const used = 200
       const holds = 3
-      const k = await newOrg(`tpm-seq-${stream ? 'stream' : 'json'}`, { tokensPerMinute: holds * used + estimatePromptTokens(hello) - 1 })
+      const k = await newOrg(`tpm-seq-${stream ? 'stream' : 'json'}`, { tokensPerMinute: holds * used })
       openai.setDefault({ kind: 'reply', usage: { prompt: 100, completion: 100 } })
       try {
         const seen: { status: number; code?: string; total?: number }[] = []

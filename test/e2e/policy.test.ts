@@ -166,11 +166,19 @@ test('a service key’s own limit applies on top of the org’s; other keys are 
   expect((await org.chat(ask(), other)).status).toBe(200)
 })
 
-test('tokensPerMinute counts the provider-reported usage of answered requests', async () => {
+test('tokensPerMinute counts the provider-reported usage of answered requests, and admits while the window is below the limit (PRODUCT §10)', async () => {
   const org = await orgWith({ tokensPerMinute: 1000 })
   openai.enqueue({ kind: 'reply', usage: { prompt: 600, completion: 300, cached: 0, thinking: 0 } })
   expect((await org.chat(ask())).status).toBe(200)
-  // 900 used: a request estimated at ~100 prompt tokens no longer fits.
-  expectError(await org.chat(ask('y '.repeat(400))), 429, 'rate_limit_exceeded', /1000 tokens per minute/)
-  expect((await org.chat(ask('hi'))).status).toBe(200)
+  // 900 counted, below the limit: a request estimated at ~400 prompt tokens is admitted.
+  openai.enqueue({ kind: 'reply', usage: { prompt: 400, completion: 10, cached: 0, thinking: 0 } })
+  expect((await org.chat(ask('y '.repeat(400)))).status).toBe(200)
+  // 1,310 counted: none until the window is below the limit again.
+  const refused = await org.chat(ask('hi'))
+  expectError(refused, 429, 'rate_limit_exceeded', /1000 tokens per minute/)
+  expect(Number(refused.res.headers.get('retry-after'))).toBeGreaterThan(0)
+  expect(Number(refused.res.headers.get('retry-after'))).toBeLessThanOrEqual(60)
+  // A first request larger than the whole limit is admitted too: the window was empty.
+  const small = await orgWith({ tokensPerMinute: 10 })
+  expect((await small.chat(ask('a prompt of many more than ten tokens, as its estimate says '.repeat(3)))).status).toBe(200)
 })

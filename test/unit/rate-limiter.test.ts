@@ -72,6 +72,22 @@ for (const kind of ['memory', 'redis'] as const) {
       expect((await rl.admit(tpm(300), T0 + 30_000)).ok).toBe(true)
       expect(await rl.admit(tpm(5000), T0 + 30_000)).toMatchObject({ ok: false, retryAfterSeconds: 60 })
     })
+
+    test('a token limit (need 1) admits while the window is below it, whatever the request is charged; then none until it is below again', async () => {
+      const rl = await limiter()
+      const tpm = (cost: number) => [{ key: 'org:t:tpm', limit: 1000, cost, need: 1 }]
+      expect((await rl.admit(tpm(600), T0)).ok).toBe(true)
+      expect((await rl.admit(tpm(300), T0 + 10_000)).ok).toBe(true)
+      // 900 counted: below the limit, so a request charged 5,000 is admitted.
+      expect((await rl.admit(tpm(5000), T0 + 20_000)).ok).toBe(true)
+      // 5,900 counted: until the T0 + 20 s charge leaves the window, nothing.
+      expect(await rl.admit(tpm(1), T0 + 30_000)).toMatchObject({ ok: false, key: 'org:t:tpm', retryAfterSeconds: 50 })
+      expect((await rl.admit(tpm(1), T0 + 80_000)).ok).toBe(true)
+      // Exactly at the limit is not below it.
+      const full = [{ key: 'org:u:tpm', limit: 10, cost: 10, need: 1 }]
+      expect((await rl.admit(full, T0)).ok).toBe(true)
+      expect((await rl.admit(full, T0)).ok).toBe(false)
+    })
   })
 }
 
