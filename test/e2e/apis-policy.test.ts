@@ -58,6 +58,22 @@ test('Responses: blocked terms in input items; the org’s output limit is sent 
   expect(fakes.openai.requests[0]?.body).toEqual({ model: 'gpt-4o', input: 'hi', max_output_tokens: 64 })
 })
 
+test('Responses: the body’s user is the end user, as on chat completions: in the log entry, and under an endUser budget', async () => {
+  const post = (key: string, body: object) =>
+    fetch(`${gw.url}/v1/responses`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(body) })
+  const open = await org({})
+  const res = await post(open, { model: 'openai/gpt-4o', input: 'hi', user: 'frank' })
+  expect(res.status).toBe(200)
+  expect(await gw.log(res.headers.get('x-gw-request-id') as string, open)).toMatchObject({ endUserId: 'frank', user: 'frank' })
+  const tight = await org({ budgets: [{ scope: 'endUser', usd: 0.0000001, period: 'day' }] })
+  const before = upstreamCalls()
+  const refused = await post(tight, { model: 'openai/gpt-4o', input: 'hi', max_output_tokens: 50, user: 'frank' })
+  expect(refused.status).toBe(429)
+  expect(((await refused.json()) as any).error).toMatchObject({ code: 'budget_exceeded' })
+  expect(upstreamCalls()).toBe(before)
+  expect((await post(tight, { model: 'openai/gpt-4o', input: 'hi', user: 'x'.repeat(257) })).status).toBe(400)
+})
+
 test('Embeddings: blocked terms in any input and required metadata, in gw’s shape', async () => {
   const key = await org({ blockedTerms: ['project-x'], requiredMetadata: ['team'] })
   const before = upstreamCalls()

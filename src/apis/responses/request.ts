@@ -10,7 +10,7 @@ import type { ChatInput } from '../../pipeline/context'
 import { withConversationView } from '../../pipeline/policy-view'
 import type { ChatMessage, ChatRequest, ContentPart, FunctionTool, ToolChoice } from '../../providers/openai-types'
 import { isRecord } from '../../providers/upstream-errors'
-import { validator } from '../../schemas/chat-body'
+import { Identifier, validator } from '../../schemas/chat-body'
 
 const open = { additionalProperties: true }
 const Item = t.Object({}, open)
@@ -56,6 +56,7 @@ export const ResponsesBody = t.Object(
     reasoning: t.Optional(t.Union([t.Object({ effort: t.Optional(t.Union([t.String(), t.Null()])) }, open), t.Null()])),
     previous_response_id: t.Optional(t.Union([t.String({ minLength: 1, maxLength: 256 }), t.Null()])),
     metadata: t.Optional(t.Union([t.Object({}, open), t.Null()])),
+    user: t.Optional(Identifier()),
   },
   open,
 )
@@ -181,7 +182,8 @@ export function parseResponsesInput(raw: unknown, routeOf?: RouteResolver): Resp
     stream: body.stream === true,
     // The body's metadata is OpenAI's own; gw metadata comes as x-gw-metadata here.
     metadata: {},
-    user: undefined,
+    // The end user, as on chat completions (PRODUCT §11: after a token's claim and x-gw-end-user-id).
+    user: body.user,
     outputSchema: undefined,
   })
   const native = withoutGatewayFields(raw as Record<string, unknown>)
