@@ -174,6 +174,17 @@ export class Guard {
     this.screens = prepare(list)
   }
 
+  /** The input guardrails have read the whole request (screenTexts is done). */
+  private inputRead = false
+
+  /**
+   * Do input guardrails apply that have not read the request yet (it was refused before they ran)? Its
+   * body is then not logged: it may hold what they would hide (PRODUCT §19).
+   */
+  get inputUnread(): boolean {
+    return !this.inputRead && this.screens.some((s) => (s instanceof TextScreen ? s.g.on : s.on) !== 'output')
+  }
+
   /** Has any value been hidden (the log's bodies are then scrubbed)? */
   get hides(): boolean {
     return this.hidden.size > 0
@@ -231,6 +242,7 @@ export class Guard {
         texts.forEach((t, i) => slots[i]?.set(t))
       }
     }
+    this.inputRead = true
   }
 
   private outputScreens(): TextScreen[] {

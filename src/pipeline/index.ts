@@ -84,6 +84,8 @@ async function runAuthenticated(deps: Deps, e: EndpointDeclaration, ctx: AuthedC
   const settlement = new Settlement(deps, ctx)
   let dispatched: Dispatched | DispatchFailed | undefined
   try {
+    // Known before anything may refuse the request: until its input is screened, its body is not logged (PRODUCT §19).
+    const guard = (settlement.guard = ctx.operation ? guardFor(ctx.org.org.policy.guardrails, deps.fetch) : undefined)
     checkEndpointScope(ctx)
     checkEndUserHeader(ctx.headers)
     ctx.rawBody = await io.readBody()
@@ -92,7 +94,6 @@ async function runAuthenticated(deps: Deps, e: EndpointDeclaration, ctx: AuthedC
     const run = plan.context ?? ctx
     settlement.hold(await enforcePolicy(deps, run.identity, run.org, input, endUserId(ctx, input), ctx.signal, ctx.rawBody))
     if (plan.answerHere) return await plan.answerHere(settlement.finish)
-    const guard = (settlement.guard = ctx.operation ? guardFor(run.org.org.policy.guardrails, deps.fetch) : undefined)
     const path = await chooseStreamPath(plan, input, guard, ctx.signal)
     // An answer the guardrails changed is never kept: it holds this request's values or placeholders.
     const cache = ctx.operation && !guard?.hides && !guard?.readsAnswer ? cacheUse(ctx, input, plan) : undefined

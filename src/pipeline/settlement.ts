@@ -84,7 +84,8 @@ export class Settlement {
 
 /**
  * What the log keeps of a guarded request: the guardrails that acted, and its bodies with every value
- * they masked, redacted or refused replaced by its placeholder or label (PRODUCT §19).
+ * they masked, redacted or refused replaced by its placeholder or label (PRODUCT §19); no request body
+ * when it was refused before its input guardrails read it.
  */
 function guarded(guard: Guard, ctx: AuthedContext, o: Outcome, maxBodyBytes: number): Outcome {
   const raw = ctx.rawBody
@@ -94,6 +95,9 @@ function guarded(guard: Guard, ctx: AuthedContext, o: Outcome, maxBodyBytes: num
       const value = guard.scrub(raw.value)
       ctx.rawBody = { ...raw, value, text: JSON.stringify(value) }
     }
+  } else if (raw && guard.inputUnread) {
+    raw.release?.()
+    ctx.rawBody = undefined
   }
   return {
     ...o,

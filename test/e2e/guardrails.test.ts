@@ -90,12 +90,12 @@ afterAll(async () => {
 })
 
 /** A fresh org whose OpenAI key points at the echo upstream, with the given guardrails. */
-async function orgWith(guardrails: object[]) {
+async function orgWith(guardrails: object[], policy: object = {}) {
   const id = `guard-${++seq}`
   await gw.admin('POST', '/orgs', { id, name: id })
   await gw.admin('PUT', `/orgs/${id}/providers/openai`, { apiKey: 'sk-echo', baseUrl: echo.url })
   await gw.admin('PUT', `/orgs/${id}/providers/anthropic`, { apiKey: anthropic.apiKey, baseUrl: anthropic.url })
-  const put = await gw.admin('PUT', `/orgs/${id}/policy`, { guardrails })
+  const put = await gw.admin('PUT', `/orgs/${id}/policy`, { guardrails, ...policy })
   expect(put.status).toBe(200)
   const { key } = (await (await gw.admin('POST', `/orgs/${id}/service-keys`, {})).json()) as { key: string }
   const chat = (content: string, extra: object = {}) =>
@@ -123,6 +123,25 @@ test('mask: the provider gets placeholders, the client the values (JSON); the lo
   const stored = JSON.stringify([entry.requestBody, entry.responseBody])
   for (const v of VALUES) expect(stored).not.toContain(v)
   expect(stored).toContain('[CREDIT_CARD_1]')
+})
+
+test('a request refused before its guardrails read it (the policy, a malformed field) is logged without its body; one they read keeps the masked text', async () => {
+  const org = await orgWith([maskAll], { maxTokens: 10 })
+  const before = echo.received.length
+  for (const [extra, code] of [[{ max_tokens: 1000 }, 'token_limit_exceeded'], [{ temperature: 'hot' }, 'gateway_error']] as const) {
+    const res = await org.chat(LETTER, extra)
+    expect(res.status).toBe(400)
+    const entry = await org.log(res)
+    expect(entry).toMatchObject({ status: 400, errorCode: code })
+    expect(entry.requestBody ?? null).toBeNull()
+    for (const v of VALUES) expect(JSON.stringify(entry)).not.toContain(v)
+  }
+  expect(echo.received.length).toBe(before)
+  const ok = await org.chat(LETTER, { max_tokens: 5 })
+  expect(ok.status).toBe(200)
+  const kept = JSON.stringify((await org.log(ok)).requestBody)
+  expect(kept).toContain('[EMAIL_1]')
+  for (const v of VALUES) expect(kept).not.toContain(v)
 })
 
 test('mask, streamed: a placeholder split across chunks is restored whole and the SSE stays valid (OpenAI SDK)', async () => {
