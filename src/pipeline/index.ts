@@ -85,7 +85,7 @@ async function runAuthenticated(deps: Deps, e: EndpointDeclaration, ctx: AuthedC
   let dispatched: Dispatched | DispatchFailed | undefined
   try {
     // Known before anything may refuse the request: until its input is screened, its body is not logged (PRODUCT §19).
-    const guard = (settlement.guard = ctx.operation ? guardFor(ctx.org.org.policy.guardrails, deps.fetch) : undefined)
+    const guard = (settlement.guard = guardFor(ctx.org.org.policy.guardrails, deps.fetch))
     checkEndpointScope(ctx)
     checkEndUserHeader(ctx.headers)
     ctx.rawBody = await io.readBody()
@@ -93,7 +93,10 @@ async function runAuthenticated(deps: Deps, e: EndpointDeclaration, ctx: AuthedC
     const input = (settlement.input = plan.input)
     const run = plan.context ?? ctx
     settlement.hold(await enforcePolicy(deps, run.identity, run.org, input, endUserId(ctx, input), ctx.signal, ctx.rawBody))
-    if (plan.answerHere) return await plan.answerHere(settlement.finish)
+    if (plan.answerHere) {
+      await guard?.screenInput(input.body, ctx.signal)
+      return await plan.answerHere(settlement.finish)
+    }
     const path = await chooseStreamPath(plan, input, guard, ctx.signal)
     // An answer the guardrails changed is never kept: it holds this request's values or placeholders.
     const cache = ctx.operation && !guard?.hides && !guard?.readsAnswer ? cacheUse(ctx, input, plan) : undefined

@@ -295,6 +295,27 @@ test('metrics count what acted; Messages is guarded through its translating adap
   expect(JSON.stringify(anthropic.requests.at(-1)?.body)).toContain('mail [EMAIL_1]')
   expect(JSON.stringify(anthropic.requests.at(-1)?.body)).not.toContain('ada@example.com')
 
+  // count_tokens: screened, counted by gw (Anthropic never reads it), logged without the value; a block refuses it.
+  const count = (key: string) =>
+    gw.fetch('/v1/messages/count_tokens', {
+      method: 'POST',
+      headers: { authorization: `GwKey ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'anthropic/claude-sonnet-4-5', messages: [{ role: 'user', content: `mail ada@example.com, card ${VALUES[2]}` }] }),
+    })
+  const sentBefore = anthropic.requests.length
+  const counted = await count(org.key)
+  expect(counted.status).toBe(200)
+  expect(counted.headers.get('x-gw-estimated')).toBe('true')
+  expect(((await counted.json()) as any).input_tokens).toBeGreaterThan(0)
+  const countEntry = await org.log(counted)
+  expect(JSON.stringify(countEntry.requestBody)).toContain('[EMAIL_1]')
+  expect(JSON.stringify(countEntry)).not.toContain('ada@example.com')
+  const blocking = await orgWith([{ name: 'no-cards', kind: 'pii', on: 'input', action: 'block', entities: ['credit_card'] }])
+  const refused = await count(blocking.key)
+  expect(refused.status).toBe(400)
+  expect(((await refused.json()) as any).error).toMatchObject({ code: 'guardrail_blocked' })
+  expect(anthropic.requests.length).toBe(sentBefore)
+
   const bad = await gw.admin('PUT', `/orgs/${org.id}/policy`, { guardrails: [{ name: 'r', kind: 'regex', on: 'input', action: 'block', patterns: ['(\\w+)\\1'] }] })
   expect(bad.status).toBe(400)
   expect(((await bad.json()) as any).message).toMatch(/guardrails\/0\/patterns\/0.*backreferences and lookaround are not supported/)

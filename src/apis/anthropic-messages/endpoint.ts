@@ -57,7 +57,9 @@ export const countTokens: EndpointDeclaration = {
     const { input, native } = parseCountTokensInput(withHeaderFields(body.value, ctx.headers), routeOf)
     await applyGatewayHeaders(deps, ctx, input)
     const context = countingContext(ctx)
-    if (input.model.provider !== 'anthropic') return { input, shape: MESSAGES_SHAPE, context, answerHere: (finish) => estimateCount(ctx, input, finish) }
+    // An org with guardrails gets gw's estimate too, of the screened text: Anthropic never reads what they have not (PRODUCT §19).
+    if (input.model.provider !== 'anthropic' || ctx.org.org.policy.guardrails?.length)
+      return { input, shape: MESSAGES_SHAPE, context, answerHere: (finish) => estimateCount(ctx, input, finish) }
     const counter = anthropicCountTokens(native, ctx.headers)
     return { input, shape: MESSAGES_SHAPE, context, adapters: (p) => (p === 'anthropic' ? counter : undefined), sendsClientBody: true }
   },
