@@ -7,6 +7,11 @@ export interface LimitCheck {
   cost: number
   /** What must fit (default: `cost`). A token limit needs 1: it admits while the window is below it (PRODUCT §10). */
   need?: number
+  /**
+   * A limit of gw's own (log reads), not of an org's policy: with Redis away it is counted by this
+   * instance even under GW_REDIS_REQUIRED, whose "limited requests" are the policy's (PRODUCT §10).
+   */
+  own?: true
 }
 
 export type Admission = { ok: true } | { ok: false; key: string; retryAfterSeconds: number }

@@ -145,7 +145,7 @@ export class RedisRateLimiter implements RateLimiter {
         throw err
       }
       for (const c of corrections) this.local.adjust(c.keys, c.delta, c.atMs, nowMs)
-      if (this.opts.required && checks.length)
+      if (this.opts.required && checks.some((c) => !c.own))
         throw new GatewayError(503, 'gateway_error', 'Rate limits cannot be checked: the shared counter store (Redis) is unreachable', {
           headers: { 'retry-after': '1' },
         })
