@@ -2,7 +2,7 @@
 // inline data (data: URLs) or links (http URLs).
 
 import { badRequest, echo } from '../errors'
-import type { ChatMessage, ContentPart } from './openai-types'
+import type { ChatMessage, ChatRequest, ContentPart } from './openai-types'
 import { isRecord } from './upstream-errors'
 
 export type ImageSource =
@@ -69,4 +69,15 @@ export function textOf(m: ChatMessage, provider: string): string {
   return pieces(m, provider)
     .map((p) => (p.kind === 'text' ? p.text : ''))
     .join('\n')
+}
+
+/**
+ * A conversation of system (or developer) messages only, which OpenAI answers as its instructions:
+ * Anthropic, Gemini, Mistral and Bedrock need a user turn, so their text is sent as one
+ * (docs/providers.md, "Common rules").
+ */
+export function withUserTurn(req: ChatRequest, provider: string): ChatRequest {
+  if (req.messages.some((m) => m.role !== 'system' && m.role !== 'developer')) return req
+  const text = req.messages.map((m) => textOf(m, provider)).filter(Boolean).join('\n\n')
+  return text ? { ...req, messages: [{ role: 'user', content: text }] } : req
 }

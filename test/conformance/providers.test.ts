@@ -116,6 +116,13 @@ describe.each(SPECS.map((s) => [s.name, s] as const))('%s', (_name, spec: Provid
     expect(sent()?.body).toEqual(spec.sent.system())
   })
 
+  test('a conversation of system messages only is answered (sent as a user turn where the API needs one)', async () => {
+    const { res, choice } = await complete({ messages: [{ role: 'system', content: 'Greet the reader.' }, { role: 'developer', content: 'Be brief.' }] })
+    expect(res.status).toBe(200)
+    expect(choice.message.content).toBe(greeting)
+    expect(JSON.stringify(sent()?.body)).toContain('Greet the reader.')
+  })
+
   test('multi-turn conversation, consecutive user turns', async () => {
     const { res, choice } = await complete({ messages: MULTI_TURN })
     expect(res.status).toBe(200)

@@ -4,7 +4,7 @@
 import type { Target } from '../adapter'
 import { closeObjects, JSON_HINT, JSON_TOOL, JSON_TOOL_HINT, jsonPromptHint, jsonRequest, mapSchema, type Schema } from '../json-output'
 import type { ChatRequest, RequestToolChoice } from '../openai-types'
-import { cacheControlOf } from '../content'
+import { cacheControlOf, withUserTurn } from '../content'
 import { toAnthropicMessages } from './messages'
 import { addCacheBreakpoints } from './prompt-cache'
 
@@ -90,7 +90,8 @@ function jsonHint(req: ChatRequest, strategy: JsonStrategy): string {
   return strategy === 'tool' && req.tools?.length ? JSON_TOOL_HINT : ''
 }
 
-export function toAnthropicBody(req: ChatRequest, target: Target): Record<string, unknown> {
+export function toAnthropicBody(asked: ChatRequest, target: Target): Record<string, unknown> {
+  const req = withUserTurn(asked, 'anthropic')
   const { system, messages } = toAnthropicMessages(req.messages)
   const strategy = jsonStrategy(req, target)
   const hint = jsonHint(req, strategy)

@@ -2,7 +2,7 @@
 
 import { badRequest } from '../../errors'
 import type { UpstreamCompletion, UpstreamFailure } from '../adapter'
-import { cacheControlOf, type ImageSource, pieces, textOf } from '../content'
+import { cacheControlOf, type ImageSource, pieces, textOf, withUserTurn } from '../content'
 import { JSON_TOOL, JSON_TOOL_HINT, jsonPromptHint, type JsonRequest, jsonRequest } from '../json-output'
 import { MAX_BREAKPOINTS, minCacheableTokens } from '../anthropic/prompt-cache'
 import { estimateTokens } from '../../tokens'
@@ -125,7 +125,8 @@ export function bedrockJson(req: ChatRequest, forcedToolChoice: boolean): Bedroc
   return forcedToolChoice || (req.tools?.length && req.tool_choice !== 'none') ? 'tool' : 'prompt'
 }
 
-export function converseBody(req: ChatRequest, promptCaching = false, strategy: BedrockJson = bedrockJson(req, true)): Record<string, unknown> {
+export function converseBody(request: ChatRequest, promptCaching = false, strategy: BedrockJson = bedrockJson(request, true)): Record<string, unknown> {
+  const req = withUserTurn(request, 'bedrock')
   const asked = jsonRequest(req)
   const json = strategy === 'tool' ? asked : undefined
   const system: Block[] = req.messages

@@ -5,6 +5,7 @@
 import type { Target, ThinkingOptions } from '../adapter'
 import { jsonRequest } from '../json-output'
 import type { ChatRequest, RequestToolChoice } from '../openai-types'
+import { withUserTurn } from '../content'
 import { toGeminiContents } from './contents'
 
 /** Gemini 2.x models take a thinking budget in tokens (2.5 Pro cannot think less than 128). */
@@ -53,7 +54,8 @@ function functionCallingConfig(choice: RequestToolChoice): Record<string, unknow
   return undefined
 }
 
-export function toGeminiBody(req: ChatRequest, target: Target, thinking?: ThinkingOptions): Record<string, unknown> {
+export function toGeminiBody(asked: ChatRequest, target: Target, thinking?: ThinkingOptions): Record<string, unknown> {
+  const req = withUserTurn(asked, 'google')
   const { system, contents } = toGeminiContents(req.messages, target.model.id)
   const body: Record<string, unknown> = { contents }
   if (system) body.systemInstruction = { parts: [{ text: system }] }

@@ -3,6 +3,7 @@
 // Reference: https://docs.mistral.ai/api/#tag/chat
 
 import type { ProviderAdapter, Target, ThinkingOptions, UpstreamFailure, UpstreamRequest } from '../adapter'
+import { withUserTurn } from '../content'
 import { jsonRequest, withJsonHint } from '../json-output'
 import type { ChatMessage, ChatRequest, FinishReason } from '../openai-types'
 import { mapOpenAIFinishReason, OpenAIStyleStream, readOpenAIStyleCompletion } from '../openai/response'
@@ -49,7 +50,8 @@ function toMistralMessage(m: ChatMessage): Record<string, unknown> {
   return out
 }
 
-function toMistralRequest(req: ChatRequest, target: Target): UpstreamRequest {
+function toMistralRequest(asked: ChatRequest, target: Target): UpstreamRequest {
+  const req = withUserTurn(asked, 'mistral')
   const body: Record<string, unknown> = { model: target.model.id }
   // System messages must open the conversation.
   const system = req.messages.filter((m) => m.role === 'system' || m.role === 'developer')
