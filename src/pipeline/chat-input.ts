@@ -52,6 +52,9 @@ export function checkEndUserHeader(headers: Headers): void {
 
 export type Metadata = Record<string, string | number | boolean>
 
+/** Over `max` characters (code points, as the seed counts them: an emoji is one), counted only when the UTF-16 length is over. */
+const longerThan = (s: string, max: number) => s.length > max && (s.length > 2 * max || [...s].length > max)
+
 /** Seed limits: ≤ 100 keys, keys ≤ 64 chars, string values ≤ 128 chars, no nested values. */
 export function parseMetadata(raw: unknown): Metadata {
   if (raw === undefined) return {}
@@ -60,9 +63,9 @@ export function parseMetadata(raw: unknown): Metadata {
   const entries = Object.entries(raw)
   if (entries.length > 100) throw badRequest(`Invalid metadata: ${entries.length} keys, at most 100 allowed`)
   for (const [k, v] of entries) {
-    if (k.length === 0 || k.length > 64) throw badRequest(`Invalid metadata key ${echo(k)}: keys are 1 to 64 characters`)
+    if (k.length === 0 || longerThan(k, 64)) throw badRequest(`Invalid metadata key ${echo(k)}: keys are 1 to 64 characters`)
     if (typeof v === 'string') {
-      if (v.length > 128) throw badRequest(`Invalid metadata value for "${k}": string values are at most 128 characters`)
+      if (longerThan(v, 128)) throw badRequest(`Invalid metadata value for "${k}": string values are at most 128 characters`)
     } else if (typeof v === 'number') {
       if (!Number.isFinite(v)) throw badRequest(`Invalid metadata value for "${k}": numbers must be finite`)
     } else if (typeof v !== 'boolean') {

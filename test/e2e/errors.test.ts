@@ -86,9 +86,15 @@ describe('400 gateway_error', () => {
     [{ nothing: null }, /nested/],
     [{ ['k'.repeat(65)]: 'v' }, /1 to 64/],
     [{ long: 'v'.repeat(129) }, /128/],
+    [{ long: '😀'.repeat(129) }, /128/],
+    [{ ['😀'.repeat(65)]: 'v' }, /1 to 64/],
     [Object.fromEntries(Array.from({ length: 101 }, (_, i) => [`k${i}`, i])), /100/],
   ])('invalid metadata %#', async (metadata, why) => {
     await expectError(await gw.chat({ model: 'openai/gpt-4o', messages: hello, metadata }), 400, 'gateway_error', why)
+  })
+  test('metadata lengths count characters: 128 emoji as a value and 64 as a key are within the limits', async () => {
+    const res = await gw.chat({ model: 'openai/gpt-4o', messages: hello, metadata: { mood: '😀'.repeat(128), ['😀'.repeat(64)]: 'x' } })
+    expect(res.status).toBe(200)
   })
   test('an unknown fallback trigger', async () => {
     await expectError(
