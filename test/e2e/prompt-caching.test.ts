@@ -64,6 +64,31 @@ test('auto: breakpoints on the last tool, the system prompt and the turn before 
   ])
 })
 
+test('auto on /v1/messages relayed to Anthropic: the same breakpoints on a copy of the client body; an org without it sends the body as it came', async () => {
+  const messagesBody = {
+    model: 'anthropic/claude-sonnet-4-5',
+    max_tokens: 100,
+    system: LONG,
+    tools: [{ name: 'orders', description: 'Looks up orders.', input_schema: { type: 'object' } }, { name: 'refunds', description: 'Looks up refunds.', input_schema: { type: 'object' } }],
+    messages: [
+      { role: 'user', content: 'Where is my order?' },
+      { role: 'assistant', content: 'Let me check.' },
+      { role: 'user', content: 'It is order 42.' },
+    ],
+  }
+  const post = (key: string) =>
+    gw.fetch('/v1/messages', { method: 'POST', headers: { authorization: `GwKey ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(messagesBody) })
+  const auto = await orgWith({ promptCaching: 'auto' })
+  expect((await post(auto.key)).status).toBe(200)
+  const sent = anthropic.requests.at(-1)?.body as Record<string, any>
+  expect(sent.tools.map((t: any) => t.cache_control)).toEqual([undefined, EPHEMERAL])
+  expect(sent.system).toEqual([{ type: 'text', text: LONG, cache_control: EPHEMERAL }])
+  expect(sent.messages.map((m: any) => m.content)).toEqual(['Where is my order?', [{ type: 'text', text: 'Let me check.', cache_control: EPHEMERAL }], 'It is order 42.'])
+  const off = await orgWith({})
+  expect((await post(off.key)).status).toBe(200)
+  expect(anthropic.requests.at(-1)?.body).toEqual({ ...messagesBody, model: 'claude-sonnet-4-5' })
+})
+
 test('auto leaves a short prefix alone, and an org without it sends none', async () => {
   const auto = await orgWith({ promptCaching: 'auto' })
   await auto.chat({ messages: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'hi' }] })

@@ -3,6 +3,7 @@
 // anthropic-version and anthropic-beta; the answer and its events come back as Anthropic sent them.
 
 import { ANTHROPIC_VERSION, anthropic } from '../../providers/anthropic'
+import { addCacheBreakpoints } from '../../providers/anthropic/prompt-cache'
 import { readAnthropicMessage } from '../../providers/anthropic/response'
 import { AnthropicStream } from '../../providers/anthropic/stream'
 import type { ProviderAdapter, Target, UpstreamRequest } from '../../providers/adapter'
@@ -26,13 +27,20 @@ function anthropicHeaders(target: Target, client: Headers): Record<string, strin
   return h
 }
 
+/** The client's body with the managed cache breakpoints (PRODUCT §19, `promptCaching: "auto"`), on a copy: the client's own stays as sent. */
+function withBreakpoints(native: Record<string, unknown>, model: string): string {
+  const body = structuredClone({ ...native, model })
+  addCacheBreakpoints(body, model)
+  return JSON.stringify(body)
+}
+
 export function anthropicPassThrough(native: Record<string, unknown>, client: Headers): ProviderAdapter {
   return {
     ...anthropic,
     buildRequest: (_req, target): UpstreamRequest => ({
       url: `${target.baseUrl}/messages`,
       headers: anthropicHeaders(target, client),
-      body: withModel(native, target.model.id),
+      body: target.promptCaching ? withBreakpoints(native, target.model.id) : withModel(native, target.model.id),
     }),
     parseResponse: (json) => ({ ...readAnthropicMessage(json, false), native: json }),
     createStream: anthropicRelay,
