@@ -90,6 +90,8 @@ export interface LogEntry {
   guardrails?: GuardrailRecord[]
   /** A tool call through the MCP gateway (PRODUCT §20): the upstream server and the tool it was asked for. */
   mcp?: { server: string; tool: string }
+  /** The id of a Responses answer OpenAI (or Azure) gave, relayed (`resp_…`): previous_response_id on another provider finds the entry by it (PRODUCT §12). */
+  responseId?: string
   requestBody?: unknown
   responseBody?: unknown
 }

@@ -147,6 +147,7 @@ export async function jsonAnswer(
     costUsd: cost,
     responseBody: body,
     responseText: json,
+    upstreamId: c.id,
   })
   if (counted) await counted
   return new Response(json, {
@@ -244,6 +245,8 @@ class StreamPump implements UnderlyingDefaultSource<Uint8Array> {
   /** The closing events (end or error) are written: nothing is held back any more. */
   private closingWritten = false
   private reported: Usage | undefined
+  /** The upstream's id of its answer (a `meta` part), for the log. */
+  private upstreamId: string | undefined
   private upstreamEnded = false
   private shuttingDown = false
   private ended = false
@@ -453,6 +456,7 @@ class StreamPump implements UnderlyingDefaultSource<Uint8Array> {
       responseBody: events ? undefined : streamedAnswer(t),
       ...(events ? { responseEvents: events } : {}),
       responseStreamed: true,
+      upstreamId: this.upstreamId,
     }
   }
 
@@ -468,6 +472,7 @@ class StreamPump implements UnderlyingDefaultSource<Uint8Array> {
       switch (p.type) {
         case 'meta':
           encoder.meta(p.id, p.created)
+          this.upstreamId = p.id ?? this.upstreamId
           break
         case 'choices':
           addChoices(this.transcript, p.choices)

@@ -49,6 +49,8 @@ export interface Outcome {
   costSavedUsd?: number | null
   /** A miss whose answer the response cache keeps, handed to the log path with the entry (when it writes the cache: SQLite). */
   kept?: CachePut
+  /** The upstream's id of its answer, when it gave one. */
+  upstreamId?: string
 }
 
 export function failureOutcome(status: number, code: string, message: string, extra: Partial<Outcome> = {}): Outcome {
@@ -128,6 +130,8 @@ export function logEntry(deps: Deps, ctx: RequestContext | AuthedContext, input:
   if (o.guardrails?.length) entry.guardrails = o.guardrails
   if (o.cache) entry.cache = o.cache
   if (o.cache === 'hit') entry.costSavedUsd = o.costSavedUsd ?? null
+  // Only OpenAI's Responses answers (relayed) have `resp_` ids; gw's own translated ones are not upstream ids.
+  if (o.upstreamId?.startsWith('resp_')) entry.responseId = o.upstreamId
   return entry
 }
 

@@ -87,6 +87,8 @@ interface Pending {
   item: LogItem
   requestId: string
   orgId: string
+  /** LogEntry.responseId, when the entry has one. */
+  responseId?: string
 }
 
 /** Spooled entries kept readable from memory by id, at most (the newest). */
@@ -122,6 +124,8 @@ export class LogPath {
   private readonly unsettled = new Map<number, Pending>()
   /** The same, by request id (GET /v1/logs/:id reads them before they are written). */
   private readonly byRequest = new Map<string, Pending>()
+  /** Pending entries of relayed Responses answers, by the upstream's id (LogEntry.responseId). */
+  private readonly byResponse = new Map<string, Pending>()
   /** Items moved to the spool, still readable by id (see keepSpooled). */
   private readonly spooled = new Map<string, Pending>()
   private outbox: LogItem[] = []
@@ -222,6 +226,10 @@ export class LogPath {
     const pending: Pending = { item, requestId: entry.requestId, orgId: entry.orgId }
     this.unsettled.set(item.seq, pending)
     this.byRequest.set(entry.requestId, pending)
+    if (entry.responseId) {
+      pending.responseId = entry.responseId
+      this.byResponse.set(entry.responseId, pending)
+    }
     if (this.closed) {
       // After close nothing is written any more: counted, as before, rather than kept for ever.
       this.settle([item.seq])
@@ -250,6 +258,12 @@ export class LogPath {
   /** An entry handed over and not yet written, or waiting in the spool (read-your-writes for GET /v1/logs/:id). */
   pendingEntry(orgId: string, requestId: string): LogEntry | undefined {
     const p = this.byRequest.get(requestId) ?? (this.spooled.size ? this.spooled.get(requestId) : undefined)
+    return p && p.orgId === orgId ? entryOf(p.item, this.opts.bodyMaxBytes) : undefined
+  }
+
+  /** The pending entry of a relayed Responses answer, by the upstream's id (previous_response_id on another provider). */
+  pendingByResponse(orgId: string, responseId: string): LogEntry | undefined {
+    const p = this.byResponse.get(responseId)
     return p && p.orgId === orgId ? entryOf(p.item, this.opts.bodyMaxBytes) : undefined
   }
 
@@ -418,6 +432,7 @@ export class LogPath {
       if (!p) continue
       this.unsettled.delete(seq)
       if (this.byRequest.get(p.requestId) === p) this.byRequest.delete(p.requestId)
+      if (p.responseId && this.byResponse.get(p.responseId) === p) this.byResponse.delete(p.responseId)
       if (p.item.kept) this.opts.cache?.settled(p.item.kept)
     }
     // Every waiting request's entry is already counted: once below the bound, they all go on.

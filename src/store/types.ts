@@ -189,6 +189,8 @@ export interface LogStore {
    */
   readonly catchUpBatches?: number
   getLog(orgId: string, requestId: string): Promise<LogEntry | undefined>
+  /** The entry of the Responses answer OpenAI gave with this id, relayed by gw (LogEntry.responseId). */
+  getLogByResponseId(orgId: string, responseId: string): Promise<LogEntry | undefined>
   queryLogs(q: LogQuery): Promise<{ data: LogEntry[]; nextCursor: string | null }>
   countLogs(orgId?: string): Promise<number>
   /** Deletes up to `limit` of the oldest entries created before `before` (epoch ms), bodies and tags included; roll-ups stay. Returns how many. */

@@ -150,7 +150,29 @@ for (const [provider, model] of [
   })
 }
 
-test('previous_response_id that cannot be continued is a 400 naming the field; OpenAI ids stay OpenAI’s', async () => {
+test('an OpenAI conversation gw relayed continues on another provider from the log (JSON and streamed answers, right after them), and back on OpenAI as OpenAI keeps it', async () => {
+  const res = await post(JSON.stringify({ model: 'openai/gpt-4o-mini', input: 'My name is Ada.' }))
+  const first = (await res.json()) as { id: string }
+  expect(first.id).toStartWith('resp_')
+  expect(first.id).not.toStartWith('resp_gw')
+  // The entry names OpenAI's id of the answer it relayed.
+  expect(await gw.log(res.headers.get('x-gw-request-id') as string)).toMatchObject({ responseId: first.id })
+  // Streamed, OpenAI continuing its own: relayed as sent.
+  const second = await client.responses.stream({ model: 'openai/gpt-4o-mini', input: 'What is my name?', previous_response_id: first.id }).finalResponse()
+  expect((fakes.openai.requests.at(-1)?.body as Record<string, unknown>).previous_response_id).toBe(first.id)
+  // At once (the entries may not be written yet), on Anthropic: the whole conversation rebuilt from the log.
+  const third = await client.responses.create({ model: 'anthropic/claude-sonnet-4-6', input: 'Again?', previous_response_id: second.id })
+  expect(third.output_text).toBe('Hello from fake-anthropic (claude-sonnet-4-6).')
+  const sent = JSON.stringify(fakes.anthropic.requests.at(-1)?.body)
+  for (const piece of ['My name is Ada.', 'What is my name?', 'Again?', 'Hello from fake-openai']) expect(sent).toContain(piece)
+  // And from the database, after the entries are written.
+  await Bun.sleep(200)
+  const fourth = await client.responses.create({ model: 'mistral/mistral-small-latest', input: 'Once more?', previous_response_id: second.id })
+  expect(fourth.output_text).toBe('Hello from fake-mistral (mistral-small-latest).')
+  expect(JSON.stringify(fakes.mistral.requests.at(-1)?.body)).toContain('My name is Ada.')
+})
+
+test('previous_response_id that cannot be continued is a 400 naming the field; OpenAI ids gw never relayed stay OpenAI’s', async () => {
   const err = await client.responses.create({ model: 'anthropic/claude-sonnet-4-6', input: 'x', previous_response_id: 'resp_abc' }).catch((e: unknown) => e)
   expect((err as InstanceType<typeof OpenAI.APIError>).status).toBe(400)
   expect((err as Error).message).toContain('previous_response_id')

@@ -25,6 +25,9 @@ function memoryStore(failFirst = 0) {
     async getLog() {
       return undefined
     },
+    async getLogByResponseId() {
+      return undefined
+    },
     async pruneLogs() {
       return 0
     },

@@ -1,5 +1,6 @@
 // previous_response_id for a model that is not OpenAI's: the earlier turns are rebuilt from gw's own
-// log of that response (its request and answer bodies, whole), else 400 naming the field (PRODUCT §12).
+// log of that response (its request and answer bodies, whole), whether gw translated it or relayed
+// OpenAI's, else 400 naming the field (PRODUCT §12).
 
 import { badRequest } from '../../errors'
 import type { AuthedContext, Deps } from '../../pipeline/context'
@@ -17,10 +18,12 @@ const refuse = (id: string, why: string) =>
 /** The turns before the current input: each earlier request's input, then that response's output. */
 export async function previousTurns(deps: Deps, ctx: AuthedContext, id: string, depth = 0): Promise<ChatMessage[]> {
   if (depth >= MAX_DEPTH) throw refuse(id, `the conversation is longer than ${MAX_DEPTH} responses`)
-  const requestId = requestIdOfResponse(id)
-  if (!requestId) throw refuse(id, 'it is not a response gw answered (OpenAI keeps its own; use an openai/ model)')
   const orgId = ctx.identity.orgId
-  const entry = deps.logs.pendingEntry(orgId, requestId) ?? (await deps.store.logs.getLog(orgId, requestId))
+  // gw's own id names the request; an OpenAI id is looked up among the answers gw relayed (LogEntry.responseId).
+  const requestId = requestIdOfResponse(id)
+  const entry = requestId
+    ? (deps.logs.pendingEntry(orgId, requestId) ?? (await deps.store.logs.getLog(orgId, requestId)))
+    : (deps.logs.pendingByResponse(orgId, id) ?? (await deps.store.logs.getLogByResponseId(orgId, id)))
   // A response this endpoint answered (the entry of another endpoint is not a response).
   if (!entry || entry.endpoint !== ctx.endpoint) throw refuse(id, 'no such response in the log')
   const req = entry.requestBody

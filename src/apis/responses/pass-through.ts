@@ -104,6 +104,8 @@ export class ResponsesEvents implements StreamTranslator {
       case 'response.incomplete': {
         const response = isRecord(json.response) ? json.response : {}
         const parts: StreamPart[] = [delta({}, finishOf(response, this.calls.size > 0))]
+        // The answer's id, for the log entry (previous_response_id on another provider finds it by it).
+        if (typeof response.id === 'string') parts.push({ type: 'meta', id: response.id })
         const usage = usageFromResponses(response.usage)
         if (usage) parts.push({ type: 'usage', usage })
         parts.push({ type: 'end' })

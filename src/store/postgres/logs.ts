@@ -49,6 +49,7 @@ export async function writeLogBatch(tx: SQL, entries: LogEntry[], cap: MetadataC
     entry: entryText(e, () => JSON.stringify(withoutBodies(e))),
     request_body: json(e.requestBody),
     response_body: json(e.responseBody),
+    response_id: e.responseId ?? null,
   }))
   // The roll-ups are summed as if every row were new (a batch is seldom written twice) and kept only
   // if so: a retried batch adds nothing twice.
@@ -59,9 +60,9 @@ export async function writeLogBatch(tx: SQL, entries: LogEntry[], cap: MetadataC
     (
       await tx<{ request_id: string }[]>`
         WITH rows AS (
-          INSERT INTO request_logs (request_id, org_id, created_at, model, requested_model, status, end_user_id, metadata, entry, request_body, response_body)
+          INSERT INTO request_logs (request_id, org_id, created_at, model, requested_model, status, end_user_id, metadata, entry, request_body, response_body, response_id)
           SELECT * FROM jsonb_to_recordset(${rows}::jsonb) AS r(request_id text, org_id text, created_at bigint, model text, requested_model text,
-            status integer, end_user_id text, metadata jsonb, entry text, request_body text, response_body text)
+            status integer, end_user_id text, metadata jsonb, entry text, request_body text, response_body text, response_id text)
           ON CONFLICT (request_id) DO NOTHING RETURNING request_id, org_id, created_at, metadata
         ), tags AS (
           INSERT INTO request_log_tags (org_id, key, value, created_at, request_id)
@@ -246,6 +247,12 @@ export class PgLogStore implements LogStore {
     if (row.request_body != null) entry.requestBody = JSON.parse(row.request_body)
     if (row.response_body != null) entry.responseBody = JSON.parse(row.response_body)
     return entry
+  }
+
+  async getLogByResponseId(orgId: string, responseId: string): Promise<LogEntry | undefined> {
+    const [row] = await q<{ request_id: string }[]>(this.sql`
+      SELECT request_id FROM request_logs WHERE org_id = ${orgId} AND response_id = ${responseId}`)
+    return row ? this.getLog(orgId, row.request_id) : undefined
   }
 
   async queryLogs(lq: LogQuery): Promise<{ data: LogEntry[]; nextCursor: string | null }> {

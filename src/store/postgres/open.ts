@@ -13,10 +13,11 @@ import compatProviders from './migrations/0009_compat_providers.sql' with { type
 import mcp from './migrations/0010_mcp.sql' with { type: 'text' }
 import responseCache from './migrations/0011_response_cache.sql' with { type: 'text' }
 import people from './migrations/0012_people.sql' with { type: 'text' }
+import logResponseIds from './migrations/0013_log_response_ids.sql' with { type: 'text' }
 import { q } from './errors'
 
 /** Every migration, in order; index + 1 is the version it brings the database to (the number its file name starts with). */
-export const PG_MIGRATIONS: readonly string[] = [schema, usage, routesAndKeyNames, logTags, usagePending, logFilters, dashboardSessions, promptSourceFile, compatProviders, mcp, responseCache, people]
+export const PG_MIGRATIONS: readonly string[] = [schema, usage, routesAndKeyNames, logTags, usagePending, logFilters, dashboardSessions, promptSourceFile, compatProviders, mcp, responseCache, people, logResponseIds]
 
 /** Key of the session advisory lock held while migrating (any constant unique to gw). */
 const MIGRATION_LOCK = 0x67770001

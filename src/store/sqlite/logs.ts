@@ -137,8 +137,8 @@ export class SqliteLogStore implements LogStore {
     const insert = new RowsInsert(
       writeDb,
       `INSERT OR IGNORE INTO request_logs (request_id, org_id, created_at, model, requested_model, status, end_user_id, entry,
-         provider, key_id, latency_ms, ttft_ms, prompt_tokens, cached_tokens, completion_tokens, cost_usd)`,
-      16,
+         provider, key_id, latency_ms, ttft_ms, prompt_tokens, cached_tokens, completion_tokens, cost_usd, response_id)`,
+      17,
       ' RETURNING request_id',
     )
     const meta = new RowsInsert(writeDb, 'INSERT OR IGNORE INTO request_log_metadata (org_id, key, value, created_at, request_id)', 5)
@@ -167,7 +167,7 @@ export class SqliteLogStore implements LogStore {
           e.requestId, e.orgId, at, e.model, e.requestedModel, e.status, e.endUserId, entryText(e, () => JSON.stringify(withoutBodies(e))),
           e.provider, e.authMode === 'GwKey' ? e.subject : null, Math.round(e.latencyMs),
           e.ttftMs === null ? null : Math.round(e.ttftMs), e.usage.promptTokens, e.usage.cachedTokens,
-          e.usage.completionTokens, e.costUsd,
+          e.usage.completionTokens, e.costUsd, e.responseId ?? null,
         )
       })
       // Ids already held are ignored (a retried batch never duplicates); each inserted id is taken once.
@@ -240,6 +240,7 @@ export class SqliteLogStore implements LogStore {
          FROM request_logs l LEFT JOIN request_log_bodies b ON b.request_id = l.request_id
          WHERE l.request_id = ?1 AND l.org_id = ?2`,
       ),
+      byResponse: db.query<{ request_id: string }, [string, string]>('SELECT request_id FROM request_logs WHERE org_id = ?1 AND response_id = ?2'),
     }
   }
 
@@ -291,6 +292,11 @@ export class SqliteLogStore implements LogStore {
     if (row.request_body != null) entry.requestBody = JSON.parse(row.request_body)
     if (row.response_body != null) entry.responseBody = JSON.parse(row.response_body)
     return entry
+  }
+
+  async getLogByResponseId(orgId: string, responseId: string): Promise<LogEntry | undefined> {
+    const row = this.q.byResponse.get(orgId, responseId)
+    return row ? this.getLog(orgId, row.request_id) : undefined
   }
 
   async queryLogs(q: LogQuery): Promise<{ data: LogEntry[]; nextCursor: string | null }> {

@@ -19,9 +19,10 @@ import mcp from './migrations/0012_mcp.sql' with { type: 'text' }
 import responseCache from './migrations/0013_response_cache.sql' with { type: 'text' }
 import people from './migrations/0014_people.sql' with { type: 'text' }
 import responseCacheRowid from './migrations/0015_response_cache_rowid.sql' with { type: 'text' }
+import logResponseIds from './migrations/0016_log_response_ids.sql' with { type: 'text' }
 
 /** Every migration, in order; index + 1 is the schema version it brings the database to (the number its file name starts with). */
-export const MIGRATIONS: readonly string[] = [core, auth, prompts, usage, routes, providerKeyNames, logFigures, logFilters, dashboardSessions, promptSourceFile, compatProviders, mcp, responseCache, people, responseCacheRowid]
+export const MIGRATIONS: readonly string[] = [core, auth, prompts, usage, routes, providerKeyNames, logFigures, logFilters, dashboardSessions, promptSourceFile, compatProviders, mcp, responseCache, people, responseCacheRowid, logResponseIds]
 
 /** Bytes per page of a new database file (SQLite's default is 4,096). */
 export const PAGE_SIZE = 16_384
