@@ -94,11 +94,18 @@ export interface Validator<T> {
 }
 
 /** `one of "a", "b"` for a union of strings; `"none" or an object`, `a string or an array` otherwise. */
-function describeUnion(members: { const?: unknown; type?: string }[]): string {
+type UnionMember = { const?: unknown; type?: string; minItems?: number }
+
+function describeUnion(members: UnionMember[]): string {
   if (members.every((m) => typeof m.const === 'string')) return `one of ${members.map((m) => `"${m.const}"`).join(', ')}`
-  const kind = (m: { const?: unknown; type?: string }) =>
-    m.const !== undefined ? JSON.stringify(m.const) : m.type === 'array' || m.type === 'object' ? `an ${m.type}` : `a ${m.type}`
-  return members.map(kind).join(' or ')
+  const kind = (m: UnionMember) =>
+    m.const !== undefined
+      ? JSON.stringify(m.const)
+      : m.type === 'array'
+        ? m.minItems ? 'a non-empty array' : 'an array'
+        : m.type === 'object' ? 'an object' : `a ${m.type}`
+  // Arrays of several item types read as one kind ("a string or a non-empty array").
+  return [...new Set(members.map(kind))].join(' or ')
 }
 
 const NOT_AN_OBJECT: Problem = { field: '', message: 'expected a JSON object' }
@@ -112,7 +119,7 @@ export function validator<S extends Parameters<typeof TypeCompiler.Compile>[0]>(
     const out: Problem[] = []
     for (const e of compiled.Errors(value)) {
       if (out.some((p) => p.field === e.path)) continue
-      const members = e.schema.anyOf as { const?: unknown; type?: string }[] | undefined
+      const members = e.schema.anyOf as UnionMember[] | undefined
       out.push({ field: e.path, message: e.value === undefined ? MISSING : members ? `expected ${describeUnion(members)}` : e.message })
       if (out.length === MAX_PROBLEMS) break
     }

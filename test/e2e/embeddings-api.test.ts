@@ -86,6 +86,8 @@ test('Anthropic has no embeddings: 400; bad bodies are 400s naming the field', a
     const r = await post(body)
     expect(r.status).toBe(400)
   }
+  const empty = await post({ model: 'openai/x', input: [] })
+  expect(((await empty.json()) as { message: string }).message).toBe('Invalid field "input": expected a string or a non-empty array')
   const tokens = await post({ model: 'mistral/mistral-embed', input: [[1, 2, 3]] })
   expect(tokens.status).toBe(400)
   expect(((await tokens.json()) as { message: string }).message).toContain('Token arrays')
