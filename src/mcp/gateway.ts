@@ -69,8 +69,10 @@ export class McpGateway {
     if (id !== null) {
       const s = this.sessions.get(id)
       const who = s?.owner.ctx.identity
-      // Another caller's session is as unknown as one that never was.
+      // Another caller's session is as unknown as one that never was; so is another end user's, when a
+      // signed token names the caller's (the session acts with its end user's OAuth grants).
       if (!s || !who || who.orgId !== identity.orgId || who.subject !== identity.subject) return sessionNotFound()
+      if (identity.endUserId !== undefined && identity.endUserId !== s.owner.endUserId) return sessionNotFound()
       s.lastUsed = Date.now()
       s.owner.ctx = { ...s.owner.ctx, org }
       return s.transport.handleRequest(request)

@@ -203,6 +203,22 @@ describe('per-user OAuth', () => {
     } finally {
       await signed.close()
     }
+    // A token naming another end user (same subject) cannot drive erin's session, and so never her grants.
+    const other = await new AdminService(gw.gw.deps.store).signToken('default', { sub: 'svc', ttl: 600, endUserId: 'bob' })
+    const session = await connect({ authorization: `GwSigned ${token}` })
+    try {
+      const id = (session.transport as StreamableHTTPClientTransport).sessionId as string
+      const call = (credential: string) =>
+        fetch(`${gw.url}/mcp`, {
+          method: 'POST',
+          headers: { authorization: `GwSigned ${credential}`, 'mcp-session-id': id, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+          body: JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'tools/list' }),
+        })
+      expect((await call(other)).status).toBe(404)
+      expect((await call(token)).status).toBe(200)
+    } finally {
+      await session.close()
+    }
     const anonymous = await connect({ authorization: `Bearer ${gw.key}` })
     try {
       const err = (await anonymous.callTool({ name: 'crm__whoami', arguments: {} }).catch((e: unknown) => e)) as McpError
