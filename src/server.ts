@@ -232,7 +232,7 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
     ...(shared ? { shared: shared.link } : {}),
     oidc: new OidcVerifier(store.auth, { refreshCooldownMs: config.jwksRefreshMs }),
     fetch: opts.fetch ?? fetch,
-    openStreams: new Set(),
+    inFlight: new Set(),
   }
   const setUp = async () => {
     await bootstrap(store, config, admin.audit)
@@ -309,8 +309,9 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
           const closed = server.stop(false)
           const deadline = performance.now() + config.drainMs
           while (server.pendingRequests > 0 && performance.now() < deadline) await Bun.sleep(20)
-          // Streams still open end with the error event and [DONE], and get their log entry.
-          for (const end of [...deps.openStreams]) end()
+          // What is still in flight ends now: a request waiting for its answer with a 503, a stream with
+          // the error event and [DONE]; each gets its log entry.
+          for (const end of [...deps.inFlight]) end()
           await Promise.race([closed, Bun.sleep(2000)])
         }
         await adminApp?.server?.stop(true)

@@ -55,7 +55,7 @@ export class McpGateway {
     private readonly deps: Deps,
     private readonly telemetry: McpTelemetry,
   ) {
-    this.sessions = new SessionRegistry(deps.openStreams)
+    this.sessions = new SessionRegistry(deps.inFlight)
     this.sweeper = setInterval(() => void this.sessions.closeIdle(Date.now() - IDLE_MS), 60_000)
     this.sweeper.unref?.()
   }

@@ -15,7 +15,7 @@ export class SessionRegistry {
   /** Each credential's sessions (org and subject), oldest first. */
   private readonly byCaller = new Map<string, Set<McpSession>>()
 
-  constructor(private readonly openStreams: Set<() => void>) {}
+  constructor(private readonly inFlight: Set<() => void>) {}
 
   /**
    * A session is also one of the instance's open streams: ended at shutdown after the drain time
@@ -24,7 +24,7 @@ export class SessionRegistry {
    */
   add(id: string, s: McpSession): void {
     this.byId.set(id, s)
-    this.openStreams.add(s.end)
+    this.inFlight.add(s.end)
     const caller = callerOf(s)
     const mine = this.byCaller.get(caller) ?? new Set()
     this.byCaller.set(caller, mine.add(s))
@@ -37,7 +37,7 @@ export class SessionRegistry {
   }
 
   remove(s: McpSession): void {
-    this.openStreams.delete(s.end)
+    this.inFlight.delete(s.end)
     const caller = callerOf(s)
     const mine = this.byCaller.get(caller)
     if (mine?.delete(s) && mine.size === 0) this.byCaller.delete(caller)

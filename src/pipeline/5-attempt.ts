@@ -42,6 +42,10 @@ export type AttemptResult = { ok: true; answer: Answer } | { ok: false; failure:
 export const CLIENT_CLOSED = 499
 export const clientGone = () => new GatewayError(CLIENT_CLOSED, 'gateway_error', 'The client closed the request before the answer was ready')
 
+/** gw stopped a request still waiting for its answer when its drain time ran out (docs/reliability.md). */
+const shuttingDown = () =>
+  new GatewayError(503, 'gateway_error', 'gw is shutting down: the request was stopped before its answer came; send it again', { headers: { 'retry-after': '1' } })
+
 /** The largest non-streamed answer read from a provider; past it the attempt is a provider_error (docs/reliability.md). */
 export const MAX_ANSWER_BYTES = 64 * 1024 * 1024
 /** The largest error body read (its message is all gw keeps of it). */
@@ -132,6 +136,12 @@ export class UpstreamAttempt {
   private heldBytes: Uint8Array | undefined
   private ended = false
   private readonly onClientAbort = () => this.ac.abort()
+  /** gw is stopping (Deps.inFlight): the exchange is aborted and the request ends with a 503. */
+  private stopped = false
+  private readonly stop = () => {
+    this.stopped = true
+    this.ac.abort()
+  }
   /** The provider key, as the health record knows it. */
   private readonly key: HealthKey
   /** This attempt's trace span (CLIENT), when tracing is on; ended in close(). */
@@ -158,6 +168,7 @@ export class UpstreamAttempt {
     try {
       return await this.exchange()
     } catch (err) {
+      if (this.stopped) throw shuttingDown()
       if (this.ctx.signal.aborted) throw clientGone()
       if (err instanceof GatewayError) throw err
       if (this.timedOut) return this.fail({ kind: 'timeout', message: this.timeoutMessage() })
@@ -197,6 +208,7 @@ export class UpstreamAttempt {
     this.span = deps.observer.attemptSpan(ctx)
     const headers = this.span ? { ...req.headers, ...this.span.headers() } : req.headers
     ctx.signal.addEventListener('abort', this.onClientAbort, { once: true })
+    deps.inFlight.add(this.stop)
     this.arm(this.timeoutMs, 'headers')
     const res = await deps.fetch(req.url, { method: 'POST', headers, body: req.body, signal: this.ac.signal, redirect: 'manual' })
     this.headersMs = this.elapsed()
@@ -254,6 +266,8 @@ export class UpstreamAttempt {
     // Committed: from here on the client's disconnect reaches us through the response stream (close()).
     this.firstContentBy = Infinity
     ctx.signal.removeEventListener('abort', this.onClientAbort)
+    // The answer's stream ends it at shutdown from here on (StreamPump).
+    deps.inFlight.delete(this.stop)
     this.ttftMs = Math.round(performance.now() - ctx.start)
     this.succeed()
     this.handedOver = true
@@ -310,6 +324,7 @@ export class UpstreamAttempt {
     this.closed = true
     clearTimeout(this.timer)
     this.ctx.signal.removeEventListener('abort', this.onClientAbort)
+    this.deps.inFlight.delete(this.stop)
     if (this.reader && !this.ended) {
       this.ac.abort()
       this.reader.cancel().catch(() => {})

@@ -120,6 +120,8 @@ export async function dispatch(
         r = await attempt.run()
       } catch (err) {
         drop(refused)
+        // The client left, or gw is stopping: the request ends here, its attempts on its log entry.
+        if (err instanceof GatewayError) return { ok: false, error: err, attempts, lastModel: c.ref.name }
         throw err
       }
       target = !r.ok && failureClass(r.failure) === 'key' ? spares.shift() : undefined

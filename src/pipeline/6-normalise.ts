@@ -268,7 +268,7 @@ class StreamPump implements UnderlyingDefaultSource<Uint8Array> {
     private readonly transform: PartsTransform | undefined,
   ) {
     this.encoder = shape.stream(answerInfo(deps, ctx, d))
-    deps.openStreams.add(this.cut)
+    deps.inFlight.add(this.cut)
     this.watch = new ReadWatch(deps.config.clientReadTimeoutMs, this)
     this.relayReader = attempt.relayReader
   }
@@ -385,7 +385,7 @@ class StreamPump implements UnderlyingDefaultSource<Uint8Array> {
     if (this.ended) return
     this.ended = true
     this.watch.stop()
-    this.deps.openStreams.delete(this.cut)
+    this.deps.inFlight.delete(this.cut)
     this.attempt.close()
     if (how.kind === 'failed' && this.shuttingDown) how = { kind: 'failed', failure: { ...how.failure, message: 'gw is shutting down: the answer was cut short' } }
     if (how.kind !== 'left') {

@@ -45,8 +45,12 @@ export interface Deps {
   oidc: OidcVerifier
   /** Metrics, access log and traces of finished requests. */
   observer: Observer
-  /** Streams being answered, each with a way to end it early (used at shutdown). */
-  openStreams: Set<() => void>
+  /**
+   * What shutdown ends once the drain time is up, each with a way to end it early: upstream attempts
+   * before their answer (the request then ends with a 503), streams being answered (their error event),
+   * MCP sessions.
+   */
+  inFlight: Set<() => void>
   /** The exact response cache (PRODUCT §19): in Redis when GW_REDIS_URL is set, else in the store. */
   cache: ResponseCacheStore
   /** State shared with the other instances over Redis (GW_REDIS_URL); undefined without Redis. */

@@ -201,6 +201,27 @@ describe('streaming', () => {
     expect(await openai.waitForAbort(0, 3000)).toBe(true)
   })
 
+  test('a client that leaves before the answer has begun: the upstream is cancelled, and the log entry (499) names the model and its attempt', async () => {
+    openai.enqueue({ kind: 'reply', delayMs: 2000 })
+    const ac = new AbortController()
+    const pending = gw
+      .fetch('/v1/chat/completions', { method: 'POST', body: JSON.stringify({ model: 'openai/gpt-4o', messages: hello, metadata: { case: 'left-early' } }), signal: ac.signal })
+      .catch(() => undefined)
+    while (openai.requests.length === 0) await Bun.sleep(10)
+    ac.abort()
+    await pending
+    expect(await openai.waitForAbort(0, 3000)).toBe(true)
+    let entry: Record<string, any> | undefined
+    for (let i = 0; i < 100 && !entry; i++) {
+      await Bun.sleep(20)
+      const page = (await (await gw.fetch('/v1/logs?limit=5')).json()) as { data: Record<string, any>[] }
+      entry = page.data.find((e) => e.metadata?.case === 'left-early')
+    }
+    expect(entry).toMatchObject({ status: 499, model: 'openai/gpt-4o' })
+    expect(entry?.attempts).toHaveLength(1)
+    expect(entry?.attempts[0]).toMatchObject({ model: 'openai/gpt-4o' })
+  })
+
   test('a client that leaves while gw holds the finishing chunk back (for the usage) gets a log entry with the whole answer', async () => {
     // The fake's events: the role chunk, four text chunks, the finish chunk, the usage chunk; it stops after the finish.
     openai.enqueue({ kind: 'stall-after', events: 6 })

@@ -76,3 +76,37 @@ test('SIGTERM drains in-flight work, writes every log entry and exits 0', async 
   // The log entry blames the shutdown, not the provider.
   for (const r of incomplete) expect((JSON.parse(r.entry) as { errorMessage: string }).errorMessage).toBe('gw is shutting down: the answer was cut short')
 }, 30_000)
+
+test('SIGTERM while requests still wait for their answer: once the drain time is up each gets a 503 saying so, and a log entry with its attempt', async () => {
+  const db = join(dir, 'gw-waiting.db')
+  const key = 'gw_sk_shutdownwait0000000000000000000000000000000000'
+  const gw = await spawnGw({ GW_DB: db, GW_OPENAI_BASE_URL: openai.url, OPENAI_API_KEY: openai.apiKey, GW_SERVICE_KEY: key, GW_DRAIN_MS: '500' })
+  const post = (body: Record<string, unknown>) =>
+    fetch(`${gw.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `GwKey ${key}` },
+      body: JSON.stringify({ model: 'openai/gpt-4o', messages: [{ role: 'user', content: 'hi' }], ...body }),
+    })
+  openai.reset()
+  openai.setDefault({ kind: 'stall-headers' })
+  try {
+    const waiting = [post({}), post({ stream: true })]
+    while (openai.requests.length < 2) await Bun.sleep(10)
+    gw.proc.kill('SIGTERM')
+    const answers = await Promise.all(waiting)
+    for (const res of answers) {
+      expect(res.status).toBe(503)
+      expect(res.headers.get('retry-after')).toBe('1')
+      const body = (await res.json()) as Record<string, unknown>
+      expect(body).toMatchObject({ error: true, code: 'gateway_error', requestId: res.headers.get('x-gw-request-id') })
+      expect(body.message).toContain('shutting down')
+    }
+    expect(await gw.proc.exited).toBe(0)
+  } finally {
+    openai.setDefault({ kind: 'reply' })
+  }
+  const rows = new Database(db, { readonly: true }).query('SELECT entry FROM request_logs').all() as { entry: string }[]
+  const entries = rows.map((r) => JSON.parse(r.entry) as { status: number; model: string; attempts: { model: string }[] })
+  expect(entries.map((e) => e.status)).toEqual([503, 503])
+  for (const e of entries) expect(e.attempts.map((a) => a.model)).toEqual(['openai/gpt-4o'])
+}, 30_000)

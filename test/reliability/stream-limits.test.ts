@@ -51,7 +51,7 @@ test('a client that stops reading a stream has it ended, and the upstream connec
     expect(await until(() => openai.requests.length === 1, 5_000)).toBe(true)
     // Ended after the 400 ms read timeout (generous bound); before, it stayed open as long as the client did.
     expect(await openai.waitForAbort(0, 10_000)).toBe(true)
-    expect(await until(() => gw.gw.deps.openStreams.size === 0, 5_000)).toBe(true)
+    expect(await until(() => gw.gw.deps.inFlight.size === 0, 5_000)).toBe(true)
     expect(gw.gw.deps.streams.count('org:default')).toBe(0)
   } finally {
     socket.destroy()
