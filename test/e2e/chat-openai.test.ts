@@ -201,6 +201,25 @@ describe('streaming', () => {
     expect(await openai.waitForAbort(0, 3000)).toBe(true)
   })
 
+  test('[DONE] before any choice finished is a stream cut short: after content the error event, before any a fallback (never a clean finish)', async () => {
+    const chunk = (delta: object, finish: string | null = null) =>
+      `data: ${JSON.stringify({ id: 'chatcmpl-cut', object: 'chat.completion.chunk', created: 1, model: 'gpt-4o', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`
+    openai.enqueue({ kind: 'raw', status: 200, body: [chunk({ role: 'assistant', content: '' }), chunk({ content: 'Hello' }), 'data: [DONE]\n\n'].join('') })
+    const res = await gw.chat({ model: 'openai/gpt-4o', messages: hello, stream: true })
+    expect(res.status).toBe(200)
+    const text = await res.text()
+    expect(text).toContain('Hello')
+    expect(text).not.toContain('"finish_reason":"stop"')
+    expect(text).toContain('"error":true')
+    expect(text.trimEnd().endsWith('data: [DONE]')).toBe(true)
+    expect(await gw.log(res.headers.get('x-gw-request-id') as string)).toMatchObject({ status: 200, incomplete: true, errorCode: 'provider_error' })
+    // No content yet: the chain is tried.
+    openai.enqueue({ kind: 'raw', status: 200, body: [chunk({ role: 'assistant', content: '' }), 'data: [DONE]\n\n'].join('') })
+    const fell = await gw.chat({ model: 'openai/gpt-4o', messages: hello, stream: true, fallback_chain: [{ model: 'openai/gpt-4o-mini' }] })
+    expect(fell.headers.get('x-gw-fallback-model')).toBe('openai/gpt-4o-mini')
+    expect(await fell.text()).toContain('"finish_reason":"stop"')
+  })
+
   test('a client that leaves before the answer has begun: the upstream is cancelled, and the log entry (499) names the model and its attempt', async () => {
     openai.enqueue({ kind: 'reply', delayMs: 2000 })
     const ac = new AbortController()

@@ -278,6 +278,8 @@ export class OpenAIStyleStream implements StreamTranslator {
   private passing = false
   /** Some chunk went out as bytes: the log reads the client's text (src/apis/relay-transcript.ts). */
   private passed = false
+  /** A choice has said how it finished: `[DONE]` before that is a stream cut short (PRODUCT §4a). */
+  private finished = false
 
   /** `passOnAs`: the model name clients see; given, plain text chunks can be passed on as bytes (passBytes). */
   constructor(
@@ -357,7 +359,8 @@ export class OpenAIStyleStream implements StreamTranslator {
   }
 
   push(ev: SseEvent): StreamPart[] {
-    if (ev.data === '[DONE]') return [{ type: 'end' }]
+    if (ev.data === '[DONE]')
+      return this.finished ? [{ type: 'end' }] : [{ type: 'failure', failure: { kind: 'provider_error', message: 'the stream ended ([DONE]) before any choice had finished' } }]
     const json = parseJson(ev.data)
     if (!isRecord(json)) {
       return [{ type: 'failure', failure: { kind: 'provider_error', message: `malformed stream event: ${clip(ev.data, 200)}` } }]
@@ -384,6 +387,7 @@ export class OpenAIStyleStream implements StreamTranslator {
     if (Array.isArray(json.choices) && json.choices.length) {
       const choices = json.choices.filter(isRecord).map(
         (c, i): ChunkChoice => {
+          if (c.finish_reason != null) this.finished = true
           const choice: ChunkChoice = {
             index: typeof c.index === 'number' ? c.index : i,
             delta: readDelta(c.delta, this.opts),
