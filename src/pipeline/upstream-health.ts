@@ -104,7 +104,8 @@ export class UpstreamHealth {
           kind: 'provider_error',
           class: 'provider',
           message: `circuit open after ${s.failures} consecutive failures`,
-          retryAfterMs: Math.max(0, s.openUntil - now),
+          // While one request probes the upstream (half-open), the others are told to come back in a second.
+          retryAfterMs: Math.max(1000, s.openUntil - now),
         }
       s.probing = true
       return { ok: true, probe: true }

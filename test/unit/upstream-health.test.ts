@@ -37,6 +37,15 @@ test('a half-open probe that meets a request failure is released for the next pr
   expect(health.admit('o', 'm')).toEqual({ ok: true, probe: true })
 })
 
+test('while a half-open probe is in flight, the others are refused with a retry after 1 s (a fail-fast 502 says Retry-After)', () => {
+  let now = 0
+  const health = new UpstreamHealth({ failureThreshold: 1, openMs: 10 }, () => now)
+  health.record('o', 'm', failure(503))
+  now = 20
+  expect(health.admit('o', 'm')).toEqual({ ok: true, probe: true })
+  expect(health.admit('o', 'm')).toMatchObject({ ok: false, class: 'provider', retryAfterMs: 1000 })
+})
+
 test('a key that met a 401/403 sits out KEY_OUT_MS, or until its record changes; other keys are not affected', () => {
   let now = 1_000
   const health = new UpstreamHealth({}, () => now)
