@@ -122,6 +122,12 @@ export function loadConfig(env: Env, opts: { secretOptional?: boolean } = {}): C
     problems.push(`${SETTINGS.secret.env} must be set with ${SETTINGS.databaseUrl.env}: every instance must seal and open provider keys with the same secret`)
   if (setText(env, SETTINGS.adminHost) !== undefined && setText(env, SETTINGS.adminPort) === undefined)
     problems.push(`${SETTINGS.adminHost.env} needs ${SETTINGS.adminPort.env} (the admin listener is separate only when it has a port)`)
+  if (adminPort !== undefined && adminPort !== 0 && adminPort === s.port)
+    problems.push(`${SETTINGS.adminPort.env} (${adminPort}) must differ from ${SETTINGS.port.env}: the admin listener is a second one`)
+  const sso = [SETTINGS.uiOidcIssuer, SETTINGS.uiOidcClientId, SETTINGS.uiOidcClientSecret]
+  const ssoSet = sso.filter((x) => setText(env, x) !== undefined)
+  if (ssoSet.length && ssoSet.length < sso.length)
+    problems.push(`dashboard single sign-on needs ${sso.map((x) => x.env).join(', ')} together; missing: ${sso.filter((x) => !ssoSet.includes(x)).map((x) => x.env).join(', ')}`)
   if (s.maxInflightBodyBytes < s.maxBodyBytes)
     problems.push(`${SETTINGS.maxInflightBodyBytes.env} (${s.maxInflightBodyBytes}) must be at least ${SETTINGS.maxBodyBytes.env} (${s.maxBodyBytes}), or no body of the largest size is ever taken`)
 

@@ -3,6 +3,7 @@
 import { dirname, join } from 'node:path'
 import { MIN_SECRET_CHARS } from './crypto/secret-box'
 import { trustedProxyProblem } from './http/client-address'
+import { corsOriginProblem } from './http/cors'
 import { BUN_DEFAULT_UPSTREAM_POOL, upstreamPoolSize } from './policy/stream-slots'
 import { type Preset, PRESETS, type PresetName } from './providers/openai-compatible'
 import { bool, httpUrl, int, type Kind, list, num, oneOf, readAs, secret, text } from './setting-kinds'
@@ -199,7 +200,7 @@ export const SETTINGS = {
   corsOrigins: setting({
     env: 'GW_CORS_ORIGINS',
     flag: true,
-    kind: list('comma-separated origins, * for any', { normalise: (o) => o.replace(/\/+$/, '') }),
+    kind: list('comma-separated origins, * for any', { normalise: (o) => o.replace(/\/+$/, '').toLowerCase(), check: corsOriginProblem }),
     default: [],
     help: 'origins browsers may call gw from (preflights answered, x-gw-* headers exposed)',
   }),
@@ -241,7 +242,7 @@ export const SETTINGS = {
   }),
   trustedProxies: setting({
     env: 'GW_TRUSTED_PROXIES',
-    flag: false,
+    flag: true,
     kind: list('comma-separated IPs or CIDR ranges', { check: trustedProxyProblem }),
     default: [],
     help: "reverse proxies whose X-Forwarded-For names the client (else the socket's peer is the client)",

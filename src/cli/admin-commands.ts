@@ -471,7 +471,7 @@ function list(a: Args, name: string): string[] | undefined {
   return flag(a, name)?.split(',').map((x) => x.trim()).filter(Boolean)
 }
 
-/** Where the dashboard is, for the links the CLI prints (GW_HOST and GW_PORT). */
+/** Where the dashboard is, for the links the CLI prints: GW_PUBLIC_URL, else the admin listener when it has its own port, else GW_HOST and GW_PORT. */
 let dashboardOrigin = 'http://127.0.0.1:8787'
 
 /** A first-sign-in link: opened once within 24 hours, it signs the user in to set a password. */
@@ -662,8 +662,9 @@ export async function runAdminCommand(config: Config, words: string[], configFla
     await storeReachable(store)
     await ensureDefaultOrg(store)
     const admin = new AdminService(store, (orgId) => notices && changed.push(notices.publish({ kind: 'org', orgId })))
-    const host = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host.includes(':') ? `[${config.host}]` : config.host
-    dashboardOrigin = `http://${host}:${config.port || 8787}`
+    const listener = config.adminListener ?? { host: config.host, port: config.port }
+    const host = listener.host === '0.0.0.0' || listener.host === '::' ? 'localhost' : listener.host.includes(':') ? `[${listener.host}]` : listener.host
+    dashboardOrigin = config.publicUrl ?? `http://${host}:${listener.port || 8787}`
     // Every change the command makes is recorded in the audit log as made by the CLI.
     const out = await asActor({ kind: 'cli' }, () => command(admin, rest))
     await Promise.all(changed)

@@ -22,6 +22,19 @@ const METHODS = 'GET, POST, PUT, DELETE, OPTIONS'
 const REQUEST_HEADERS =
   'authorization, content-type, x-api-key, anthropic-version, anthropic-beta, x-gw-end-user-id, x-gw-error-format, x-gw-fallback-chain, x-gw-metadata, x-gw-prompt-id, x-gw-cache, x-gw-cache-ttl, mcp-session-id, mcp-protocol-version, last-event-id'
 
+/** Why a GW_CORS_ORIGINS entry can never match a browser's Origin header (`*`, or `scheme://host[:port]`), or undefined. */
+export function corsOriginProblem(entry: string): string | undefined {
+  if (entry === '*') return undefined
+  let origin: string | undefined
+  try {
+    const url = new URL(entry)
+    if (url.protocol === 'http:' || url.protocol === 'https:') origin = url.origin
+  } catch {}
+  return origin === entry
+    ? undefined
+    : `GW_CORS_ORIGINS entries must be origins as browsers send them (https://app.example.com, with a port when not the scheme's own) or *, got "${entry.slice(0, 64)}"`
+}
+
 export class Cors {
   private readonly any: boolean
   private readonly origins: ReadonlySet<string>

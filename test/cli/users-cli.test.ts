@@ -13,8 +13,12 @@ const main = join(import.meta.dir, '../../src/main.ts')
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
 
 function gw(stdin: string | undefined, ...args: string[]) {
+  return gwWith({}, stdin, ...args)
+}
+
+function gwWith(env: Record<string, string>, stdin: string | undefined, ...args: string[]) {
   const p = Bun.spawnSync([process.execPath, main, ...args], {
-    env: { PATH: process.env.PATH ?? '', GW_DB: join(dir, 'gw.db'), GW_PORT: '9999' },
+    env: { PATH: process.env.PATH ?? '', GW_DB: join(dir, 'gw.db'), GW_PORT: '9999', ...env },
     stdout: 'pipe',
     stderr: 'pipe',
     ...(stdin === undefined ? {} : { stdin: Buffer.from(stdin) }),
@@ -28,6 +32,10 @@ test('users: create (with a first-sign-in link), list, set-role, set-password fr
   expect(made.code).toBe(0)
   expect(made.json()).toMatchObject({ email: 'ada@example.com', role: 'admin', orgs: ['default'], hasPassword: false })
   expect(made.json().signInLink).toMatch(/^http:\/\/127\.0\.0\.1:9999\/ui\/#first-sign-in=[\w-]{32}$/)
+  // The link is where the dashboard is: GW_PUBLIC_URL, else the admin listener when it has its own port.
+  const link = (env: Record<string, string>) => gwWith(env, undefined, 'user', 'link', 'ada@example.com', '--json').json().signInLink as string
+  expect(link({ GW_PUBLIC_URL: 'https://gw.example.com' })).toStartWith('https://gw.example.com/ui/#first-sign-in=')
+  expect(link({ GW_ADMIN_PORT: '9998', GW_ADMIN_TOKEN: 'an-admin-token-of-enough-length-0123456789' })).toStartWith('http://127.0.0.1:9998/ui/#first-sign-in=')
   expect(gw(undefined, 'user', 'create', '--email', 'ada@example.com', '--role', 'viewer').err).toContain('already exists')
   expect(gw(undefined, 'user', 'create', '--email', 'x@example.com', '--role', 'root').err).toContain('role')
 
@@ -51,7 +59,7 @@ test('users: create (with a first-sign-in link), list, set-role, set-password fr
   expect(gw(undefined, 'user', 'show', 'ada@example.com', '--json').json().tokens).toEqual([])
 
   const audit = gw(undefined, 'audit', '--action', 'user.', '--json').json() as { data: { action: string; actor: { kind: string } }[] }
-  expect(audit.data.map((e) => e.action)).toEqual(['user.token.delete', 'user.token.create', 'user.password.set', 'user.update', 'user.sign-in-link.create', 'user.create'])
+  expect(audit.data.map((e) => e.action)).toEqual(['user.token.delete', 'user.token.create', 'user.password.set', 'user.update', ...Array(3).fill('user.sign-in-link.create'), 'user.create'])
   expect(audit.data.every((e) => e.actor.kind === 'cli')).toBe(true)
   expect(JSON.stringify(audit)).not.toContain(token.json().token)
   expect(JSON.stringify(audit)).not.toContain('a long enough password')
