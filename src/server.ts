@@ -6,7 +6,7 @@ import { bootstrap, createFirstKey, DEFAULT_ORG, firstKeyNotice } from './admin/
 import { OidcVerifier } from './auth/oidc'
 import { createApp } from './app'
 import { loadCatalog, readCatalogFile } from './catalog/catalog'
-import { type Config, DEFAULT_PROMPTS_DIR } from './config'
+import { type Config, ConfigError, DEFAULT_PROMPTS_DIR } from './config'
 import { resolveSecret, SecretBox } from './crypto/secret-box'
 import type { Deps } from './pipeline/context'
 import { AccessLog } from './observability/access-log'
@@ -235,6 +235,12 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
     inFlight: new Set(),
   }
   const setUp = async () => {
+    // Stored keys that this GW_SECRET cannot open would fail every request of their orgs: the start stops here instead.
+    await store.orgs.openOneKey().catch((err: unknown) => {
+      throw new ConfigError(
+        `GW_SECRET does not open the provider keys stored in the database (${err instanceof Error ? err.message : err}): start gw with the secret they were sealed with (GW_SECRET, or the gw.secret file beside a SQLite database)`,
+      )
+    })
     await bootstrap(store, config, admin.audit)
     await applyConfigFile(store, configured, admin.audit)
     const order = (p: string) => (PROVIDER_IDS as readonly string[]).indexOf(p) >>> 0

@@ -22,6 +22,8 @@ export interface OrgStore {
   getProviders(orgId: string): Promise<ProviderRecord[]>
   /** Returns false when the org has no such key. */
   deleteProviderKey(orgId: string, provider: string, name: string): Promise<boolean>
+  /** Opens one stored provider key, when there is any: throws when GW_SECRET is not the one the keys were sealed with. */
+  openOneKey(): Promise<void>
 }
 
 export interface RouteStore {

@@ -95,6 +95,25 @@ test('a first start that cannot listen loses no key: the next start that listens
   expect(again.output()).not.toContain('gw_sk_')
 })
 
+test('a GW_SECRET that does not open the stored provider keys stops the start in one line naming it (exit 1), never showing a secret', async () => {
+  const db = join(root, 'secret', 'gw.db')
+  const first = 'the-first-secret-of-enough-length-0123456789'
+  const gw = await spawnGw({ GW_DB: db, GW_SECRET: first, OPENAI_API_KEY: 'sk-stored-key-0123456789' })
+  started.push(gw)
+  gw.proc.kill('SIGTERM')
+  await gw.proc.exited
+  const other = 'another-secret-of-enough-length-9876543210'
+  const { code, stdout, stderr } = await failedStart(['--port', '0'], { GW_DB: db, GW_SECRET: other })
+  expect(code).toBe(1)
+  expect(stderr).toContain('GW_SECRET does not open the provider keys stored in the database')
+  expect(stdout).not.toContain('listening')
+  for (const secret of [first, other, 'sk-stored-key-0123456789']) expect(stderr + stdout).not.toContain(secret)
+  // With the right secret it starts as before.
+  const again = await spawnGw({ GW_DB: db, GW_SECRET: first })
+  started.push(again)
+  expect((await fetch(`${again.url}/health`)).status).toBe(200)
+})
+
 test('a host gw cannot listen on is named in one line (exit 1), not EINVAL', async () => {
   const r = await failedStart(['--port', '0'], { GW_DB: join(root, 'bad-host', 'gw.db'), GW_HOST: 'localhostt' })
   expect(r.code).toBe(1)

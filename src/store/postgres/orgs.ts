@@ -58,4 +58,9 @@ export class PgOrgStore implements OrgStore {
     const rows = await q<ProviderRow[]>(this.sql`SELECT * FROM provider_keys WHERE org_id = ${orgId} ORDER BY provider, name`)
     return rows.map((r) => toProvider(this.box, r))
   }
+
+  async openOneKey(): Promise<void> {
+    const [row] = await q<ProviderRow[]>(this.sql`SELECT * FROM provider_keys LIMIT 1`)
+    if (row) toProvider(this.box, row)
+  }
 }

@@ -27,6 +27,7 @@ export class SqliteOrgStore implements OrgStore {
          RETURNING *`,
       ),
       providers: db.query<ProviderRow, [string]>('SELECT * FROM provider_keys WHERE org_id = ?1 ORDER BY provider, name'),
+      anyKey: db.query<ProviderRow, []>('SELECT * FROM provider_keys LIMIT 1'),
       deleteKey: db.query<null, [string, string, string]>('DELETE FROM provider_keys WHERE org_id = ?1 AND provider = ?2 AND name = ?3'),
     }
   }
@@ -72,5 +73,10 @@ export class SqliteOrgStore implements OrgStore {
 
   async deleteProviderKey(orgId: string, provider: string, name: string): Promise<boolean> {
     return this.q.deleteKey.run(orgId, provider, name).changes > 0
+  }
+
+  async openOneKey(): Promise<void> {
+    const row = this.q.anyKey.get()
+    if (row) toProvider(this.box, row)
   }
 }
