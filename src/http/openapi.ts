@@ -172,6 +172,8 @@ function operationObject(op: ApiOperation, params: string[], components: Compone
       ...(content ? { content } : {}),
     },
   }
+  if (op.alsoAnswers && content)
+    responses[op.alsoAnswers.status] = { description: op.alsoAnswers.description, headers: { [REQUEST_ID_HEADER]: REQUEST_ID_HEADER_DOC }, content }
   for (const s of errorStatuses(op, params.length > 0))
     responses[s] = {
       description: ERROR_STATUS[s],

@@ -25,6 +25,8 @@ export interface ApiOperation {
   answer?: TSchema
   /** The success status when not 200 (201 for creations, 204 for deletions). */
   status?: number
+  /** Another status answered with the answer's schema, and why (the health checks' 503 when down). */
+  alsoAnswers?: { status: number; description: string }
   /** Answers as a stream of server-sent events when the body asks for it. */
   streams?: boolean
   errorStyle: ErrorStyle

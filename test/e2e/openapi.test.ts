@@ -95,6 +95,11 @@ test('security follows who may call: the admin token on /admin and /metrics, the
   expect(operationOf('/v1/models', 'get').security).toEqual([{ GwKey: [] }, { GwSigned: [] }, { Bearer: [] }, { ApiKeyHeader: [] }])
   for (const [path, method] of [['/health', 'get'], ['/health/ready', 'get'], ['/openapi.json', 'get'], ['/docs', 'get']] as const)
     expect(operationOf(path, method).security).toBeUndefined()
+  // /health and /health/ready answer 503 with the same body when down; the process answering is always 200.
+  for (const path of ['/health', '/health/ready'])
+    expect(Object.keys(operationOf(path, 'get').responses)).toEqual(['200', '503'])
+  expect(operationOf('/health/ready', 'get').responses['503'].content).toEqual(operationOf('/health/ready', 'get').responses['200'].content)
+  expect(Object.keys(operationOf('/health/live', 'get').responses)).toEqual(['200'])
   // The error answers are gw's shape or OpenAI's (PRODUCT §4); a deletion answers 204 without a body.
   expect(operationOf('/v1/logs', 'get').responses['401'].content['application/json'].schema).toEqual({
     oneOf: [{ $ref: '#/components/schemas/GwError' }, { $ref: '#/components/schemas/OpenAiError' }],

@@ -40,11 +40,13 @@ function json(body: unknown, status: number, requestId: string): Response {
   })
 }
 
+const DOWN = { status: 503, description: 'Down (not ready): the same body, `ok: false`' }
+
 /** /health and its two probes: no credential, 503 with the same body when down. */
 export const HEALTH_OPERATIONS = ownOperations('public', [
-  { id: 'health', method: 'GET', path: '/health', summary: 'Each check (store, Redis, log writer) and the overall status', answer: HealthAnswer },
+  { id: 'health', method: 'GET', path: '/health', summary: 'Each check (store, Redis, log writer) and the overall status', answer: HealthAnswer, alsoAnswers: DOWN },
   { id: 'healthLive', method: 'GET', path: '/health/live', summary: 'Liveness: the process answers', answer: HealthAnswer },
-  { id: 'healthReady', method: 'GET', path: '/health/ready', summary: 'Readiness: the store answers and is migrated', answer: HealthAnswer },
+  { id: 'healthReady', method: 'GET', path: '/health/ready', summary: 'Readiness: the store answers and is migrated', answer: HealthAnswer, alsoAnswers: DOWN },
 ])
 
 export const healthRoutes = (deps: Deps) =>
