@@ -18,15 +18,21 @@ export interface UpstreamOptions {
 }
 
 /**
- * Connects (initialize) to `server`. Redirects are never followed, so its headers and secrets never
- * reach another host (PRODUCT §4).
+ * Connects (initialize) to `server`. Its headers and secret go on the requests to its own origin only,
+ * not to an OAuth authorization server the SDK talks to on the way; redirects are never followed, so
+ * they never reach another host (PRODUCT §4).
  */
 export async function connectUpstream(server: McpServerRecord, opts: UpstreamOptions): Promise<Client> {
-  const headers: Record<string, string> = { ...server.headers }
-  if (server.auth.kind === 'bearer') headers.authorization = `Bearer ${server.auth.token}`
+  const own: Record<string, string> = { ...server.headers }
+  if (server.auth.kind === 'bearer') own.authorization = `Bearer ${server.auth.token}`
+  const origin = new URL(server.url).origin
   const transport = new StreamableHTTPClientTransport(new URL(server.url), {
-    requestInit: { headers },
-    fetch: (url, init) => opts.fetch(url, { ...init, redirect: 'manual' }),
+    fetch: (url, init) => {
+      if (new URL(url).origin !== origin) return opts.fetch(url, { ...init, redirect: 'manual' })
+      const headers = new Headers(init?.headers)
+      for (const [k, v] of Object.entries(own)) if (!headers.has(k)) headers.set(k, v)
+      return opts.fetch(url, { ...init, headers, redirect: 'manual' })
+    },
     ...(opts.oauth ? { authProvider: opts.oauth } : {}),
   })
   const client = new Client(GW_CLIENT_INFO, { capabilities: {} })

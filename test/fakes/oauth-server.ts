@@ -13,6 +13,8 @@ export interface FakeAuthServer {
   url: string
   /** Every registration, token grant and authorisation, in order. */
   log: { kind: 'register' | 'authorize' | 'authorization_code' | 'refresh_token' | 'refused'; detail: string }[]
+  /** The header names of every request it got, in order. */
+  headerNames: string[][]
   /** Access tokens issued, by value. */
   tokens: Map<string, IssuedToken>
   /** The user an access token stands for while it is valid; undefined when unknown or expired. */
@@ -41,6 +43,7 @@ export function startAuthServer(opts: { registration?: boolean; clients?: Record
   const fake: FakeAuthServer = {
     url: '',
     log,
+    headerNames: [],
     tokens,
     accessTtlSeconds: 3600,
     verify(token) {
@@ -65,6 +68,7 @@ export function startAuthServer(opts: { registration?: boolean; clients?: Record
     hostname: '127.0.0.1',
     port: 0,
     async fetch(req) {
+      fake.headerNames.push([...req.headers.keys()])
       const url = new URL(req.url)
       const base = url.origin
       if (url.pathname === '/.well-known/oauth-authorization-server')

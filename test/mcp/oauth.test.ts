@@ -194,6 +194,22 @@ describe('per-user OAuth', () => {
     }
   })
 
+  test("the server's own headers go to it, never to its authorization server", async () => {
+    expect((await gw.admin('PUT', '/orgs/default/mcp-servers/crm-tenant', { url: crm.url, headers: { 'x-tenant-key': 'TENANT-SECRET-42' }, auth: { kind: 'oauth' } })).status).toBe(200)
+    const before = as.headerNames.length
+    const c = await asUser('tess')
+    try {
+      const err = await c.callTool({ name: 'crm-tenant__whoami', arguments: {} }).catch((e: unknown) => e as McpError)
+      expect((err as McpError).code).toBe(-32042)
+      const seen = as.headerNames.slice(before)
+      expect(seen.length).toBeGreaterThan(0) // discovery and registration reached it
+      for (const names of seen) expect(names).not.toContain('x-tenant-key')
+    } finally {
+      await c.close()
+      await gw.admin('DELETE', '/orgs/default/mcp-servers/crm-tenant')
+    }
+  })
+
   test("the end user is the signed token's claim before x-gw-end-user-id; with neither, the call says what to send", async () => {
     await gw.admin('POST', '/orgs/default/signing-secrets', { kid: 'k1', secret: 'a-signing-secret-of-at-least-32-characters' })
     const token = await new AdminService(gw.gw.deps.store).signToken('default', { sub: 'svc', ttl: 600, endUserId: 'erin' })
