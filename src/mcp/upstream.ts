@@ -17,6 +17,35 @@ export interface UpstreamOptions {
   oauth?: OAuthClientProvider
 }
 
+/** How long a refresh's answer is shared with calls that refresh the same grant a little later. */
+const REFRESH_SHARED_MS = 10_000
+type Answer = { status: number; headers: [string, string][]; body: string }
+/** Refreshes under way or just done, by token endpoint and refresh token. */
+const refreshes = new Map<string, Promise<Answer>>()
+
+/**
+ * A token request refreshing a grant another call refreshes at the same time gets that call's answer:
+ * authorization servers rotate refresh tokens (OAuth 2.1), so a second refresh with the same one is
+ * refused, and the user would be asked to authorise again. Undefined for any other request.
+ */
+function sharedRefresh(fetchFn: typeof fetch, url: string | URL | Request, init: RequestInit | undefined): Promise<Response> | undefined {
+  const params = init?.body instanceof URLSearchParams ? init.body : undefined
+  const token = params?.get('grant_type') === 'refresh_token' ? params.get('refresh_token') : null
+  if (!token) return undefined
+  const key = `${String(url)} ${token}`
+  let answer = refreshes.get(key)
+  if (!answer) {
+    const made = fetchFn(url, init).then(async (res): Promise<Answer> => ({ status: res.status, headers: [...res.headers], body: await res.text() }))
+    refreshes.set(key, made)
+    made.then(
+      () => setTimeout(() => refreshes.delete(key), REFRESH_SHARED_MS).unref(),
+      () => refreshes.delete(key),
+    )
+    answer = made
+  }
+  return answer.then((a) => new Response(a.body, { status: a.status, headers: a.headers }))
+}
+
 /**
  * Connects (initialize) to `server`. Its headers and secret go on the requests to its own origin only,
  * not to an OAuth authorization server the SDK talks to on the way; redirects are never followed, so
@@ -28,10 +57,13 @@ export async function connectUpstream(server: McpServerRecord, opts: UpstreamOpt
   const origin = new URL(server.url).origin
   const transport = new StreamableHTTPClientTransport(new URL(server.url), {
     fetch: (url, init) => {
-      if (new URL(url).origin !== origin) return opts.fetch(url, { ...init, redirect: 'manual' })
-      const headers = new Headers(init?.headers)
-      for (const [k, v] of Object.entries(own)) if (!headers.has(k)) headers.set(k, v)
-      return opts.fetch(url, { ...init, headers, redirect: 'manual' })
+      let outbound: RequestInit = { ...init, redirect: 'manual' }
+      if (new URL(url).origin === origin) {
+        const headers = new Headers(init?.headers)
+        for (const [k, v] of Object.entries(own)) if (!headers.has(k)) headers.set(k, v)
+        outbound = { ...outbound, headers }
+      }
+      return sharedRefresh(opts.fetch, url, outbound) ?? opts.fetch(url, outbound)
     },
     ...(opts.oauth ? { authProvider: opts.oauth } : {}),
   })

@@ -121,6 +121,8 @@ export function startAuthServer(opts: { registration?: boolean; clients?: Record
         if (grant === 'refresh_token') {
           const r = refresh.get(form.get('refresh_token') ?? '')
           if (!r || r.clientId !== form.get('client_id')) return refuse('invalid_grant')
+          // Rotated: a public client's refresh token works once (OAuth 2.1 §4.3.1).
+          refresh.delete(form.get('refresh_token') ?? '')
           log.push({ kind: 'refresh_token', detail: r.user })
           return issue(r.user, r.clientId)
         }

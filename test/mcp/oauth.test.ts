@@ -142,6 +142,19 @@ describe('per-user OAuth', () => {
       const second = crm.requests.filter((r) => r.rpc === 'tools/call').at(-1)?.headers.authorization
       expect(second).toMatch(/^Bearer at-carol-/)
       expect(second).not.toBe(first)
+      // Calls that find the token expired at once refresh at once; the server rotates refresh tokens, so all
+      // but one are refused: those calls still go through, and the grant is kept (the user is not asked again).
+      await Bun.sleep(1100)
+      expect(await Promise.all([whoami(c), whoami(c), whoami(c)])).toEqual(['carol', 'carol', 'carol'])
+      const other = await asUser('carol')
+      try {
+        expect(await Promise.all([whoami(other), whoami(c)])).toEqual(['carol', 'carol'])
+        await Bun.sleep(1100)
+        expect(await Promise.all([whoami(other), whoami(c)])).toEqual(['carol', 'carol'])
+      } finally {
+        await other.close()
+      }
+      expect(await whoami(c)).toBe('carol')
       // A grant the authorization server no longer honours: the user is asked again.
       as.revokeRefreshTokens()
       await Bun.sleep(1100)
