@@ -318,6 +318,15 @@ export class UpstreamAttempt {
     return this.translator?.reader
   }
 
+  /**
+   * Nobody reads the stream for a while (a refusal kept as the answer while the chain tries others): no
+   * stall is counted until the next read, which sets the deadline again.
+   */
+  pause(): void {
+    clearTimeout(this.timer)
+    this.timer = undefined
+  }
+
   /** Ends the attempt: timers, listener, the upstream connection and the health record. Safe to call twice. */
   close(): void {
     if (this.closed) return

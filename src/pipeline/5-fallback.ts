@@ -144,6 +144,7 @@ export async function dispatch(
     if (!r.answer.refusal) return done
     // A refusal is an answer: it is returned unless a chain entry that names refusal_detected does better.
     refused = done
+    if (done.answer.kind === 'stream') done.answer.attempt.pause()
     kind = 'refusal_detected'
   }
   if (refused) return refused

@@ -200,6 +200,26 @@ describe('refusals', () => {
     expect(await res.text()).toContain('fake-mistral')
   })
 
+  test('a streamed refusal kept while a slow fallback is tried is not cut by its own stall limit: the refusal is the answer, whole', async () => {
+    await gw.admin('PUT', '/orgs/default/policy', { upstreamTimeoutMs: 1000 })
+    try {
+      openai.enqueue({ kind: 'reply', finish: 'refusal', chunkDelayMs: 100 })
+      mistral.enqueue({ kind: 'stall-headers' })
+      const res = await gw.chat({ model: 'openai/gpt-4o', messages: hello, stream: true, fallback_chain: [{ model: MISTRAL, triggers: ['refusal_detected'] }] })
+      expect(res.status).toBe(200)
+      const text = await res.text()
+      expect(text).not.toContain('"error":true')
+      expect(text).toContain('"refusal":" request."')
+      expect(text).toContain('"finish_reason":"stop"')
+      expect(text.trimEnd().endsWith('data: [DONE]')).toBe(true)
+      const log = await gw.log(res.headers.get('x-gw-request-id') as string)
+      expect(log).toMatchObject({ status: 200, incomplete: false, refusal: true })
+      expect((log.attempts as any[]).map((a) => a.outcome)).toEqual(['refusal_detected', 'timeout'])
+    } finally {
+      await gw.admin('PUT', '/orgs/default/policy', {})
+    }
+  })
+
   test('when the fallback fails too, the refusal is still the answer', async () => {
     openai.enqueue({ kind: 'reply', finish: 'refusal' })
     mistral.enqueue({ kind: 'error', status: 500, errorType: 'server' })
