@@ -21,6 +21,7 @@ import { RecentLatency } from './pipeline/route-choice'
 import { MemoryBudgetLedger } from './policy/budget-ledger'
 import { MemoryRateLimiter } from './policy/rate-limiter'
 import { ChangeNotices } from './shared/change-notices'
+import { SharedHealth } from './shared/shared-health'
 import { RedisBudgetLedger } from './shared/redis-budget-ledger'
 import { RedisLink } from './shared/redis-link'
 import { RedisRateLimiter } from './shared/redis-rate-limiter'
@@ -65,7 +66,7 @@ export function openStore(config: Config): Store {
 }
 
 /** Connects to Redis (GW_REDIS_URL); gw starts without it (degraded, or 503 for limited requests when required). */
-async function connectShared(config: Config): Promise<{ link: RedisLink; notices: ChangeNotices }> {
+async function connectShared(config: Config): Promise<{ link: RedisLink; notices: ChangeNotices; health: SharedHealth }> {
   const link = new RedisLink(config.redisUrl as string, {
     onDown: (why) =>
       console.error(
@@ -74,7 +75,8 @@ async function connectShared(config: Config): Promise<{ link: RedisLink; notices
     onUp: () => console.log('gw: Redis reachable again; shared counters and change notices resume'),
   })
   await link.connect()
-  return { link, notices: new ChangeNotices(link, config.redisPrefix) }
+  const notices = new ChangeNotices(link, config.redisPrefix)
+  return { link, notices, health: new SharedHealth(link, notices, config.redisPrefix) }
 }
 
 /**
@@ -175,7 +177,7 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
   const catalog = loadCatalog(config.catalogPath ? readCatalogFile(config.catalogPath) : undefined)
   const orgs = new OrgDirectory(store)
   const shared = config.redisUrl ? await connectShared(config) : undefined
-  const health = new UpstreamHealth({ ...opts.health, ...(shared ? { onShared: (event) => shared.notices.publish({ kind: 'health', event }) } : {}) })
+  const health = new UpstreamHealth({ ...opts.health, ...(shared ? { onShared: (event) => shared.health.share(event) } : {}) })
   const admin = new AdminService(store, (org) => {
     orgs.invalidate(org)
     shared?.notices.publish({ kind: 'org', orgId: org })
@@ -185,6 +187,8 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
     health: (e) => health.applyShared(e),
     missed: () => orgs.invalidateAll(),
   })
+  // What the other instances saw before this one listened (cool-downs, benched keys, open breakers).
+  if (shared) for (const e of await shared.health.recall()) health.applyShared(e)
   const logs = openLogPath(config, store, {
     bodyMaxBytes: config.logBodyMaxBytes,
     onError: (err, attempt) =>

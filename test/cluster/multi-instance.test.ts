@@ -15,6 +15,7 @@ describe.skipIf(!up)('three instances', () => {
   let schema: Awaited<ReturnType<typeof freshSchema>>
   let openai: FakeUpstream
   let gws: GwProcess[] = []
+  let env: Record<string, string> = {}
 
   const call = (gw: GwProcess, path: string, init: RequestInit & { key?: string } = {}) =>
     fetch(`${gw.url}${path}`, {
@@ -43,7 +44,7 @@ describe.skipIf(!up)('three instances', () => {
   beforeAll(async () => {
     schema = await freshSchema()
     openai = await startFake('openai')
-    const env = {
+    env = {
       GW_DATABASE_URL: schema.url,
       GW_REDIS_URL: TEST_REDIS_URL,
       GW_REDIS_PREFIX: `gwtest:${schema.schema}:`,
@@ -223,6 +224,20 @@ describe.skipIf(!up)('three instances', () => {
       for (const message of sitOut) expect(message).toMatch(/sits out after an upstream 401|cooling down after an upstream 429/)
       // At most the requests sent before the notice arrived reached the upstream; the last ones did not.
       expect(openai.requests.length - before).toBeLessThan(10)
+    }
+    // An instance started afterwards holds both at once, from what Redis kept: nothing reaches the upstream.
+    const late = await spawnGw(env)
+    try {
+      const before = openai.requests.length
+      for (const model of ['openai/gpt-4.1', 'openai/gpt-4o-mini']) {
+        const res = await chat(late, k.key, { model })
+        expect(res.status).toBe(502)
+        expect(((await res.json()) as { message: string }).message).toMatch(/sits out after an upstream 401|cooling down after an upstream 429/)
+      }
+      expect(openai.requests.length).toBe(before)
+    } finally {
+      late.proc.kill('SIGTERM')
+      await late.proc.exited
     }
   })
 
