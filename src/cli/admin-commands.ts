@@ -2,6 +2,7 @@
 
 import { readFileSync } from 'node:fs'
 import { AdminService } from '../admin/admin-service'
+import { type Access, actorOf, authorize, type Principal } from '../admin/access'
 import { asActor } from '../admin/audit'
 import { DEFAULT_ORG, ensureDefaultOrg } from '../admin/bootstrap'
 import { type Config, PROVIDER_KEY_VARIABLES } from '../config'
@@ -625,6 +626,58 @@ function takeJsonSwitch(command: string, argv: string[]): { asJson: boolean; res
 export class UsageError extends Error {}
 
 /**
+ * What each command needs of a user acting through GW_TOKEN (PRODUCT §18), as the admin API's
+ * operations do (src/admin/access.ts); a command not named here changes an org (`change`). Listings
+ * across orgs (`org list`, `audit`) are an owner's here: the admin API and the dashboard show a user
+ * its own orgs' part.
+ */
+const ACCESS: Record<string, Access> = {
+  'org show': 'read',
+  'budget list': 'read',
+  'key list': 'read',
+  'secret list': 'read',
+  'prompt list': 'read',
+  'prompt show': 'read',
+  'route list': 'read',
+  'mcp list': 'read',
+  'mcp users': 'read',
+  'logs list': 'read',
+  'logs show': 'read',
+  usage: 'read',
+  'org create': 'owner',
+  'org list': 'owner',
+  'user create': 'owner',
+  'user list': 'owner',
+  'user set-role': 'owner',
+  'user remove': 'owner',
+  'user link': 'owner',
+  audit: 'owner',
+  'logs prune': 'owner',
+  'user show': 'self',
+  'user token': 'self',
+  'user set-password': 'self',
+  'user revoke-token': 'self',
+}
+
+/** Who runs the command: the user of the personal admin token in GW_TOKEN, or (unset) the operator at the database, an owner. */
+async function cliPrincipal(admin: AdminService): Promise<Principal | undefined> {
+  const token = process.env.GW_TOKEN?.trim()
+  if (!token) return undefined
+  const user = await admin.users.userOfToken(token)
+  if (!user) throw new Error('GW_TOKEN is not a valid personal admin token (revoked, or its user was removed)')
+  return { kind: 'user', user }
+}
+
+/** Throws 403 `forbidden` unless the principal may run the command, on the org (--org) or user it names. */
+async function authorizeCommand(principal: Principal, admin: AdminService, name: string, argv: string[]): Promise<void> {
+  const access = ACCESS[name] ?? 'change'
+  const a = parseArgs(argv)
+  const params: Record<string, string> =
+    access === 'self' ? { id: (await admin.users.findUser(positional(a, 'which user? (an id or an email)'))).id } : access === 'owner' ? {} : { org: orgOf(a) }
+  authorize(principal, access, params)
+}
+
+/**
  * Runs `gw <noun> <verb> …`; returns false when the words name no admin noun. An unknown verb or
  * flag is a UsageError naming it.
  */
@@ -665,8 +718,10 @@ export async function runAdminCommand(config: Config, words: string[], configFla
     const listener = config.adminListener ?? { host: config.host, port: config.port }
     const host = listener.host === '0.0.0.0' || listener.host === '::' ? 'localhost' : listener.host.includes(':') ? `[${listener.host}]` : listener.host
     dashboardOrigin = config.publicUrl ?? `http://${host}:${listener.port || 8787}`
-    // Every change the command makes is recorded in the audit log as made by the CLI.
-    const out = await asActor({ kind: 'cli' }, () => command(admin, rest))
+    // Every change the command makes is recorded in the audit log as made by the CLI, or by the user of GW_TOKEN.
+    const principal = await cliPrincipal(admin)
+    if (principal) await authorizeCommand(principal, admin, name, rest)
+    const out = await asActor(principal ? actorOf(principal) : { kind: 'cli' }, () => command(admin, rest))
     await Promise.all(changed)
     console.log(asJson ? JSON.stringify(out, null, 2) : (TABLES[name]?.(out as never, rest) ?? formatOutput(out)))
   } catch (err) {

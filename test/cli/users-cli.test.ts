@@ -79,3 +79,35 @@ test('keys: --expires, --endpoints and --models on create; rotate with --grace',
   expect(after.find((k) => k.id === rotated.id)).toMatchObject({ name: 'ci', expiresAt: '2099-01-01T00:00:00.000Z', scopes: { models: ['openai/*', 'anthropic/*'] } })
   expect(after.find((k) => k.id === made.id)).toMatchObject({ expiresAt: rotated.oldKeyExpiresAt })
 })
+
+test("GW_TOKEN: the CLI acts as the personal admin token's user, with its role and orgs, and the audit log names that user", () => {
+  expect(gw(undefined, 'org', 'create', '--id', 'other', '--name', 'Other').code).toBe(0)
+  const tokenOf = (email: string, role: string) => {
+    expect(gw(undefined, 'user', 'create', '--email', email, '--role', role, '--orgs', 'default').code).toBe(0)
+    return gw(undefined, 'user', 'token', email, '--json').json().token as string
+  }
+  const viewer = tokenOf('vic@example.com', 'viewer')
+  const admin = tokenOf('adam@example.com', 'admin')
+  const as = (token: string, ...args: string[]) => gwWith({ GW_TOKEN: token }, undefined, ...args)
+
+  // A viewer reads its orgs, changes nothing, reads no other org, and only its own user.
+  expect(as(viewer, 'key', 'list').code).toBe(0)
+  const change = as(viewer, 'key', 'create', '--name', 'x')
+  expect(change.code).toBe(1)
+  expect(change.err).toContain('A viewer changes nothing')
+  expect(as(viewer, 'key', 'list', '--org', 'other').err).toContain('no role in org "other"')
+  expect(as(viewer, 'user', 'list').err).toContain('Only an owner')
+  expect(as(viewer, 'user', 'show', 'vic@example.com').code).toBe(0)
+  expect(as(viewer, 'user', 'show', 'adam@example.com').err).toContain('Only an owner may do this for another user')
+  // An admin changes its orgs, as itself in the audit log.
+  const made = as(admin, 'key', 'create', '--name', 'by-adam', '--json')
+  expect(made.code).toBe(0)
+  expect(as(admin, 'org', 'create', '--id', 'third').err).toContain('Only an owner')
+  const audit = gw(undefined, 'audit', '--action', 'service-key.create', '--json').json() as { data: { actor: { kind: string; email?: string } }[] }
+  expect(audit.data[0]?.actor).toMatchObject({ kind: 'user', email: 'adam@example.com' })
+  // A token that is not one, or revoked: refused before anything runs.
+  const bad = as('gw_at_notatokenatallnotatokenatallnotatokenatall0', 'key', 'list')
+  expect(bad.code).toBe(1)
+  expect(bad.err).toContain('GW_TOKEN is not a valid personal admin token')
+  expect(bad.err).not.toContain('notatoken')
+})
