@@ -6,6 +6,7 @@ import { compatSettings } from '../providers/openai-compatible'
 import type { ProviderId } from '../providers/provider-id'
 import { StoreConflictError } from '../store/errors'
 import type { Store } from '../store/types'
+import { GW_COMMAND } from '../cli/args'
 import { type AdminService, publicProvider } from './admin-service'
 import { AuditLog, asActor } from './audit'
 
@@ -96,7 +97,7 @@ export async function createFirstKey(store: Store, admin: AdminService, config: 
 
 /** What gw prints about the key it generated (once: only its hash is stored). */
 export function firstKeyNotice(key: string, url: string, json: boolean): string {
-  const another = 'another one at any time: gw key create [--name NAME] (on the same database)'
+  const another = `another one at any time: ${GW_COMMAND} key create [--name NAME] (on the same database)`
   if (json)
     return JSON.stringify({ time: new Date().toISOString(), msg: `created a service key for the "default" org; it is shown only now, keep it (${another})`, serviceKey: key })
   return (

@@ -52,3 +52,6 @@ export function secretArg(name: string, value: string, instead: string): string 
   if (!line) throw new Error(`--${name} -: nothing was read from stdin`)
   return line
 }
+
+/** How a user runs gw's commands here: `gw` (the binary), or from a source checkout `npx bun src/main.ts` (no global Bun: README). */
+export const GW_COMMAND = /(^|[/\\])bun(\.exe)?$/.test(process.execPath) ? 'npx bun src/main.ts' : 'gw'

@@ -5,6 +5,7 @@ import { resolve } from 'node:path'
 import { type Config, PROVIDER_KEY_VARIABLES } from '../config'
 import { PROVIDER_IDS } from '../providers/provider-id'
 import { databaseTarget } from '../store/postgres/open'
+import { GW_COMMAND } from '../cli/args'
 
 export interface StartupFacts {
   url: string
@@ -90,7 +91,7 @@ function noProviderHint(url: string, adminApi: boolean): string {
   // The admin API exists only with GW_ADMIN_TOKEN: without it, the CLI is the run-time way.
   const atRunTime = adminApi
     ? `curl -X PUT ${url}/admin/orgs/default/providers/openai -H "Authorization: Bearer $GW_ADMIN_TOKEN" -d '{"apiKey":"sk-…"}'`
-    : 'OPENAI_API_KEY=sk-… gw provider set openai (on the same database)'
+    : `OPENAI_API_KEY=sk-… ${GW_COMMAND} provider set openai (on the same database)`
   return `no provider key is configured yet for the "default" org, so its chat requests will fail. Set one of ${vars} and restart, or add one at run time: ${atRunTime}`
 }
 

@@ -80,10 +80,11 @@ test('a first start that cannot listen loses no key: the next start that listens
   const gw = await spawnGw({ GW_DB: db })
   started.push(gw)
   // The key follows the start-up lines (another write): read until it is there.
-  await until(() => gw.output().includes('gw key create'))
+  await until(() => gw.output().includes('npx bun src/main.ts key create'))
   const key = /gw_sk_\w+/.exec(gw.output())?.[0]
   expect(key).toMatch(/^gw_sk_/)
-  expect(gw.output()).toContain('another one at any time: gw key create')
+  // From the sources, the hint names the command as it is run here (README: no global Bun).
+  expect(gw.output()).toContain('another one at any time: npx bun src/main.ts key create')
   const res = await fetch(`${gw.url}/v1/models`, { headers: { authorization: `GwKey ${key}` } })
   expect(res.status).toBe(200)
   gw.proc.kill('SIGTERM')
@@ -215,7 +216,7 @@ describe.skipIf(!privatePg)('PostgreSQL down at the first start', () => {
       started.push(gw)
       expect(gw.output()).not.toContain('gw_sk_')
       pg.start()
-      await until(() => gw.output().includes('gw key create'), 15_000)
+      await until(() => gw.output().includes('npx bun src/main.ts key create'), 15_000)
       const key = /gw_sk_\w+/.exec(gw.output())?.[0]
       expect(key).toMatch(/^gw_sk_/)
       const res = await fetch(`${gw.url}/v1/models`, { headers: { authorization: `GwKey ${key}` } })

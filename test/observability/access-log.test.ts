@@ -116,7 +116,7 @@ test('GW_LOG_FORMAT=pretty: one short line per request; start-up says plainly wh
   expect(out).toContain('gw: providers: none')
   expect(out).toContain('gw: metrics off until GW_ADMIN_TOKEN is set (or GW_METRICS=public); tracing off; access log pretty')
   // Without GW_ADMIN_TOKEN there is no admin API: the hint names the CLI instead.
-  expect(out).toMatch(/no provider key is configured yet for the "default" org.*OPENAI_API_KEY.*gw provider set openai/)
+  expect(out).toMatch(/no provider key is configured yet for the "default" org.*OPENAI_API_KEY.*npx bun src\/main\.ts provider set openai/)
   const line = out.split('\n').find((l) => l.includes(`req=${id}`)) as string
   expect(line).toMatch(/^\d\d:\d\d:\d\d\.\d{3} 403 \/v1\/chat\/completions openai\/gpt-4o-mini \d+ms model_not_allowed org=default req=/)
   expect(out).not.toContain(PROMPT_TEXT)

@@ -48,6 +48,8 @@ test('dist/gw starts offline on its embedded SQLite, answers, and flushes its lo
   const seen = { text: '' }
   const url = (await waitFor(reader, seen, /listening on (http:\/\/\S+)/))[1] as string
   const key = (await waitFor(reader, seen, /(gw_sk_[A-Za-z0-9]+)/))[1] as string
+  // The binary's hints name its commands as `gw …`.
+  await waitFor(reader, seen, /another one at any time: gw key create/)
 
   const health = await fetch(`${url}/health`)
   expect(health.status).toBe(200)
