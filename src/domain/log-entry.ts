@@ -2,8 +2,11 @@
 
 import type { FailureClass, FailureKind } from '../providers/adapter'
 
-/** How one attempt ended: answered, failed with a failure kind (PRODUCT §4a), or not tried at all. */
-export type FailureOutcome = 'ok' | FailureKind | 'skipped'
+/**
+ * How one attempt ended: answered, failed with a failure kind (PRODUCT §4a), not tried at all, or
+ * `cancelled`: the request ended before the upstream answered (the client left, or gw stopped).
+ */
+export type FailureOutcome = 'ok' | FailureKind | 'skipped' | 'cancelled'
 
 /** Which chain entry answered and the failure kind that made it fire (`x-gw-fallback-*`). */
 export interface Fallback {

@@ -168,8 +168,10 @@ export class UpstreamAttempt {
     try {
       return await this.exchange()
     } catch (err) {
-      if (this.stopped) throw shuttingDown()
-      if (this.ctx.signal.aborted) throw clientGone()
+      if (this.stopped || this.ctx.signal.aborted) {
+        this.record.outcome = 'cancelled'
+        throw this.stopped ? shuttingDown() : clientGone()
+      }
       if (err instanceof GatewayError) throw err
       if (this.timedOut) return this.fail({ kind: 'timeout', message: this.timeoutMessage() })
       return this.fail({ kind: 'provider_error', message: `the connection to ${providerName(this.target)} failed: ${connectionTrouble(err)}` })

@@ -238,7 +238,8 @@ describe('streaming', () => {
     }
     expect(entry).toMatchObject({ status: 499, model: 'openai/gpt-4o' })
     expect(entry?.attempts).toHaveLength(1)
-    expect(entry?.attempts[0]).toMatchObject({ model: 'openai/gpt-4o' })
+    // The attempt never answered: cancelled, not ok (nor a failure of the upstream's).
+    expect(entry?.attempts[0]).toMatchObject({ model: 'openai/gpt-4o', outcome: 'cancelled', status: null })
   })
 
   test('a client that leaves while gw holds the finishing chunk back (for the usage) gets a log entry with the whole answer', async () => {

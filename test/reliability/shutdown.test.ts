@@ -106,7 +106,7 @@ test('SIGTERM while requests still wait for their answer: once the drain time is
     openai.setDefault({ kind: 'reply' })
   }
   const rows = new Database(db, { readonly: true }).query('SELECT entry FROM request_logs').all() as { entry: string }[]
-  const entries = rows.map((r) => JSON.parse(r.entry) as { status: number; model: string; attempts: { model: string }[] })
+  const entries = rows.map((r) => JSON.parse(r.entry) as { status: number; model: string; attempts: { model: string; outcome: string }[] })
   expect(entries.map((e) => e.status)).toEqual([503, 503])
-  for (const e of entries) expect(e.attempts.map((a) => a.model)).toEqual(['openai/gpt-4o'])
+  for (const e of entries) expect(e.attempts.map((a) => [a.model, a.outcome])).toEqual([['openai/gpt-4o', 'cancelled']])
 }, 30_000)
