@@ -8,6 +8,7 @@ import type { Usage } from '../providers/openai-types'
 import type { LogBodies } from '../store/log-path'
 import type { StreamedAnswer } from '../store/log-sink'
 import type { CachePut } from '../store/types'
+import { MAX_IDENTIFIER_CHARS } from '../schemas/chat-body'
 import { type RelayedEvents, relayTranscript, streamedAnswer } from '../apis/relay-transcript'
 import type { Attempt, Fallback, GuardrailRecord, LogEntry, RequestWarning } from '../domain/log-entry'
 import type { AuthedContext, ChatInput, Deps, RequestContext } from './context'
@@ -81,7 +82,17 @@ export function answeredOutcome(status: number): Outcome {
 }
 
 export function endUserId(ctx: AuthedContext, input: ChatInput | undefined): string | null {
-  return ctx.identity.endUserId ?? ctx.headers.get('x-gw-end-user-id') ?? input?.user ?? null
+  return ctx.identity.endUserId ?? ctx.headers.get('x-gw-end-user-id') ?? (input ? input.user : sentField(ctx, 'user')) ?? null
+}
+
+/**
+ * A field of a request refused before its body was read as valid (`model`, `user`), as sent, when it is
+ * a string of at most 256 characters: the log entry still names it for searches and reports.
+ */
+function sentField(ctx: RequestContext | AuthedContext, name: 'model' | 'user'): string | undefined {
+  const body = 'rawBody' in ctx ? ctx.rawBody?.value : undefined
+  const v = typeof body === 'object' && body !== null ? (body as Record<string, unknown>)[name] : undefined
+  return typeof v === 'string' && v.length > 0 && v.length <= MAX_IDENTIFIER_CHARS ? v : undefined
 }
 
 /** The request's log entry. A request refused at stage 1 gets one too (no org, no identity): it feeds the
@@ -99,16 +110,16 @@ export function logEntry(deps: Deps, ctx: RequestContext | AuthedContext, input:
     authMode: authed?.identity.authMode ?? null,
     subject: authed?.identity.subject ?? null,
     endUserId: authed ? endUserId(authed, input) : null,
-    user: input?.user ?? null,
+    user: (input ? input.user : sentField(ctx, 'user')) ?? null,
     promptId: authed?.prompt?.id ?? null,
     promptSlug: authed?.prompt?.slug ?? null,
     promptVersion: authed?.prompt?.version ?? null,
-    requestedModel: input?.requestedModel ?? null,
+    requestedModel: (input ? input.requestedModel : sentField(ctx, 'model')) ?? null,
     route: input?.route ?? null,
     providerKey: target?.keyName ?? null,
     model: target ? target.model.name : (o.model ?? null),
     // A request that failed before any provider answered still belongs to the provider it named (every report groups it there).
-    provider: (target && providerName(target)) ?? providerOfModel(o.model ?? input?.requestedModel ?? '') ?? null,
+    provider: (target && providerName(target)) ?? providerOfModel(o.model ?? (input ? input.requestedModel : sentField(ctx, 'model')) ?? '') ?? null,
     stream: input?.stream ?? false,
     status: o.status,
     errorCode: o.errorCode,

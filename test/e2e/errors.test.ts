@@ -92,6 +92,15 @@ describe('400 gateway_error', () => {
   ])('invalid metadata %#', async (metadata, why) => {
     await expectError(await gw.chat({ model: 'openai/gpt-4o', messages: hello, metadata }), 400, 'gateway_error', why)
   })
+  test("a request refused as invalid is logged with the model and user it named (searches and reports find it)", async () => {
+    const res = await gw.chat({ model: 'openai/gpt-4o', messages: hello, user: 'alice', temperature: 'hot' })
+    expect(res.status).toBe(400)
+    const entry = await gw.log(res.headers.get('x-gw-request-id') as string)
+    expect(entry).toMatchObject({ status: 400, requestedModel: 'openai/gpt-4o', provider: 'openai', user: 'alice', endUserId: 'alice', model: null })
+    // What is not a short string is left out.
+    const odd = await gw.chat({ model: 'x'.repeat(300), messages: hello, user: 7 })
+    expect(await gw.log(odd.headers.get('x-gw-request-id') as string)).toMatchObject({ status: 400, requestedModel: null, user: null })
+  })
   test('metadata lengths count characters: 128 emoji as a value and 64 as a key are within the limits', async () => {
     const res = await gw.chat({ model: 'openai/gpt-4o', messages: hello, metadata: { mood: '😀'.repeat(128), ['😀'.repeat(64)]: 'x' } })
     expect(res.status).toBe(200)
