@@ -3,7 +3,7 @@
 import { badRequest } from '../errors'
 import { time } from './log-query'
 import type { LogStore } from '../store/types'
-import { dayOf, type UsageGroupBy, type UsageQuery, type UsageRow, withUngrouped } from '../store/usage-rollup'
+import { dayOf, reportRow, type UsageGroupBy, type UsageQuery, type UsageRow, withUngrouped } from '../store/usage-rollup'
 
 const DAY_MS = 86_400_000
 const DEFAULT_DAYS = 30
@@ -35,6 +35,6 @@ export function parseUsageQuery(orgId: string, params: URLSearchParams, now = Da
 /** The report's rows; a metadata report also has the group of requests without that key (key null). */
 export async function usageReport(logs: LogStore, q: UsageQuery): Promise<UsageRow[]> {
   const rows = await logs.usage(q)
-  if (!q.groupBy.startsWith('metadata.')) return rows
+  if (!q.groupBy.startsWith('metadata.')) return rows.map(reportRow)
   return withUngrouped(rows, await logs.usage({ ...q, groupBy: 'day' }))
 }

@@ -5,7 +5,7 @@ import type { LogEntry } from '../domain/log-entry'
 import type { KeyScopes, Org, OidcConfig, Policy, ProviderRecord, RateLimits, Route, ServiceKeyRecord, SigningSecretRecord } from '../domain/org'
 import type { AdminTokenRecord, AuditEntry, Role, User } from '../domain/people'
 import type { PromptRecord, PromptVersion, PromptVersionContent } from '../domain/prompt'
-import type { UsageQuery, UsageRow } from './usage-rollup'
+import type { UsageQuery, UsageRow, UsageSum } from './usage-rollup'
 import type { McpStore } from '../mcp/store'
 import type { RelayedEvents } from '../apis/relay-transcript'
 import type { Usage } from '../providers/openai-types'
@@ -198,7 +198,7 @@ export interface LogStore {
   /** Deletes up to `limit` of the oldest entries created before `before` (epoch ms), bodies and tags included; roll-ups stay. Returns how many. */
   pruneLogs(before: number, limit: number): Promise<number>
   /** Usage report from the daily roll-ups (PRODUCT §11). */
-  usage(q: UsageQuery): Promise<UsageRow[]>
+  usage(q: UsageQuery): Promise<UsageSum[]>
   /** Known cost summed over a roll-up dimension's value and days (inclusive): what a budget has spent. */
   spend(q: SpendQuery): Promise<number>
   /** Time-bucketed figures for the dashboard's overview, from the raw entries. */

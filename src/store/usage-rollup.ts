@@ -28,6 +28,17 @@ export interface UsageRow extends UsageTotals {
   key: string | null
 }
 
+/** A group as the store sums it: a report's row and how many of its requests had a known price. */
+export interface UsageSum extends UsageRow {
+  priced: number
+}
+
+/** The report's row of a store's sum. */
+export const reportRow = ({ priced: _priced, ...row }: UsageSum): UsageRow => row
+
+/** A store's key of a group: '' is "none" for the fixed dimensions, but a metadata value may be the empty string itself. */
+export const groupKey = (dim: string, value: string): string | null => (value === '' && !dim.startsWith('metadata.') ? null : value)
+
 export interface UsageQuery {
   orgId: string
   groupBy: UsageGroupBy
@@ -170,16 +181,17 @@ export function rollup(entries: Iterable<LogEntry>): RollupCell[] {
  * the same days minus the groups found. Only metadata keys present are rolled up, so this group is
  * the difference. Nothing is added when every request had the key.
  */
-export function withUngrouped(rows: UsageRow[], totals: UsageRow[]): UsageRow[] {
-  const sum = (xs: UsageRow[], f: (r: UsageRow) => number) => xs.reduce((n, r) => n + f(r), 0)
+export function withUngrouped(rows: UsageSum[], totals: UsageSum[]): UsageRow[] {
+  const sum = (xs: UsageSum[], f: (r: UsageSum) => number) => xs.reduce((n, r) => n + f(r), 0)
   const requests = sum(totals, (r) => r.requests) - sum(rows, (r) => r.requests)
-  if (requests <= 0) return rows
+  if (requests <= 0) return rows.map(reportRow)
   const left = (k: keyof UsageTokens) => sum(totals, (r) => r.tokens[k]) - sum(rows, (r) => r.tokens[k])
   const tokens: UsageTokens = { input: left('input'), cachedInput: left('cachedInput'), cacheWrite: left('cacheWrite'), output: left('output'), reasoning: left('reasoning') }
-  const priced = totals.some((r) => r.costUsd !== null)
+  // Priced when some of the group's own requests had a known price (never 0 for requests of unknown price).
+  const priced = sum(totals, (r) => r.priced) - sum(rows, (r) => r.priced) > 0
   const cost = sum(totals, (r) => r.costUsd ?? 0) - sum(rows, (r) => r.costUsd ?? 0)
   return [
-    ...rows,
+    ...rows.map(reportRow),
     {
       key: null,
       requests,

@@ -138,6 +138,29 @@ test('a request refused before any provider answered counts under the provider i
   expect((await report('model')).map((r) => [r.key, r.requests, r.errors])).toEqual([['gemini/gemini-2.5-flash', 1, 1]])
 })
 
+test('a metadata report: an empty value is its own group, apart from the requests without the key; that group is unpriced when its requests are', async () => {
+  await gw.admin('POST', '/orgs', { id: 'tags', name: 'Tags' })
+  await gw.admin('PUT', '/orgs/tags/providers/openai', { apiKey: fakes.openai.apiKey, baseUrl: fakes.openai.url })
+  const { key } = (await (await gw.admin('POST', '/orgs/tags/service-keys', { name: 't' })).json()) as { key: string }
+  const as = { authorization: `GwKey ${key}` }
+  await send({ model: 'openai/gpt-4o', metadata: { grp: 'x' } }, as)
+  await send({ model: 'openai/gpt-4o', metadata: { grp: '' } }, as)
+  await send({ model: 'openai/my-unpriced-model' }, as)
+  let rows: Record<string, any>[] = []
+  for (let i = 0; i < 100 && rows.reduce((n, r) => n + r.requests, 0) < 3; i++) {
+    await Bun.sleep(20)
+    rows = await usage('groupBy=metadata.grp', '/orgs/tags/usage')
+  }
+  const byKey = new Map(rows.map((r) => [r.key, r]))
+  expect(rows).toHaveLength(3)
+  expect(byKey.get('x')).toMatchObject({ requests: 1 })
+  expect(byKey.get('x')?.costUsd).toBeGreaterThan(0)
+  expect(byKey.get('')).toMatchObject({ requests: 1 })
+  expect(byKey.get('')?.costUsd).toBeGreaterThan(0)
+  // Without the key: the unpriced request alone, whose cost is unknown (null, never 0).
+  expect(byKey.get(null)).toMatchObject({ requests: 1, costUsd: null })
+})
+
 describe('retention and body caps', () => {
   test('a stored body over GW_LOG_BODY_MAX_BYTES is a truncated preview with its size', async () => {
     const long = 'é'.repeat(600)

@@ -209,8 +209,8 @@ for (const kind of ['sqlite', 'postgres'] as const) {
       const d = batch[0]?.createdAt.slice(0, 10) as string
       const byModel = await store.logs.usage({ orgId: 'usage', groupBy: 'model', fromDay: d, toDay: d })
       expect(byModel).toEqual([
-        { key: 'anthropic/claude', requests: 3, errors: 1, tokens: { input: 3, cachedInput: 0, cacheWrite: 0, output: 3, reasoning: 0 }, costUsd: 1 },
-        { key: 'openai/gpt-4o', requests: 3, errors: 0, tokens: { input: 3, cachedInput: 0, cacheWrite: 0, output: 3, reasoning: 0 }, costUsd: 1 },
+        { key: 'anthropic/claude', priced: 2, requests: 3, errors: 1, tokens: { input: 3, cachedInput: 0, cacheWrite: 0, output: 3, reasoning: 0 }, costUsd: 1 },
+        { key: 'openai/gpt-4o', priced: 2, requests: 3, errors: 0, tokens: { input: 3, cachedInput: 0, cacheWrite: 0, output: 3, reasoning: 0 }, costUsd: 1 },
       ])
       expect(await store.logs.pruneLogs(Date.parse((batch[3] as { createdAt: string }).createdAt), 100)).toBeGreaterThanOrEqual(3)
       expect(await store.logs.getLog('usage', (batch[0] as { requestId: string }).requestId)).toBeUndefined()

@@ -57,6 +57,7 @@ describe('usage roll-ups', () => {
     expect(await store.logs.usage(q('day'))).toEqual([
       {
         key: '2026-11-20',
+        priced: 2,
         requests: 3,
         errors: 1,
         tokens: { input: 100 - 40 + 200 - 50, cachedInput: 40, cacheWrite: 50, output: 10 + 15, reasoning: 5 },
@@ -64,6 +65,7 @@ describe('usage roll-ups', () => {
       },
       {
         key: '2026-11-21',
+        priced: 2,
         requests: 3,
         errors: 0,
         tokens: { input: 200 + 10 + 50, cachedInput: 100, cacheWrite: 0, output: 20 + 1 + 5, reasoning: 10 },
@@ -71,10 +73,10 @@ describe('usage roll-ups', () => {
       },
     ])
     const byModel = await store.logs.usage(q('model'))
-    expect(byModel.map((r) => [r.key, r.requests, r.costUsd])).toEqual([
-      ['openai/gpt-4o', 4, 0.0035],
-      ['anthropic/claude-haiku-4-5', 1, 0.003],
-      ['openai/unpriced', 1, null],
+    expect(byModel.map((r) => [r.key, r.requests, r.costUsd, r.priced])).toEqual([
+      ['openai/gpt-4o', 4, 0.0035, 3],
+      ['anthropic/claude-haiku-4-5', 1, 0.003, 1],
+      ['openai/unpriced', 1, null, 0],
     ])
     expect((await store.logs.usage(q('key'))).map((r) => [r.key, r.requests])).toEqual([
       ['sk_x', 4],

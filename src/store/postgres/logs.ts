@@ -6,7 +6,7 @@ import { decodeCursor, drivingFilter, encodeCursor, FILTER_WINDOW, withoutBodies
 import { BIN_SCALE, shapeStats } from '../log-stats'
 import type { LogEntry } from '../../domain/log-entry'
 import type { LogQuery, LogStats, LogStatsQuery, LogStore, SpendQuery } from '../types'
-import { dimensionOf, MAX_METADATA_VALUES, OTHER_VALUE, type RollupCell, rollup, type UsageQuery, type UsageRow } from '../usage-rollup'
+import { dimensionOf, groupKey, MAX_METADATA_VALUES, OTHER_VALUE, type RollupCell, rollup, type UsageQuery, type UsageSum } from '../usage-rollup'
 import { StoreConflictError, StoreUnavailableError } from '../errors'
 import { q } from './errors'
 
@@ -221,7 +221,7 @@ export class PgLogStore implements LogStore {
     return Number(row?.n ?? 0)
   }
 
-  async usage(uq: UsageQuery): Promise<UsageRow[]> {
+  async usage(uq: UsageQuery): Promise<UsageSum[]> {
     const { dim, byDay } = dimensionOf(uq.groupBy)
     const sql = this.sql
     const rows = await q<Record<string, string | number>[]>(sql`
@@ -231,7 +231,8 @@ export class PgLogStore implements LogStore {
       FROM usage_all WHERE org_id = ${uq.orgId} AND dim = ${dim} AND day >= ${uq.fromDay} AND day <= ${uq.toDay}
       GROUP BY 1 ORDER BY ${byDay ? sql`1` : sql`cost DESC, requests DESC, 1`}`)
     return rows.map((r) => ({
-      key: r.key === '' ? null : String(r.key),
+      key: byDay ? String(r.key) : groupKey(dim, String(r.key)),
+      priced: Number(r.priced),
       requests: Number(r.requests),
       errors: Number(r.errors),
       tokens: { input: Number(r.input), cachedInput: Number(r.cached), cacheWrite: Number(r.written), output: Number(r.output), reasoning: Number(r.reasoning) },

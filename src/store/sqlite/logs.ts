@@ -9,7 +9,7 @@ import type { CachePut, LogQuery, LogStats, LogStatsQuery, LogStore, SpendQuery 
 import { statsReport } from './log-reports'
 import { inProcessReader, type SqlReader } from './read-thread'
 import type { CacheBatch, SqliteCacheWrites } from './response-cache'
-import { addCell, dimensionOf, MAX_METADATA_VALUES, OTHER_VALUE, type RollupCell, rollup, type UsageQuery, type UsageRow } from '../usage-rollup'
+import { addCell, dimensionOf, groupKey, MAX_METADATA_VALUES, OTHER_VALUE, type RollupCell, rollup, type UsageQuery, type UsageSum } from '../usage-rollup'
 
 interface UsageSumRow {
   key: string
@@ -374,7 +374,7 @@ export class SqliteLogStore implements LogStore {
     return this.pruneBatch(before, limit)
   }
 
-  async usage(q: UsageQuery): Promise<UsageRow[]> {
+  async usage(q: UsageQuery): Promise<UsageSum[]> {
     const { dim, byDay } = dimensionOf(q.groupBy)
     const rows = await this.reader.all<UsageSumRow>(
         `SELECT ${byDay ? 'day' : 'value'} AS key, sum(requests) AS requests, sum(errors) AS errors, sum(input_tokens) AS input,
@@ -385,7 +385,8 @@ export class SqliteLogStore implements LogStore {
         [q.orgId, dim, q.fromDay, q.toDay],
       )
     return rows.map((r) => ({
-      key: r.key === '' ? null : r.key,
+      key: byDay ? r.key : groupKey(dim, r.key),
+      priced: r.priced,
       requests: r.requests,
       errors: r.errors,
       tokens: { input: r.input, cachedInput: r.cached, cacheWrite: r.written, output: r.output, reasoning: r.reasoning },
