@@ -235,12 +235,17 @@ function emails(text: string, out: Found[]): void {
 /** PEM private key blocks, BEGIN line to its END line (at most 16 KiB). */
 function privateKeys(text: string, out: Found[]): void {
   KEY_BEGIN.lastIndex = 0
+  // A block ends at the first END line after its BEGIN; that line is found once for every BEGIN before it
+  // (the search only moves forward), so a text of BEGIN lines without END costs one pass, not one per line.
+  let end = -1
   for (let m = KEY_BEGIN.exec(text); m; m = KEY_BEGIN.exec(text)) {
+    const from = m.index + m[0].length
+    if (end < from) end = text.indexOf('-----END ', from)
+    if (end < 0) return
     const endLine = `-----END ${m[1] ?? ''}PRIVATE KEY-----`
-    const at = text.indexOf(endLine, m.index + m[0].length)
-    if (at < 0 || at - m.index > 16_384) continue
-    out.push({ entity: 'secret', start: m.index, end: at + endLine.length })
-    KEY_BEGIN.lastIndex = at + endLine.length
+    if (end - m.index > 16_384 || !text.startsWith(endLine, end)) continue
+    out.push({ entity: 'secret', start: m.index, end: end + endLine.length })
+    KEY_BEGIN.lastIndex = end + endLine.length
   }
 }
 

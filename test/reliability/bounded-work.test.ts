@@ -303,6 +303,24 @@ test('blocked terms: 1,000 terms over 10 MB of tools never freeze the gateway', 
   expectNoFreeze('1,000 blocked terms over 10 MB of tools', gapMs, floor.gapMs)
 }, 120_000)
 
+test('a secrets guardrail over 9 MB of private-key BEGIN lines without an END never freezes the gateway; a real key after them is still found', async () => {
+  await warmUp()
+  const begins = '-----BEGIN PRIVATE KEY-----\n'.repeat(330_000)
+  const key = '-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA1234\n-----END RSA PRIVATE KEY-----'
+  const body = JSON.stringify(ask(`${begins} and ${key}`))
+  const floor = await withHealthProbe(() => post(body).then((r) => r.arrayBuffer()))
+  await setPolicy({ guardrails: [{ name: 'keys', kind: 'pii', entities: ['secret'], on: 'input', action: 'block' }] })
+  try {
+    const { result: res, gapMs } = await withHealthProbe(() => post(body))
+    expect(res.status).toBe(400)
+    expect(((await res.json()) as { message: string }).message).toContain('Guardrail "keys" blocked the request')
+    // Each BEGIN line searched the rest of the text for its END: ~0.5 s a 256 KiB window, minutes for the body.
+    expectNoFreeze('a secrets guardrail over 9 MB of BEGIN lines', gapMs, floor.gapMs)
+  } finally {
+    await setPolicy({})
+  }
+}, 120_000)
+
 /** CPU time (user + system) the process has used, from /proc/<pid>/stat (clock ticks of 10 ms). */
 /** CPU seconds of the whole process, or with `servingThread` of its main thread only (the log thread's work left out). */
 function cpuSeconds(pid: number, servingThread = false): number {
