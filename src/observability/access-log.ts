@@ -43,7 +43,8 @@ function accessRecord(e: LogEntry, authenticated: boolean): AccessRecord {
 
 function prettyLine(r: AccessRecord): string {
   const parts = [r.time.slice(11, 23), String(r.status), r.endpoint]
-  if (r.model) parts.push(r.model)
+  // One request, one line: a name the client gave never starts another.
+  if (r.model) parts.push(r.model.replace(/[\u0000-\u001f\u007f]/g, '?'))
   parts.push(`${r.latencyMs}ms`)
   if (r.ttftMs !== null) parts.push(`ttft ${r.ttftMs}ms`)
   if (r.usage) parts.push(`${r.usage.promptTokens}→${r.usage.completionTokens} tok`)

@@ -21,6 +21,8 @@ const GATEWAY_FIELDS = [
   'x-gw-fallback-chain',
 ] as const
 
+const CONTROL = /[\u0000-\u001f\u007f]/
+
 /** The 400 for a model string whose prefix names no provider (of the org, once it is known). */
 export function unknownProvider(value: string, prefix: string | undefined, at: FieldPath): GatewayError {
   const why = prefix !== undefined ? `unknown provider ${echo(prefix)}` : 'expected provider/model-name'
@@ -34,6 +36,8 @@ export function unknownProvider(value: string, prefix: string | undefined, at: F
  * name is taken as one (PRODUCT §17); whether the org has it is the policy stage's question.
  */
 export function parseModelRef(value: string, at: FieldPath = ['model']): ModelRef {
+  // A model name goes into answer headers and log lines: no control characters (CR/LF would split them).
+  if (CONTROL.test(value)) throw fieldError(at, `Invalid ${dotted(at)}: control characters are not allowed in a model name`, 'no control characters')
   const slash = value.indexOf('/')
   const prefix = slash > 0 ? value.slice(0, slash) : undefined
   const native = prefix === undefined ? undefined : toProviderId(prefix)

@@ -555,6 +555,24 @@ describe('bodies', () => {
   })
 })
 
+describe('model names', () => {
+  test('a model name with a control character (CR/LF would split the answer headers and log lines) is a 400 on every endpoint, nothing sent', async () => {
+    const before = upstreamCalls()
+    for (const [path, body] of [
+      ['/v1/chat/completions', { model: 'openai/gpt-4o\r\nx-evil: 1', messages: HELLO }],
+      ['/v1/chat/completions', { model: 'openai/gpt-4o', fallback_chain: [{ model: 'openai/x\ny' }], messages: HELLO }],
+      ['/v1/responses', { model: 'gpt-4o\r\nx-evil: 1', input: 'hi' }],
+      ['/v1/messages', { model: 'claude-haiku-4-5\u0000', max_tokens: 5, messages: HELLO }],
+      ['/v1/embeddings', { model: 'openai/text-embedding-3-small\n', input: 'hi' }],
+    ] as const) {
+      const res = await gw.fetch(path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })
+      expect(res.status).toBe(400)
+      expect(await res.text()).toContain('control characters are not allowed in a model name')
+    }
+    expect(upstreamCalls()).toBe(before)
+  })
+})
+
 describe('headers', () => {
   test('a 100 KB header: Bun itself answers 431 (before gw sees it) and the gateway answers the next request', async () => {
     const res = await post(JSON.stringify({ model: 'openai/gpt-4o', messages: HELLO }), { 'x-padding': 'a'.repeat(100_000) })
