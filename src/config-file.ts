@@ -190,7 +190,8 @@ export async function applyConfigFile(store: Store, orgs: OrgConfig[], audit = n
         const old = servers.find((x) => x.name === m.name)
         const rec = await store.mcp.putServer(o.orgId, m)
         const [before, after] = [old && publicMcpServer(old), publicMcpServer(rec)]
-        if (JSON.stringify([old?.headers, old?.auth]) === JSON.stringify([rec.headers, rec.auth]) && sameApart(before, after)) continue
+        // What the public form masks (header values, secrets, the URL's query) is compared as stored.
+        if (JSON.stringify([old?.headers, old?.auth, old?.url]) === JSON.stringify([rec.headers, rec.auth, rec.url]) && sameApart(before, after)) continue
         await audit.record({ action: 'mcp-server.set', org: o.orgId, target: `mcp-server:${m.name}`, before: before ?? null, after })
       }
     }

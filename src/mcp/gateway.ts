@@ -178,7 +178,7 @@ export class McpGateway {
     const token = params._meta?.progressToken
     const t0 = performance.now()
     try {
-      const result = (await client.callTool({ name: call.tool, arguments: params.arguments }, undefined, {
+      const answered = (await client.callTool({ name: call.tool, arguments: params.arguments }, undefined, {
         signal: extra.signal,
         timeout: CALL_TIMEOUT_MS,
         resetTimeoutOnProgress: true,
@@ -186,6 +186,8 @@ export class McpGateway {
           ? {}
           : { onprogress: (p) => void extra.sendNotification({ method: 'notifications/progress', params: { ...p, progressToken: token } }).catch(() => {}) }),
       })) as CallToolResult
+      // Never the server's own secrets back to the caller, whatever the server echoes (a tool error often does).
+      const result = (cleanData(redactor(server), answered) ?? answered) as CallToolResult
       const { entry, room } = this.telemetry.finish(call, { status: result.isError ? 'tool_error' : 'ok', result, upstreamLatencyMs: Math.round(performance.now() - t0) })
       await room
       return { ...result, _meta: { ...result._meta, 'gw/requestId': entry.requestId } }
@@ -194,8 +196,12 @@ export class McpGateway {
       if (extra.signal.aborted) return fail({ status: 'cancelled', message: 'the client cancelled the call', upstreamLatencyMs }, new McpError(ErrorCode.RequestTimeout, 'Cancelled'))
       const oauth = this.oauthOf.get(client)
       if (err instanceof UnauthorizedError && oauth?.authorizationUrl) return fail(...this.connectFailure(server, new OAuthNeeded(server.name, oauth.authorizationUrl)))
-      if (err instanceof McpError)
-        return fail({ status: 'upstream_error', message: plainMessage(err), upstreamLatencyMs }, new McpError(err.code, plainMessage(err), err.data))
+      if (err instanceof McpError) {
+        // The server's own error, passed on without the secrets gw sent it (a server may echo its headers).
+        const clean = redactor(server)
+        const message = clean?.(plainMessage(err)) ?? plainMessage(err)
+        return fail({ status: 'upstream_error', message, upstreamLatencyMs }, new McpError(err.code, message, cleanData(clean, err.data)))
+      }
       const message = `The MCP server "${server.name}" failed the call: ${safeMessage(server, err)}`
       return fail({ status: 'unreachable', message, upstreamLatencyMs }, new McpError(ErrorCode.InternalError, message))
     }
@@ -208,7 +214,10 @@ export class McpGateway {
         { status: 'unauthorized', message: 'the end user has not authorised gw for this server yet' },
         new UrlElicitationRequiredError([{ mode: 'url', url: err.url, elicitationId: crypto.randomUUID(), message: err.message }], err.message),
       ]
-    if (err instanceof McpError && err.code === ErrorCode.InvalidRequest) return [{ status: 'unauthorized', message: plainMessage(err) }, err]
+    if (err instanceof McpError && err.code === ErrorCode.InvalidRequest) {
+      const message = redactor(server)?.(plainMessage(err)) ?? plainMessage(err)
+      return [{ status: 'unauthorized', message }, new McpError(err.code, message)]
+    }
     const message = `The MCP server "${server.name}" is out of reach: ${safeMessage(server, err)}`
     return [{ status: 'unreachable', message }, new McpError(ErrorCode.InternalError, message)]
   }
@@ -224,11 +233,31 @@ export class McpGateway {
  * take a key there), its header values or bearer secret, and at most 200 characters.
  */
 export function safeMessage(server: McpServerRecord, err: unknown): string {
-  let text = err instanceof Error ? err.message : 'error'
+  const text = err instanceof Error ? err.message : 'error'
+  return (redactor(server)?.(text) ?? text).slice(0, 200)
+}
+
+/** Takes the server's secrets (its headers' values, its bearer token, its URL's query) out of a text; undefined when it has none. */
+function redactor(server: McpServerRecord): ((text: string) => string) | undefined {
   const url = new URL(server.url)
-  const secrets = [...Object.values(server.headers), ...(server.auth.kind === 'bearer' ? [server.auth.token] : []), ...(url.search ? [url.search.slice(1)] : [])]
-  for (const secret of secrets) if (secret.length >= 4) text = text.split(secret).join('[redacted]')
-  return text.slice(0, 200)
+  const secrets = [...Object.values(server.headers), ...(server.auth.kind === 'bearer' ? [server.auth.token] : []), ...(url.search ? [url.search.slice(1)] : [])].filter(
+    (s) => s.length >= 4,
+  )
+  if (!secrets.length) return undefined
+  return (text) => {
+    for (const secret of secrets) text = text.split(secret).join('[redacted]')
+    return text
+  }
+}
+
+/** A value as JSON with the secrets taken out (the value itself when there are none); undefined when that is no longer JSON. */
+function cleanData(clean: ((text: string) => string) | undefined, data: unknown): unknown {
+  if (data === undefined || !clean) return data
+  try {
+    return JSON.parse(clean(JSON.stringify(data)))
+  } catch {
+    return undefined
+  }
 }
 
 function escapeHtml(s: string): string {

@@ -106,7 +106,15 @@ export function checkMcpServer(name: string, raw: unknown): Omit<McpServerRecord
   return { name, url: url.href, headers, auth, enabled: body.enabled ?? true }
 }
 
-/** A server as the admin API shows it: header names only, never a header value, bearer token or client secret. */
+/** The URL as shown: its query's values masked (some servers take a key there). */
+function shownUrl(href: string): string {
+  const url = new URL(href)
+  if (!url.search) return href
+  for (const k of new Set(url.searchParams.keys())) url.searchParams.set(k, '****')
+  return url.href
+}
+
+/** A server as the admin API shows it: header names only, never a header value, bearer token, client secret or query value. */
 export function publicMcpServer(s: McpServerRecord) {
   const auth =
     s.auth.kind === 'bearer'
@@ -114,7 +122,7 @@ export function publicMcpServer(s: McpServerRecord) {
       : s.auth.kind === 'oauth'
         ? { kind: 'oauth', scope: s.auth.scope ?? null, clientId: s.auth.clientId ?? null, clientSecret: s.auth.clientSecret ? '****' : null }
         : { kind: 'none' }
-  return { name: s.name, url: s.url, headers: Object.keys(s.headers), auth, enabled: s.enabled, updatedAt: s.updatedAt }
+  return { name: s.name, url: shownUrl(s.url), headers: Object.keys(s.headers), auth, enabled: s.enabled, updatedAt: s.updatedAt }
 }
 
 /** What each sealed MCP value is bound to (its row): a value copied into another row does not decrypt. */

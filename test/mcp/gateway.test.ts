@@ -371,3 +371,32 @@ test('at shutdown an open session (its event stream included) is ended after the
   expect(beta.sessions()).toBe(open - 1)
   await c.close()
 })
+
+test("an upstream error that echoes the server's secrets (its bearer token, its headers) reaches the caller and the log without them", async () => {
+  const BEARER = 'LEAKY-BEARER-SECRET-0123456789'
+  const HEADER = 'LEAKY-HEADER-SECRET-0123456789'
+  const leaky = await startMcpServer({
+    build: (s) =>
+      s.registerTool('leak', { description: 'Echoes what it was sent, in an error' }, async (extra) => {
+        const h = (extra.requestInfo?.headers ?? {}) as Record<string, string>
+        throw new McpError(-32602, `bad call; you sent ${h.authorization} and ${h['x-leaky-key']}`, { auth: h.authorization, key: h['x-leaky-key'] })
+      }),
+  })
+  expect((await gw.admin('PUT', '/orgs/default/mcp-servers/leaky', { url: leaky.url, auth: { kind: 'bearer', token: BEARER }, headers: { 'x-leaky-key': HEADER } })).status).toBe(200)
+  const c = await connect()
+  try {
+    // The SDK's server answers a tool's throw as a tool error (isError) holding its message.
+    const answer = await c.callTool({ name: 'leaky__leak', arguments: {} })
+    expect(answer.isError).toBe(true)
+    const seen = JSON.stringify(answer)
+    expect(seen).toContain('bad call; you sent Bearer [redacted] and [redacted]')
+    for (const secret of [BEARER, HEADER]) expect(seen).not.toContain(secret)
+    const entry = await gw.log((answer._meta as Record<string, string>)['gw/requestId'] as string)
+    expect(entry).toMatchObject({ model: 'leaky__leak' })
+    for (const secret of [BEARER, HEADER]) expect(JSON.stringify(entry)).not.toContain(secret)
+  } finally {
+    await c.close()
+    await gw.admin('DELETE', '/orgs/default/mcp-servers/leaky')
+    await leaky.stop()
+  }
+})

@@ -39,6 +39,11 @@ describe('admin API', () => {
       enabled: true,
       updatedAt: expect.any(String),
     })
+    // A key in the URL's query is masked too, in the answer and in the audit log.
+    const keyed = await put('keyed', { url: 'http://127.0.0.1:9/mcp?apikey=QUERY-SECRET-0123&team=a' })
+    expect(((await keyed.json()) as { url: string }).url).toBe('http://127.0.0.1:9/mcp?apikey=****&team=****')
+    expect(await (await gw.admin('GET', '/audit?action=mcp-server.set')).text()).not.toContain('QUERY-SECRET-0123')
+    await gw.admin('DELETE', '/orgs/default/mcp-servers/keyed')
     const one = await gw.admin('GET', '/orgs/default/mcp-servers/search')
     expect(one.status).toBe(200)
     expect(await one.text()).not.toContain('bearer-secret')
