@@ -51,7 +51,26 @@ export const MAX_ANSWER_BYTES = 64 * 1024 * 1024
 /** The largest error body read (its message is all gw keeps of it). */
 const MAX_ERROR_BYTES = 1024 * 1024
 
-const redact = (text: string, secret: string) => (secret.length >= 4 ? text.split(secret).join('[redacted]') : text)
+/** Headers of an upstream request that hold no credential (the others' values are never echoed to a client). */
+const PLAIN_HEADERS: ReadonlySet<string> = new Set(['content-type', 'accept', 'anthropic-version', 'anthropic-beta', 'user-agent', 'traceparent', 'tracestate', 'x-amz-date', 'x-amz-content-sha256'])
+
+/**
+ * A failure's message without what gw sent the upstream that an upstream may echo back: the key, and
+ * every credential header's value (an OpenAI-compatible provider's own headers, a Vertex access token),
+ * also without its `Bearer ` scheme.
+ */
+function redact(text: string, apiKey: string, headers: Record<string, string> | undefined): string {
+  const secrets = [apiKey]
+  for (const [name, value] of Object.entries(headers ?? {})) {
+    if (PLAIN_HEADERS.has(name.toLowerCase())) continue
+    secrets.push(value)
+    const token = /^(?:Bearer|Basic)\s+(.+)$/i.exec(value)?.[1]
+    if (token) secrets.push(token)
+  }
+  // Longest first: a header's whole value before the token inside it.
+  for (const secret of secrets.sort((a, b) => b.length - a.length)) if (secret.length >= 4) text = text.split(secret).join('[redacted]')
+  return text
+}
 
 /** Did this part put something the client can see on the wire? */
 function isRefusal(p: StreamPart): boolean {
@@ -136,6 +155,8 @@ export class UpstreamAttempt {
   private heldBytes: Uint8Array | undefined
   private ended = false
   private readonly onClientAbort = () => this.ac.abort()
+  /** The headers sent upstream (credentials among them): a failure's message never repeats them. */
+  private sent: Record<string, string> | undefined
   /** gw is stopping (Deps.inFlight): the exchange is aborted and the request ends with a 503. */
   private stopped = false
   private readonly stop = () => {
@@ -207,6 +228,7 @@ export class UpstreamAttempt {
       if (!auth.ok) return this.fail(auth.failure)
       req = auth.request
     }
+    this.sent = req.headers
     this.span = deps.observer.attemptSpan(ctx)
     const headers = this.span ? { ...req.headers, ...this.span.headers() } : req.headers
     ctx.signal.addEventListener('abort', this.onClientAbort, { once: true })
@@ -470,7 +492,7 @@ export class UpstreamAttempt {
   }
 
   private fail(failure: UpstreamFailure): AttemptResult {
-    const f = { ...failure, message: redact(failure.message, this.target.apiKey) }
+    const f = { ...failure, message: redact(failure.message, this.target.apiKey, this.sent) }
     this.judged = true
     this.deps.health.record(this.ctx.org.org.id, this.ref.name, f, this.key)
     this.record.outcome = f.kind
@@ -483,7 +505,7 @@ export class UpstreamAttempt {
 
   /** A failure after the commit point: the answer had started, so it is recorded, not retried. */
   private failLate(failure: UpstreamFailure): void {
-    failure.message = redact(failure.message, this.target.apiKey)
+    failure.message = redact(failure.message, this.target.apiKey, this.sent)
     this.deps.health.record(this.ctx.org.org.id, this.ref.name, failure, this.key)
     this.record.outcome = failure.kind
     this.record.class = failureClass(failure)

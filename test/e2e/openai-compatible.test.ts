@@ -269,3 +269,31 @@ test('the other APIs reach an OpenAI-compatible provider as they reach OpenAI: M
   expect(ollama.requests.map((r) => r.path)).toEqual(['/v1/chat/completions', '/v1/embeddings'])
   for (const r of ollama.requests) expect(r.headers.authorization).toBeUndefined()
 })
+
+test("an upstream error that echoes the provider's own headers or key reaches the client and the log without them", async () => {
+  const HEADER = 'HDRSECRET-compat-credential-0123456789'
+  const KEY = 'sk-echoed-key-0123456789abcdef'
+  const echo = Bun.serve({
+    hostname: '127.0.0.1',
+    port: 0,
+    fetch: (req) =>
+      Response.json(
+        { error: { message: `bad request, your key is ${req.headers.get('x-api-key')} and you are ${req.headers.get('authorization')}`, type: 'invalid_request_error' } },
+        { status: 400 },
+      ),
+  })
+  try {
+    expect((await gw.admin('PUT', '/orgs/default/providers/echoer', { kind: 'openai-compatible', baseUrl: `http://127.0.0.1:${echo.port}/v1`, apiKey: KEY, headers: { 'x-api-key': HEADER } })).status).toBe(200)
+    const res = await gw.chat({ model: 'echoer/any', messages: hello })
+    const body = await res.text()
+    expect(body).toContain('your key is [redacted] and you are [redacted]')
+    const entry = await gw.log(res.headers.get('x-gw-request-id') as string)
+    for (const secret of [HEADER, KEY]) {
+      expect(body).not.toContain(secret)
+      expect(JSON.stringify(entry)).not.toContain(secret)
+    }
+  } finally {
+    echo.stop(true)
+    await gw.admin('DELETE', '/orgs/default/providers/echoer/keys/default')
+  }
+})
