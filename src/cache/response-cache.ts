@@ -163,6 +163,8 @@ export async function cachedAnswer(deps: Deps, ctx: AuthedContext, input: ChatIn
     responseText: input.stream ? undefined : text,
     cache: 'hit',
     costSavedUsd: kept.costUsd,
+    // A replayed stream's first bytes go out with the answer, now.
+    ttftMs: input.stream ? Math.round(performance.now() - ctx.start) : null,
   })
   if (counted) await counted
   const headers: Record<string, string> = {

@@ -76,7 +76,12 @@ test('the log: a hit has cost 0, the cost it saved, no tokens; gw_cache_requests
   const org = await orgWith(exact)
   const miss = await org.chat()
   const hit = await org.chat()
+  // A hit replayed as a stream has a time to first token; a JSON one none.
+  const streamed = await org.chat({ stream: true })
+  await streamed.text()
+  expect(await org.log(streamed)).toMatchObject({ cache: 'hit', stream: true, ttftMs: expect.any(Number) })
   const [m, h] = [await org.log(miss), await org.log(hit)]
+  expect(h.ttftMs).toBeNull()
   expect(m).toMatchObject({ cache: 'miss', status: 200 })
   expect(h).toMatchObject({ cache: 'hit', status: 200, costUsd: 0, costSavedUsd: m.costUsd, model: 'openai/gpt-4o-mini', provider: 'openai' })
   expect((h.usage as any).totalTokens).toBe(0)
