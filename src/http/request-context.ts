@@ -34,16 +34,23 @@ export function withRequestId(fetch: Fetch): Fetch {
   }
 }
 
+/**
+ * The answer with its request id: `x-gw-request-id`, and the header the endpoint's SDK reads as its
+ * request id (Anthropic's `request-id`, else `x-request-id`), so what an SDK shows finds the log entry.
+ */
 function stamped(res: Response, request: Request): Response {
-  const id = arrivals.get(request)?.id
-  if (id === undefined) return res
+  const arrival = arrivals.get(request)
+  if (arrival === undefined) return res
+  const sdkHeader = arrival.errorStyle === 'anthropic' ? 'request-id' : 'x-request-id'
   try {
-    res.headers.set(REQUEST_ID_HEADER, id)
+    res.headers.set(REQUEST_ID_HEADER, arrival.id)
+    res.headers.set(sdkHeader, arrival.id)
     return res
   } catch {
     // Headers that cannot change (a fetched answer passed on as it came): a copy that carries it.
     const headers = new Headers(res.headers)
-    headers.set(REQUEST_ID_HEADER, id)
+    headers.set(REQUEST_ID_HEADER, arrival.id)
+    headers.set(sdkHeader, arrival.id)
     return new Response(res.body, { status: res.status, statusText: res.statusText, headers })
   }
 }

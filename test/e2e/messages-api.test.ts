@@ -325,3 +325,15 @@ test('gw’s own body fields are taken off before the body goes to Anthropic; th
   expect(res.status).toBe(200)
   expect(fakes.anthropic.requests[0]?.text).toBe('{"model":"claude-sonnet-4-6","max_tokens":32,"messages":[{"role":"user","content":"Say hi please"}]}')
 })
+
+test("the SDKs' request ids are gw's: Anthropic's request-id on /v1/messages (answers and errors), x-request-id on the OpenAI-shaped endpoints", async () => {
+  const { data, response, request_id } = await client.messages.create({ model: 'claude-haiku-4-5', max_tokens: 20, messages: [user('Say hi please')] }).withResponse()
+  expect(data.type).toBe('message')
+  expect(request_id).toBe(response.headers.get('x-gw-request-id'))
+  const err = (await client.messages.create({ model: 'nope/nothing', max_tokens: 20, messages: [user('x')] }).catch((e: unknown) => e)) as InstanceType<typeof Anthropic.APIError>
+  expect(err.status).toBe(400)
+  expect(err.requestID).toBe(err.headers?.get('x-gw-request-id') as string)
+  const oai = await gw.fetch('/v1/chat/completions', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'openai/gpt-4o', messages: [user('hi')] }) })
+  expect(oai.headers.get('x-request-id')).toBe(oai.headers.get('x-gw-request-id'))
+  expect(oai.headers.get('request-id')).toBeNull()
+})
