@@ -43,6 +43,12 @@ export function clamp(input: ChatInput, target: Target, adapter: ProviderAdapter
     warnings.push({ type: 'param_clamped', setting: 'temperature', detail: `temperature ${body.temperature} clamped to ${tMax} for ${name}` })
     body.temperature = tMax
   }
+  // The provider's own limit; an OpenAI-compatible server speaks OpenAI's API without it (vLLM takes any number).
+  const maxStops = target.kind === 'openai-compatible' ? undefined : adapter.capabilities.maxStopSequences
+  if (maxStops !== undefined && Array.isArray(body.stop) && body.stop.length > maxStops) {
+    warnings.push({ type: 'param_clamped', setting: 'stop', detail: `stop: the first ${maxStops} of ${body.stop.length} sequences kept, the most ${name} takes` })
+    body.stop = body.stop.slice(0, maxStops)
+  }
   if (info.samplingExclusive && body.temperature !== undefined && body.top_p !== undefined) {
     delete body.top_p
     warnings.push({ type: 'param_removed', setting: 'top_p', detail: `top_p removed: ${name} does not take temperature and top_p together` })

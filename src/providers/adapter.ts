@@ -195,6 +195,8 @@ export interface ProviderCapabilities {
   requiresMaxTokens: boolean
   /** Highest temperature the provider takes; higher values are clamped. */
   temperatureMax: number
+  /** The most stop sequences the provider takes (OpenAI 4, Gemini 5); the first ones are kept. */
+  maxStopSequences?: number
 }
 
 export interface ProviderAdapter {

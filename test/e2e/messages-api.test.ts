@@ -337,3 +337,20 @@ test("the SDKs' request ids are gw's: Anthropic's request-id on /v1/messages (an
   expect(oai.headers.get('x-request-id')).toBe(oai.headers.get('x-gw-request-id'))
   expect(oai.headers.get('request-id')).toBeNull()
 })
+
+test('stop sequences past what the model takes (OpenAI 4, Gemini 5) are cut to the first ones, with a warning on the log entry', async () => {
+  const stops = ['A1', 'B2', 'C3', 'D4', 'E5', 'F6']
+  for (const [model, fake, field, most] of [
+    ['openai/gpt-4o-mini', fakes.openai, 'stop', 4],
+    ['google/gemini-2.5-flash', fakes.google, 'stopSequences', 5],
+  ] as const) {
+    const { response } = await client.messages.create({ model, max_tokens: 20, stop_sequences: [...stops], messages: [user('Say hi please')] }).withResponse()
+    const sent = fake.requests.at(-1)?.body as Record<string, any>
+    expect(field === 'stop' ? sent.stop : sent.generationConfig.stopSequences).toEqual(stops.slice(0, most))
+    const entry = await gw.log(response.headers.get('x-gw-request-id') as string)
+    expect(entry.warnings).toContainEqual({ type: 'param_clamped', setting: 'stop', detail: expect.stringContaining(`the first ${most} of 6 sequences kept`) })
+  }
+  // Anthropic itself takes them all.
+  await client.messages.create({ model: 'anthropic/claude-haiku-4-5', max_tokens: 20, stop_sequences: [...stops], messages: [user('Say hi please')] })
+  expect((fakes.anthropic.requests.at(-1)?.body as Record<string, any>).stop_sequences).toEqual(stops)
+})

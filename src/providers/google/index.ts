@@ -55,7 +55,7 @@ function parseGeminiError(status: number, text: string, headers: Headers): Upstr
 
 export const google: ProviderAdapter = {
   id: 'google',
-  capabilities: { requiresMaxTokens: false, temperatureMax: 2 },
+  capabilities: { requiresMaxTokens: false, temperatureMax: 2, maxStopSequences: 5 },
   buildRequest: (req, target) => toGeminiRequest(req, target),
   parseResponse: (json) => readGeminiResponse(json),
   createStream: () => new GeminiStream(),

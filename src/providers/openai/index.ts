@@ -71,7 +71,7 @@ export function parseOpenAIError(status: number, text: string, headers: Headers)
 
 export const openai: ProviderAdapter = {
   id: 'openai',
-  capabilities: { requiresMaxTokens: false, temperatureMax: 2 },
+  capabilities: { requiresMaxTokens: false, temperatureMax: 2, maxStopSequences: 4 },
   buildRequest: toOpenAIRequest,
   parseResponse: (json) => readOpenAIStyleCompletion(json, OPTIONS),
   // OpenAI to OpenAI: plain text chunks are passed on with their model renamed (the light pass).
