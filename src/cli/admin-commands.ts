@@ -344,6 +344,7 @@ const COMMANDS: Record<string, Command> = {
   'prompt list': async (admin, argv) => admin.prompts.list(orgOf(parseArgs(argv))),
   'prompt version': async (admin, argv) => {
     const a = parseArgs(argv, ['publish'])
+    const prompt = positional(a, 'which prompt? (slug or id)')
     const file = flag(a, 'file')
     let body: Record<string, unknown>
     if (file) {
@@ -361,7 +362,7 @@ const COMMANDS: Record<string, Command> = {
       })
     }
     if (a.flags.has('publish')) body.publish = true
-    return admin.prompts.addVersion(orgOf(a), positional(a, 'which prompt? (slug or id)'), body)
+    return admin.prompts.addVersion(orgOf(a), prompt, body)
   },
   'prompt publish': async (admin, argv) => {
     const a = parseArgs(argv)
@@ -375,6 +376,7 @@ const COMMANDS: Record<string, Command> = {
   },
   'route set': async (admin, argv) => {
     const a = parseArgs(argv)
+    const name = positional(a, 'which route name?')
     const list = (name: string) => (flag(a, name) ?? '').split(',').filter(Boolean)
     const targets = list('targets').map((t) => {
       const eq = t.lastIndexOf('=')
@@ -384,7 +386,7 @@ const COMMANDS: Record<string, Command> = {
       return { model: t.slice(0, eq), weight }
     })
     if (!targets.length) throw new Error('--targets is required, e.g. --targets openai/gpt-4o-mini=3,mistral/mistral-small-latest=1')
-    return admin.putRoute(orgOf(a), positional(a, 'which route name?'), {
+    return admin.putRoute(orgOf(a), name, {
       targets,
       ...pick({ strategy: flag(a, 'strategy') }),
       fallback: list('fallback').map((model) => ({ model })),
@@ -600,7 +602,7 @@ function checkFlags(usage: string, argv: string[], configFlags: ReadonlySet<stri
     const name = /^--([^=]*)/.exec(a)?.[1]
     if (name === undefined) {
       if (++positionals > words.length)
-        throw new UsageError(`unexpected argument "${a.slice(0, 64)}" for "${command}" (an org is given with --org)\n\nusage: ${usage}`)
+        throw new UsageError(`unexpected argument "${a.slice(0, 64)}" for "${command}"${allowed.has('org') ? ' (an org is given with --org)' : ''}\n\nusage: ${usage}`)
       continue
     }
     if (!allowed.has(name) && !configFlags.has(name)) throw new UsageError(`unknown flag "--${name}" for "${command}"\n\nusage: ${usage}`)

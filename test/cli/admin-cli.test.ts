@@ -218,6 +218,13 @@ test('unknown flags and subcommands are errors naming them, before anything is d
   expect(extra.err).toContain('unexpected argument "now"')
   // Configuration flags are accepted by every command.
   expect(text('org', 'list', '--db', db).code).toBe(0)
+  // A command that takes no org says nothing of --org; a command's missing NAME is asked for first.
+  const listExtra = text('org', 'list', 'extra')
+  expect(listExtra.err).toContain('unexpected argument "extra" for "gw org list"')
+  expect(listExtra.err).not.toContain('--org)')
+  expect(text('key', 'list', 'acme').err).toContain('(an org is given with --org)')
+  expect(text('route', 'set', '--targets', 'openai/gpt-4o').err).toContain('which route name?')
+  expect(text('prompt', 'version').err).toContain('which prompt? (slug or id)')
 })
 
 test('--help on every command and noun, --version', () => {
