@@ -354,3 +354,31 @@ test('stop sequences past what the model takes (OpenAI 4, Gemini 5) are cut to t
   await client.messages.create({ model: 'anthropic/claude-haiku-4-5', max_tokens: 20, stop_sequences: [...stops], messages: [user('Say hi please')] })
   expect((fakes.anthropic.requests.at(-1)?.body as Record<string, any>).stop_sequences).toEqual(stops)
 })
+
+test("an image in a tool result reaches a model whose tool messages take text only: the text in the tool message, the image in the user message after it", async () => {
+  const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=='
+  await client.messages.create({
+    model: 'openai/gpt-4o-mini',
+    max_tokens: 20,
+    messages: [
+      user('Look at the chart'),
+      { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_1', name: 'chart', input: {} }] },
+      {
+        role: 'user',
+        content: [
+          { type: 'tool_result', tool_use_id: 'toolu_1', content: [{ type: 'text', text: 'here' }, { type: 'image', source: { type: 'base64', media_type: 'image/png', data: PNG } }] },
+          { type: 'text', text: 'What does it show?' },
+        ],
+      },
+    ],
+  })
+  const sent = (fakes.openai.requests.at(-1)?.body as { messages: Record<string, any>[] }).messages
+  expect(sent.at(-2)).toMatchObject({ role: 'tool', tool_call_id: 'toolu_1', content: 'here' })
+  expect(sent.at(-1)).toEqual({
+    role: 'user',
+    content: [
+      { type: 'image_url', image_url: { url: `data:image/png;base64,${PNG}` } },
+      { type: 'text', text: 'What does it show?' },
+    ],
+  })
+})

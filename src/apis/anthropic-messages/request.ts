@@ -104,6 +104,12 @@ function toChatMessages(role: 'user' | 'assistant', content: string | Block[]): 
     if (b.type === 'tool_result') {
       const text = textOfBlocks(b.content)
       out.push({ role: 'tool', tool_call_id: str(b.tool_use_id), content: b.is_error === true ? `Error: ${text}` : text })
+      // A tool message holds text only: its images and documents follow in the user message after the tool messages.
+      if (Array.isArray(b.content))
+        for (const inner of b.content) {
+          const part = isRecord(inner) && inner.type !== 'text' ? mediaPart(inner as Block) : undefined
+          if (part) parts.push(part)
+        }
     } else if (b.type === 'text') {
       parts.push({ type: 'text', text: str(b.text) })
     } else {
