@@ -244,3 +244,19 @@ test('OpenAI stream failing mid-way: its own error event is relayed as it came, 
   const log = await gw.log(res.headers.get('x-gw-request-id') as string)
   expect(log).toMatchObject({ incomplete: true, errorCode: 'provider_error' })
 })
+
+test('an image in a function output reaches a translated model: the text in the tool result, the image after it in the same user turn', async () => {
+  const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=='
+  await client.responses.create({
+    model: 'anthropic/claude-sonnet-4-6',
+    input: [
+      { role: 'user', content: 'Look at the chart' },
+      { type: 'function_call', call_id: 'call_1', name: 'chart', arguments: '{}' },
+      { type: 'function_call_output', call_id: 'call_1', output: [{ type: 'input_text', text: 'see image' }, { type: 'input_image', image_url: `data:image/png;base64,${PNG}`, detail: 'auto' }] },
+    ],
+  })
+  const last = (fakes.anthropic.requests.at(-1)?.body as { messages: { role: string; content: Record<string, any>[] }[] }).messages.at(-1)
+  expect(last?.role).toBe('user')
+  expect(last?.content[0]).toMatchObject({ type: 'tool_result', content: 'see image' })
+  expect(last?.content[1]).toMatchObject({ type: 'image', source: { type: 'base64', media_type: 'image/png', data: PNG } })
+})

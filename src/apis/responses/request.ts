@@ -95,8 +95,14 @@ export function toChatMessages(input: string | Obj[] | undefined): ChatMessage[]
   if (input === undefined) return []
   if (typeof input === 'string') return [{ role: 'user', content: input }]
   const out: ChatMessage[] = []
+  // Images and files of function outputs: a tool message holds text only, so they follow in a user message after the tool messages.
+  let media: ContentPart[] = []
   for (const item of input) {
     const type = item.type ?? 'message'
+    if (type !== 'function_call_output' && media.length) {
+      out.push({ role: 'user', content: media })
+      media = []
+    }
     if (type === 'message') {
       const role = item.role === 'assistant' || item.role === 'system' || item.role === 'developer' ? item.role : 'user'
       out.push({ role, content: messageContent(item.content) })
@@ -109,9 +115,12 @@ export function toChatMessages(input: string | Obj[] | undefined): ChatMessage[]
       } else out.push({ role: 'assistant', content: null, tool_calls: [call] })
     } else if (type === 'function_call_output') {
       out.push({ role: 'tool', tool_call_id: str(item.call_id), content: outputText(item.output) })
+      if (Array.isArray(item.output))
+        for (const part of item.output.filter(isRecord).map(chatPart)) if (part && part.type !== 'text') media.push(part)
     }
     // reasoning items, item references and built-in tool calls have no chat equivalent.
   }
+  if (media.length) out.push({ role: 'user', content: media })
   return out
 }
 
