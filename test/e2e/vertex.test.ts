@@ -204,3 +204,16 @@ test('promptCaching auto (PRODUCT §19): Anthropic on Vertex gets the same break
     await gw.admin('PUT', '/orgs/default/policy', before)
   }
 })
+
+test("/v1/messages to Claude on Vertex passes the client's anthropic-beta on (Vertex reads beta features from it)", async () => {
+  const res = await gw.fetch('/v1/messages', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'anthropic-beta': 'context-1m-2025-08-07' },
+    body: JSON.stringify({ model: 'vertex/claude-sonnet-4@20250514', max_tokens: 20, messages: [{ role: 'user', content: 'Say hi please' }] }),
+  })
+  expect(res.status).toBe(200)
+  expect(lastRequest()?.headers['anthropic-beta']).toBe('context-1m-2025-08-07')
+  // Without one, none is sent.
+  await gw.fetch('/v1/messages', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'vertex/claude-sonnet-4@20250514', max_tokens: 20, messages: [{ role: 'user', content: 'hi' }] }) })
+  expect(lastRequest()?.headers['anthropic-beta']).toBeUndefined()
+})
