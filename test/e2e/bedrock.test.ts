@@ -267,3 +267,24 @@ test('a key whose signature is refused moves the request to the provider\'s next
     expect.objectContaining({ key: 'good', outcome: 'ok' }),
   ])
 })
+
+test('a conversation with tool calls keeps a toolConfig (Converse refuses toolUse/toolResult without one), with tool_choice none or no tools declared; blank text blocks are left out', async () => {
+  const history = [
+    ...hello,
+    { role: 'assistant', content: '\n\n', tool_calls: [{ id: 'tooluse_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }] },
+    { role: 'tool', tool_call_id: 'tooluse_1', content: '14 °C' },
+  ]
+  const weather = { type: 'function', function: { name: 'get_weather', description: 'Weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } } }
+  for (const extra of [{}, { tools: [weather], tool_choice: 'none' }]) {
+    aws.plan({ kind: 'text', text: 'It is mild.' })
+    const res = await gw.chat({ model: `bedrock/${MODEL}`, messages: history, max_tokens: 40, ...extra })
+    expect(res.status).toBe(200)
+    const sent = aws.seen.at(-1)?.body as Record<string, any>
+    expect(sent.toolConfig.tools.map((t: any) => t.toolSpec.name)).toEqual(['get_weather'])
+    expect(sent.messages[1].content).toEqual([{ toolUse: { toolUseId: 'tooluse_1', name: 'get_weather', input: { city: 'Paris' } } }])
+  }
+  // Without tool calls in the conversation, tool_choice none still declares no tools.
+  aws.plan({ kind: 'text', text: 'Hi' })
+  await gw.chat({ model: `bedrock/${MODEL}`, messages: hello, tools: [weather], tool_choice: 'none' })
+  expect((aws.seen.at(-1)?.body as Record<string, any>).toolConfig).toBeUndefined()
+})

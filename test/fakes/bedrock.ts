@@ -57,6 +57,11 @@ function validate(body: unknown): string | undefined {
     if (i === 0 && m.role !== 'user') return 'A conversation must start with a user message. Try again with a conversation that starts with a user message.'
     if (m.role === last) return 'A conversation must alternate between user and assistant roles. Make sure the conversation alternates between user and assistant roles and try again.'
     if (!Array.isArray(m.content) || m.content.length === 0) return `The content field in the Message object at messages.${i}.content is empty. Add a ContentBlock object to the content field and try again.`
+    for (const [j, b] of m.content.entries())
+      if (isObj(b) && typeof b.text === 'string' && !b.text.trim())
+        return `The text field in the ContentBlock object at messages.${i}.content.${j} is blank. Add text to the text field, and try again.`
+    if (!body.toolConfig && m.content.some((b: unknown) => isObj(b) && ('toolUse' in b || 'toolResult' in b)))
+      return 'The toolConfig field must be defined when using toolUse and toolResult content blocks.'
     last = m.role
   }
   for (const k of Object.keys(body)) if (!['messages', 'system', 'inferenceConfig', 'toolConfig', 'additionalModelRequestFields'].includes(k)) return `Malformed input request: extraneous key [${k}] is not permitted`

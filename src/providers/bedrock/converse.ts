@@ -39,7 +39,8 @@ const CACHE_POINT: Block = { cachePoint: { type: 'default' } }
 const withPoint = (block: Block, cache: unknown): Block[] => (cache ? [block, CACHE_POINT] : [block])
 
 function userBlocks(m: ChatMessage): Block[] {
-  const blocks = pieces(m, 'bedrock').flatMap((p) => withPoint(p.kind === 'text' ? { text: p.text } : imageBlock(p.source), p.cache))
+  // Converse refuses a blank text block ("the text field … is blank"): whitespace-only text is left out.
+  const blocks = pieces(m, 'bedrock').flatMap((p) => (p.kind === 'text' && !p.text.trim() ? [] : withPoint(p.kind === 'text' ? { text: p.text } : imageBlock(p.source), p.cache)))
   if (cacheControlOf(m) && blocks.length && !blocks[blocks.length - 1]?.cachePoint) blocks.push(CACHE_POINT)
   return blocks
 }
@@ -52,7 +53,7 @@ function toolInput(args: string | undefined): Record<string, unknown> {
 
 function assistantBlocks(m: ChatMessage): Block[] {
   const text = textOf(m, 'bedrock')
-  const blocks: Block[] = text ? [{ text }] : []
+  const blocks: Block[] = text.trim() ? [{ text }] : []
   for (const tc of m.tool_calls ?? [])
     blocks.push({ toolUse: { toolUseId: tc.id, name: tc.function.name, input: toolInput(tc.function.arguments) } })
   return blocks
@@ -84,7 +85,13 @@ function converseMessages(messages: ChatMessage[]): BedrockMessage[] {
  * A tool's `cache_control` becomes a cache point after it.
  */
 function toolConfig(req: ChatRequest, json: JsonRequest | undefined): Block | undefined {
-  const fns = req.tool_choice === 'none' ? [] : (req.tools ?? []).flatMap((t) => (t.type === 'function' && t.function ? [t.function] : []))
+  // Converse refuses toolUse and toolResult blocks in the conversation without a toolConfig, and has no
+  // "none" choice: a conversation with tool calls keeps its tools declared (those the calls name, when the
+  // request declares none), tool_choice "none" or not.
+  const called = [...new Set(req.messages.flatMap((m) => (m.role === 'assistant' ? (m.tool_calls ?? []).map((c) => c.function.name) : [])))]
+  const declared = (req.tools ?? []).flatMap((t) => (t.type === 'function' && t.function ? [t.function] : []))
+  const needed = req.tool_choice === 'none' && !called.length ? [] : declared
+  const fns: typeof declared = needed.length || !called.length ? needed : called.map((name) => ({ name, parameters: { type: 'object', properties: {} } }))
   const cacheOf = new Map((req.tools ?? []).flatMap((t) => (t.function ? [[t.function, cacheControlOf(t) ?? cacheControlOf(t.function)] as const] : [])))
   const specs: Block[] = fns.flatMap((f) =>
     withPoint(
