@@ -9,10 +9,18 @@ import type { OrgContext } from './context'
 interface Cached<T> {
   at: number
   value: Promise<T>
+  /** While `value` is being read again: the entry known before, served if the read takes too long. */
+  stale?: Promise<T>
 }
 
 /** While the database is unreachable, a stale entry is served and the store asked again after this. */
 const RETRY_UNREACHABLE_MS = 1000
+/**
+ * How long a request waits for a known entry to be read again before the stale one is served: a database
+ * that hangs (answers nothing, refuses nothing) must not hold every request. A healthy one answers in
+ * milliseconds, so a revoked key or changed policy still applies at once.
+ */
+const STALE_AFTER_MS = 1000
 
 /**
  * Admin writes through this instance invalidate at once; writes from another process (the CLI,
@@ -59,24 +67,34 @@ export class OrgDirectory {
   private cached<T>(map: Map<string, Cached<T | undefined>>, id: string, load: () => Promise<T | undefined>): Promise<T | undefined> {
     const hit = map.get(id)
     const now = performance.now()
-    if (hit && now - hit.at < this.ttlMs) return hit.value
+    if (hit && now - hit.at < this.ttlMs) return hit.stale ? orStale(hit.value, hit.stale) : hit.value
     const value = load().then(
       (v) => {
-        if (v === undefined && map.get(id)?.value === value) map.delete(id)
+        const entry = map.get(id)
+        if (entry?.value === value) {
+          if (v === undefined) map.delete(id)
+          else delete entry.stale
+        }
         return v
       },
       (err: unknown) => {
         // The database is away: what was known is served, and asked for again a second later.
         if (err instanceof StoreUnavailableError && hit) {
-          map.set(id, { at: performance.now() - this.ttlMs + RETRY_UNREACHABLE_MS, value: hit.value })
-          return hit.value
+          const known = hit.stale ?? hit.value
+          map.set(id, { at: performance.now() - this.ttlMs + RETRY_UNREACHABLE_MS, value: known })
+          return known
         }
         if (map.get(id)?.value === value) map.delete(id)
         throw err
       },
     )
-    map.set(id, { at: now, value })
-    return value
+    if (!hit) {
+      map.set(id, { at: now, value })
+      return value
+    }
+    const stale = hit.stale ?? hit.value
+    map.set(id, { at: now, value, stale })
+    return orStale(value, stale)
   }
 
   private async load(orgId: string): Promise<OrgContext | undefined> {
@@ -88,4 +106,13 @@ export class OrgDirectory {
     const routes = new Map((await this.store.routes.getRoutes(orgId)).map((r) => [r.name, r]))
     return { org, providers, routes, signingSecrets: await this.store.auth.listSigningSecrets(orgId) }
   }
+}
+
+/** `value`, or `stale` once `value` has taken STALE_AFTER_MS (see there). */
+function orStale<T>(value: Promise<T>, stale: Promise<T>): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const late = new Promise<T>((resolve) => {
+    timer = setTimeout(() => resolve(stale), STALE_AFTER_MS)
+  })
+  return Promise.race([value, late]).finally(() => clearTimeout(timer))
 }

@@ -1,6 +1,6 @@
 // Private PostgreSQL and Redis servers for fault tests: started on a temporary directory and a free port, stopped and started again at will; never the shared ones.
 
-import { chownSync, mkdtempSync, rmSync } from 'node:fs'
+import { chownSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -38,6 +38,9 @@ export interface PrivatePostgres {
   start(): void
   /** Fast shutdown: open connections are cut, as in a real outage. */
   stop(): void
+  /** The server and its backends paused (SIGSTOP): it answers nothing and refuses nothing, as a network blackhole. */
+  pause(): void
+  resume(): void
   destroy(): void
 }
 
@@ -60,10 +63,22 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
       run(asServerUser(['pg_ctl', '-D', data, '-m', 'fast', '-w', 'stop']))
       running = false
     },
+    pause() {
+      signalServer('STOP')
+    },
+    resume() {
+      signalServer('CONT')
+    },
     destroy() {
       if (running) Bun.spawnSync(asServerUser(['pg_ctl', '-D', data, '-m', 'immediate', '-w', 'stop']))
       rmSync(dir, { recursive: true, force: true })
     },
+  }
+  /** The postmaster (first line of postmaster.pid) and every process it started. */
+  const signalServer = (signal: 'STOP' | 'CONT') => {
+    const pid = readFileSync(join(data, 'postmaster.pid'), 'utf8').split('\n')[0] as string
+    Bun.spawnSync(['pkill', `-${signal}`, '-P', pid])
+    Bun.spawnSync(['kill', `-${signal}`, pid])
   }
   pg.start()
   return pg

@@ -125,6 +125,46 @@ describe.skipIf(!can)('PostgreSQL stopped under load', () => {
     }
   }, 60_000)
 
+  test('a database that hangs (paused: answers nothing, refuses nothing): known keys are served, entries go to the spool, SIGTERM exits; all stored once it is back', async () => {
+    let gw = await spawnGw({ ...env(), GW_DRAIN_MS: '1000' })
+    const sql = new SQL(pg.url, { max: 1 })
+    try {
+      const before = load(gw.url)
+      await Bun.sleep(300)
+      pg.pause()
+      await Bun.sleep(2500) // past the 2 s cache lifetime
+      const answered = before.sent.length
+      await Bun.sleep(2000)
+      // Requests go on (the known key and org served after a second's wait for the database).
+      expect(before.sent.length).toBeGreaterThan(answered)
+      // Past the queries' 10 s deadline the writer counts the database as unreachable: entries go to the spool.
+      await until('entries in the spool', async () => (await health(gw.url)).checks.logWriter.inSpool > 0, 30_000)
+      const first = await before.stop()
+      const t0 = performance.now()
+      gw.proc.kill('SIGTERM')
+      expect(await gw.proc.exited).toBe(0)
+      console.log(`SIGTERM with the database hanging: exited in ${Math.round(performance.now() - t0)} ms`)
+      expect(gw.output()).not.toContain('dropped')
+
+      pg.resume()
+      gw = await spawnGw(env())
+      await until('the spool to drain', async () => (await health(gw.url)).checks.logWriter.inSpool === 0 && (await health(gw.url)).status === 'ok', 30_000)
+      await until('the queue to be written', async () => (await health(gw.url)).checks.logWriter.queued === 0)
+      expect(first.every((s) => s.status === 200)).toBe(true)
+      const ids = new Set(first.map((s) => s.id))
+      const stored = async () => ((await sql`SELECT request_id FROM request_logs`) as { request_id: string }[]).map((r) => r.request_id).filter((id) => ids.has(id))
+      await until('every answered request stored', async () => (await stored()).length >= ids.size, 30_000).catch(() => {})
+      const rows = await stored()
+      expect(new Set(rows).size).toBe(rows.length)
+      expect(rows.length).toBe(ids.size)
+    } finally {
+      pg.resume()
+      await sql.close()
+      gw.proc.kill('SIGTERM')
+      await gw.proc.exited
+    }
+  }, 120_000)
+
   test('gw may start while the database is down: live 200, ready 503, then ready once it is back', async () => {
     pg.stop()
     const gw = await spawnGw(env())

@@ -21,11 +21,27 @@ export function storeError(err: unknown, what?: string): unknown {
   return err
 }
 
-/** Awaits a query, rethrowing its failure as the store's own error. */
+/**
+ * How long a query may take before the server counts as unreachable: a server that hangs (paused, a
+ * network blackhole) answers nothing and refuses nothing, and without it every caller would wait for
+ * ever (log entries never spooled, shutdown never done). A write past it may still land later: the
+ * stores' inserts are idempotent, so its spooled copy is written once.
+ */
+export const QUERY_DEADLINE_MS = 10_000
+
+/** Awaits a query, rethrowing its failure (or its silence past QUERY_DEADLINE_MS) as the store's own error. */
 export async function q<T>(query: PromiseLike<T>, what?: string): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined
   try {
-    return await query
+    return await Promise.race([
+      query,
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new StoreUnavailableError(`the database answered nothing within ${QUERY_DEADLINE_MS / 1000} s`)), QUERY_DEADLINE_MS)
+      }),
+    ])
   } catch (err) {
     throw storeError(err, what)
+  } finally {
+    clearTimeout(timer)
   }
 }
