@@ -15,6 +15,7 @@ import { Observer } from './observability/observer'
 import { TraceExporter, type ExporterOptions, traceResource } from './observability/trace-exporter'
 import { Tracer } from './observability/tracer'
 import { OrgDirectory } from './pipeline/org-directory'
+import { WaitingAttempts } from './pipeline/5-attempt'
 import { PROVIDER_IDS, type ProviderId } from './providers/provider-id'
 import { type HealthOptions, UpstreamHealth } from './pipeline/upstream-health'
 import { RecentLatency } from './pipeline/route-choice'
@@ -237,6 +238,7 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
     oidc: new OidcVerifier(store.auth, { refreshCooldownMs: config.jwksRefreshMs }),
     fetch: opts.fetch ?? fetch,
     inFlight: new Set(),
+    waiting: new WaitingAttempts(),
   }
   const setUp = async () => {
     // Stored keys that this GW_SECRET cannot open would fail every request of their orgs: the start stops here instead.
@@ -321,6 +323,7 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
           while (server.pendingRequests > 0 && performance.now() < deadline) await Bun.sleep(20)
           // What is still in flight ends now: a request waiting for its answer with a 503, a stream with
           // the error event and [DONE]; each gets its log entry.
+          deps.waiting.stopAll()
           for (const end of [...deps.inFlight]) end()
           await Promise.race([closed, Bun.sleep(2000)])
         }

@@ -15,6 +15,7 @@ export type GenAiOperation = 'chat' | 'embeddings'
 import type { LogPath } from '../store/log-path'
 import type { BudgetLedger } from '../policy/budget-ledger'
 import type { RateLimiter } from '../policy/rate-limiter'
+import type { WaitingAttempts } from './5-attempt'
 import type { StreamSlots } from '../policy/stream-slots'
 import type { BodyBudget } from '../http/request-context'
 import type { KeyScopes, Org, ProviderRecord, RateLimits, Route, SigningSecretRecord } from '../domain/org'
@@ -46,11 +47,12 @@ export interface Deps {
   /** Metrics, access log and traces of finished requests. */
   observer: Observer
   /**
-   * What shutdown ends once the drain time is up, each with a way to end it early: upstream attempts
-   * before their answer (the request then ends with a 503), streams being answered (their error event),
-   * MCP sessions.
+   * What shutdown ends once the drain time is up, each with a way to end it early: streams being
+   * answered (their error event), MCP sessions.
    */
   inFlight: Set<() => void>
+  /** Upstream attempts waiting for their answer: stopped at shutdown (the request then ends with a 503). */
+  waiting: WaitingAttempts
   /** The exact response cache (PRODUCT §19): in Redis when GW_REDIS_URL is set, else in the store. */
   cache: ResponseCacheStore
   /** State shared with the other instances over Redis (GW_REDIS_URL); undefined without Redis. */
