@@ -193,11 +193,6 @@ export class UpstreamAttempt {
   /** Neighbours in Deps.waiting while the attempt waits for its answer. */
   prevWaiting: UpstreamAttempt | undefined
   nextWaiting: UpstreamAttempt | undefined
-
-  stop(): void {
-    this.stopped = true
-    this.ac.abort()
-  }
   /** The provider key, as the health record knows it. */
   private readonly key: HealthKey
   /** This attempt's trace span (CLIENT), when tracing is on; ended in close(). */
@@ -375,6 +370,12 @@ export class UpstreamAttempt {
   /** The stream's relay reader, when its events reach the log as the text the client received (RawRelay). */
   get relayReader(): RelayReader | undefined {
     return this.translator?.reader
+  }
+
+  /** gw is stopping and the drain time is up: the exchange is aborted, and the request ends with a 503 (run()). */
+  stop(): void {
+    this.stopped = true
+    this.ac.abort()
   }
 
   /**
