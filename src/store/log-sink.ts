@@ -138,6 +138,8 @@ export class LogSink {
   private settledSeqs: number[] = []
   private spooledSeqs: number[] = []
   private reportDue = false
+  /** The counters changed with nothing settled (the spool drained): reported all the same. */
+  private statsChanged = false
   readonly writer: LogWriter
 
   constructor(
@@ -155,6 +157,10 @@ export class LogSink {
           this.settledSeqs.push(seq)
           if (how === 'spooled') this.spooledSeqs.push(seq)
         }
+        this.reportSoon()
+      },
+      onDrained: () => {
+        this.statsChanged = true
         this.reportSoon()
       },
       onError: (err, attempt) => {
@@ -206,7 +212,8 @@ export class LogSink {
     setTimeout(() => {
       this.reportDue = false
       const settled = this.takeSettled()
-      if (settled.seqs.length || settled.forgotten.length) this.report({ kind: 'settled', ...settled, stats: this.stats() })
+      if (settled.seqs.length || settled.forgotten.length || this.statsChanged) this.report({ kind: 'settled', ...settled, stats: this.stats() })
+      this.statsChanged = false
     }, 0)
   }
 

@@ -53,21 +53,31 @@ export class LogSpool {
   /**
    * Hands every spooled entry, oldest first, in batches to `store`; a segment is deleted once all
    * its batches are stored. Stops at the first failure (what is left stays for the next replay).
+   * `between` runs after each batch (the writer appends what arrived meanwhile, replayed in turn).
    */
-  async replay(store: (batch: LogEntry[]) => Promise<void>, batchSize: number): Promise<number> {
+  async replay(store: (batch: LogEntry[]) => Promise<void>, batchSize: number, between?: () => void): Promise<number> {
     let stored = 0
-    for (const name of this.segments()) {
-      const path = join(this.dir, name)
-      const entries = readEntries(path)
-      for (let i = 0; i < entries.length; i += batchSize) {
-        await store(entries.slice(i, i + batchSize))
+    // Until none is left: `between` may append (what arrived meanwhile), to a segment after those being read.
+    for (let names = this.rotated(); names.length; names = this.rotated()) {
+      for (const name of names) {
+        const path = join(this.dir, name)
+        const entries = readEntries(path)
+        for (let i = 0; i < entries.length; i += batchSize) {
+          await store(entries.slice(i, i + batchSize))
+          between?.()
+        }
+        rmSync(path, { force: true })
+        stored += entries.length
+        this.size = Math.max(0, this.size - entries.length)
       }
-      rmSync(path, { force: true })
-      if (this.current?.name === name) this.current = undefined
-      stored += entries.length
-      this.size = Math.max(0, this.size - entries.length)
     }
     return stored
+  }
+
+  /** The segments there now; appends from here on go to a new one (never to a segment being read and deleted). */
+  private rotated(): string[] {
+    this.current = undefined
+    return this.segments()
   }
 
   private segments(): string[] {

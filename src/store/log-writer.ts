@@ -35,6 +35,8 @@ export interface LogWriterOptions {
    * thread acknowledges them to the serving thread from here (src/store/log-path.ts).
    */
   onSettled?: (entries: readonly LogEntry[], how: 'written' | 'spooled' | 'dropped') => void
+  /** The spool was written to the database, to its end (its counters changed with nothing settled). */
+  onDrained?: () => void
 }
 
 /** Entries per transaction while quiet: a slice short enough that a request arriving meanwhile barely waits
@@ -174,11 +176,18 @@ export class LogWriter {
 
   private async drainSpool(spool: LogSpool): Promise<boolean> {
     try {
-      await spool.replay(async (batch) => {
-        await this.store.insertLogs(batch)
-        for (const e of batch) this.pending.delete(e.requestId)
-        this.stats.written += batch.length
-      }, this.batchSize)
+      // What arrives while a long spool is replayed joins it on disk, after it: new entries neither wait in
+      // memory behind the replay (holding requests on back-pressure) nor are lost if the process dies meanwhile.
+      await spool.replay(
+        async (batch) => {
+          await this.store.insertLogs(batch)
+          for (const e of batch) this.pending.delete(e.requestId)
+          this.stats.written += batch.length
+        },
+        this.batchSize,
+        () => this.toSpool(),
+      )
+      this.opts.onDrained?.()
       this.failures = 0
       return true
     } catch (err) {
