@@ -201,6 +201,20 @@ for (const kind of ['sqlite', 'postgres'] as const) {
       expect(await store.logs.getLog('o1', e.requestId)).toBeUndefined()
     })
 
+    test('log: an entry holding NUL characters (a model, a metadata value, an error, a body as sent) is written with its batch and reads back as it was', async () => {
+      const nul = entry(8, {
+        orgId: 'nul',
+        requestedModel: 'claude-haiku-4-5\u0000',
+        endUserId: 'u\u0000',
+        metadata: { tag: 'a\u0000b' },
+        errorMessage: "Malformed JSON body: Unrecognized token '\u0000'",
+        requestBody: '{"model":"x\u0000',
+      })
+      await store.logs.insertLogs([nul, entry(9, { orgId: 'nul' })])
+      expect(await store.logs.getLog('nul', nul.requestId)).toEqual(nul)
+      expect(await store.logs.countLogs('nul')).toBe(2)
+    })
+
     test('usage roll-ups are written with the batch, once per entry even when a batch is retried; pruning keeps them', async () => {
       const day = (i: number) => entry(5000 + i, { orgId: 'usage', model: i % 2 ? 'openai/gpt-4o' : 'anthropic/claude', costUsd: i % 3 ? 0.5 : null, status: i === 0 ? 502 : 200 })
       const batch = Array.from({ length: 6 }, (_, i) => day(i))

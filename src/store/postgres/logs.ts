@@ -20,12 +20,26 @@ interface EntryRow {
 
 const json = (v: unknown) => (v === undefined ? null : jsonText(v))
 
+/** An escaped NUL (`\u0000`) in JSON text, not one whose backslash is itself escaped (`\\u0000`, the text "\u0000"). */
+const NUL_ESCAPE = /(?<!\\)((?:\\\\)*)\\u0000/g
+
+/**
+ * Rows as JSON for PostgreSQL, whose text holds no NUL character (jsonb refuses `\u0000`: "unsupported
+ * Unicode escape sequence"): one sent in a field the entry keeps as a column or a roll-up (a model name, a
+ * metadata value) is U+FFFD there. The entry's own text keeps it escaped, so the entry reads back as it was; without
+ * this the whole batch would be refused, and retried for ever behind it.
+ */
+function pgJson(rows: unknown): string {
+  const text = JSON.stringify(rows)
+  return text.includes('\\u0000') ? text.replace(NUL_ESCAPE, '$1\\ufffd') : text
+}
+
 /** Conditions joined by AND. */
 const and = (sql: SQL, w: SQL.Query<unknown>[]) => w.reduce((acc, x) => sql`${acc} AND ${x}`)
 
 /** Roll-up cells as usage_pending holds them: arrays in usage_daily's column order (read by usage_cells, migration 0005). */
 const cellRows = (cells: RollupCell[]): string =>
-  JSON.stringify(cells.map((c) => [
+  pgJson(cells.map((c) => [
     c.orgId, c.dim, c.day, c.value, c.requests, c.errors, c.tokens.input, c.tokens.cachedInput, c.tokens.cacheWrite,
     c.tokens.output, c.tokens.reasoning, c.costUsd, c.priced,
   ]))
@@ -51,6 +65,7 @@ export async function writeLogBatch(tx: SQL, entries: LogEntry[], cap: MetadataC
     response_body: json(e.responseBody),
     response_id: e.responseId ?? null,
   }))
+  const rowsJson = pgJson(rows)
   // The roll-ups are summed as if every row were new (a batch is seldom written twice) and kept only
   // if so: a retried batch adds nothing twice.
   const cells = cap ? cellRows(await cap.apply(tx, rollup(entries))) : null
@@ -61,7 +76,7 @@ export async function writeLogBatch(tx: SQL, entries: LogEntry[], cap: MetadataC
       await tx<{ request_id: string }[]>`
         WITH rows AS (
           INSERT INTO request_logs (request_id, org_id, created_at, model, requested_model, status, end_user_id, metadata, entry, request_body, response_body, response_id)
-          SELECT * FROM jsonb_to_recordset(${rows}::jsonb) AS r(request_id text, org_id text, created_at bigint, model text, requested_model text,
+          SELECT * FROM jsonb_to_recordset(${rowsJson}::text::jsonb) AS r(request_id text, org_id text, created_at bigint, model text, requested_model text,
             status integer, end_user_id text, metadata jsonb, entry text, request_body text, response_body text, response_id text)
           ON CONFLICT (request_id) DO NOTHING RETURNING request_id, org_id, created_at, metadata
         ), tags AS (
@@ -128,7 +143,7 @@ export class MetadataCap {
       for (const c of unknown) this.groups.set(groupOf(c), new Set())
       const rows = await tx<{ org_id: string; dim: string; day: string; value: string }[]>`
         SELECT u.org_id, u.dim, u.day, u.value
-        FROM usage_daily u JOIN jsonb_to_recordset(${unknown.map((c) => ({ org_id: c.orgId, dim: c.dim, day: c.day }))}::jsonb)
+        FROM usage_daily u JOIN jsonb_to_recordset(${pgJson(unknown.map((c) => ({ org_id: c.orgId, dim: c.dim, day: c.day })))}::text::jsonb)
           AS g(org_id text, dim text, day text) ON u.org_id = g.org_id AND u.dim = g.dim AND u.day = g.day`
       for (const r of rows) this.groups.get(`${r.org_id}\u0000${r.dim}\u0000${r.day}`)?.add(r.value)
     }
