@@ -8,7 +8,7 @@ import { MAX_TTL_SECONDS, signToken } from '../auth/signed-tokens'
 import { badRequest, echo, GatewayError, notFound } from '../errors'
 import { compatSettings, DEFAULT_QUIRKS, presetOf } from '../providers/openai-compatible'
 import { parseServiceAccountKey } from '../providers/vertex/token-source'
-import { isCompatName, NAMED_KINDS, type ProviderId, toProviderId } from '../providers/provider-id'
+import { isCompatName, isNamedKind, type ProviderId, toProviderId } from '../providers/provider-id'
 import {
   checkOidcBody,
   checkOrgBody,
@@ -108,7 +108,7 @@ export function checkProviderKey(providerName: string, name: string, raw: unknow
   if (!KEY_NAME.test(name)) throw badRequest(`Invalid key name ${echo(name)}: letters, digits, ".", "_" and "-", at most 64`)
   const declared = typeof raw === 'object' && raw !== null && 'kind' in raw ? (raw as { kind: unknown }).kind : undefined
   // Azure, Bedrock and Vertex are native names (PRODUCT §17): under its own name a record needs no `kind`, and takes no other.
-  const named = (NAMED_KINDS as readonly string[]).includes(providerName)
+  const named = isNamedKind(providerName)
   if (named && declared !== undefined && declared !== providerName)
     throw fieldError(['kind'], `Invalid kind ${echo(String(declared))} for provider "${providerName}": its records are of kind "${providerName}"`, `expected "${providerName}"`)
   const kind = named ? providerName : declared
@@ -157,7 +157,7 @@ function checkBedrockProvider(providerName: string, name: string, raw: unknown):
 }
 
 function checkCompatProvider(providerName: string, name: string, raw: unknown): Omit<ProviderRecord, 'updatedAt'> {
-  if (!isCompatName(providerName) || (NAMED_KINDS as readonly string[]).includes(providerName))
+  if (!isCompatName(providerName) || isNamedKind(providerName))
     throw badRequest(`Invalid provider name ${echo(providerName)} for an OpenAI-compatible provider: [a-z][a-z0-9-]{0,31}, not a native provider's name`)
   const body = checkCompatProviderBody(raw)
   // A header name must be a token (RFC 9110): the schema's key pattern names it, but a record's keys are not checked by it.

@@ -166,6 +166,8 @@ export class Guard {
   private taken = new Set<string>()
   /** The longest placeholder made, for the stream's hold-back. */
   maxPlaceholder = 0
+  /** The input guardrails have read the whole request (screenTexts is done). */
+  private inputRead = false
 
   constructor(
     list: readonly Guardrail[],
@@ -173,9 +175,6 @@ export class Guard {
   ) {
     this.screens = prepare(list)
   }
-
-  /** The input guardrails have read the whole request (screenTexts is done). */
-  private inputRead = false
 
   /**
    * Do input guardrails apply that have not read the request yet (it was refused before they ran)? Its

@@ -198,9 +198,8 @@ export class McpGateway {
       if (err instanceof UnauthorizedError && oauth?.authorizationUrl) return fail(...this.connectFailure(server, new OAuthNeeded(server.name, oauth.authorizationUrl)))
       if (err instanceof McpError) {
         // The server's own error, passed on without the secrets gw sent it (a server may echo its headers).
-        const clean = redactor(server)
-        const message = clean?.(plainMessage(err)) ?? plainMessage(err)
-        return fail({ status: 'upstream_error', message, upstreamLatencyMs }, new McpError(err.code, message, cleanData(clean, err.data)))
+        const message = redacted(server, plainMessage(err))
+        return fail({ status: 'upstream_error', message, upstreamLatencyMs }, new McpError(err.code, message, cleanData(redactor(server), err.data)))
       }
       const message = `The MCP server "${server.name}" failed the call: ${safeMessage(server, err)}`
       return fail({ status: 'unreachable', message, upstreamLatencyMs }, new McpError(ErrorCode.InternalError, message))
@@ -215,7 +214,7 @@ export class McpGateway {
         new UrlElicitationRequiredError([{ mode: 'url', url: err.url, elicitationId: crypto.randomUUID(), message: err.message }], err.message),
       ]
     if (err instanceof McpError && err.code === ErrorCode.InvalidRequest) {
-      const message = redactor(server)?.(plainMessage(err)) ?? plainMessage(err)
+      const message = redacted(server, plainMessage(err))
       return [{ status: 'unauthorized', message }, new McpError(err.code, message)]
     }
     const message = `The MCP server "${server.name}" is out of reach: ${safeMessage(server, err)}`
@@ -233,8 +232,12 @@ export class McpGateway {
  * take a key there), its header values or bearer secret, and at most 200 characters.
  */
 export function safeMessage(server: McpServerRecord, err: unknown): string {
-  const text = err instanceof Error ? err.message : 'error'
-  return (redactor(server)?.(text) ?? text).slice(0, 200)
+  return redacted(server, err instanceof Error ? err.message : 'error').slice(0, 200)
+}
+
+/** A text without the server's secrets. */
+function redacted(server: McpServerRecord, text: string): string {
+  return redactor(server)?.(text) ?? text
 }
 
 /** Takes the server's secrets (its headers' values, its bearer token, its URL's query) out of a text; undefined when it has none. */

@@ -102,6 +102,7 @@ export function logEntry(deps: Deps, ctx: RequestContext | AuthedContext, input:
   const target = o.target
   const usage = o.usage
   const tokens = usageTokens(usage)
+  const requestedModel = (input ? input.requestedModel : sentField(ctx, 'model')) ?? null
   const entry: LogEntry = {
     requestId: ctx.requestId,
     createdAt: isoTime(ctx.receivedAt),
@@ -114,12 +115,12 @@ export function logEntry(deps: Deps, ctx: RequestContext | AuthedContext, input:
     promptId: authed?.prompt?.id ?? null,
     promptSlug: authed?.prompt?.slug ?? null,
     promptVersion: authed?.prompt?.version ?? null,
-    requestedModel: (input ? input.requestedModel : sentField(ctx, 'model')) ?? null,
+    requestedModel,
     route: input?.route ?? null,
     providerKey: target?.keyName ?? null,
     model: target ? target.model.name : (o.model ?? null),
     // A request that failed before any provider answered still belongs to the provider it named (every report groups it there).
-    provider: (target && providerName(target)) ?? providerOfModel(o.model ?? (input ? input.requestedModel : sentField(ctx, 'model')) ?? '') ?? null,
+    provider: (target && providerName(target)) ?? providerOfModel(o.model ?? requestedModel ?? '') ?? null,
     stream: input?.stream ?? false,
     status: o.status,
     errorCode: o.errorCode,

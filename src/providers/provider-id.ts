@@ -20,7 +20,8 @@ export type Wire = ProviderId | 'bedrock'
  * The native providers beyond the four (PRODUCT §17): an org's record of its kind, under its own name
  * (`azure/…`) or another (`azure-eu/…`); never an OpenAI-compatible provider's name.
  */
-export const NAMED_KINDS = ['azure', 'bedrock', 'vertex'] as const
+const NAMED_KINDS: readonly string[] = ['azure', 'bedrock', 'vertex']
+export const isNamedKind = (name: string): boolean => NAMED_KINDS.includes(name)
 
 /** Names of OpenAI-compatible providers: `[a-z][a-z0-9-]{0,31}`, never a native name or alias. */
 export const COMPAT_NAME = /^[a-z][a-z0-9-]{0,31}$/

@@ -196,7 +196,6 @@ export class LogWriter {
     }
   }
 
-
   /**
    * Writes the next batches, as many at once as the store takes (writeConcurrency); false when one
    * failed: its entries wait in the queue, or in the spool when the database is unreachable.
@@ -230,9 +229,7 @@ export class LogWriter {
     // keep the batch, retry with backoff. Inserts are idempotent either way.
     if (written.size) this.queue = this.queue.filter((e) => !written.has(e))
     if (isEntryFault(failure.reason)) return this.writeAlone(batches.flat().filter((e) => !written.has(e)))
-    this.failed(failure.reason)
-    if (failure.reason instanceof StoreUnavailableError) this.toSpool()
-    return false
+    return this.writeFailed(failure.reason)
   }
 
   /**
@@ -247,11 +244,7 @@ export class LogWriter {
       try {
         await this.insertAlone(e)
       } catch (err) {
-        if (!isEntryFault(err)) {
-          this.failed(err)
-          if (err instanceof StoreUnavailableError) this.toSpool()
-          return false
-        }
+        if (!isEntryFault(err)) return this.writeFailed(err)
         console.error(`gw: the log entry of request ${e.requestId} cannot be written (${err instanceof Error ? err.message : String(err)}): given up`)
         how = 'dropped'
       }
@@ -274,6 +267,13 @@ export class LogWriter {
       e.responseBody = undefined
       await this.store.insertLogs([e])
     }
+  }
+
+  /** A write the database failed: retried after a backoff; its entries go to the spool when the database is unreachable. */
+  private writeFailed(err: unknown): false {
+    this.failed(err)
+    if (err instanceof StoreUnavailableError) this.toSpool()
+    return false
   }
 
   private failed(err: unknown): void {

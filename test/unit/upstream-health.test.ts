@@ -27,22 +27,24 @@ test('a request failure (400, 404, 409, 413, 422) is never counted; provider fai
   expect(health.admit('o', 'openai/gpt-4o')).toMatchObject({ ok: false, class: 'provider', message: 'circuit open after 2 consecutive failures' })
 })
 
-test('a half-open probe that meets a request failure is released for the next probe', () => {
+/** A breaker opened by one failure, past its open time, with its half-open probe admitted. */
+function probing(): UpstreamHealth {
   let now = 0
   const health = new UpstreamHealth({ failureThreshold: 1, openMs: 10 }, () => now)
   health.record('o', 'm', failure(503))
   now = 20
   expect(health.admit('o', 'm')).toEqual({ ok: true, probe: true })
+  return health
+}
+
+test('a half-open probe that meets a request failure is released for the next probe', () => {
+  const health = probing()
   health.record('o', 'm', failure(400))
   expect(health.admit('o', 'm')).toEqual({ ok: true, probe: true })
 })
 
 test('while a half-open probe is in flight, the others are refused with a retry after 1 s (a fail-fast 502 says Retry-After)', () => {
-  let now = 0
-  const health = new UpstreamHealth({ failureThreshold: 1, openMs: 10 }, () => now)
-  health.record('o', 'm', failure(503))
-  now = 20
-  expect(health.admit('o', 'm')).toEqual({ ok: true, probe: true })
+  const health = probing()
   expect(health.admit('o', 'm')).toMatchObject({ ok: false, class: 'provider', retryAfterMs: 1000 })
 })
 

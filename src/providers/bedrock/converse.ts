@@ -40,7 +40,9 @@ const withPoint = (block: Block, cache: unknown): Block[] => (cache ? [block, CA
 
 function userBlocks(m: ChatMessage): Block[] {
   // Converse refuses a blank text block ("the text field … is blank"): whitespace-only text is left out.
-  const blocks = pieces(m, 'bedrock').flatMap((p) => (p.kind === 'text' && !p.text.trim() ? [] : withPoint(p.kind === 'text' ? { text: p.text } : imageBlock(p.source), p.cache)))
+  const blocks = pieces(m, 'bedrock')
+    .filter((p) => p.kind !== 'text' || p.text.trim())
+    .flatMap((p) => withPoint(p.kind === 'text' ? { text: p.text } : imageBlock(p.source), p.cache))
   if (cacheControlOf(m) && blocks.length && !blocks[blocks.length - 1]?.cachePoint) blocks.push(CACHE_POINT)
   return blocks
 }

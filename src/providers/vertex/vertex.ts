@@ -45,11 +45,10 @@ export function toVertexRequest(req: UpstreamRequest, target: Target, v: VertexT
   if (anthropic) {
     const { model: _, ...rest } = JSON.parse(req.body) as Record<string, unknown>
     body = JSON.stringify({ anthropic_version: VERTEX_ANTHROPIC_VERSION, ...rest })
-    // Claude on Vertex reads its beta features from the header, as Anthropic does (a /v1/messages client's, passed on).
-    const beta = req.headers['anthropic-beta']
-    if (beta) return { url: `${target.baseUrl}${vertexModelPath(v, 'anthropic', v.model, method)}`, headers: { ...headers, 'anthropic-beta': beta }, body }
   }
-  return { url: `${target.baseUrl}${vertexModelPath(v, anthropic ? 'anthropic' : 'google', v.model, method)}`, headers, body }
+  // Claude on Vertex reads its beta features from the header, as Anthropic does (a /v1/messages client's, passed on).
+  const beta = anthropic ? req.headers['anthropic-beta'] : undefined
+  return { url: `${target.baseUrl}${vertexModelPath(v, anthropic ? 'anthropic' : 'google', v.model, method)}`, headers: beta ? { ...headers, 'anthropic-beta': beta } : headers, body }
 }
 
 /** Token sources kept per gateway, by service-account key: at most this many (PRODUCT §17; docs/security.md). */
