@@ -62,6 +62,8 @@ export function decodeState(text: string): State {
  */
 export class UserOAuth implements OAuthClientProvider {
   private verifier: string | undefined
+  /** The access token `tokens()` read last: what a refused refresh was made with (see invalidateCredentials). */
+  private readAccess: string | undefined
   /** Set when the SDK asks for the user's authorisation: the URL they must open. */
   authorizationUrl: string | undefined
 
@@ -112,7 +114,9 @@ export class UserOAuth implements OAuthClientProvider {
   }
 
   async tokens(): Promise<OAuthTokens | undefined> {
-    return (await this.grant()).tokens
+    const tokens = (await this.grant()).tokens
+    this.readAccess = tokens?.access_token
+    return tokens
   }
 
   async saveTokens(tokens: OAuthTokens): Promise<void> {
@@ -153,11 +157,18 @@ export class UserOAuth implements OAuthClientProvider {
     return hit.v
   }
 
-  /** Forgets what the authorization server no longer accepts: the user's tokens, or the registered client too (registered again next time). */
+  /**
+   * Forgets what the authorization server no longer accepts: the user's tokens, or the registered client
+   * too (registered again next time). Tokens refused for their grant (`tokens`) are forgotten only if they
+   * are still the stored ones: another instance refreshing the same grant at the same moment rotated the
+   * refresh token this one was refused with, and saved tokens that work; the SDK's retry then uses those
+   * (docs/mcp.md, "Per-user OAuth").
+   */
   async invalidateCredentials(scope: 'all' | 'client' | 'tokens' | 'verifier' | 'discovery'): Promise<void> {
     if (scope === 'all' || scope === 'tokens') {
       const g = await this.grant()
-      await this.saveGrant({ pending: g.pending })
+      const replaced = scope === 'tokens' && g.tokens !== undefined && g.tokens.access_token !== this.readAccess
+      if (!replaced) await this.saveGrant({ pending: g.pending })
     }
     const byHand = this.server.auth.kind === 'oauth' && this.server.auth.clientId
     if ((scope === 'all' || scope === 'client') && !byHand) await this.store.putOAuthClient(this.orgId, this.server.name, '')

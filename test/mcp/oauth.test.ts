@@ -9,7 +9,9 @@ import { McpError, ToolListChangedNotificationSchema } from '@modelcontextprotoc
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { auth } from '@modelcontextprotocol/sdk/client/auth.js'
 import { AdminService } from '../../src/admin/admin-service'
+import { UserOAuth } from '../../src/mcp/oauth'
 import { type FakeMcpServer, startMcpServer } from '../fakes/mcp-server'
 import { type FakeAuthServer, startAuthServer } from '../fakes/oauth-server'
 import { startTestGateway, type TestGateway } from '../helpers/gateway'
@@ -163,6 +165,47 @@ describe('per-user OAuth', () => {
     } finally {
       as.accessTtlSeconds = 3600
       await c.close()
+    }
+  })
+
+  test('two instances refreshing one grant at the same moment: the one the server refuses keeps the tokens the other saved', async () => {
+    const c = await asUser('frank')
+    try {
+      expect((await consent(await needsAuthorisation(c), 'frank')).status).toBe(200)
+      expect(await whoami(c)).toBe('frank')
+    } finally {
+      await c.close()
+    }
+    // Two instances' providers over one store (as on one database); each refreshes through its own fetch, as
+    // instances share no in-process refresh. B reads the grant, then A refreshes it (the server rotates the
+    // refresh token) before B's refresh reaches the server with the one it read.
+    const store = gw.gw.deps.store.mcp
+    const server = (await store.getServers('default')).find((s) => s.name === 'crm')
+    if (!server) throw new Error('crm is not registered')
+    const provider = () => new UserOAuth(store, 'default', server, 'frank', `${gw.url}/mcp/oauth/callback`)
+    const read = async () => JSON.parse((await store.getUserTokens('default', 'crm', 'frank')) ?? '{}') as { tokens?: { refresh_token?: string } }
+    const first = (await read()).tokens?.refresh_token
+    let raced = false
+    const instanceB: typeof fetch = Object.assign(async (url: string | URL | Request, init?: RequestInit) => {
+      if (!raced && init?.body instanceof URLSearchParams && init.body.get('grant_type') === 'refresh_token') {
+        raced = true
+        expect(await auth(provider(), { serverUrl: crm.url, fetchFn: fetch })).toBe('AUTHORIZED')
+      }
+      return fetch(url, init)
+    }, fetch)
+    const refused = as.log.filter((l) => l.kind === 'refused').length
+    expect(await auth(provider(), { serverUrl: crm.url, fetchFn: instanceB })).toBe('AUTHORIZED')
+    expect(raced).toBe(true)
+    // B's refresh with the rotated token was refused; its grant was kept and refreshed again, never dropped.
+    expect(as.log.filter((l) => l.kind === 'refused').length).toBe(refused + 1)
+    const kept = (await read()).tokens?.refresh_token
+    expect(kept).toMatch(/^rt-frank-/)
+    expect(kept).not.toBe(first)
+    const again = await asUser('frank')
+    try {
+      expect(await whoami(again)).toBe('frank')
+    } finally {
+      await again.close()
     }
   })
 
