@@ -35,6 +35,7 @@ import { type LoadReport, loadPromptFiles, readPromptFiles } from './prompts/pro
 import { type LogRetentionOptions, startLogRetention } from './store/log-retention'
 import { LogPath, type LogPathOptions } from './store/log-path'
 import { LogSpool } from './store/log-spool'
+import { claimSpool, type SpoolClaim } from './store/spool-claim'
 import { createPostgresStore } from './store/postgres'
 import { createSqliteStore } from './store/sqlite'
 import type { Store } from './store/types'
@@ -88,14 +89,29 @@ async function connectShared(config: Config): Promise<{ link: RedisLink; notices
  */
 function openLogPath(config: Config, store: Store, opts: LogPathOptions): LogPath {
   if (config.databaseUrl) {
-    const spoolDir = resolve(config.spoolDir)
+    const spoolClaim = spoolFolder(resolve(config.spoolDir))
+    const spoolDir = spoolClaim.dir
     // The fallback's spool is made only if it is used (a LogSpool reads its folder when made).
-    const logs = LogPath.thread({ kind: 'postgres', url: config.databaseUrl, spoolDir }, opts, { logs: store.logs, spool: () => new LogSpool(spoolDir) })
+    const logs = LogPath.thread({ kind: 'postgres', url: config.databaseUrl, spoolDir }, { ...opts, spoolClaim }, { logs: store.logs, spool: () => new LogSpool(spoolDir) })
     void store.whenReady.then(() => logs.markReady(), () => {})
     return logs
   }
   if (config.dbPath === ':memory:') return LogPath.inProcess(store.logs, opts)
   return LogPath.thread({ kind: 'sqlite', path: resolve(config.dbPath) }, opts, { logs: store.logs })
+}
+
+/**
+ * This instance's own spool folder: GW_SPOOL_DIR, or one inside it when another instance holds it. A
+ * folder gw cannot write (a read-only disk) does not stop the start, as before: it is only needed while
+ * the database is unreachable, and is named then.
+ */
+function spoolFolder(root: string): SpoolClaim {
+  try {
+    return claimSpool(root)
+  } catch (err) {
+    console.error(`gw: cannot claim the spool folder ${root} (${err instanceof Error ? err.message : String(err)}): it is used as it is`)
+    return { dir: root, release: () => {} }
+  }
 }
 
 /** How long start-up waits for a database that does not answer before listening without it. */

@@ -3,6 +3,7 @@
 import type { LogEntry } from '../domain/log-entry'
 import { withoutBodies } from './log-cursor'
 import type { LogSpool } from './log-spool'
+import type { SpoolClaim } from './spool-claim'
 import type { LogWriterOptions } from './log-writer'
 import {
   type BodyMaterial,
@@ -30,6 +31,8 @@ export interface LogPathOptions extends LogWriterSettings {
   onError?: (err: unknown, attempt: number) => void
   /** In-process writer only (an in-memory database): see LogWriterOptions.quiet. */
   quiet?: () => boolean
+  /** The spool folder this instance holds (a database server's: src/store/spool-claim.ts), given up once the thread has ended. */
+  spoolClaim?: SpoolClaim
   /**
    * The response cache whose puts the log thread writes with the entries (the store's SQLite cache,
    * ResponseCacheStore.keptByLog): told what is handed over, settled and dropped.
@@ -317,11 +320,15 @@ export class LogPath {
   }
 
   private async shut(): Promise<void> {
-    await this.ask('close')
-    this.closed = true
-    this.spooled.clear()
-    this.port?.terminate()
-    this.port = undefined
+    try {
+      await this.ask('close')
+    } finally {
+      this.closed = true
+      this.spooled.clear()
+      this.port?.terminate()
+      this.port = undefined
+      this.opts.spoolClaim?.release()
+    }
     // What the thread could not write nor spool is given up, as the writer always did at close.
     if (this.unsettled.size) {
       this.droppedHere += this.unsettled.size
