@@ -5,7 +5,7 @@ import { readdirSync, readFileSync } from 'node:fs'
 import type { Catalog } from '../catalog/catalog'
 import { toProviderId } from '../providers/provider-id'
 import type { LogEntry } from '../domain/log-entry'
-import { type LabelValues, MetricRegistry } from './metric-registry'
+import { type CounterSeries, type Histogram, type HistogramSeries, type LabelValues, MetricRegistry } from './metric-registry'
 
 /** Seconds, from 5 ms to 10 minutes: LLM answers range from cached hits to long reasoning runs. */
 export const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30, 60, 120, 300, 600]
@@ -33,6 +33,30 @@ export interface MetricSources {
 }
 
 const OTHER = 'other'
+/** Joins the parts of a series key (as the registry does). */
+const SEP = '\u0001'
+
+type TokenKind = 'input' | 'cached_input' | 'cache_write' | 'output' | 'reasoning'
+
+/** The series one request's labels name (endpoint, provider, model, and the org when it is a label), each made when first counted. */
+interface ModelSeries {
+  provider: string
+  /** endpoint, provider, model. */
+  labels: LabelValues
+  org: string[]
+  duration: HistogramSeries
+  ttft?: HistogramSeries
+  /** gw_requests_total with status 200 and no error code. */
+  answered?: CounterSeries
+  attemptOk?: CounterSeries
+  tokens: Partial<Record<TokenKind, CounterSeries>>
+  cost?: CounterSeries
+}
+
+function newSeries(duration: Histogram, endpoint: string, provider: string, model: string, org: string[]): ModelSeries {
+  const labels = [endpoint, provider, model]
+  return { provider, labels, org, duration: duration.series(labels), tokens: {} }
+}
 
 /** The native provider a `provider/id` string names, or '' when it names none. */
 function providerOf(model: string | null): string {
@@ -54,6 +78,8 @@ export class GatewayMetrics {
   private readonly guardrails
   private readonly cacheRequests
   private readonly lag = new EventLoopLag()
+  /** Series kept per endpoint and model label (seriesOf). */
+  private readonly byEndpoint = new Map<string, Map<string, ModelSeries>>()
   /** API requests started and not yet finished (a stream until its end). */
   inFlight = 0
 
@@ -126,16 +152,19 @@ export class GatewayMetrics {
     // The answering model, or the requested one when none answered.
     const name = e.model ?? e.requestedModel
     const model = this.modelLabel(name, e.model ? s.known : undefined)
-    // One of the four native providers, or '' (an org's own, by a name it chose, stays out of the labels).
-    const provider = model === OTHER || !model ? providerOf(name) : (model.split('/')[0] as string)
-    const org = this.orgLabel ? [e.orgId] : []
-    this.requests.inc([e.endpoint, provider, model, String(e.status), e.errorCode ?? '', ...org])
-    const series = [e.endpoint, provider, model]
-    this.duration.observe(series, s.seconds)
-    if (e.stream && e.ttftMs !== null) this.ttft.observe(series, e.ttftMs / 1000)
+    const m = this.seriesOf(e.endpoint, model, name, this.orgLabel ? [e.orgId] : [])
+    const { provider, org } = m
+    if (e.status === 200 && e.errorCode === null) (m.answered ??= this.requests.series([...m.labels, '200', '', ...org])).value++
+    else this.requests.inc([...m.labels, String(e.status), e.errorCode ?? '', ...org])
+    this.duration.record(m.duration, s.seconds)
+    if (e.stream && e.ttftMs !== null) this.ttft.record((m.ttft ??= this.ttft.series(m.labels)), e.ttftMs / 1000)
     // An attempt on the answering model (most) takes its labels as found above.
-    for (const a of e.attempts)
-      if (a.outcome !== 'skipped') this.attempts.inc(a.model === e.model ? [provider, model, a.outcome] : [providerOf(a.model), this.modelLabel(a.model), a.outcome])
+    for (const a of e.attempts) {
+      if (a.outcome === 'skipped') continue
+      if (a.model !== e.model) this.attempts.inc([providerOf(a.model), this.modelLabel(a.model), a.outcome])
+      else if (a.outcome === 'ok') (m.attemptOk ??= this.attempts.series([provider, model, 'ok'])).value++
+      else this.attempts.inc([provider, model, a.outcome])
+    }
     if (e.fallback.used) this.fallbacks.inc([e.fallback.reason ?? 'provider_error'])
     if (s.rateLimitScope) this.rateLimited.inc([s.rateLimitScope])
     for (const g of e.guardrails ?? []) this.guardrails.inc([g.name, g.action])
@@ -145,17 +174,33 @@ export class GatewayMetrics {
     if (u.totalTokens > 0) {
       // Disjoint kinds, split as costUsd() splits them (prompt tokens include cached and written ones).
       const reasoning = Math.min(u.reasoningTokens, u.completionTokens)
-      this.addTokens(provider, model, 'input', Math.max(0, u.promptTokens - u.cachedTokens - u.cacheWriteTokens), org)
-      this.addTokens(provider, model, 'cached_input', u.cachedTokens, org)
-      this.addTokens(provider, model, 'cache_write', u.cacheWriteTokens, org)
-      this.addTokens(provider, model, 'output', u.completionTokens - reasoning, org)
-      this.addTokens(provider, model, 'reasoning', reasoning, org)
+      this.addTokens(m, 'input', Math.max(0, u.promptTokens - u.cachedTokens - u.cacheWriteTokens))
+      this.addTokens(m, 'cached_input', u.cachedTokens)
+      this.addTokens(m, 'cache_write', u.cacheWriteTokens)
+      this.addTokens(m, 'output', u.completionTokens - reasoning)
+      this.addTokens(m, 'reasoning', reasoning)
     }
-    if (e.costUsd !== null) this.cost.inc([provider, model, ...org], e.costUsd)
+    if (e.costUsd !== null) (m.cost ??= this.cost.series([provider, model, ...org])).value += e.costUsd
   }
 
-  private addTokens(provider: string, model: string, kind: string, n: number, org: string[]): void {
-    if (n > 0) this.tokens.inc([provider, model, kind, ...org], n)
+  /**
+   * The series of requests with this endpoint and model label: kept for a catalog model's (a bounded
+   * set), so most requests find theirs with two lookups instead of joining their labels into keys.
+   */
+  private seriesOf(endpoint: string, model: string, name: string | null, org: string[]): ModelSeries {
+    // One of the four native providers, or '' (an org's own, by a name it chose, stays out of the labels).
+    const named = model !== OTHER && model !== ''
+    if (!named) return newSeries(this.duration, endpoint, providerOf(name), model, org)
+    let byModel = this.byEndpoint.get(endpoint)
+    if (!byModel) this.byEndpoint.set(endpoint, (byModel = new Map()))
+    const key = org.length ? `${model}${SEP}${org[0]}` : model
+    let m = byModel.get(key)
+    if (!m) byModel.set(key, (m = newSeries(this.duration, endpoint, model.split('/')[0] as string, model, org)))
+    return m
+  }
+
+  private addTokens(m: ModelSeries, kind: TokenKind, n: number): void {
+    if (n > 0) (m.tokens[kind] ??= this.tokens.series([m.provider, m.labels[2] as string, kind, ...m.org])).value += n
   }
 
   private *circuits(sources: MetricSources): Iterable<[LabelValues, number]> {

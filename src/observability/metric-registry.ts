@@ -28,8 +28,16 @@ interface Metric {
 /** Series are keyed by their label values joined with a byte no label value carries. */
 const SEP = '\u0001'
 
+/** One series of a counter: a caller that keeps it counts without finding it again (`value += n`). */
+export interface CounterSeries {
+  readonly labels: LabelValues
+  value: number
+}
+
+const keyOf = (labels: LabelValues) => (labels.length === 1 ? (labels[0] as string) : labels.join(SEP))
+
 export class Counter implements Metric {
-  private readonly series = new Map<string, { labels: LabelValues; value: number }>()
+  private readonly all = new Map<string, CounterSeries>()
 
   constructor(
     readonly name: string,
@@ -38,19 +46,24 @@ export class Counter implements Metric {
   ) {}
 
   inc(labels: LabelValues, by = 1): void {
-    const key = labels.length === 1 ? (labels[0] as string) : labels.join(SEP)
-    const s = this.series.get(key)
-    if (s) s.value += by
-    else this.series.set(key, { labels, value: by })
+    this.series(labels).value += by
+  }
+
+  /** The series of these label values, made (at 0) when new. */
+  series(labels: LabelValues): CounterSeries {
+    const key = keyOf(labels)
+    let s = this.all.get(key)
+    if (!s) this.all.set(key, (s = { labels, value: 0 }))
+    return s
   }
 
   render(out: string[]): void {
     out.push(`# HELP ${this.name} ${escapeHelp(this.help)}`, `# TYPE ${this.name} counter`)
-    for (const s of this.series.values()) out.push(`${this.name}${labelText(this.labelNames, s.labels)} ${formatValue(s.value)}`)
+    for (const s of this.all.values()) out.push(`${this.name}${labelText(this.labelNames, s.labels)} ${formatValue(s.value)}`)
   }
 }
 
-interface HistogramSeries {
+export interface HistogramSeries {
   labels: LabelValues
   /** Per bucket (not cumulative); the last slot is +Inf. */
   counts: Float64Array
@@ -59,7 +72,7 @@ interface HistogramSeries {
 }
 
 export class Histogram implements Metric {
-  private readonly series = new Map<string, HistogramSeries>()
+  private readonly all = new Map<string, HistogramSeries>()
 
   constructor(
     readonly name: string,
@@ -70,12 +83,19 @@ export class Histogram implements Metric {
   ) {}
 
   observe(labels: LabelValues, value: number): void {
-    const key = labels.length === 1 ? (labels[0] as string) : labels.join(SEP)
-    let s = this.series.get(key)
-    if (!s) {
-      s = { labels, counts: new Float64Array(this.buckets.length + 1), sum: 0, count: 0 }
-      this.series.set(key, s)
-    }
+    this.record(this.series(labels), value)
+  }
+
+  /** The series of these label values, made (empty) when new. */
+  series(labels: LabelValues): HistogramSeries {
+    const key = keyOf(labels)
+    let s = this.all.get(key)
+    if (!s) this.all.set(key, (s = { labels, counts: new Float64Array(this.buckets.length + 1), sum: 0, count: 0 }))
+    return s
+  }
+
+  /** One observation in a series this histogram made. */
+  record(s: HistogramSeries, value: number): void {
     const b = this.buckets
     let i = 0
     while (i < b.length && value > (b[i] as number)) i++
@@ -86,7 +106,7 @@ export class Histogram implements Metric {
 
   render(out: string[]): void {
     out.push(`# HELP ${this.name} ${escapeHelp(this.help)}`, `# TYPE ${this.name} histogram`)
-    for (const s of this.series.values()) {
+    for (const s of this.all.values()) {
       let cumulative = 0
       for (let i = 0; i <= this.buckets.length; i++) {
         cumulative += s.counts[i] as number
