@@ -38,15 +38,19 @@ export async function enforcePolicy(
   raw?: RawBody,
 ): Promise<Charge | undefined> {
   const policy = org.org.policy
-  for (const [ref, at] of [[input.model, ['model']], ...input.fallbackChain.map((e, i) => [e.model, ['fallback_chain', i, 'model']] as const)] as const)
-    if (ref.kind === 'openai-compatible' && !org.providers.has(ref.provider)) throw unknownProvider(ref.name, ref.provider, [...at])
+  // The request's models: its own, then its fallback chain's (no list is made for them: this runs on every request).
+  const chain = input.fallbackChain
+  for (let i = -1; i < chain.length; i++) {
+    const ref = i < 0 ? input.model : (chain[i] as (typeof chain)[number]).model
+    if (ref.kind === 'openai-compatible' && !org.providers.has(ref.provider)) throw unknownProvider(ref.name, ref.provider, i < 0 ? ['model'] : ['fallback_chain', i, 'model'])
+  }
   const why = modelUnavailable(org, input.model)
   if (why) throw new GatewayError(403, 'model_not_allowed', `Model not allowed: ${why}`)
-  for (const ref of [input.model, ...input.fallbackChain.map((e) => e.model)]) checkModelScope(identity, ref.name)
+  if (identity.scopes?.models) for (let i = -1; i < chain.length; i++) checkModelScope(identity, (i < 0 ? input.model : (chain[i] as (typeof chain)[number]).model).name)
   if (policy.allowStreaming === false && input.stream)
     throw violation(`Streaming is not allowed for org "${org.org.id}": send the request with "stream": false`)
-  const missing = (policy.requiredMetadata ?? []).filter((k) => input.metadata[k] === undefined)
-  if (missing.length) throw violation(`Required metadata missing: ${missing.map((k) => `"${k}"`).join(', ')}`)
+  const missing = policy.requiredMetadata?.filter((k) => input.metadata[k] === undefined)
+  if (missing?.length) throw violation(`Required metadata missing: ${missing.map((k) => `"${k}"`).join(', ')}`)
   const view = input.view
   const term = await blockedTerm(policy.blockedTerms, view, signal)
   if (term !== undefined) throw violation(`The request contains a blocked term ("${term}")`)
@@ -154,10 +158,22 @@ function blockedTerm(terms: string[] | undefined, view: PolicyView, signal?: Abo
   return matcher.find(view.screened(), signal)
 }
 
+/** The counters of one scope's limits (an org's, or a service key's own): their keys made once, not per request. */
 interface Scope {
-  key: string
-  limits: RateLimits
+  rpm: string
+  tpm: string
+  /** Says whose limit it is in a refusal. */
   what: string
+}
+
+/** Scopes by org id, and by the id of a service key with limits of its own (bounded sets). */
+const orgScopes = new Map<string, Scope>()
+const keyScopes = new Map<string, Scope>()
+
+function newScope(of: Map<string, Scope>, id: string, prefix: string, what: string): Scope {
+  const s = { rpm: `${prefix}:${id}:rpm`, tpm: `${prefix}:${id}:tpm`, what }
+  of.set(id, s)
+  return s
 }
 
 /** Charges the org's (and the key's own) per-minute limits; the prompt is counted only when a token limit applies. */
@@ -167,21 +183,22 @@ async function chargeRateLimits(
   org: OrgContext,
   promptTokens: () => number,
 ): Promise<Omit<Charge, 'budget'> | undefined> {
-  const scopes: Scope[] = [{ key: `org:${org.org.id}`, limits: org.org.policy, what: `org "${org.org.id}"` }]
-  if (identity.keyLimits) scopes.push({ key: `key:${identity.subject}`, limits: identity.keyLimits, what: 'this service key' })
   const checks: (LimitCheck & { scope: Scope })[] = []
   const tokenKeys: string[] = []
   let tokens = 0
-  for (const scope of scopes) {
-    const { requestsPerMinute: rpm, tokensPerMinute: tpm } = scope.limits
-    if (rpm !== undefined) checks.push({ key: `${scope.key}:rpm`, limit: rpm, cost: 1, scope })
+  const add = (scope: Scope, limits: RateLimits) => {
+    const { requestsPerMinute: rpm, tokensPerMinute: tpm } = limits
+    if (rpm !== undefined) checks.push({ key: scope.rpm, limit: rpm, cost: 1, scope })
     if (tpm !== undefined) {
       if (!tokenKeys.length) tokens = promptTokens()
-      tokenKeys.push(`${scope.key}:tpm`)
+      tokenKeys.push(scope.tpm)
       // Admitted while the window is below the limit; charged its estimate now, corrected when it ends (PRODUCT §10).
-      checks.push({ key: `${scope.key}:tpm`, limit: tpm, cost: tokens, need: 1, scope })
+      checks.push({ key: scope.tpm, limit: tpm, cost: tokens, need: 1, scope })
     }
   }
+  const id = org.org.id
+  add(orgScopes.get(id) ?? newScope(orgScopes, id, 'org', `org "${id}"`), org.org.policy)
+  if (identity.keyLimits) add(keyScopes.get(identity.subject) ?? newScope(keyScopes, identity.subject, 'key', 'this service key'), identity.keyLimits)
   if (!checks.length) return undefined
   const at = Date.now()
   const admission = await deps.limiter.admit(checks, at)
