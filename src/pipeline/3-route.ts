@@ -14,7 +14,7 @@ export interface Candidate {
   /** Undefined when the org cannot use this model; `unavailable` says why. */
   target: Target | undefined
   /** The provider's other enabled keys, in the order to try them after a key failure (PRODUCT §4a) on `target`'s key. */
-  spareKeys: Target[]
+  spareKeys: readonly Target[]
   unavailable: string | undefined
   /** Chain entries only: the failure kinds it fires on (undefined = all but refusal_detected). */
   triggers: FailureKind[] | undefined
@@ -40,10 +40,22 @@ export function resolveModel(catalog: Catalog, org: OrgContext, ref: ModelRef): 
   return kindSpec(kindOfRecord(rec, ref.provider)).resolve(catalog, ref, rec)
 }
 
-function toCandidate(deps: Deps, org: OrgContext, ref: ModelRef, stream: boolean, triggers?: FailureKind[]): Candidate {
-  const unavailable = modelUnavailable(org, ref)
+/**
+ * The targets of a model whose provider has at most one enabled key (most): nothing is drawn, so they are
+ * the same for every request of an org context (a new one whenever the org, its keys or its policy
+ * change), and are made once per model and stream flag instead of per request.
+ */
+const fixedTargets = new WeakMap<OrgContext, { json: Map<string, readonly Target[]>; stream: Map<string, readonly Target[]> }>()
+const NO_TARGETS: readonly Target[] = []
+
+function targetsOf(deps: Deps, org: OrgContext, ref: ModelRef, stream: boolean): readonly Target[] {
+  let cache = fixedTargets.get(org)
+  if (!cache) fixedTargets.set(org, (cache = { json: new Map(), stream: new Map() }))
+  const fixed = stream ? cache.stream : cache.json
+  const known = fixed.get(ref.name)
+  if (known) return known
   const model = resolveModel(deps.catalog, org, ref)
-  const keys = unavailable ? [] : orderKeys(org.providers.get(ref.provider) ?? [], (k) => deps.health.available(org.org.id, ref.name, { name: k.name, revision: k.updatedAt }))
+  const keys = orderKeys(org.providers.get(ref.provider) ?? [], (k) => deps.health.available(org.org.id, ref.name, { name: k.name, revision: k.updatedAt }))
   const targets = keys.map((k): Target => {
     const kind = kindOfRecord(k, ref.provider)
     return {
@@ -57,12 +69,19 @@ function toCandidate(deps: Deps, org: OrgContext, ref: ModelRef, stream: boolean
       ...(org.org.policy.promptCaching === 'auto' ? { promptCaching: true } : {}),
     }
   })
-  return { ref, target: targets[0], spareKeys: targets.slice(1), unavailable, triggers }
+  // Several enabled keys: drawn by weight among the healthy ones, request by request.
+  if (keys.length < 2) fixed.set(ref.name, targets)
+  return targets
+}
+
+function toCandidate(deps: Deps, org: OrgContext, ref: ModelRef, stream: boolean, triggers?: FailureKind[]): Candidate {
+  const unavailable = modelUnavailable(org, ref)
+  const targets = unavailable ? NO_TARGETS : targetsOf(deps, org, ref, stream)
+  return { ref, target: targets[0], spareKeys: targets.length > 1 ? targets.slice(1) : NO_TARGETS, unavailable, triggers }
 }
 
 export function route(deps: Deps, org: OrgContext, input: ChatInput): Candidate[] {
-  return [
-    toCandidate(deps, org, input.model, input.stream),
-    ...input.fallbackChain.map((e) => toCandidate(deps, org, e.model, input.stream, e.triggers)),
-  ]
+  const candidates = [toCandidate(deps, org, input.model, input.stream)]
+  for (const e of input.fallbackChain) candidates.push(toCandidate(deps, org, e.model, input.stream, e.triggers))
+  return candidates
 }
