@@ -20,21 +20,28 @@ const MAX_TRACKED = 10_000
 
 /** Recent latency per org and model: an exponentially weighted mean of successful attempts. */
 export class RecentLatency {
-  private readonly means = new Map<string, { ms: number; at: number }>()
+  /** By org, then model, each org's at most MAX_TRACKED (no key string or object made per observation: every answered request makes one). */
+  private readonly means = new Map<string, Map<string, { ms: number; at: number }>>()
 
   constructor(private readonly now: () => number = Date.now) {}
 
   observe(orgId: string, model: string, ms: number): void {
-    const k = `${orgId}\u0000${model}`
-    const prev = this.means.get(k)
-    const fresh = prev && this.now() - prev.at < WINDOW_MS
-    if (!prev && this.means.size >= MAX_TRACKED) this.means.delete(this.means.keys().next().value as string)
-    this.means.set(k, { ms: fresh ? prev.ms * 0.8 + ms * 0.2 : ms, at: this.now() })
+    let byModel = this.means.get(orgId)
+    if (!byModel) this.means.set(orgId, (byModel = new Map()))
+    const now = this.now()
+    const prev = byModel.get(model)
+    if (prev) {
+      prev.ms = now - prev.at < WINDOW_MS ? prev.ms * 0.8 + ms * 0.2 : ms
+      prev.at = now
+      return
+    }
+    if (byModel.size >= MAX_TRACKED) byModel.delete(byModel.keys().next().value as string)
+    byModel.set(model, { ms, at: now })
   }
 
   /** Milliseconds, or undefined when nothing recent is known. */
   of(orgId: string, model: string): number | undefined {
-    const m = this.means.get(`${orgId}\u0000${model}`)
+    const m = this.means.get(orgId)?.get(model)
     return m && this.now() - m.at < WINDOW_MS ? m.ms : undefined
   }
 }

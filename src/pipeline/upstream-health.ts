@@ -55,6 +55,8 @@ export const DEFAULT_KEY: HealthKey = Object.freeze({ name: 'default' })
 export const KEY_OUT_MS = 5 * 60_000
 /** One record per org, model and provider key: a key that met a 429 or keeps failing sits out alone (PRODUCT §13). */
 const stateKey = (orgId: string, model: string, key: string) => `${orgId}\u0000${model}\u0000${key}`
+/** The admission of a model and key with no trouble behind them (shared: admissions are only read). */
+const ADMITTED: Admission = { ok: true, probe: false }
 
 export class UpstreamHealth {
   private readonly states = new Map<string, State>()
@@ -68,9 +70,17 @@ export class UpstreamHealth {
     this.keyOutMs = opts.keyOutMs ?? KEY_OUT_MS
   }
 
+  /**
+   * The state of a model and key, when it has had trouble; none otherwise. A healthy gateway tracks
+   * nothing, so most requests make no key to look theirs up.
+   */
+  private stateOf(orgId: string, model: string, key: string): State | undefined {
+    return this.states.size ? this.states.get(stateKey(orgId, model, key)) : undefined
+  }
+
   /** Would `admit` let a request through now? (Changes nothing: for choosing among targets and keys.) */
   available(orgId: string, model: string, key: HealthKey = DEFAULT_KEY): boolean {
-    const s = this.states.get(stateKey(orgId, model, key.name))
+    const s = this.stateOf(orgId, model, key.name)
     if (!s) return true
     const now = this.now()
     return s.cooldownUntil <= now && !benched(s, key, now) && (s.failures < this.threshold || (s.openUntil <= now && !s.probing))
@@ -78,8 +88,8 @@ export class UpstreamHealth {
 
   /** May a request be sent to this org's model with this provider key now? */
   admit(orgId: string, model: string, key: HealthKey = DEFAULT_KEY): Admission {
-    const s = this.states.get(stateKey(orgId, model, key.name))
-    if (!s) return { ok: true, probe: false }
+    const s = this.stateOf(orgId, model, key.name)
+    if (!s) return ADMITTED
     const now = this.now()
     if (s.cooldownUntil > now)
       return {
@@ -110,11 +120,13 @@ export class UpstreamHealth {
       s.probing = true
       return { ok: true, probe: true }
     }
-    return { ok: true, probe: false }
+    return ADMITTED
   }
 
   /** How an admitted attempt ended: an answer, or a failure remembered according to its class. */
   record(orgId: string, model: string, outcome: UpstreamFailure | 'ok', key: HealthKey = DEFAULT_KEY): void {
+    // An answer from a model and key with no trouble behind them changes nothing (most requests).
+    if (outcome === 'ok' && !this.states.size) return
     const id = stateKey(orgId, model, key.name)
     let s = this.states.get(id)
     const cls = outcome === 'ok' ? undefined : failureClass(outcome)
