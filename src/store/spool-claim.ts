@@ -72,18 +72,32 @@ function folders(root: string): string[] {
 function take(dir: string, me: Owner): boolean {
   makePrivateFolder(dir)
   const path = join(dir, OWNER)
-  for (let tries = 0; tries < 3; tries++) {
-    if (create(path, me)) return true
-    if (holder(dir) === 'live') return false
-    // A stale owner: only the one instance that renames its file away may create a new one (a rename is atomic).
-    try {
-      renameSync(path, `${path}.stale-${me.pid}`)
-      rmSync(`${path}.stale-${me.pid}`, { force: true })
-    } catch {
-      // Another instance took it over first: look again.
-    }
+  if (create(path, me)) return true
+  if (holder(dir) === 'live') return false
+  // A stale owner is replaced under a takeover lock: of two instances that find it stale at once, one
+  // replaces it and the other then finds the new owner live (or the lock held) and looks further.
+  const lock = `${path}.takeover`
+  if (!create(lock, me)) {
+    // Held by another instance taking it over now, or left by one that crashed doing so (then cleared for the next start).
+    if (ageMs(lock) > STALE_MS) rmSync(lock, { force: true })
+    return false
   }
-  return false
+  try {
+    if (holder(dir) === 'live') return false
+    rmSync(path, { force: true })
+    return create(path, me)
+  } finally {
+    rmSync(lock, { force: true })
+  }
+}
+
+/** Milliseconds since `path` last changed (0 when it is gone). */
+function ageMs(path: string): number {
+  try {
+    return Date.now() - statSync(path).mtimeMs
+  } catch {
+    return 0
+  }
 }
 
 /** Creates the owner file, failing if one exists. */
@@ -110,16 +124,14 @@ function create(path: string, me: Owner): boolean {
  */
 function holder(dir: string): 'live' | 'stale' {
   const path = join(dir, OWNER)
+  if (!existsSync(path) || ageMs(path) > STALE_MS) return 'stale'
   let owner: Partial<Owner>
-  let renewed: number
   try {
     owner = JSON.parse(readFileSync(path, 'utf8')) as Partial<Owner>
-    renewed = statSync(path).mtimeMs
   } catch {
-    // Removed meanwhile (its holder released it: the next try creates it), or torn by a crash.
-    return 'stale'
+    // Being written by the instance that just created it (or torn by a crash: stale once not renewed).
+    return 'live'
   }
-  if (Date.now() - renewed > STALE_MS) return 'stale'
   if (owner.host !== hostname()) return 'live'
   if (owner.pid === process.pid) return heldHere.has(dir) ? 'live' : 'stale'
   return typeof owner.pid === 'number' && running(owner.pid) ? 'live' : 'stale'

@@ -114,3 +114,25 @@ describe('spool folders on one GW_SPOOL_DIR', () => {
     expect(new LogSpool(d.dir).size).toBe(1)
   })
 })
+
+describe('taking over a stale folder', () => {
+  test('only under the takeover lock: while another instance holds it, the folder is left to it; a lock left by a crash is cleared', async () => {
+    const root = newRoot()
+    own(root, { pid: await deadPid(), host: hostname() })
+    writeFileSync(join(root, 'owner.json.takeover'), JSON.stringify({ pid: 1, host: hostname() }))
+    expect(claim(root).dir).toBe(join(root, 'instance-2'))
+    // The same lock, left for over 30 s by an instance that crashed while taking over: cleared, and the next start takes the root.
+    const old = new Date(Date.now() - 60_000)
+    utimesSync(join(root, 'owner.json.takeover'), old, old)
+    expect(claim(root).dir).toBe(join(root, 'instance-3'))
+    expect(existsSync(join(root, 'owner.json.takeover'))).toBe(false)
+    expect(claim(root).dir).toBe(root)
+  })
+
+  test('an owner file being written (not yet JSON) counts as live until it is 30 s old', () => {
+    const root = newRoot()
+    mkdirSync(root, { recursive: true })
+    writeFileSync(join(root, 'owner.json'), '')
+    expect(claim(root).dir).toBe(join(root, 'instance-2'))
+  })
+})
