@@ -134,19 +134,35 @@ const isJsonSchema = (f: unknown): boolean => typeof f === 'object' && f !== nul
  * The headers of a request in OpenAI's format: JSON, the key as Bearer, and for an OpenAI-compatible
  * provider its own headers (its key left out when it has none: a local server needs none).
  */
-export function openAIHeaders(target: Pick<Target, 'apiKey' | 'compat'>): Record<string, string> {
+export function openAIHeaders(target: Pick<Target, 'apiKey' | 'compat'>): Readonly<Record<string, string>> {
+  const known = headerSets.get(target)
+  if (known) return known
   const headers: Record<string, string> = { 'content-type': 'application/json', ...target.compat?.headers }
   // Azure takes its key in `api-key`, never as Bearer.
-  if (target.compat?.azure) return { ...headers, 'api-key': target.apiKey }
-  if (target.apiKey || !target.compat) headers.authorization = `Bearer ${target.apiKey}`
+  if (target.compat?.azure) headers['api-key'] = target.apiKey
+  else if (target.apiKey || !target.compat) headers.authorization = `Bearer ${target.apiKey}`
+  headerSets.set(target, headers)
   return headers
 }
 
 /** The URL of an OpenAI API path (`chat/completions`, `embeddings`) for the target, and the `model` its body names (none: leave it out). */
-export function openAIEndpoint(target: Pick<Target, 'baseUrl' | 'compat' | 'model'>, path: string): { url: string; model: string | undefined } {
-  if (target.compat?.azure) return azureEndpoint(target.baseUrl, target.compat.azure, target.model.id, path)
-  return { url: `${target.baseUrl}/${path}`, model: target.model.id }
+export function openAIEndpoint(target: Pick<Target, 'baseUrl' | 'compat' | 'model'>, path: string): Readonly<{ url: string; model: string | undefined }> {
+  let byPath = endpoints.get(target)
+  if (!byPath) endpoints.set(target, (byPath = new Map()))
+  let e = byPath.get(path)
+  if (!e) {
+    e = target.compat?.azure ? azureEndpoint(target.baseUrl, target.compat.azure, target.model.id, path) : { url: `${target.baseUrl}/${path}`, model: target.model.id }
+    byPath.set(path, e)
+  }
+  return e
 }
+
+/**
+ * The headers and URLs of a target, made once: the route stage keeps a target per org context and
+ * model, so every request to it reads the same ones (never changed by their readers).
+ */
+const headerSets = new WeakMap<object, Readonly<Record<string, string>>>()
+const endpoints = new WeakMap<object, Map<string, Readonly<{ url: string; model: string | undefined }>>>()
 
 /** Where one of an OpenAI-compatible (or Azure) record's requests go: the OpenAI wire at its base URL, with its headers and quirks. */
 export function compatPlace(rec: ProviderRecord, name: string, baseUrl: string): TargetPlace {
