@@ -11,12 +11,16 @@ import { AnthropicStream } from './stream'
 
 export const ANTHROPIC_VERSION = '2023-06-01'
 
+/** A target's URL and headers, made once (the route stage keeps a target per org context and model; their readers never change them). */
+const places = new WeakMap<Target, { url: string; headers: Readonly<Record<string, string>> }>()
+
 function toAnthropicRequest(req: ChatRequest, target: Target): UpstreamRequest {
-  return {
-    url: `${target.baseUrl}/messages`,
-    headers: { 'x-api-key': target.apiKey, 'anthropic-version': ANTHROPIC_VERSION, 'content-type': 'application/json' },
-    body: JSON.stringify(toAnthropicBody(req, target)),
+  let place = places.get(target)
+  if (!place) {
+    place = { url: `${target.baseUrl}/messages`, headers: { 'x-api-key': target.apiKey, 'anthropic-version': ANTHROPIC_VERSION, 'content-type': 'application/json' } }
+    places.set(target, place)
   }
+  return { url: place.url, headers: place.headers, body: JSON.stringify(toAnthropicBody(req, target)) }
 }
 
 /**
