@@ -36,6 +36,22 @@ export function unknownProvider(value: string, prefix: string | undefined, at: F
  * name is taken as one (PRODUCT §17); whether the org has it is the policy stage's question.
  */
 export function parseModelRef(value: string, at: FieldPath = ['model']): ModelRef {
+  const known = parsedRefs.get(value)
+  if (known) return known
+  const ref = readModelRef(value, at)
+  // Bounded: model names come from clients; past the bound the next ones are parsed again.
+  if (parsedRefs.size < MAX_PARSED_REFS) parsedRefs.set(value, ref)
+  return ref
+}
+
+/**
+ * Model strings parsed already: most requests name one of a few models, so each gets the same ModelRef
+ * (read only), and its `name` is one string whose hash every map keyed by it has computed already.
+ */
+const parsedRefs = new Map<string, Readonly<ModelRef>>()
+const MAX_PARSED_REFS = 1000
+
+function readModelRef(value: string, at: FieldPath): ModelRef {
   // A model name goes into answer headers and log lines: no control characters (CR/LF would split them).
   if (CONTROL.test(value)) throw fieldError(at, `Invalid ${dotted(at)}: control characters are not allowed in a model name`, 'no control characters')
   const slash = value.indexOf('/')
