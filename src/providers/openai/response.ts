@@ -268,13 +268,24 @@ function eventsIn(buf: Uint8Array, from: number, to: number, oneLine: boolean): 
   return new SseDecoder().pushText(utf8in.decode(buf.subarray(from, to)))
 }
 
+/** `"model":<name as JSON>` as bytes, made once per name: each stream needs two (at most 1,000 names kept; others are made each time). */
+function modelFieldOf(name: string): Uint8Array {
+  let field = modelFields.get(name)
+  if (!field) {
+    field = key(`"model":${JSON.stringify(name)}`)
+    if (modelFields.size < 1000) modelFields.set(name, field)
+  }
+  return field
+}
+const modelFields = new Map<string, Uint8Array>()
+
 /** Translates an OpenAI-style `data:` stream ending in `data: [DONE]`. */
 export class OpenAIStyleStream implements StreamTranslator {
   private started = false
   /** `"model":"provider/model-id"`, when chunks may be passed on with only their model renamed. */
   private readonly modelField: Uint8Array | undefined
   /** The upstream's `"model":"…"` field as its first chunk wrote it (the one a passed-on chunk must hold). */
-  private upstreamField = key('"model":""')
+  private upstreamField = modelFieldOf('')
   private passing = false
   /** Some chunk went out as bytes: the log reads the client's text (src/apis/relay-transcript.ts). */
   private passed = false
@@ -286,7 +297,7 @@ export class OpenAIStyleStream implements StreamTranslator {
     private readonly opts: OpenAIStyleOptions,
     passOnAs?: string,
   ) {
-    this.modelField = passOnAs === undefined ? undefined : key(`"model":${JSON.stringify(passOnAs)}`)
+    this.modelField = passOnAs === undefined ? undefined : modelFieldOf(passOnAs)
   }
 
   /** See StreamTranslator.passesBytes: set by the chat endpoints (src/apis/chat/chunk-pass.ts); stays off without a name to pass chunks on as (Mistral). */
@@ -379,7 +390,7 @@ export class OpenAIStyleStream implements StreamTranslator {
       if (typeof json.id === 'string' && json.id) meta.id = json.id
       if (typeof json.model === 'string') {
         meta.model = json.model
-        this.upstreamField = key(`"model":${JSON.stringify(json.model)}`)
+        this.upstreamField = modelFieldOf(json.model)
       }
       if (typeof json.created === 'number') meta.created = json.created
       parts.push(meta)
