@@ -5,7 +5,7 @@ import { readdirSync, readFileSync } from 'node:fs'
 import type { Catalog } from '../catalog/catalog'
 import { toProviderId } from '../providers/provider-id'
 import type { LogEntry } from '../domain/log-entry'
-import { type CounterSeries, type Histogram, type HistogramSeries, type LabelValues, MetricRegistry } from './metric-registry'
+import { type CounterSeries, type Histogram, type HistogramSeries, type LabelValues, MetricRegistry, SEP } from './metric-registry'
 
 /** Seconds, from 5 ms to 10 minutes: LLM answers range from cached hits to long reasoning runs. */
 export const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30, 60, 120, 300, 600]
@@ -33,8 +33,6 @@ export interface MetricSources {
 }
 
 const OTHER = 'other'
-/** Joins the parts of a series key (as the registry does). */
-const SEP = '\u0001'
 
 type TokenKind = 'input' | 'cached_input' | 'cache_write' | 'output' | 'reasoning'
 

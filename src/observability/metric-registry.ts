@@ -26,7 +26,7 @@ interface Metric {
 }
 
 /** Series are keyed by their label values joined with a byte no label value carries. */
-const SEP = '\u0001'
+export const SEP = '\u0001'
 
 /** One series of a counter: a caller that keeps it counts without finding it again (`value += n`). */
 export interface CounterSeries {
