@@ -51,7 +51,7 @@ export class SqliteCacheWrites {
       ),
       oldest: db.query<{ key: string; bytes: number }, [string]>(
         `DELETE FROM response_cache WHERE org_id = ?1 AND key IN
-           (SELECT key FROM response_cache WHERE org_id = ?1 ORDER BY created_at, key LIMIT 1) RETURNING key, bytes`,
+           (SELECT key FROM response_cache WHERE org_id = ?1 ORDER BY created_at, rowid LIMIT 1) RETURNING key, bytes`,
       ),
     }
   }
