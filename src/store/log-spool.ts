@@ -21,9 +21,8 @@ export class LogSpool {
   size = 0
 
   constructor(private readonly dir: string) {
-    const names = this.segments()
-    const last = names[names.length - 1]
-    this.nextSeq = last ? Number(last.slice(0, 16)) + 1 : 1
+    const names = segmentsIn(dir)
+    this.nextSeq = sequenceAfter(names)
     for (const n of names) this.size += readEntries(join(dir, n)).length
   }
 
@@ -38,7 +37,7 @@ export class LogSpool {
     makePrivateFolder(this.dir)
     const text = `${entries.map((e) => JSON.stringify(e)).join('\n')}\n`
     if (!this.current || this.current.bytes > SEGMENT_BYTES || !existsSync(join(this.dir, this.current.name)))
-      this.current = { name: `${String(this.nextSeq++).padStart(16, '0')}.jsonl`, bytes: 0 }
+      this.current = { name: segmentName(this.nextSeq++), bytes: 0 }
     const fd = openSync(join(this.dir, this.current.name), 'a', 0o600)
     try {
       writeSync(fd, text)
@@ -77,15 +76,25 @@ export class LogSpool {
   /** The segments there now; appends from here on go to a new one (never to a segment being read and deleted). */
   private rotated(): string[] {
     this.current = undefined
-    return this.segments()
+    return segmentsIn(this.dir)
   }
+}
 
-  private segments(): string[] {
-    if (!existsSync(this.dir) || !statSync(this.dir).isDirectory()) return []
-    return readdirSync(this.dir)
-      .filter((n) => /^\d{16}\.jsonl$/.test(n))
-      .sort()
-  }
+/** The segment files of a spool folder, oldest first (also for src/store/spool-claim.ts, which moves them). */
+export function segmentsIn(dir: string): string[] {
+  if (!existsSync(dir) || !statSync(dir).isDirectory()) return []
+  return readdirSync(dir)
+    .filter((n) => /^\d{16}\.jsonl$/.test(n))
+    .sort()
+}
+
+/** The file name of segment `seq`. */
+export const segmentName = (seq: number) => `${String(seq).padStart(16, '0')}.jsonl`
+
+/** The sequence of the next segment after `names` (sorted). */
+export function sequenceAfter(names: readonly string[]): number {
+  const last = names[names.length - 1]
+  return last ? Number(last.slice(0, 16)) + 1 : 1
 }
 
 /** The entries of a segment; a line cut short by a crash while appending is skipped. */

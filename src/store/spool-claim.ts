@@ -3,6 +3,7 @@
 import { closeSync, existsSync, openSync, readdirSync, readFileSync, renameSync, rmdirSync, rmSync, statSync, utimesSync, writeSync } from 'node:fs'
 import { hostname } from 'node:os'
 import { basename, join } from 'node:path'
+import { segmentName, segmentsIn, sequenceAfter } from './log-spool'
 import { makePrivateFolder } from './private-folder'
 
 /** Who holds a spool folder: written in its OWNER file, whose time the holder renews every HEARTBEAT_MS. */
@@ -17,7 +18,6 @@ const HEARTBEAT_MS = 5_000
 const STALE_MS = 30_000
 /** Folders for further instances inside GW_SPOOL_DIR: `instance-2`, `instance-3`, … */
 const INSTANCE = /^instance-(\d+)$/
-const SEGMENT = /^\d{16}\.jsonl$/
 /** Folders held by the instances of this process (tests run several gateways in one). */
 const heldHere = new Set<string>()
 
@@ -170,10 +170,8 @@ function give(dir: string, me: Owner): void {
 
 /** Moves the segments of `from` (taken from a gone instance) after those of `into`, in their order, then gives `from` up. */
 function adopt(from: string, into: string): void {
-  const mine = readdirSync(into).filter((n) => SEGMENT.test(n)).sort()
-  let next = mine.length ? Number((mine[mine.length - 1] as string).slice(0, 16)) + 1 : 1
-  for (const name of readdirSync(from).filter((n) => SEGMENT.test(n)).sort())
-    renameSync(join(from, name), join(into, `${String(next++).padStart(16, '0')}.jsonl`))
+  let next = sequenceAfter(segmentsIn(into))
+  for (const name of segmentsIn(from)) renameSync(join(from, name), join(into, segmentName(next++)))
   rmSync(join(from, OWNER), { force: true })
   if (INSTANCE.test(basename(from))) removeIfEmpty(from)
 }
