@@ -281,7 +281,11 @@ export async function startPinnedGw(
     stderr,
   })
   const url = `http://127.0.0.1:${port}`
-  while (!(await fetch(`${url}/health`).then((r) => r.ok, () => false))) await Bun.sleep(20)
+  // A server that ends before it answers (a binary not built, a port taken) stops the bench here instead of hanging it.
+  while (!(await fetch(`${url}/health`).then((r) => r.ok, () => false))) {
+    if (proc.exitCode !== null) throw new Error(`${cmd.join(' ')} ended (exit ${proc.exitCode}) before answering on ${url}`)
+    await Bun.sleep(20)
+  }
   const policy = { requestsPerMinute: 1e8, tokensPerMinute: 1e12, maxTokens: 4096, maxConcurrentStreams: 1e5, maxConcurrentStreamsPerKey: 1e5 }
   const res = await fetch(`${url}/admin/orgs/default/policy`, {
     method: 'PUT',
