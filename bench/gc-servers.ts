@@ -1,5 +1,5 @@
 // `bun bench/gc-servers.ts [json|stream] [seconds]`: the garbage collector under wrk (64 connections) in
-// the bare floor (bench/floor-proxy.ts), the same-work floor (bench/same-work-floor.ts) and gw from
+// the bare floor (bench/floor-proxy.ts; for streams also with FLOOR_READ=js), the same-work floor (bench/same-work-floor.ts) and gw from
 // source, each a server pinned to CPU 0 with JavaScriptCore's GC log on (BUN_JSC_logGC, on stderr), the
 // fake upstream and wrk on CPU 1: per heap, collections per 1,000 requests and the eden pauses' median,
 // counted over the measured run only (after a 5 s warm-up). The heap with the most eden collections
@@ -47,6 +47,10 @@ function gcLog(stderr: ReadableStream<Uint8Array>, measuring: () => boolean): Ma
 const median = (xs: number[]) => (xs.length ? ([...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number) : 0)
 const servers = [
   { name: 'floor', start: () => startBenchScript('floor-proxy.ts', { UPSTREAM: fake.url, ...GC_LOG }, 0, [], 'pipe') },
+  // Streams: the floor that reads each stream in JavaScript (FLOOR_READ=js), as gw must to act on its events.
+  ...(kind === 'stream'
+    ? [{ name: 'JavaScript-stream floor', start: () => startBenchScript('floor-proxy.ts', { UPSTREAM: fake.url, FLOOR_READ: 'js', ...GC_LOG }, 0, [], 'pipe') }]
+    : []),
   { name: 'same-work floor', start: () => startBenchScript('same-work-floor.ts', { UPSTREAM: fake.url, KEY: BENCH_KEY, DB: join(work, 'same-work.db'), ...GC_LOG }, 0, [], 'pipe') },
   { name: 'gw', start: () => startPinnedGw([process.execPath, join(import.meta.dir, '../src/main.ts')], { ...benchGwEnv(fake.url, work), ...GC_LOG }, 'pipe') },
 ]
