@@ -9,7 +9,7 @@ import type { LimitCheck } from '../policy/rate-limiter'
 import { INSTANCE_CLAIM } from '../policy/stream-slots'
 import type { RateLimits } from '../domain/org'
 import { unknownProvider } from './chat-input'
-import type { ChatInput, Deps, Identity, OrgContext, RawBody } from './context'
+import type { ChatInput, Deps, Identity, ModelRef, OrgContext, RawBody } from './context'
 import { resolveModel } from './3-route'
 import type { PolicyView } from './policy-view'
 
@@ -38,15 +38,15 @@ export async function enforcePolicy(
   raw?: RawBody,
 ): Promise<Charge | undefined> {
   const policy = org.org.policy
-  // The request's models: its own, then its fallback chain's (no list is made for them: this runs on every request).
-  const chain = input.fallbackChain
-  for (let i = -1; i < chain.length; i++) {
-    const ref = i < 0 ? input.model : (chain[i] as (typeof chain)[number]).model
+  // The request's models: its own (-1), then its fallback chain's (no list is made for them: this runs on every request).
+  const last = input.fallbackChain.length
+  for (let i = -1; i < last; i++) {
+    const ref = modelAt(input, i)
     if (ref.kind === 'openai-compatible' && !org.providers.has(ref.provider)) throw unknownProvider(ref.name, ref.provider, i < 0 ? ['model'] : ['fallback_chain', i, 'model'])
   }
   const why = modelUnavailable(org, input.model)
   if (why) throw new GatewayError(403, 'model_not_allowed', `Model not allowed: ${why}`)
-  if (identity.scopes?.models) for (let i = -1; i < chain.length; i++) checkModelScope(identity, (i < 0 ? input.model : (chain[i] as (typeof chain)[number]).model).name)
+  if (identity.scopes?.models) for (let i = -1; i < last; i++) checkModelScope(identity, modelAt(input, i).name)
   if (policy.allowStreaming === false && input.stream)
     throw violation(`Streaming is not allowed for org "${org.org.id}": send the request with "stream": false`)
   const missing = policy.requiredMetadata?.filter((k) => input.metadata[k] === undefined)
@@ -85,6 +85,11 @@ export async function enforcePolicy(
     settleBudgets(deps.budgets, budget, 0)
     throw err
   }
+}
+
+/** The request's model (`i` -1) or its fallback chain's `i`th. */
+function modelAt(input: ChatInput, i: number): ModelRef {
+  return i < 0 ? input.model : (input.fallbackChain[i] as ChatInput['fallbackChain'][number]).model
 }
 
 /** One of the org's and one of the credential's concurrent stream slots, or 429 when either is full (503 when the instance's is). */

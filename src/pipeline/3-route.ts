@@ -46,6 +46,8 @@ export function resolveModel(catalog: Catalog, org: OrgContext, ref: ModelRef): 
  * change), and are made once per model and stream flag instead of per request.
  */
 const fixedTargets = new WeakMap<OrgContext, { json: Map<string, readonly Target[]>; stream: Map<string, readonly Target[]> }>()
+/** Models kept per org context and stream flag, at most: model names come from clients; past it the next ones are made per request. */
+const MAX_FIXED = 1000
 const NO_TARGETS: readonly Target[] = []
 
 function targetsOf(deps: Deps, org: OrgContext, ref: ModelRef, stream: boolean): readonly Target[] {
@@ -70,7 +72,7 @@ function targetsOf(deps: Deps, org: OrgContext, ref: ModelRef, stream: boolean):
     }
   })
   // Several enabled keys: drawn by weight among the healthy ones, request by request.
-  if (keys.length < 2) fixed.set(ref.name, targets)
+  if (keys.length < 2 && fixed.size < MAX_FIXED) fixed.set(ref.name, targets)
   return targets
 }
 
